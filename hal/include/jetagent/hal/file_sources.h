@@ -1,0 +1,75 @@
+// Sources read from disk: video files through OpenCV videoio, and directories of images.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <opencv2/videoio.hpp>
+
+#include "jetagent/hal/frame_source.h"
+
+namespace jetagent {
+
+class VideoFileSource final : public FrameSource {
+public:
+    // Opens `path` and decodes its first frame, so an unreadable file fails here rather than
+    // mid-run.
+    static Expected<std::unique_ptr<FrameSource>> open(
+        const SourceOptions& options, const std::string& path);
+
+    const SourceInfo& info() const override { return info_; }
+    Expected<ReadResult> read(Frame& frame) override;
+
+private:
+    VideoFileSource() = default;
+    Status reopen();
+
+    SourceInfo info_;
+    std::string path_;
+    bool loop_ = false;
+    cv::VideoCapture capture_;
+    cv::Mat first_; // the frame decoded by open(), delivered by the first read()
+    bool haveFirst_ = false;
+    uint64_t next_ = 0;
+};
+
+// A directory of images, in natural name order. Images in subdirectories take the subdirectory's
+// name as their class (the layout torchvision's ImageFolder reads), so accuracy can be measured on
+// them.
+class ImageDirectorySource final : public FrameSource {
+public:
+    static Expected<std::unique_ptr<FrameSource>> open(
+        const SourceOptions& options, const std::string& path);
+
+    const SourceInfo& info() const override { return info_; }
+    Expected<ReadResult> read(Frame& frame) override;
+
+    // Files that could not be decoded and were skipped so far.
+    uint64_t skippedFiles() const { return skipped_; }
+
+private:
+    struct Entry {
+        std::string path;
+        int truthClass;
+    };
+
+    ImageDirectorySource() = default;
+
+    SourceInfo info_;
+    std::vector<Entry> entries_;
+    bool loop_ = false;
+    size_t position_ = 0;
+    uint64_t next_ = 0;
+    uint64_t skipped_ = 0;
+    std::vector<unsigned char> fileBuffer_; // reused for every file read
+};
+
+// True when `name` ends in an image extension OpenCV decodes (.jpg, .png, .bmp, ...),
+// case-insensitive.
+bool hasImageExtension(const std::string& name);
+
+// Compares names so that embedded numbers sort by value: "frame2.png" < "frame10.png".
+bool naturalLess(const std::string& a, const std::string& b);
+
+} // namespace jetagent

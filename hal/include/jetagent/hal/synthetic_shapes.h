@@ -1,0 +1,46 @@
+// synthetic://shapes: deterministic frames of one coloured shape each, whose class is known.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include <opencv2/core/mat.hpp>
+
+#include "jetagent/hal/frame_source.h"
+
+namespace jetagent {
+
+// Draws frame `index` of the stream `seed`. The same (seed, index, size) always yields the same
+// image and class, whatever was drawn before, so any frame can be regenerated independently of
+// timing.
+class ShapesRenderer {
+public:
+    static constexpr std::array<const char*, 6> kClassNames = {
+        "circle", "square", "triangle", "cross", "star", "ring"};
+
+    ShapesRenderer(int width, int height, uint64_t seed);
+
+    // Renders into `image` (reallocated only when its size or type differs) and returns the class
+    // index.
+    int render(uint64_t index, cv::Mat& image) const;
+
+private:
+    int width_;
+    int height_;
+    uint64_t seed_;
+};
+
+class SyntheticShapesSource final : public FrameSource {
+public:
+    SyntheticShapesSource(const SourceOptions& options);
+
+    const SourceInfo& info() const override { return info_; }
+    Expected<ReadResult> read(Frame& frame) override;
+
+private:
+    SourceInfo info_;
+    ShapesRenderer renderer_;
+    uint64_t next_ = 0;
+};
+
+} // namespace jetagent

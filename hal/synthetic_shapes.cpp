@@ -1,0 +1,172 @@
+// synthetic://shapes: deterministic frames of one coloured shape each, whose class is known.
+#include "jetagent/hal/synthetic_shapes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <opencv2/imgproc.hpp>
+
+#include "jetagent/base/clock.h"
+
+namespace jetagent {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr int kShift = 4; // sub-pixel bits for OpenCV's drawing functions
+constexpr double kSubpixel = 1 << kShift;
+
+// SplitMix64: a small, well-mixed generator; seeding it with (seed, index) makes every frame
+// independent.
+class FrameRandom {
+public:
+    FrameRandom(uint64_t seed, uint64_t index)
+        : state_(seed * 0x9E3779B97F4A7C15ull ^ (index + 1) * 0xD1B54A32D192ED03ull)
+    {
+    }
+
+    uint64_t next()
+    {
+        uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    // Uniform in [lo, hi).
+    double uniform(double lo, double hi)
+    {
+        return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53;
+    }
+    int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
+
+private:
+    uint64_t state_;
+};
+
+cv::Scalar randomColour(FrameRandom& rnd, int lo, int hi)
+{
+    return cv::Scalar(
+        lo + rnd.below(hi - lo + 1), lo + rnd.below(hi - lo + 1), lo + rnd.below(hi - lo + 1));
+}
+
+// A regular polygon-like outline: `count` vertices at the given radii, turning from angle `theta`.
+void outline(std::vector<cv::Point>& pts, double cx, double cy, double theta, int count,
+    const double* radii, int radiiCount)
+{
+    pts.clear();
+    for (int k = 0; k < count; ++k) {
+        double a = theta + 2.0 * kPi * k / count;
+        double r = radii[k % radiiCount];
+        pts.emplace_back(static_cast<int>(std::lround((cx + r * std::cos(a)) * kSubpixel)),
+            static_cast<int>(std::lround((cy + r * std::sin(a)) * kSubpixel)));
+    }
+}
+
+void fill(cv::Mat& image, const std::vector<cv::Point>& pts, const cv::Scalar& colour)
+{
+    const cv::Point* p = pts.data();
+    int n = static_cast<int>(pts.size());
+    cv::fillPoly(image, &p, &n, 1, colour, cv::LINE_AA, kShift);
+}
+
+} // namespace
+
+ShapesRenderer::ShapesRenderer(int width, int height, uint64_t seed)
+    : width_(width), height_(height), seed_(seed)
+{
+}
+
+int ShapesRenderer::render(uint64_t index, cv::Mat& image) const
+{
+    FrameRandom rnd(seed_, index);
+    const int cls = rnd.below(static_cast<int>(kClassNames.size()));
+
+    // Background and shape come from opposite halves of the brightness range, so every shape is
+    // visible.
+    const bool darkBackground = (rnd.next() & 1) != 0;
+    const cv::Scalar background =
+        darkBackground ? randomColour(rnd, 0, 100) : randomColour(rnd, 155, 255);
+    const cv::Scalar colour =
+        darkBackground ? randomColour(rnd, 155, 255) : randomColour(rnd, 0, 100);
+
+    image.create(height_, width_, CV_8UC3);
+    image.setTo(background);
+
+    const double side = std::min(width_, height_);
+    const double r = rnd.uniform(0.18, 0.32) * side;
+    const double cx = rnd.uniform(r, width_ - r);
+    const double cy = rnd.uniform(r, height_ - r);
+    const double theta = rnd.uniform(0.0, 2.0 * kPi);
+    const cv::Point centre(static_cast<int>(std::lround(cx * kSubpixel)),
+        static_cast<int>(std::lround(cy * kSubpixel)));
+
+    thread_local std::vector<cv::Point> pts;
+    switch (cls) {
+    case 0: // circle
+        cv::circle(image, centre, static_cast<int>(std::lround(r * kSubpixel)), colour, cv::FILLED,
+            cv::LINE_AA, kShift);
+        break;
+    case 1: { // square (r is the circumradius)
+        const double radii[] = {r};
+        outline(pts, cx, cy, theta, 4, radii, 1);
+        fill(image, pts, colour);
+        break;
+    }
+    case 2: { // triangle
+        const double radii[] = {r};
+        outline(pts, cx, cy, theta, 3, radii, 1);
+        fill(image, pts, colour);
+        break;
+    }
+    case 3: { // cross: a plus sign of two bars, turned by theta
+        const double a = 0.3 * r; // half the bar width
+        const double local[12][2] = {{-a, -r}, {a, -r}, {a, -a}, {r, -a}, {r, a}, {a, a}, {a, r},
+            {-a, r}, {-a, a}, {-r, a}, {-r, -a}, {-a, -a}};
+        const double c = std::cos(theta), s = std::sin(theta);
+        pts.clear();
+        for (const auto& q : local)
+            pts.emplace_back(static_cast<int>(std::lround((cx + c * q[0] - s * q[1]) * kSubpixel)),
+                static_cast<int>(std::lround((cy + s * q[0] + c * q[1]) * kSubpixel)));
+        fill(image, pts, colour);
+        break;
+    }
+    case 4: { // five-pointed star
+        const double radii[] = {r, 0.42 * r};
+        outline(pts, cx, cy, theta, 10, radii, 2);
+        fill(image, pts, colour);
+        break;
+    }
+    default: // ring: a disc with a hole of the background colour
+        cv::circle(image, centre, static_cast<int>(std::lround(r * kSubpixel)), colour, cv::FILLED,
+            cv::LINE_AA, kShift);
+        cv::circle(image, centre, static_cast<int>(std::lround(0.55 * r * kSubpixel)), background,
+            cv::FILLED, cv::LINE_AA, kShift);
+        break;
+    }
+    return cls;
+}
+
+SyntheticShapesSource::SyntheticShapesSource(const SourceOptions& options)
+    : renderer_(options.width, options.height, options.seed)
+{
+    info_.uri = options.uri;
+    info_.kind = "synthetic";
+    info_.width = options.width;
+    info_.height = options.height;
+    info_.fps = options.fps;
+    info_.live = false;
+    info_.frameCount = -1;
+    info_.classNames.assign(ShapesRenderer::kClassNames.begin(), ShapesRenderer::kClassNames.end());
+}
+
+Expected<ReadResult> SyntheticShapesSource::read(Frame& frame)
+{
+    frame.captureNs = monotonicNs();
+    frame.sequence = next_;
+    frame.truthClass = renderer_.render(next_, frame.image);
+    ++next_;
+    return ReadResult::Frame;
+}
+
+} // namespace jetagent
