@@ -1,0 +1,95 @@
+// Engine option names and the table of backends this build knows.
+#include "jetagent/engines/engine.h"
+
+#include "opencv_dnn_engine.h"
+
+namespace jetagent {
+
+const char* precisionName(Precision p)
+{
+    switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Fp16: return "fp16";
+    case Precision::Int8: return "int8";
+    }
+    return "?";
+}
+
+const char* deviceName(Device d)
+{
+    switch (d) {
+    case Device::Cpu: return "cpu";
+    case Device::Gpu: return "gpu";
+    case Device::Dla0: return "dla0";
+    case Device::Dla1: return "dla1";
+    }
+    return "?";
+}
+
+bool parsePrecision(const std::string& text, Precision* out)
+{
+    for (Precision p : {Precision::Fp32, Precision::Fp16, Precision::Int8})
+        if (text == precisionName(p)) {
+            *out = p;
+            return true;
+        }
+    return false;
+}
+
+bool parseDevice(const std::string& text, Device* out)
+{
+    for (Device d : {Device::Cpu, Device::Gpu, Device::Dla0, Device::Dla1})
+        if (text == deviceName(d)) {
+            *out = d;
+            return true;
+        }
+    return false;
+}
+
+namespace {
+
+// One row per backend; a backend that is compiled out still has a row saying so.
+struct BackendEntry {
+    const char* name;
+    bool (*available)();
+    std::string (*details)();
+    Expected<std::shared_ptr<const Engine>> (*build)(
+        std::shared_ptr<const ModelFile>, const EngineOptions&);
+};
+
+const BackendEntry kBackends[] = {
+    {"opencv", [] { return true; }, openCVDnnDetails, buildOpenCVDnnEngine},
+    {"tensorrt", [] { return false; },
+        [] { return std::string("not compiled in (TensorRT was not found at build time)"); },
+        nullptr},
+};
+
+} // namespace
+
+std::vector<BackendInfo> listBackends()
+{
+    std::vector<BackendInfo> list;
+    for (const auto& b : kBackends)
+        list.push_back({b.name, b.available(), b.details()});
+    return list;
+}
+
+Expected<std::shared_ptr<const Engine>> buildEngine(
+    std::shared_ptr<const ModelFile> model, const EngineOptions& options)
+{
+    for (const auto& b : kBackends) {
+        if (options.backend != b.name)
+            continue;
+        if (!b.available() || !b.build)
+            return Status::unsupported(
+                "engine backend '" + options.backend + "' is not available: " + b.details());
+        return b.build(std::move(model), options);
+    }
+    std::string known;
+    for (const auto& b : kBackends)
+        known += std::string(known.empty() ? "" : ", ") + b.name;
+    return Status::invalid(
+        "unknown engine backend '" + options.backend + "' (known: " + known + ")");
+}
+
+} // namespace jetagent

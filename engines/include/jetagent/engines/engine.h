@@ -1,0 +1,110 @@
+// The engine interface: an immutable Engine built once per model, and one cheap Session per worker.
+//
+// In the style of ncnn's Net/Extractor split: an Engine holds everything that is expensive and
+// shared (the parsed model, compiled plans); createSession() gives each worker its own mutable
+// state, so workers never lock each other. Backends (OpenCV DNN today, TensorRT on Jetson)
+// implement both classes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jetagent/base/status.h"
+#include "jetagent/engines/model_file.h"
+#include "jetagent/engines/tensor.h"
+
+namespace jetagent {
+
+enum class Precision { Fp32, Fp16, Int8 };
+enum class Device { Cpu, Gpu, Dla0, Dla1 };
+
+const char* precisionName(Precision p);
+const char* deviceName(Device d);
+bool parsePrecision(const std::string& text, Precision* out);
+bool parseDevice(const std::string& text, Device* out);
+
+// How to build an engine. Every field is validated by the backend, which says what it cannot do.
+struct EngineOptions {
+    std::string backend = "opencv"; // which backend builds the engine: "opencv" (CPU everywhere;
+                                    // CUDA where OpenCV has it)
+    Device device = Device::Cpu; // where inference runs; gpu needs a CUDA-enabled backend,
+                                 // dla0/dla1 a Jetson with DLAs
+    Precision precision = Precision::Fp32; // arithmetic; fp16/int8 are faster where the device
+                                           // supports them, less exact
+    int batch = 1; // frames per inference; >1 raises throughput and each frame's latency
+    int threads = 0; // CPU threads for inference; 0 = the backend's default (all cores)
+    bool fusion =
+        true; // fuse layers (conv+bn+activation); false runs the unoptimised graph for comparison
+};
+
+// Times of one Session::run. Backends that cannot separate transfers from compute leave the
+// transfer times at -1 and report everything in computeNs.
+struct RunTiming {
+    int64_t hostToDeviceNs = -1;
+    int64_t computeNs = 0;
+    int64_t deviceToHostNs = -1;
+};
+
+// What an engine is, for logs and run summaries: a figure without its configuration cannot be
+// reproduced.
+struct EngineDescription {
+    std::string backend; // "opencv"
+    std::string backendVersion; // "OpenCV 4.6.0"
+    std::string target; // what actually runs it: "cpu", "cuda", "cuda-fp16"
+    EngineOptions options;
+    std::string modelPath;
+    std::string modelSha256;
+    uint64_t modelBytes = 0;
+    int64_t buildNs = 0; // building or loading the engine, before the first inference
+};
+
+class Session {
+public:
+    virtual ~Session() = default;
+    Session() = default;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Runs one inference. `inputs` holds one view per engine input, in Engine::inputs() order;
+    // their first dimension is the batch. The data must stay valid until run() returns. On success
+    // the outputs are readable through output() until the next run(). Errors name the model and
+    // what failed.
+    virtual Status run(const TensorView* inputs, size_t inputCount, RunTiming* timing) = 0;
+
+    virtual size_t outputCount() const = 0;
+    virtual ConstTensorView output(size_t index) const = 0;
+};
+
+class Engine {
+public:
+    virtual ~Engine() = default;
+    Engine() = default;
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Inputs and outputs as the model declares them.
+    virtual const std::vector<TensorInfo>& inputs() const = 0;
+    virtual const std::vector<TensorInfo>& outputs() const = 0;
+    virtual const EngineDescription& description() const = 0;
+
+    // A new independent session; safe to call from any thread.
+    virtual Expected<std::unique_ptr<Session>> createSession() const = 0;
+};
+
+// Builds an engine for `model` with the named backend. Errors: an unknown or unavailable backend,
+// or options it cannot honour (ErrorKind::Unsupported), or a model it cannot load (InvalidInput).
+Expected<std::shared_ptr<const Engine>> buildEngine(
+    std::shared_ptr<const ModelFile> model, const EngineOptions& options);
+
+struct BackendInfo {
+    std::string name; // as written in config: engine.backend
+    bool available; // compiled in and usable on this machine
+    std::string details; // version and targets, or why it is not available
+};
+
+// Every backend this build knows, available or not.
+std::vector<BackendInfo> listBackends();
+
+} // namespace jetagent

@@ -1,0 +1,16 @@
+// OpenCVDnnEngine: inference through OpenCV's DNN module (internal to engines/).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jetagent/engines/engine.h"
+
+namespace jetagent {
+
+Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(
+    std::shared_ptr<const ModelFile> model, const EngineOptions& options);
+bool openCVDnnHasCuda();
+std::string openCVDnnDetails();
+
+} // namespace jetagent
