@@ -1,0 +1,196 @@
+// `jetagent bench`: what the agent adds to the bare engine, both measured in one process,
+// interleaved.
+#include "bench.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "agent.h"
+#include "classification_task.h"
+#include "jetagent/base/clock.h"
+#include "jetagent/base/log.h"
+#include "latency_stats.h"
+#include "preprocess.h"
+#include "run_context.h"
+
+namespace jetagent {
+
+namespace {
+
+struct Figures {
+    double median = 0, p90 = 0, mean = 0;
+    size_t n = 0;
+};
+
+Figures figures(std::vector<int64_t> samples)
+{
+    Figures f;
+    if (samples.empty())
+        return f;
+    std::sort(samples.begin(), samples.end());
+    f.n = samples.size();
+    f.median = nsToMs(nearestRankPercentile(samples, 50));
+    f.p90 = nsToMs(nearestRankPercentile(samples, 90));
+    double sum = 0;
+    for (int64_t v : samples)
+        sum += static_cast<double>(v);
+    f.mean = sum / static_cast<double>(samples.size()) / 1e6;
+    return f;
+}
+
+// The series' values after the first `skip`, in arrival order (all values are kept in a bench run).
+void appendAfter(const SampleSeries& series, size_t skip, std::vector<int64_t>& out)
+{
+    const auto& kept = series.kept();
+    if (kept.size() > skip)
+        out.insert(out.end(), kept.begin() + static_cast<std::ptrdiff_t>(skip), kept.end());
+}
+
+} // namespace
+
+Status runBench(const AgentConfig& config, const BenchOptions& options)
+{
+    if (config.tasks.empty())
+        return Status::invalid(config.where("tasks") + ": the benchmark needs a task");
+    auto log = logger("bench");
+    const RunContext context = collectRunContext();
+
+    // The bare engine: the first task's model and options, fed a preprocessed frame of the
+    // configured source.
+    auto source = openFrameSource(config.source);
+    if (!source)
+        return source.status().withContext(config.where("source.uri"));
+    auto task = ClassificationTask::create(config, 0, source.value()->info());
+    if (!task)
+        return task.status();
+    const ClassificationTask& classification = *task.value();
+    const PreprocessConfig& pre = classification.preprocessing();
+    const int batch = std::max(classification.batchSize(), 1);
+    Frame frame;
+    auto read = source.value()->read(frame);
+    if (!read || read.value() != ReadResult::Frame)
+        return Status::invalid("source " + config.source.uri + " gave no frame to benchmark with");
+    Preprocessor preprocessor(pre);
+    std::vector<float> input(preprocessor.outputElements() * static_cast<size_t>(batch));
+    for (int b = 0; b < batch; ++b)
+        preprocessor.run(
+            frame.image, input.data() + preprocessor.outputElements() * static_cast<size_t>(b));
+    TensorView view {input.data(), TensorShape {batch, 3, pre.cropHeight, pre.cropWidth}};
+
+    AgentConfig agentConfig = config;
+    agentConfig.run.pacing = Pacing::None;
+    agentConfig.run.frames =
+        static_cast<uint64_t>(options.warmup + options.iterations) * static_cast<uint64_t>(batch);
+    agentConfig.run.durationS = 0;
+    agentConfig.logging.statusIntervalS = 0;
+    agentConfig.tasks.resize(1);
+    RunOptions runOptions;
+    runOptions.printStatus = false;
+    runOptions.printSummary = false;
+    runOptions.runPrefix = "bench-";
+
+    std::vector<int64_t> engineRuns, agentInterval, agentService, agentInference, agentPreprocess,
+        agentE2e;
+    std::vector<double> roundRatios; // agent median / engine median of the same round
+    std::string lastRunDir;
+    for (int round = 0; round < options.rounds; ++round) {
+        const size_t engineBefore = engineRuns.size(), agentBefore = agentInterval.size();
+        // A new session each round, as the agent builds its own each run: how fast a network runs
+        // varies a little with where its buffers land, and both sides should sample that alike.
+        auto session = classification.engine()->createSession();
+        if (!session)
+            return session.status();
+        for (int i = 0; i < options.warmup + options.iterations; ++i) {
+            const int64_t start = monotonicNs();
+            if (Status s = session.value()->run(&view, 1, nullptr); !s)
+                return s;
+            if (i >= options.warmup)
+                engineRuns.push_back(monotonicNs() - start);
+        }
+        auto run = runAgent(agentConfig, runOptions);
+        if (!run)
+            return run.status();
+        if (!run->failure.ok())
+            return run->failure;
+        const TaskStats& s = run->stats[0];
+        // The cold-start inference is already kept out of the series; skip the rest of the warm-up.
+        const size_t skip = static_cast<size_t>(std::max(options.warmup - 1, 0));
+        appendAfter(s.interval, skip, agentInterval);
+        appendAfter(s.service, skip, agentService);
+        appendAfter(s.inference, skip, agentInference);
+        appendAfter(s.preprocess, skip, agentPreprocess);
+        appendAfter(s.endToEnd, skip, agentE2e);
+        lastRunDir = run->runDirectory;
+        const Figures engineRound = figures(
+            {engineRuns.begin() + static_cast<std::ptrdiff_t>(engineBefore), engineRuns.end()});
+        const Figures agentRound =
+            figures({agentInterval.begin() + static_cast<std::ptrdiff_t>(agentBefore),
+                agentInterval.end()});
+        if (engineRound.median > 0 && agentRound.n > 0)
+            roundRatios.push_back(agentRound.median / engineRound.median);
+        log->debug(
+            "round {}: {} engine runs, agent run in {}", round + 1, engineRuns.size(), lastRunDir);
+    }
+
+    const Figures engine = figures(engineRuns);
+    const Figures interval = figures(agentInterval);
+    const Figures service = figures(agentService);
+    const Figures inference = figures(agentInference);
+    const Figures preprocess = figures(agentPreprocess);
+    const Figures e2e = figures(agentE2e);
+    const EngineDescription& e = classification.engine()->description();
+
+    std::printf("== jetagent bench: the whole agent against the bare engine ==\n");
+    std::printf("config      %s\n", config.path.c_str());
+    std::printf("model       %s (sha256 %.16s..., %llu bytes), input %dx3x%dx%d\n",
+        e.modelPath.c_str(), e.modelSha256.c_str(), static_cast<unsigned long long>(e.modelBytes),
+        batch, pre.cropHeight, pre.cropWidth);
+    std::printf("engine      %s on %s, %s, batch %d, threads %s, fusion %s\n",
+        e.backendVersion.c_str(), e.target.c_str(), precisionName(e.options.precision),
+        e.options.batch,
+        e.options.threads > 0 ? std::to_string(e.options.threads).c_str() : "default (all cores)",
+        e.options.fusion ? "on" : "off");
+    std::printf("source      %s, %dx%d, as fast as possible (FIFO depth %d)\n",
+        config.source.uri.c_str(), frame.image.cols, frame.image.rows, agentConfig.run.queueDepth);
+    std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
+        context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
+        context.buildType.c_str());
+    std::printf("method      %d rounds, each: %d runs of the engine (a new session each round) "
+                "then an agent run\n"
+                "            of %d frames, after %d warm-up inferences each\n",
+        options.rounds, options.iterations, options.iterations, options.warmup);
+    std::printf("agent logs  %s (last round)\n\n", lastRunDir.c_str());
+    std::printf("%-52s %9s %9s %9s %7s\n", "ms per inference", "median", "p90", "mean", "n");
+    auto row = [](const char* name, const Figures& f) {
+        std::printf("%-52s %9.3f %9.3f %9.3f %7zu\n", name, f.median, f.p90, f.mean, f.n);
+    };
+    row("(a) bare engine: Session::run in a loop", engine);
+    row("(b) whole agent: interval between results", interval);
+    row("    worker service time (dequeue to result)", service);
+    row("      preprocess", preprocess);
+    row("      inference stage", inference);
+    row("    end to end (includes FIFO queueing)", e2e);
+
+    const double ratio = engine.median > 0 ? interval.median / engine.median : 0.0;
+    std::printf(
+        "\nagent / engine, pooled medians (b/a):   %.4f (the agent adds %+.3f ms, %+.2f%%)\n",
+        ratio, interval.median - engine.median, 100.0 * (ratio - 1.0));
+
+    // Each round's ratio compares an agent run with the engine loop just before it, so drift of the
+    // machine (other tenants, clocks) cancels; their median is the figure the goal is judged on.
+    std::sort(roundRatios.begin(), roundRatios.end());
+    const size_t n = roundRatios.size();
+    const double paired = n ? roundRatios[nearestRankIndex(n, 50)] : 0.0;
+    const double q1 = n ? roundRatios[nearestRankIndex(n, 25)] : 0.0;
+    const double q3 = n ? roundRatios[nearestRankIndex(n, 75)] : 0.0;
+    std::printf("agent / engine, median of %zu paired rounds: %.4f (interquartile %.4f .. %.4f)\n",
+        n, paired, q1, q3);
+    const double allowance = std::max(0.03, 0.3 / engine.median);
+    std::printf("goal: the agent adds at most 3%% or 0.3 ms, whichever is larger (%.2f%% here): %s "
+                "(paired: %+.2f%%)\n",
+        100.0 * allowance, paired - 1.0 <= allowance ? "met" : "NOT met", 100.0 * (paired - 1.0));
+    return Status();
+}
+
+} // namespace jetagent

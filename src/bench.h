@@ -1,0 +1,22 @@
+// `jetagent bench`: what the agent adds to the bare engine, both measured in one process,
+// interleaved.
+#pragma once
+
+#include "config.h"
+
+namespace jetagent {
+
+struct BenchOptions {
+    // Many short rounds: this machine's speed drifts on a scale of seconds (other tenants of the
+    // host), and the closer in time an agent run is to its engine loop, the better drift cancels in
+    // their ratio.
+    int iterations = 10; // timed inferences per round, for the engine loop and for the agent alike
+    int warmup = 5; // untimed inferences before each
+    int rounds = 100; // engine and agent alternate this many times
+};
+
+// Runs the first task of `config` (a) as a bare engine loop and (b) through the whole agent on its
+// source as fast as possible, and prints both medians, their ratio and the configuration.
+Status runBench(const AgentConfig& config, const BenchOptions& options);
+
+} // namespace jetagent

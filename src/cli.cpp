@@ -1,0 +1,286 @@
+// The command line: jetagent run | bench | capture | backends | version.
+#include "cli.h"
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <opencv2/core/version.hpp>
+
+#include "agent.h"
+#include "bench.h"
+#include "capture.h"
+#include "config.h"
+#include "jetagent/base/log.h"
+#include "jetagent/engines/engine.h"
+#include "logging.h"
+#include "version.h"
+
+namespace jetagent {
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+const char* const kExitCodes =
+    "Exit codes: 0 success; 2 usage, configuration or input error (a bad config key,\n"
+    "a missing or corrupt model, a source that cannot be opened); 1 failure while running.";
+
+int report(const Status& status)
+{
+    std::fprintf(stderr, "jetagent: %s\n", status.message().c_str());
+    return status.isUsageError() ? kExitUsage : kExitFailure;
+}
+
+struct GlobalOptions {
+    bool verbose = false;
+    bool quiet = false;
+    std::string logLevel;
+
+    // The level from the command line, if any, else `fallback`.
+    std::string level(const std::string& fallback) const
+    {
+        if (!logLevel.empty())
+            return logLevel;
+        if (verbose)
+            return "debug";
+        if (quiet)
+            return "warn";
+        return fallback;
+    }
+};
+
+struct RunArgs {
+    std::string config;
+    std::string source;
+    uint64_t frames = 0;
+    double duration = -1;
+    std::string logDir;
+    bool asFastAsPossible = false;
+};
+
+int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App& cmd)
+{
+    auto loaded = loadConfig(args.config);
+    if (!loaded)
+        return report(loaded.status());
+    AgentConfig config = std::move(loaded).value();
+
+    RunOptions options;
+    if (cmd.count("--source")) {
+        config.source.uri = args.source;
+        options.overrides.push_back("source.uri=" + args.source);
+        config.overriddenBy["source.uri"] = "--source";
+    }
+    if (cmd.count("--frames")) {
+        config.run.frames = args.frames;
+        options.overrides.push_back("run.frames=" + std::to_string(args.frames));
+        config.overriddenBy["run.frames"] = "--frames";
+    }
+    if (cmd.count("--duration")) {
+        config.run.durationS = args.duration;
+        options.overrides.push_back("run.duration_s=" + std::to_string(args.duration));
+        config.overriddenBy["run.duration_s"] = "--duration";
+    }
+    if (cmd.count("--log-dir")) {
+        config.logging.dir = args.logDir;
+        options.overrides.push_back("logging.dir=" + args.logDir);
+        config.overriddenBy["logging.dir"] = "--log-dir";
+    }
+    if (args.asFastAsPossible) {
+        config.run.pacing = Pacing::None;
+        options.overrides.push_back("run.pacing=none");
+        config.overriddenBy["run.pacing"] = "--as-fast-as-possible";
+    }
+    setLogLevel(global.level(config.logging.level));
+    options.printStatus = !global.quiet;
+
+    auto run = runAgent(config, options);
+    if (!run)
+        return report(run.status());
+    if (!run->failure.ok()) {
+        std::fprintf(stderr, "jetagent: the run ended early: %s\n", run->failure.message().c_str());
+        return kExitFailure;
+    }
+    return kExitOk;
+}
+
+void printBackends()
+{
+    for (const BackendInfo& b : listBackends())
+        std::printf("%-10s %-13s %s\n", b.name.c_str(), b.available ? "available" : "not available",
+            b.details.c_str());
+}
+
+} // namespace
+
+int runCli(int argc, char** argv)
+{
+    CLI::App app(
+        "jetagent " JETAGENT_VERSION
+        " - how fast and how costly vision inference really is, frame by frame.\n"
+        "Reads frames from a source, runs models on them through an inference engine, and logs\n"
+        "every frame's stage times and result, with a summary at the end.",
+        "jetagent");
+    app.set_version_flag("--version", JETAGENT_VERSION);
+    app.require_subcommand(1);
+    app.fallthrough();
+    GlobalOptions global;
+    app.add_flag("-v,--verbose", global.verbose, "Debug logging");
+    app.add_flag("-q,--quiet", global.quiet, "Warnings and errors only; no status lines");
+    app.add_option("--log-level", global.logLevel,
+           "Log level: trace, debug, info, warn, error (overrides the config)")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    app.footer(
+        std::string(
+            "\nExamples:\n"
+            "  jetagent run --config firmware-config/demo.yaml        the demo: classify synthetic "
+            "shapes\n"
+            "  jetagent run -c my.yaml --source file://clip.mp4 --as-fast-as-possible\n"
+            "  jetagent bench -c firmware-config/bench-mobilenet_v2.yaml\n"
+            "  jetagent <command> --help                              options of one command\n\n") +
+        kExitCodes);
+
+    // run
+    RunArgs runArgs;
+    CLI::App* run =
+        app.add_subcommand("run", "Run models on a source, log every frame, print a summary");
+    run->add_option(
+           "-c,--config", runArgs.config, "Agent config (YAML); see firmware-config/ for examples")
+        ->required();
+    run->add_option(
+        "-s,--source", runArgs.source, "Source URI, replacing source.uri of the config");
+    run->add_option("-n,--frames", runArgs.frames, "Stop after N source frames (0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option("-d,--duration", runArgs.duration, "Stop after S seconds (0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option(
+        "-o,--log-dir", runArgs.logDir, "Directory for run logs, replacing logging.dir");
+    run->add_flag("--as-fast-as-possible", runArgs.asFastAsPossible,
+        "Do not pace files and generated sources at their frame rate; queue every frame instead "
+        "of\n"
+        "dropping late ones (offline evaluation and throughput)");
+    run->footer(std::string("\nSources (--source or source.uri):\n") + frameSourceUriHelp() +
+        "\nEach run writes into a new directory under the log directory: <task>.frames.csv and\n"
+        "<task>.frames.jsonl (one line per frame: stage times, end-to-end latency, top-1 result),\n"
+        "summary.json and summary.txt (percentiles, throughput, deadline misses, cold start,\n"
+        "accuracy when the source knows the true classes, and the run's context), and a copy of "
+        "the\n"
+        "config. Ctrl-C stops the run cleanly; a second Ctrl-C quits at once.\n" +
+        kExitCodes);
+
+    // bench
+    std::string benchConfig;
+    BenchOptions benchOptions;
+    CLI::App* bench =
+        app.add_subcommand("bench", "Measure what the agent adds to the bare engine's latency");
+    bench
+        ->add_option(
+            "-c,--config", benchConfig, "Agent config; its first task and its source are used")
+        ->required();
+    bench->add_option("--iterations", benchOptions.iterations, "Timed inferences per round")
+        ->capture_default_str()
+        ->check(CLI::Range(10, 1000000));
+    bench->add_option("--warmup", benchOptions.warmup, "Untimed inferences before each measurement")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
+    bench->add_option("--rounds", benchOptions.rounds, "Rounds of engine loop then agent run")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    bench->footer(
+        "\nTimes (a) the bare engine, Session::run in a loop on a preprocessed frame, and (b) the "
+        "whole\n"
+        "agent on the config's source as fast as possible, alternating them for several rounds, "
+        "and\n"
+        "prints both medians, their ratio and the configuration. The agent's figure is the "
+        "interval\n"
+        "between its results: everything it does per frame, threads and logging included.");
+
+    // capture
+    SourceOptions captureSource;
+    uint64_t captureCount = 0;
+    std::string captureOut, captureFormat = "png", captureConfig;
+    CLI::App* capture = app.add_subcommand(
+        "capture", "Save a source's frames as images (class folders when known)");
+    capture->add_option("-c,--config", captureConfig, "Take the source settings from this config");
+    capture->add_option("-s,--source", captureSource.uri, "Source URI (replaces the config's)");
+    capture->add_option("-n,--frames", captureCount, "Frames to save (0: until the source ends)");
+    capture->add_option("--out", captureOut, "Output directory; must be new or empty")->required();
+    capture->add_option("--width", captureSource.width, "Synthetic frame width")
+        ->capture_default_str()
+        ->check(CLI::Range(16, 8192));
+    capture->add_option("--height", captureSource.height, "Synthetic frame height")
+        ->capture_default_str()
+        ->check(CLI::Range(16, 8192));
+    capture->add_option("--seed", captureSource.seed, "Synthetic stream seed")
+        ->capture_default_str();
+    capture->add_option("--format", captureFormat, "png or jpg")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"png", "jpg"}));
+
+    CLI::App* backends = app.add_subcommand(
+        "backends", "List inference backends and whether this build can use them");
+    CLI::App* version =
+        app.add_subcommand("version", "Print the version of jetagent and of its libraries");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? kExitOk : kExitUsage;
+    }
+
+    try {
+        setupLogging(global.level("info"));
+        if (*run)
+            return commandRun(runArgs, global, *run);
+        if (*bench) {
+            auto config = loadConfig(benchConfig);
+            if (!config)
+                return report(config.status());
+            setLogLevel(global.level("warn"));
+            Status s = runBench(config.value(), benchOptions);
+            return s ? kExitOk : report(s);
+        }
+        if (*capture) {
+            SourceOptions source = captureSource;
+            if (!captureConfig.empty()) {
+                auto config = loadConfig(captureConfig);
+                if (!config)
+                    return report(config.status());
+                source = config->source;
+                if (capture->count("--source"))
+                    source.uri = captureSource.uri;
+                if (capture->count("--width"))
+                    source.width = captureSource.width;
+                if (capture->count("--height"))
+                    source.height = captureSource.height;
+                if (capture->count("--seed"))
+                    source.seed = captureSource.seed;
+            } else if (source.uri.empty()) {
+                return report(Status::invalid("capture needs --source or --config"));
+            }
+            Status s = captureFrames(source, captureCount, captureOut, captureFormat);
+            return s ? kExitOk : report(s);
+        }
+        if (*backends) {
+            printBackends();
+            return kExitOk;
+        }
+        if (*version) {
+            std::printf(
+                "jetagent %s (%s)\nOpenCV %s\n", JETAGENT_VERSION, JETAGENT_BUILD_TYPE, CV_VERSION);
+            printBackends();
+            return kExitOk;
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "jetagent: internal error: %s\n", e.what());
+        return kExitFailure;
+    }
+    return kExitUsage;
+}
+
+} // namespace jetagent

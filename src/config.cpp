@@ -1,0 +1,553 @@
+// The agent's configuration: one YAML file mapped to typed structs with defaults.
+#include "config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace fs = std::filesystem;
+
+namespace jetagent {
+
+namespace {
+
+size_t editDistance(const std::string& a, const std::string& b)
+{
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t up = row[j];
+            row[j] =
+                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string describeNode(const YAML::Node& node)
+{
+    if (node.IsMap())
+        return "a mapping";
+    if (node.IsSequence())
+        return "a list";
+    if (node.IsNull())
+        return "nothing";
+    return "'" + node.Scalar() + "'";
+}
+
+// Collects errors as "file:line:col: key: message" and remembers where each key was.
+class ConfigReader {
+public:
+    ConfigReader(std::string file, AgentConfig& config)
+        : file_(std::move(file)), config_(config) { }
+
+    void error(const YAML::Node& node, const std::string& key, const std::string& message)
+    {
+        std::ostringstream out;
+        out << file_;
+        if (node.IsDefined() && node.Mark().line >= 0)
+            out << ':' << node.Mark().line + 1 << ':' << node.Mark().column + 1;
+        out << ": " << key << ": " << message;
+        errors.push_back(out.str());
+    }
+
+    void remember(const std::string& key, const YAML::Node& node)
+    {
+        if (node.Mark().line >= 0)
+            config_.lines[key] = node.Mark().line + 1;
+    }
+
+    std::vector<std::string> errors;
+
+private:
+    std::string file_;
+    AgentConfig& config_;
+};
+
+// One YAML mapping being read: each known key is taken once; finish() reports the rest as unknown.
+class MapReader {
+public:
+    // YAML::Node is a handle: copying it shares the parsed document.
+    MapReader(ConfigReader& reader, const YAML::Node& node, std::string path)
+        : reader_(reader), node_(node), path_(std::move(path))
+    {
+    }
+
+    std::string keyPath(const std::string& key) const
+    {
+        return path_.empty() ? key : path_ + "." + key;
+    }
+
+    // The value under `key`, or an undefined node when absent.
+    YAML::Node take(const std::string& key)
+    {
+        known_.insert(key);
+        if (!node_.IsMap())
+            return YAML::Node(YAML::NodeType::Undefined);
+        YAML::Node child = node_[key];
+        if (child.IsDefined())
+            reader_.remember(keyPath(key), child);
+        return child;
+    }
+
+    void error(const std::string& key, const YAML::Node& at, const std::string& message)
+    {
+        reader_.error(at, keyPath(key), message);
+    }
+
+    bool integer(const std::string& key, int64_t& out, int64_t lo, int64_t hi)
+    {
+        YAML::Node n = take(key);
+        if (!n.IsDefined())
+            return false;
+        if (!n.IsScalar())
+            return fail(key, n, "expected an integer, got " + describeNode(n));
+        const std::string& s = n.Scalar();
+        errno = 0;
+        char* end = nullptr;
+        long long v = std::strtoll(s.c_str(), &end, 10);
+        if (s.empty() || *end != '\0' || errno == ERANGE)
+            return fail(key, n, "expected an integer, got '" + s + "'");
+        if (v < lo || v > hi)
+            return fail(key, n,
+                "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
+                    s + ")");
+        out = v;
+        return true;
+    }
+
+    template <typename T>
+    bool integerAs(const std::string& key, T& out, int64_t lo, int64_t hi)
+    {
+        int64_t v = 0;
+        if (!integer(key, v, lo, hi))
+            return false;
+        out = static_cast<T>(v);
+        return true;
+    }
+
+    bool number(const std::string& key, double& out, double lo, double hi, bool loInclusive = true)
+    {
+        YAML::Node n = take(key);
+        if (!n.IsDefined())
+            return false;
+        double v = 0.0;
+        if (!parseNumber(n, v))
+            return fail(key, n, "expected a number, got " + describeNode(n));
+        if (!(loInclusive ? v >= lo : v > lo) || v > hi) {
+            std::ostringstream range;
+            range << "must be " << (loInclusive ? "at least " : "greater than ") << lo
+                  << " and at most " << hi << " (got " << n.Scalar() << ")";
+            return fail(key, n, range.str());
+        }
+        out = v;
+        return true;
+    }
+
+    bool boolean(const std::string& key, bool& out)
+    {
+        YAML::Node n = take(key);
+        if (!n.IsDefined())
+            return false;
+        bool v = false;
+        if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
+            return fail(key, n, "expected true or false, got " + describeNode(n));
+        out = v;
+        return true;
+    }
+
+    bool string(const std::string& key, std::string& out)
+    {
+        YAML::Node n = take(key);
+        if (!n.IsDefined())
+            return false;
+        if (!n.IsScalar() || n.Scalar().empty())
+            return fail(key, n, "expected a text value, got " + describeNode(n));
+        out = n.Scalar();
+        return true;
+    }
+
+    // A text value that must be one of `choices`; returns its index.
+    bool choice(const std::string& key, const std::vector<std::string>& choices, int& index)
+    {
+        std::string v;
+        if (!string(key, v))
+            return false;
+        auto it = std::find(choices.begin(), choices.end(), v);
+        if (it == choices.end()) {
+            std::string list;
+            for (const auto& c : choices)
+                list += (list.empty() ? "" : ", ") + c;
+            return fail(key, node_[key], "must be one of " + list + " (got '" + v + "')");
+        }
+        index = static_cast<int>(it - choices.begin());
+        return true;
+    }
+
+    // Three numbers, one per colour channel.
+    bool triple(const std::string& key, std::array<float, 3>& out, bool positive)
+    {
+        YAML::Node n = take(key);
+        if (!n.IsDefined())
+            return false;
+        if (!n.IsSequence() || n.size() != 3)
+            return fail(
+                key, n, "expected a list of 3 numbers (one per channel), got " + describeNode(n));
+        std::array<float, 3> v {};
+        for (size_t i = 0; i < 3; ++i) {
+            double d = 0.0;
+            if (!parseNumber(n[i], d))
+                return fail(key, n[i], "expected a number, got " + describeNode(n[i]));
+            if (positive && !(d > 0.0))
+                return fail(
+                    key, n[i], "every value must be greater than 0 (got " + n[i].Scalar() + ")");
+            v[i] = static_cast<float>(d);
+        }
+        out = v;
+        return true;
+    }
+
+    void finish()
+    {
+        if (!node_.IsMap())
+            return;
+        for (auto it = node_.begin(); it != node_.end(); ++it) {
+            const std::string key = it->first.Scalar();
+            if (known_.count(key))
+                continue;
+            std::string hint;
+            size_t best = 3;
+            for (const auto& k : known_) {
+                size_t d = editDistance(key, k);
+                if (d < best) {
+                    best = d;
+                    hint = k;
+                }
+            }
+            std::string known;
+            for (const auto& k : known_)
+                known += (known.empty() ? "" : ", ") + k;
+            reader_.error(it->first, keyPath(key),
+                "unknown key" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                    "; known here: " + known);
+        }
+    }
+
+private:
+    static bool parseNumber(const YAML::Node& n, double& out)
+    {
+        if (!n.IsScalar() || n.Scalar().empty())
+            return false;
+        const std::string& s = n.Scalar();
+        errno = 0;
+        char* end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (*end != '\0' || errno == ERANGE || !std::isfinite(v))
+            return false;
+        out = v;
+        return true;
+    }
+
+    bool fail(const std::string& key, const YAML::Node& at, const std::string& message)
+    {
+        error(key, at, message);
+        return false;
+    }
+
+    ConfigReader& reader_;
+    YAML::Node node_;
+    std::string path_;
+    std::set<std::string> known_;
+};
+
+// Checks that `node` is a mapping (or absent) and reports it otherwise.
+bool expectMap(ConfigReader& reader, const YAML::Node& node, const std::string& key)
+{
+    if (!node.IsDefined() || node.IsMap())
+        return true;
+    reader.error(node, key, "expected a mapping of keys, got " + describeNode(node));
+    return false;
+}
+
+std::string resolve(const std::string& baseDir, const std::string& path)
+{
+    if (path.empty() || fs::path(path).is_absolute() || baseDir.empty())
+        return path;
+    return (fs::path(baseDir) / path).lexically_normal().string();
+}
+
+void readSource(ConfigReader& reader, const YAML::Node& node, SourceOptions& source)
+{
+    if (!expectMap(reader, node, "source"))
+        return;
+    MapReader m(reader, node, "source");
+    m.string("uri", source.uri);
+    m.integerAs("width", source.width, 16, 8192);
+    m.integerAs("height", source.height, 16, 8192);
+    m.number("fps", source.fps, 0.0, 1000.0, false);
+    m.integerAs("seed", source.seed, 0, INT64_MAX);
+    m.boolean("loop", source.loop);
+    m.finish();
+}
+
+void readRun(ConfigReader& reader, const YAML::Node& node, RunConfig& run)
+{
+    if (!expectMap(reader, node, "run"))
+        return;
+    MapReader m(reader, node, "run");
+    m.integerAs("frames", run.frames, 0, INT64_MAX);
+    m.number("duration_s", run.durationS, 0.0, 1e9);
+    int pacing = 0;
+    if (m.choice("pacing", {"realtime", "none"}, pacing))
+        run.pacing = pacing == 0 ? Pacing::Realtime : Pacing::None;
+    m.integerAs("queue_depth", run.queueDepth, 1, 1024);
+    m.finish();
+}
+
+void readEngine(
+    ConfigReader& reader, const YAML::Node& node, const std::string& path, EngineOptions& engine)
+{
+    if (!expectMap(reader, node, path))
+        return;
+    MapReader m(reader, node, path);
+    m.string("backend", engine.backend);
+    int index = 0;
+    if (m.choice("device", {"cpu", "gpu", "dla0", "dla1"}, index))
+        parseDevice(
+            std::vector<std::string> {"cpu", "gpu", "dla0", "dla1"}[static_cast<size_t>(index)],
+            &engine.device);
+    if (m.choice("precision", {"fp32", "fp16", "int8"}, index))
+        parsePrecision(
+            std::vector<std::string> {"fp32", "fp16", "int8"}[static_cast<size_t>(index)],
+            &engine.precision);
+    m.integerAs("batch", engine.batch, 1, 256);
+    m.integerAs("threads", engine.threads, 0, 256);
+    m.boolean("fusion", engine.fusion);
+    m.finish();
+}
+
+void readPreprocess(
+    ConfigReader& reader, const YAML::Node& node, const std::string& path, PreprocessConfig& pre)
+{
+    if (!expectMap(reader, node, path))
+        return;
+    MapReader m(reader, node, path);
+    int index = 0;
+    if (m.choice("resize", {"shorter_side", "stretch"}, index))
+        pre.resize = index == 0 ? ResizeMode::ShorterSide : ResizeMode::Stretch;
+    m.integerAs("resize_size", pre.resizeSize, 0, 16384);
+    YAML::Node crop = m.take("crop");
+    if (crop.IsDefined()) {
+        // A single size for square crops, or [width, height].
+        auto dimension = [&](const YAML::Node& n, int& out) {
+            bool valid = n.IsScalar() && !n.Scalar().empty();
+            int64_t v = 0;
+            if (valid) {
+                char* end = nullptr;
+                v = std::strtoll(n.Scalar().c_str(), &end, 10);
+                valid = *end == '\0' && v >= 0 && v <= 8192;
+            }
+            if (!valid) {
+                m.error("crop", n,
+                    "expected a size from 1 to 8192 pixels (0: the model's), got " +
+                        describeNode(n));
+                return false;
+            }
+            out = static_cast<int>(v);
+            return true;
+        };
+        if (crop.IsSequence() && crop.size() == 2) {
+            int w = 0, h = 0;
+            if (dimension(crop[0], w) && dimension(crop[1], h) && (w == 0) != (h == 0))
+                m.error(
+                    "crop", crop, "width and height must both be sizes, or both 0 (the model's)");
+            else if (w > 0 || h > 0) {
+                pre.cropWidth = w;
+                pre.cropHeight = h;
+            }
+        } else if (crop.IsScalar()) {
+            int s = 0;
+            if (dimension(crop, s))
+                pre.cropWidth = pre.cropHeight = s;
+        } else {
+            m.error("crop", crop, "expected a size or [width, height], got " + describeNode(crop));
+        }
+    }
+    if (m.choice("interpolation", {"nearest", "linear", "area", "cubic"}, index))
+        pre.interpolation = static_cast<Interpolation>(index);
+    if (m.choice("color", {"rgb", "bgr"}, index))
+        pre.color = index == 0 ? ColorOrder::Rgb : ColorOrder::Bgr;
+    double divisor = 0.0;
+    if (m.number("divisor", divisor, 0.0, 1e9, false))
+        pre.divisor = static_cast<float>(divisor);
+    m.triple("mean", pre.mean, false);
+    m.triple("std", pre.std, true);
+    m.finish();
+}
+
+void readPostprocess(
+    ConfigReader& reader, const YAML::Node& node, const std::string& path, PostprocessConfig& post)
+{
+    if (!expectMap(reader, node, path))
+        return;
+    MapReader m(reader, node, path);
+    int index = 0;
+    if (m.choice("output", {"logits", "probabilities"}, index))
+        post.output = index == 0 ? OutputKind::Logits : OutputKind::Probabilities;
+    m.integerAs("top_k", post.topK, 1, 10);
+    double smoothing = 0.0;
+    if (m.number("smoothing", smoothing, 0.0, 0.999))
+        post.smoothing = smoothing;
+    m.finish();
+}
+
+bool validTaskName(const std::string& name)
+{
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+    });
+}
+
+void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& baseDir,
+    std::vector<TaskConfig>& tasks)
+{
+    if (!node.IsDefined()) {
+        reader.error(node, "tasks", "missing: a config needs at least one task (a model to run)");
+        return;
+    }
+    if (!node.IsSequence() || node.size() == 0) {
+        reader.error(
+            node, "tasks", "expected a list of at least one task, got " + describeNode(node));
+        return;
+    }
+    std::set<std::string> names;
+    for (size_t i = 0; i < node.size(); ++i) {
+        const std::string path = "tasks[" + std::to_string(i) + "]";
+        const YAML::Node t = node[i];
+        if (!expectMap(reader, t, path))
+            continue;
+        reader.remember(path, t);
+        TaskConfig task;
+        MapReader m(reader, t, path);
+        int type = 0;
+        if (m.choice("type", {"classification"}, type))
+            task.type = "classification";
+        if (!m.take("model").IsDefined())
+            m.error("model", t, "missing: the ONNX model to run");
+        m.string("model", task.model);
+        m.string("labels", task.labels);
+        m.number("deadline_ms", task.deadlineMs, 0.0, 1e7);
+        readEngine(reader, m.take("engine"), path + ".engine", task.engine);
+        readPreprocess(reader, m.take("preprocess"), path + ".preprocess", task.preprocess);
+        readPostprocess(reader, m.take("postprocess"), path + ".postprocess", task.postprocess);
+        if (m.string("name", task.name) && !validTaskName(task.name))
+            m.error("name", t["name"],
+                "may hold only letters, digits, '_', '-' and '.' (it names log files)");
+        m.finish();
+
+        if (task.name.empty() && !task.model.empty())
+            task.name = fs::path(task.model).stem().string();
+        if (!task.name.empty() && !names.insert(task.name).second)
+            m.error("name", t,
+                "task name '" + task.name + "' is used twice; give each task its own name");
+        task.model = resolve(baseDir, task.model);
+        task.labels = resolve(baseDir, task.labels);
+        tasks.push_back(std::move(task));
+    }
+}
+
+void readLogging(ConfigReader& reader, const YAML::Node& node, LoggingConfig& logging)
+{
+    if (!expectMap(reader, node, "logging"))
+        return;
+    MapReader m(reader, node, "logging");
+    m.string("dir", logging.dir);
+    m.boolean("csv", logging.csv);
+    m.boolean("jsonl", logging.jsonl);
+    m.integerAs("queue_capacity", logging.queueCapacity, 16, 1 << 20);
+    int level = 0;
+    const std::vector<std::string> levels = {"trace", "debug", "info", "warn", "error"};
+    if (m.choice("level", levels, level))
+        logging.level = levels[static_cast<size_t>(level)];
+    m.number("status_interval_s", logging.statusIntervalS, 0.0, 3600.0);
+    m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 100'000'000);
+    m.finish();
+}
+
+} // namespace
+
+std::string AgentConfig::where(const std::string& key) const
+{
+    auto option = overriddenBy.find(key);
+    if (option != overriddenBy.end())
+        return option->second + " (" + key + ")";
+    auto it = lines.find(key);
+    std::string file = path.empty() ? "config" : path;
+    if (it == lines.end())
+        return file + ": " + key;
+    return file + ":" + std::to_string(it->second) + ": " + key;
+}
+
+Expected<AgentConfig> parseConfig(
+    const std::string& text, const std::string& name, const std::string& baseDir)
+{
+    AgentConfig config;
+    config.path = name;
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+        return Status::invalid(name + ":" + std::to_string(e.mark.line + 1) + ":" +
+            std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+    }
+    if (!root.IsMap())
+        return Status::invalid(name +
+            ": expected a mapping with source, run, tasks and logging sections, got " +
+            describeNode(root));
+
+    ConfigReader reader(name, config);
+    try {
+        MapReader top(reader, root, "");
+        readSource(reader, top.take("source"), config.source);
+        readRun(reader, top.take("run"), config.run);
+        readTasks(reader, top.take("tasks"), baseDir, config.tasks);
+        readLogging(reader, top.take("logging"), config.logging);
+        top.finish();
+    } catch (const YAML::Exception& e) {
+        reader.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    if (!reader.errors.empty()) {
+        std::string all;
+        for (const auto& e : reader.errors)
+            all += (all.empty() ? "" : "\n") + e;
+        return Status::invalid(all);
+    }
+    return config;
+}
+
+Expected<AgentConfig> loadConfig(const std::string& path)
+{
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+        return Status::notFound("config file '" + path + "' does not exist");
+    std::ifstream in(path);
+    if (!in)
+        return Status::notFound("config file '" + path + "' cannot be opened (permissions?)");
+    std::stringstream text;
+    text << in.rdbuf();
+    return parseConfig(text.str(), path, fs::path(path).parent_path().string());
+}
+
+} // namespace jetagent

@@ -1,0 +1,111 @@
+// The agent's configuration: one YAML file mapped to typed structs with defaults.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jetagent/base/status.h"
+#include "jetagent/engines/engine.h"
+#include "jetagent/hal/frame_source.h"
+
+namespace jetagent {
+
+enum class Pacing {
+    Realtime, // non-live sources deliver frames at their rate; the worker takes the newest, drops
+              // are counted
+    None, // as fast as possible, for offline evaluation: a bounded FIFO, no frame is dropped
+};
+
+struct RunConfig {
+    uint64_t frames = 0; // stop after this many source frames; 0 = no limit
+    double durationS = 0.0; // stop after this many seconds; 0 = no limit
+    Pacing pacing = Pacing::Realtime;
+    int queueDepth =
+        4; // frames buffered per task when pacing is none; more smooths jitter, costs memory
+};
+
+enum class ResizeMode {
+    ShorterSide, // scale so the shorter side is resize_size, keep the aspect ratio, then
+                 // centre-crop (torchvision's eval)
+    Stretch, // scale straight to the crop size, ignoring the aspect ratio
+};
+enum class ColorOrder { Rgb, Bgr };
+enum class Interpolation { Nearest, Linear, Area, Cubic };
+
+struct PreprocessConfig {
+    ResizeMode resize = ResizeMode::ShorterSide;
+    int resizeSize =
+        0; // shorter side after resizing; 0 = crop height x 256/224, torchvision's ratio
+    int cropWidth = 0; // model input width; 0 = taken from the model
+    int cropHeight = 0; // model input height; 0 = taken from the model
+    Interpolation interpolation = Interpolation::Linear;
+    ColorOrder color = ColorOrder::Rgb; // channel order the model expects
+    float divisor = 255.0f; // pixel values are divided by this first (255: 0..1 as torchvision)
+    std::array<float, 3> mean {
+        0.485f, 0.456f, 0.406f}; // subtracted per channel (model's order), after dividing
+    std::array<float, 3> std {0.229f, 0.224f, 0.225f}; // then divided by, per channel
+};
+
+enum class OutputKind { Logits, Probabilities };
+
+struct PostprocessConfig {
+    OutputKind output =
+        OutputKind::Logits; // logits get a softmax; probabilities are used as they are
+    int topK = 5; // labels reported per frame (1..10)
+    double smoothing = 0.0; // weight of the previous frames' scores, 0 = off, 0.9 = strong
+};
+
+struct TaskConfig {
+    std::string name; // names the task's log files; defaults to the model's file name
+    std::string type = "classification";
+    std::string model; // ONNX file, resolved relative to the config file
+    std::string labels; // one label per line, in output order; resolved relative to the config file
+    double deadlineMs =
+        0.0; // a frame later than this end to end is a deadline miss; 0 = the source's frame period
+    EngineOptions engine;
+    PreprocessConfig preprocess;
+    PostprocessConfig postprocess;
+};
+
+struct LoggingConfig {
+    std::string dir = "jetagent-logs"; // each run writes into a new subdirectory here
+    bool csv = true; // per-frame CSV
+    bool jsonl = true; // per-frame JSON Lines
+    int queueCapacity =
+        4096; // records buffered for the writer; when full, log lines are dropped and counted
+    std::string level = "info"; // trace, debug, info, warn, error
+    double statusIntervalS = 1.0; // seconds between console status lines; 0 = none
+    uint64_t maxSummarySamples =
+        1'000'000; // latencies kept for exact percentiles; beyond, a uniform sample
+};
+
+struct AgentConfig {
+    std::string path; // the file it came from ("" when built in code)
+    SourceOptions source;
+    RunConfig run;
+    std::vector<TaskConfig> tasks;
+    LoggingConfig logging;
+    std::map<std::string, int>
+        lines; // 1-based line of each key present in the file, by dotted path
+    std::map<std::string, std::string>
+        overriddenBy; // key -> the command-line option that replaced it
+
+    // "demo.yaml:23: tasks[0].preprocess.crop" (or without the line when the key was not in the
+    // file, or
+    // "--source (source.uri)" when the command line set it), for errors found after loading, such
+    // as a crop size the model does not accept.
+    std::string where(const std::string& key) const;
+};
+
+// Reads and validates a config file. Unknown keys, wrong types and out-of-range values are errors
+// naming the file, line and key; all of them are reported at once, one per line.
+Expected<AgentConfig> loadConfig(const std::string& path);
+
+// The same from text; `name` stands for the file in messages and `baseDir` resolves relative paths.
+Expected<AgentConfig> parseConfig(
+    const std::string& text, const std::string& name, const std::string& baseDir);
+
+} // namespace jetagent

@@ -1,0 +1,257 @@
+// Per-frame logs: workers hand records to a background writer that formats them as CSV and JSON
+// Lines.
+#include "frame_log.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "jetagent/base/clock.h"
+#include "jetagent/base/log.h"
+
+namespace jetagent {
+
+const char* const kFrameCsvHeader =
+    "frame_id,capture_ns,wait_ms,preprocess_ms,inference_ms,compute_ms,postprocess_ms,e2e_ms,batch,"
+    "top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok";
+
+namespace {
+
+std::string csvEscape(const std::string& s)
+{
+    if (s.find_first_of(",\"\r\n") == std::string::npos)
+        return s;
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"')
+            out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+// Appends printf-formatted text (at most 127 characters a call); `out` keeps its capacity between
+// records, so steady-state formatting does not allocate.
+__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* format, ...)
+{
+    char buffer[128];
+    va_list args;
+    va_start(args, format);
+    const int n = std::vsnprintf(buffer, sizeof buffer, format, args);
+    va_end(args);
+    if (n > 0)
+        out.append(buffer, std::min(static_cast<size_t>(n), sizeof buffer - 1));
+}
+
+const std::string kEmpty;
+
+} // namespace
+
+TaskLog::TaskLog(std::string taskName, const std::vector<std::string>& labels, int64_t deadlineNs,
+    size_t queueCapacity)
+    : taskName_(std::move(taskName)), deadlineNs_(deadlineNs), ring_(queueCapacity)
+{
+    for (const auto& label : labels) {
+        csvLabels_.push_back(csvEscape(label));
+        jsonLabels_.push_back(nlohmann::json(label).dump());
+    }
+}
+
+TaskLog::~TaskLog()
+{
+    close();
+}
+
+void TaskLog::submit(const FrameRecord& record)
+{
+    if (!ring_.push(record))
+        lost_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
+{
+    const bool miss = deadlineNs_ > 0 && r.ok && r.endToEndNs() > deadlineNs_;
+    auto label = [&](int index) -> const std::string& {
+        return index >= 0 && static_cast<size_t>(index) < csvLabels_.size()
+            ? csvLabels_[static_cast<size_t>(index)]
+            : kEmpty;
+    };
+    appendf(out, "%" PRIu64 ",%" PRId64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%d,", r.frameId,
+        r.capturedNs, nsToMs(r.dequeuedNs - r.capturedNs), nsToMs(r.preprocessedNs - r.dequeuedNs),
+        nsToMs(r.inferredNs - r.preprocessedNs), nsToMs(r.computeNs),
+        nsToMs(r.doneNs - r.inferredNs), nsToMs(r.endToEndNs()), r.batch);
+    if (r.topK > 0) {
+        out += label(r.labels[0]);
+        appendf(out, ",%.6f,", static_cast<double>(r.scores[0]));
+    } else {
+        out += ",,";
+    }
+    out += label(r.truth);
+    appendf(out, ",%d,%d,%d,%d\n", r.correct() ? 1 : 0, miss ? 1 : 0, r.coldStart ? 1 : 0,
+        r.ok ? 1 : 0);
+}
+
+void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
+{
+    const bool miss = deadlineNs_ > 0 && r.ok && r.endToEndNs() > deadlineNs_;
+    appendf(out, "{\"frame\":%" PRIu64 ",\"capture_ns\":%" PRId64, r.frameId, r.capturedNs);
+    appendf(out, ",\"wait_ms\":%.4f,\"preprocess_ms\":%.4f", nsToMs(r.dequeuedNs - r.capturedNs),
+        nsToMs(r.preprocessedNs - r.dequeuedNs));
+    appendf(out, ",\"inference_ms\":%.4f,\"compute_ms\":%.4f",
+        nsToMs(r.inferredNs - r.preprocessedNs), nsToMs(r.computeNs));
+    appendf(out, ",\"postprocess_ms\":%.4f,\"e2e_ms\":%.4f,\"batch\":%d,\"top\":[",
+        nsToMs(r.doneNs - r.inferredNs), nsToMs(r.endToEndNs()), r.batch);
+    for (int i = 0; i < r.topK; ++i) {
+        const int index = r.labels[static_cast<size_t>(i)];
+        out += i ? ",{\"label\":" : "{\"label\":";
+        out += index >= 0 && static_cast<size_t>(index) < jsonLabels_.size()
+            ? jsonLabels_[static_cast<size_t>(index)]
+            : "null";
+        appendf(out, ",\"score\":%.6f}", static_cast<double>(r.scores[static_cast<size_t>(i)]));
+    }
+    out += "],\"truth\":";
+    out += r.truth >= 0 && static_cast<size_t>(r.truth) < jsonLabels_.size()
+        ? jsonLabels_[static_cast<size_t>(r.truth)]
+        : "null";
+    appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s}\n",
+        r.truth >= 0 ? (r.correct() ? "true" : "false") : "null", miss ? "true" : "false",
+        r.coldStart ? "true" : "false", r.ok ? "true" : "false");
+}
+
+void TaskLog::drain(std::string& scratch)
+{
+    FrameRecord r;
+    while (ring_.pop(r)) {
+        bool ok = true;
+        if (csv_) {
+            scratch.clear();
+            formatCsv(r, scratch);
+            ok = std::fwrite(scratch.data(), 1, scratch.size(), csv_) == scratch.size() && ok;
+        }
+        if (jsonl_) {
+            scratch.clear();
+            formatJson(r, scratch);
+            ok = std::fwrite(scratch.data(), 1, scratch.size(), jsonl_) == scratch.size() && ok;
+        }
+        if (ok)
+            written_.fetch_add(1, std::memory_order_relaxed);
+        else
+            writeErrors_.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void TaskLog::flush()
+{
+    for (std::FILE* f : {csv_, jsonl_})
+        if (f && std::fflush(f) != 0)
+            writeErrors_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void TaskLog::close()
+{
+    for (std::FILE** f : {&csv_, &jsonl_})
+        if (*f) {
+            if (std::fclose(*f) != 0)
+                writeErrors_.fetch_add(1, std::memory_order_relaxed);
+            *f = nullptr;
+        }
+}
+
+FrameLogWriter::~FrameLogWriter()
+{
+    stop();
+}
+
+Status FrameLogWriter::open(
+    const std::string& dir, const std::vector<TaskLog*>& logs, bool csv, bool jsonl)
+{
+    logs_ = logs;
+    for (TaskLog* log : logs_) {
+        if (csv) {
+            log->csvPath_ = dir + "/" + log->taskName() + ".frames.csv";
+            log->csv_ = std::fopen(log->csvPath_.c_str(), "wx");
+            if (!log->csv_)
+                return Status::io(
+                    "cannot create frame log '" + log->csvPath_ + "': " + errnoText(errno));
+            std::setvbuf(log->csv_, nullptr, _IOFBF, 1 << 16);
+            if (std::fprintf(log->csv_, "%s\n", kFrameCsvHeader) < 0)
+                return Status::io("cannot write frame log '" + log->csvPath_ + "'");
+        }
+        if (jsonl) {
+            log->jsonlPath_ = dir + "/" + log->taskName() + ".frames.jsonl";
+            log->jsonl_ = std::fopen(log->jsonlPath_.c_str(), "wx");
+            if (!log->jsonl_)
+                return Status::io(
+                    "cannot create frame log '" + log->jsonlPath_ + "': " + errnoText(errno));
+            std::setvbuf(log->jsonl_, nullptr, _IOFBF, 1 << 16);
+        }
+    }
+    return Status();
+}
+
+void FrameLogWriter::start()
+{
+    thread_ = std::thread([this] { loop(); });
+}
+
+void FrameLogWriter::loop()
+{
+    auto log = logger("log");
+    std::string scratch;
+    scratch.reserve(1024);
+    int64_t lastFlush = monotonicNs();
+    int64_t lastWarning = 0;
+    uint64_t errorsWarned = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+        const bool stopping = stopping_;
+        lock.unlock();
+        for (TaskLog* l : logs_)
+            l->drain(scratch);
+        const int64_t now = monotonicNs();
+        // Flushing once a second bounds what a crash can take with it to about a second of lines.
+        if (stopping || now - lastFlush > 1'000'000'000) {
+            for (TaskLog* l : logs_)
+                l->flush();
+            lastFlush = now;
+        }
+        uint64_t errors = 0;
+        for (TaskLog* l : logs_)
+            errors += l->writeErrors();
+        if (errors > errorsWarned && (now - lastWarning > 10'000'000'000 || lastWarning == 0)) {
+            log->warn("{} frame-log lines could not be written (disk full or read-only?); "
+                      "inference goes on",
+                errors);
+            errorsWarned = errors;
+            lastWarning = now;
+        }
+        lock.lock();
+        if (stopping)
+            break;
+        wake_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stopping_; });
+    }
+    lock.unlock();
+    for (TaskLog* l : logs_)
+        l->close();
+}
+
+void FrameLogWriter::stop()
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+        thread_.join();
+    else
+        for (TaskLog* l : logs_)
+            l->close();
+}
+
+} // namespace jetagent

@@ -1,0 +1,94 @@
+// Per-frame logs: workers hand records to a background writer that formats them as CSV and JSON
+// Lines. A worker never waits on the disk: when the writer falls behind, records are dropped and
+// counted.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "frame_record.h"
+#include "jetagent/base/status.h"
+#include "spsc_ring.h"
+
+namespace jetagent {
+
+// The CSV columns, in order; units are in the names.
+extern const char* const kFrameCsvHeader;
+
+// One task's log: the record queue from its worker and the files it goes to.
+class TaskLog {
+public:
+    TaskLog(std::string taskName, const std::vector<std::string>& labels, int64_t deadlineNs,
+        size_t queueCapacity);
+    ~TaskLog();
+    TaskLog(const TaskLog&) = delete;
+    TaskLog& operator=(const TaskLog&) = delete;
+
+    // Worker thread: queue a record for writing. Never blocks; a full queue loses the record
+    // (counted).
+    void submit(const FrameRecord& record);
+
+    const std::string& taskName() const { return taskName_; }
+    uint64_t lost() const { return lost_.load(std::memory_order_relaxed); } // dropped: queue full
+    uint64_t written() const
+    {
+        return written_.load(std::memory_order_relaxed);
+    } // lines in each file
+    uint64_t writeErrors() const { return writeErrors_.load(std::memory_order_relaxed); }
+    const std::string& csvPath() const { return csvPath_; }
+    const std::string& jsonlPath() const { return jsonlPath_; }
+
+    // Formatting, exposed for tests. Both append one line with its newline to `out`.
+    void formatCsv(const FrameRecord& r, std::string& out) const;
+    void formatJson(const FrameRecord& r, std::string& out) const;
+
+private:
+    friend class FrameLogWriter;
+    void drain(std::string& scratch);
+    void flush();
+    void close();
+
+    std::string taskName_;
+    std::vector<std::string> csvLabels_; // labels escaped once for each format
+    std::vector<std::string> jsonLabels_;
+    int64_t deadlineNs_;
+    SpscRing<FrameRecord> ring_;
+    std::atomic<uint64_t> lost_ {0};
+    std::atomic<uint64_t> written_ {0};
+    std::atomic<uint64_t> writeErrors_ {0};
+    std::FILE* csv_ = nullptr;
+    std::FILE* jsonl_ = nullptr;
+    std::string csvPath_;
+    std::string jsonlPath_;
+};
+
+class FrameLogWriter {
+public:
+    FrameLogWriter() = default;
+    ~FrameLogWriter();
+    FrameLogWriter(const FrameLogWriter&) = delete;
+    FrameLogWriter& operator=(const FrameLogWriter&) = delete;
+
+    // Creates <dir>/<task>.frames.csv and/or .jsonl for each log. Errors name the file that failed.
+    Status open(const std::string& dir, const std::vector<TaskLog*>& logs, bool csv, bool jsonl);
+    void start();
+    // Writes everything still queued, flushes and closes the files. Safe to call twice.
+    void stop();
+
+private:
+    void loop();
+
+    std::vector<TaskLog*> logs_;
+    std::thread thread_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+};
+
+} // namespace jetagent

@@ -1,0 +1,35 @@
+// One frame's record through one task: its timestamps, engine timing and result. Plain data, fixed
+// size, so the worker hands it to the log writer without allocating.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace jetagent {
+
+struct FrameRecord {
+    static constexpr int kMaxTopK = 10;
+
+    uint64_t frameId = 0; // the source's sequence number
+    // CLOCK_MONOTONIC timestamps, contiguous so that the stages add up to the end-to-end latency
+    // exactly: wait = dequeued - captured, preprocess = preprocessed - dequeued, inference =
+    // inferred - preprocessed, postprocess = done - inferred, end to end = done - captured.
+    int64_t capturedNs = 0;
+    int64_t dequeuedNs = 0;
+    int64_t preprocessedNs = 0;
+    int64_t inferredNs = 0;
+    int64_t doneNs = 0;
+    int64_t computeNs = 0; // the engine's own figure for its compute, inside the inference stage
+    int32_t batch = 1; // frames that shared the inference
+    int32_t topK = 0; // valid entries in labels/scores
+    std::array<int32_t, kMaxTopK> labels {};
+    std::array<float, kMaxTopK> scores {};
+    int32_t truth = -1; // label index of the true class, -1 when unknown
+    bool ok = true; // false when inference failed for this frame
+    bool coldStart = false; // the task's first frame: first-run allocations and warm-up included
+
+    int64_t endToEndNs() const { return doneNs - capturedNs; }
+    bool correct() const { return ok && truth >= 0 && topK > 0 && labels[0] == truth; }
+};
+
+} // namespace jetagent

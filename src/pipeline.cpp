@@ -1,0 +1,236 @@
+// The running agent: a source thread feeding one worker thread per task, and the frame-log writer.
+#include "pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "jetagent/base/clock.h"
+#include "jetagent/base/log.h"
+
+namespace jetagent {
+
+namespace {
+
+constexpr int kMaxConsecutiveFailures = 10;
+
+std::chrono::steady_clock::time_point toTimePoint(int64_t ns)
+{
+    // libstdc++'s steady_clock is CLOCK_MONOTONIC, the clock every timestamp here comes from.
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+} // namespace
+
+Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
+    size_t maxSummarySamples)
+    : source_(source), run_(run)
+{
+    const bool paced = run.pacing == Pacing::Realtime;
+    size_t poolSize = 2; // one being filled, one spare
+    for (const TaskSlot& slot : tasks) {
+        const size_t batch = static_cast<size_t>(std::max(slot.task->batchSize(), 1));
+        // Paced: keep just the newest frames a batch can use. Unpaced: a FIFO deep enough for full
+        // batches.
+        const size_t capacity =
+            paced ? batch : std::max(static_cast<size_t>(run.queueDepth), batch);
+        workers_.push_back(std::make_unique<Worker>(slot, capacity,
+            paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, maxSummarySamples));
+        poolSize += capacity + batch; // queued, plus in the worker's hands
+    }
+    pool_ = std::make_unique<FramePool>(poolSize);
+}
+
+Pipeline::~Pipeline()
+{
+    requestStop("shutdown");
+    join();
+}
+
+void Pipeline::start()
+{
+    startNs_ = monotonicNs();
+    running_ = static_cast<int>(workers_.size()) + 1;
+    for (auto& w : workers_) {
+        Worker* worker = w.get();
+        worker->thread = std::thread([this, worker] { workerLoop(*worker); });
+    }
+    sourceThread_ = std::thread([this] { sourceLoop(); });
+}
+
+void Pipeline::requestStop(const std::string& reason)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!stop_) {
+            stop_ = true;
+            stopReason_ = reason;
+        }
+    }
+    changed_.notify_all();
+}
+
+void Pipeline::fail(const Status& status, const std::string& reason)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (failure_.ok())
+            failure_ = status;
+    }
+    requestStop(reason);
+}
+
+void Pipeline::threadDone()
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (--running_ == 0)
+            endNs_ = monotonicNs();
+    }
+    changed_.notify_all();
+}
+
+bool Pipeline::waitFinished(int timeoutMs)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(
+        lock, std::chrono::milliseconds(timeoutMs), [&] { return running_.load() == 0; });
+    return running_.load() == 0;
+}
+
+void Pipeline::join()
+{
+    if (sourceThread_.joinable())
+        sourceThread_.join();
+    for (auto& w : workers_)
+        if (w->thread.joinable())
+            w->thread.join();
+}
+
+std::string Pipeline::stopReason() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stopReason_;
+}
+
+Status Pipeline::failure() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
+}
+
+Pipeline::LiveView Pipeline::live(size_t task) const
+{
+    std::lock_guard<std::mutex> lock(workers_[task]->liveMutex);
+    return workers_[task]->live;
+}
+
+void Pipeline::sourceLoop()
+{
+    auto log = logger("pipeline");
+    const SourceInfo& info = source_.info();
+    const bool paced = run_.pacing == Pacing::Realtime && !info.live && info.fps > 0.0;
+    const int64_t period = paced ? static_cast<int64_t>(std::llround(1e9 / info.fps)) : 0;
+    const int64_t durationNs = static_cast<int64_t>(run_.durationS * 1e9);
+    int64_t due = startNs_;
+    uint64_t produced = 0;
+    uint64_t lateRestarts = 0;
+
+    while (true) {
+        if (run_.frames > 0 && produced >= run_.frames) {
+            requestStop("frame limit reached");
+            break;
+        }
+        const int64_t now = monotonicNs();
+        if (durationNs > 0 && (paced ? due : now) - startNs_ >= durationNs) {
+            requestStop("duration reached");
+            break;
+        }
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            if (paced)
+                changed_.wait_until(lock, toTimePoint(due), [&] { return stop_; });
+            if (stop_)
+                break;
+        }
+
+        std::shared_ptr<Frame> frame = pool_->acquire();
+        auto result = source_.read(*frame);
+        if (!result) {
+            fail(result.status().withContext("source " + info.uri), "source failed");
+            break;
+        }
+        if (result.value() == ReadResult::EndOfStream) {
+            requestStop("end of stream");
+            break;
+        }
+        ++produced;
+        captured_.store(produced, std::memory_order_relaxed);
+        for (auto& w : workers_)
+            w->queue.push(frame);
+        frame.reset();
+
+        if (paced) {
+            due += period;
+            // A source that fell more than a period behind (a slow decode, a stall) restarts its
+            // schedule instead of bursting to catch up: frames are never produced faster than the
+            // rate.
+            const int64_t after = monotonicNs();
+            if (after > due + period) {
+                due = after;
+                ++lateRestarts;
+            }
+        }
+    }
+    if (lateRestarts > 0)
+        log->info("source {} fell behind its {:.1f} fps schedule {} times", info.uri, info.fps,
+            lateRestarts);
+    for (auto& w : workers_)
+        w->queue.close();
+    threadDone();
+}
+
+void Pipeline::workerLoop(Worker& worker)
+{
+    auto log = logger("pipeline");
+    Task& task = *worker.slot.task;
+    const size_t batch = static_cast<size_t>(std::max(task.batchSize(), 1));
+    std::vector<FramePtr> frames(batch);
+    std::vector<const Frame*> raw(batch);
+    std::vector<FrameRecord> records(batch);
+    int consecutiveFailures = 0;
+
+    while (size_t n = worker.queue.pop(frames.data(), batch)) {
+        const int64_t dequeuedNs = monotonicNs();
+        for (size_t i = 0; i < n; ++i)
+            raw[i] = frames[i].get();
+        Status status = task.process(raw.data(), n, dequeuedNs, records.data());
+        for (size_t i = 0; i < n; ++i) {
+            worker.stats->add(records[i]);
+            if (worker.slot.log)
+                worker.slot.log->submit(records[i]);
+            frames[i].reset(); // back to the pool
+        }
+        {
+            std::lock_guard<std::mutex> lock(worker.liveMutex);
+            worker.live.frames = worker.stats->frames;
+            worker.live.correct = worker.stats->correct;
+            worker.live.scored = worker.stats->scored;
+            worker.live.last = records[n - 1];
+            worker.live.haveLast = true;
+        }
+        if (status) {
+            consecutiveFailures = 0;
+            continue;
+        }
+        if (consecutiveFailures++ == 0)
+            log->error("task {}: {}", task.name(), status.message());
+        if (consecutiveFailures == kMaxConsecutiveFailures)
+            fail(status.withContext("task " + task.name() + " failed " +
+                     std::to_string(kMaxConsecutiveFailures) + " times in a row"),
+                "task " + task.name() + " failed");
+    }
+    threadDone();
+}
+
+} // namespace jetagent

@@ -1,0 +1,110 @@
+// The running agent: a source thread feeding one worker thread per task, and the frame-log writer.
+//
+//   source thread --frames--> FrameQueue (per task) --> worker: Task::process --> TaskStats,
+//   TaskLog
+//
+// Each frame is decoded once and shared read-only by every task. Paced sources hand over through
+// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config.h"
+#include "frame_log.h"
+#include "frame_queue.h"
+#include "task.h"
+#include "task_stats.h"
+
+namespace jetagent {
+
+class Pipeline {
+public:
+    struct TaskSlot {
+        Task* task = nullptr;
+        TaskLog* log = nullptr; // may be null: records then only feed the statistics
+        int64_t deadlineNs = 0;
+    };
+
+    // What the console shows while running; a snapshot taken under a lock the worker holds briefly.
+    struct LiveView {
+        uint64_t frames = 0;
+        uint64_t correct = 0;
+        uint64_t scored = 0;
+        bool haveLast = false;
+        FrameRecord last;
+    };
+
+    Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
+        size_t maxSummarySamples);
+    ~Pipeline();
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+
+    void start();
+    // Stops capture; frames already taken are finished and logged. Thread-safe; the first reason
+    // stays.
+    void requestStop(const std::string& reason);
+    // True once the source has stopped and every worker has drained its queue.
+    bool finished() const { return running_.load() == 0; }
+    // Waits up to `timeoutMs` for finished(); returns finished().
+    bool waitFinished(int timeoutMs);
+    void join();
+
+    // Valid after join().
+    const TaskStats& stats(size_t task) const { return *workers_[task]->stats; }
+    uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
+    uint64_t framesCaptured() const { return captured_.load(); }
+    int64_t startNs() const { return startNs_; }
+    int64_t endNs() const { return endNs_; }
+    std::string stopReason() const;
+    // The first failure that ended the run (source error, a task failing repeatedly); ok otherwise.
+    Status failure() const;
+
+    LiveView live(size_t task) const;
+    size_t taskCount() const { return workers_.size(); }
+
+private:
+    struct Worker {
+        Worker(TaskSlot s, size_t capacity, FrameQueue::Policy policy, size_t maxSamples)
+            : slot(s),
+              queue(capacity, policy),
+              stats(std::make_unique<TaskStats>(maxSamples, s.deadlineNs))
+        {
+        }
+        TaskSlot slot;
+        FrameQueue queue;
+        std::unique_ptr<TaskStats> stats;
+        std::thread thread;
+        mutable std::mutex liveMutex;
+        LiveView live;
+    };
+
+    void sourceLoop();
+    void workerLoop(Worker& worker);
+    void fail(const Status& status, const std::string& reason);
+    void threadDone();
+
+    FrameSource& source_;
+    RunConfig run_;
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::unique_ptr<FramePool> pool_;
+    std::thread sourceThread_;
+    std::atomic<int> running_ {0};
+    std::atomic<uint64_t> captured_ {0};
+    int64_t startNs_ = 0;
+    int64_t endNs_ = 0;
+
+    mutable std::mutex mutex_; // guards the fields below
+    std::condition_variable changed_;
+    bool stop_ = false;
+    std::string stopReason_;
+    Status failure_;
+};
+
+} // namespace jetagent

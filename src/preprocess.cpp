@@ -1,0 +1,92 @@
+// Classification preprocessing: resize and crop as torchvision evaluates, then normalise into NCHW
+// float.
+#include "preprocess.h"
+
+#include <cassert>
+#include <cmath>
+
+#include <opencv2/imgproc.hpp>
+
+namespace jetagent {
+
+int toOpenCVInterpolation(Interpolation interpolation)
+{
+    switch (interpolation) {
+    case Interpolation::Nearest: return cv::INTER_NEAREST;
+    case Interpolation::Linear: return cv::INTER_LINEAR;
+    case Interpolation::Area: return cv::INTER_AREA;
+    case Interpolation::Cubic: return cv::INTER_CUBIC;
+    }
+    return cv::INTER_LINEAR;
+}
+
+CropGeometry computeCropGeometry(int frameWidth, int frameHeight, const PreprocessConfig& config)
+{
+    CropGeometry g;
+    g.cropWidth = config.cropWidth;
+    g.cropHeight = config.cropHeight;
+    if (config.resize == ResizeMode::Stretch) {
+        g.resizedWidth = config.cropWidth;
+        g.resizedHeight = config.cropHeight;
+        return g;
+    }
+    const int64_t size = config.resizeSize;
+    if (frameWidth <= frameHeight) {
+        g.resizedWidth = static_cast<int>(size);
+        g.resizedHeight = static_cast<int>(static_cast<double>(size * frameHeight) / frameWidth);
+    } else {
+        g.resizedHeight = static_cast<int>(size);
+        g.resizedWidth = static_cast<int>(static_cast<double>(size * frameWidth) / frameHeight);
+    }
+    // std::nearbyint rounds half to even in the default rounding mode, as Python's round() does.
+    g.cropX = static_cast<int>(std::nearbyint((g.resizedWidth - g.cropWidth) / 2.0));
+    g.cropY = static_cast<int>(std::nearbyint((g.resizedHeight - g.cropHeight) / 2.0));
+    return g;
+}
+
+Preprocessor::Preprocessor(const PreprocessConfig& config) : config_(config)
+{
+    assert(config.cropWidth > 0 && config.cropHeight > 0);
+    for (int c = 0; c < 3; ++c) {
+        // Frames are BGR: RGB models read channel 2 first.
+        sourceChannel_[static_cast<size_t>(c)] = config.color == ColorOrder::Rgb ? 2 - c : c;
+        const float divisor = config.divisor;
+        const float mean = config.mean[static_cast<size_t>(c)];
+        const float stdev = config.std[static_cast<size_t>(c)];
+        for (int v = 0; v < 256; ++v) {
+            const float scaled = static_cast<float>(v) / divisor;
+            const float centred = scaled - mean;
+            table_[static_cast<size_t>(c)][static_cast<size_t>(v)] = centred / stdev;
+        }
+    }
+}
+
+void Preprocessor::run(const cv::Mat& bgr, float* out)
+{
+    assert(bgr.type() == CV_8UC3);
+    const CropGeometry g = computeCropGeometry(bgr.cols, bgr.rows, config_);
+    const cv::Mat* source = &bgr;
+    if (g.resizedWidth != bgr.cols || g.resizedHeight != bgr.rows) {
+        cv::resize(bgr, resized_, cv::Size(g.resizedWidth, g.resizedHeight), 0, 0,
+            toOpenCVInterpolation(config_.interpolation));
+        source = &resized_;
+    }
+
+    const size_t plane = static_cast<size_t>(g.cropWidth) * static_cast<size_t>(g.cropHeight);
+    float* planes[3] = {out, out + plane, out + 2 * plane};
+    const float* t0 = table_[0].data();
+    const float* t1 = table_[1].data();
+    const float* t2 = table_[2].data();
+    const int s0 = sourceChannel_[0], s1 = sourceChannel_[1], s2 = sourceChannel_[2];
+    size_t i = 0;
+    for (int y = 0; y < g.cropHeight; ++y) {
+        const uint8_t* row = source->ptr<uint8_t>(g.cropY + y) + 3 * g.cropX;
+        for (int x = 0; x < g.cropWidth; ++x, ++i, row += 3) {
+            planes[0][i] = t0[row[s0]];
+            planes[1][i] = t1[row[s1]];
+            planes[2][i] = t2[row[s2]];
+        }
+    }
+}
+
+} // namespace jetagent

@@ -1,0 +1,59 @@
+// Classification preprocessing: resize and crop as torchvision evaluates, then normalise into NCHW
+// float.
+#pragma once
+
+#include <array>
+
+#include <opencv2/core/mat.hpp>
+
+#include "config.h"
+
+namespace jetagent {
+
+// Where the model's input comes from in a frame: the size it is resized to, then the crop taken
+// from it.
+struct CropGeometry {
+    int resizedWidth = 0;
+    int resizedHeight = 0;
+    int cropX = 0;
+    int cropY = 0;
+    int cropWidth = 0;
+    int cropHeight = 0;
+};
+
+// torchvision's rules: Resize(s) scales the shorter side to s and the longer to int(s * long /
+// short); CenterCrop takes its offsets as round((size - crop) / 2) with Python's
+// round-half-to-even. Stretch resizes straight to the crop size. `config` must have its crop and
+// resize sizes resolved.
+CropGeometry computeCropGeometry(int frameWidth, int frameHeight, const PreprocessConfig& config);
+
+// Turns BGR frames into the model's input tensor. Each output value is computed in float32 exactly
+// as
+// ((float)v / divisor - mean[c]) / std[c], via a table of the 256 possible values per channel, so
+// the result is bit-identical to that formula. Owns its buffers: after the first frame of a given
+// size, no allocation per frame.
+class Preprocessor {
+public:
+    explicit Preprocessor(const PreprocessConfig& config);
+
+    // Writes 3 x cropHeight x cropWidth floats (planar, channels in the configured order) to `out`.
+    void run(const cv::Mat& bgr, float* out);
+
+    const PreprocessConfig& config() const { return config_; }
+    size_t outputElements() const
+    {
+        return 3u * static_cast<size_t>(config_.cropWidth) *
+            static_cast<size_t>(config_.cropHeight);
+    }
+
+private:
+    PreprocessConfig config_;
+    std::array<std::array<float, 256>, 3> table_ {}; // per output channel
+    std::array<int, 3> sourceChannel_ {}; // BGR channel feeding each output channel
+    cv::Mat resized_;
+};
+
+// The OpenCV interpolation flag for a config value.
+int toOpenCVInterpolation(Interpolation interpolation);
+
+} // namespace jetagent

@@ -1,0 +1,89 @@
+// The context every result carries: what ran, where, with which versions.
+#include "run_context.h"
+
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <opencv2/core/version.hpp>
+
+#include "version.h"
+
+namespace jetagent {
+
+namespace {
+
+std::string firstLineValue(const std::string& path, const std::string& key, char separator)
+{
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.compare(0, key.size(), key) != 0)
+            continue;
+        size_t pos = line.find(separator, key.size());
+        if (pos == std::string::npos)
+            continue;
+        std::string value = line.substr(pos + 1);
+        value.erase(0, value.find_first_not_of(" \t\""));
+        while (!value.empty() && (value.back() == '"' || value.back() == ' '))
+            value.pop_back();
+        return value;
+    }
+    return "";
+}
+
+// The current UTC time, compact ("20261121T203000Z", for file names) or ISO 8601 with separators.
+std::string utcString(bool compact)
+{
+    std::time_t now = std::time(nullptr);
+    std::tm tm {};
+    gmtime_r(&now, &tm);
+    char buffer[64];
+    if (compact)
+        std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
+    else
+        std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buffer;
+}
+
+} // namespace
+
+std::string utcStamp()
+{
+    return utcString(true);
+}
+
+RunContext collectRunContext()
+{
+    RunContext c;
+    c.jetagentVersion = JETAGENT_VERSION;
+    c.buildType = JETAGENT_BUILD_TYPE;
+#if defined(__clang__)
+    c.compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+    c.compiler = "gcc " __VERSION__;
+#endif
+    c.opencvVersion = CV_VERSION;
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0)
+        c.host = host;
+    c.os = firstLineValue("/etc/os-release", "PRETTY_NAME", '=');
+    utsname u {};
+    if (uname(&u) == 0) {
+        c.kernel = std::string(u.sysname) + " " + u.release;
+        c.machine = u.machine;
+    }
+    c.cpu = firstLineValue("/proc/cpuinfo", "model name", ':');
+    if (c.cpu.empty()) {
+        std::ifstream model("/proc/device-tree/model");
+        std::getline(model, c.cpu, '\0');
+    }
+    c.cores = static_cast<int>(std::thread::hardware_concurrency());
+    c.startedUtc = utcString(false);
+    return c;
+}
+
+} // namespace jetagent

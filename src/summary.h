@@ -1,0 +1,45 @@
+// The end-of-run summary: a JSON document (summary.json) and the text printed from it
+// (summary.txt).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "frame_log.h"
+#include "run_context.h"
+#include "task.h"
+#include "task_stats.h"
+
+namespace jetagent {
+
+struct TaskOutcome {
+    const Task* task = nullptr;
+    const TaskConfig* config = nullptr;
+    const TaskStats* stats = nullptr;
+    uint64_t dropped = 0; // frames replaced in the task's queue before the worker took them
+    const TaskLog* log = nullptr; // null when no frame log was written
+};
+
+struct RunOutcome {
+    RunContext context;
+    const AgentConfig* config = nullptr;
+    std::vector<std::string> overrides; // command-line overrides, as "key=value"
+    SourceInfo source;
+    uint64_t framesCaptured = 0;
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    std::string stopReason;
+    std::string failure; // empty when the run ended normally
+    std::string runDirectory;
+    std::vector<TaskOutcome> tasks;
+};
+
+nlohmann::json summaryJson(const RunOutcome& outcome);
+
+// A human-readable rendering of summaryJson's document.
+std::string summaryText(const nlohmann::json& j);
+
+} // namespace jetagent

@@ -1,0 +1,39 @@
+// A task turns frames into results through one or more engines (classification now, action
+// recognition later).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "frame_record.h"
+#include "jetagent/base/status.h"
+#include "jetagent/engines/engine.h"
+#include "jetagent/hal/frame_source.h"
+
+namespace jetagent {
+
+class Task {
+public:
+    virtual ~Task() = default;
+    Task() = default;
+    Task(const Task&) = delete;
+    Task& operator=(const Task&) = delete;
+
+    virtual const std::string& name() const = 0;
+    virtual int batchSize() const = 0;
+    virtual const std::vector<std::string>& labels() const = 0;
+    virtual std::vector<EngineDescription> engines() const = 0;
+    // The task's settings as they are in effect (defaults resolved), for the run summary.
+    virtual nlohmann::json describe() const = 0;
+
+    // Processes `count` frames (1..batchSize) that the worker took at `dequeuedNs`, filling one
+    // record per frame with its timestamps and result. Called from the task's worker thread only. A
+    // failed inference returns its error with the records marked not ok; the worker decides whether
+    // to go on.
+    virtual Status process(
+        const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records) = 0;
+};
+
+} // namespace jetagent

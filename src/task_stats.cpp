@@ -1,0 +1,75 @@
+// What a run measured for one task, accumulated by its worker from the frame records.
+#include "task_stats.h"
+
+namespace jetagent {
+
+TaskStats::TaskStats(size_t maxSamples, int64_t deadlineNs)
+    : endToEnd(maxSamples),
+      wait(maxSamples),
+      preprocess(maxSamples),
+      inference(maxSamples),
+      compute(maxSamples),
+      postprocess(maxSamples),
+      service(maxSamples),
+      interval(maxSamples),
+      deadlineNs_(deadlineNs)
+{
+    // Enough room for a few minutes at camera rates before the first growth; growth is rare and
+    // amortised.
+    for (SampleSeries* s :
+        {&endToEnd, &wait, &preprocess, &inference, &compute, &postprocess, &service, &interval})
+        s->reserve(16384);
+}
+
+void TaskStats::add(const FrameRecord& r)
+{
+    if (frames == 0) {
+        firstCapturedNs = r.capturedNs;
+        firstDoneNs = r.doneNs;
+    }
+    ++frames;
+    lastDoneNs = r.doneNs;
+    if (!r.ok) {
+        ++failed;
+        return;
+    }
+    const int64_t e2e = r.endToEndNs();
+    if (deadlineNs_ > 0 && e2e > deadlineNs_)
+        ++deadlineMisses;
+    if (r.truth >= 0) {
+        ++scored;
+        if (r.correct())
+            ++correct;
+    }
+    if (r.coldStart) {
+        if (!haveColdStart) {
+            coldStart = r;
+            haveColdStart = true;
+        }
+        return;
+    }
+    endToEnd.add(e2e);
+    wait.add(r.dequeuedNs - r.capturedNs);
+    preprocess.add(r.preprocessedNs - r.dequeuedNs);
+    inference.add(r.inferredNs - r.preprocessedNs);
+    compute.add(r.computeNs);
+    postprocess.add(r.doneNs - r.inferredNs);
+    service.add(r.doneNs - r.dequeuedNs);
+    // Frames of one batch finish together; the interval is measured between batches.
+    if (previousDoneNs_ > 0 && r.doneNs != previousDoneNs_)
+        interval.add(r.doneNs - previousDoneNs_);
+    previousDoneNs_ = r.doneNs;
+
+    // Keep the slowest frames, so a summary can say when the outliers happened, not only how bad
+    // they were.
+    if (slowCount < kSlowest || e2e > slowest[slowCount - 1].endToEndNs) {
+        size_t pos = slowCount < kSlowest ? slowCount++ : kSlowest - 1;
+        while (pos > 0 && e2e > slowest[pos - 1].endToEndNs) {
+            slowest[pos] = slowest[pos - 1];
+            --pos;
+        }
+        slowest[pos] = {r.frameId, r.capturedNs, e2e};
+    }
+}
+
+} // namespace jetagent

@@ -1,0 +1,54 @@
+// What a run measured for one task, accumulated by its worker from the frame records.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "frame_record.h"
+#include "latency_stats.h"
+
+namespace jetagent {
+
+struct SlowFrame {
+    uint64_t frameId = 0;
+    int64_t capturedNs = 0;
+    int64_t endToEndNs = 0;
+};
+
+class TaskStats {
+public:
+    static constexpr size_t kSlowest = 5;
+
+    TaskStats(size_t maxSamples, int64_t deadlineNs);
+
+    // Adds one record. The cold-start frames (the first inference) are kept apart from the
+    // steady-state series; failed frames are counted but have no latency. Worker thread only.
+    void add(const FrameRecord& r);
+
+    int64_t deadlineNs() const { return deadlineNs_; }
+
+    // Steady state: every successful frame after the first inference.
+    SampleSeries endToEnd, wait, preprocess, inference, compute, postprocess;
+    SampleSeries service; // dequeued -> done: the worker's time per frame, waiting excluded
+    SampleSeries
+        interval; // between consecutive results: the run's pace, everything the agent does included
+    uint64_t frames = 0; // records, failed ones included
+    uint64_t failed = 0;
+    uint64_t deadlineMisses = 0; // successful frames (cold start included) over the deadline
+    uint64_t scored = 0; // successful frames whose true class is known
+    uint64_t correct = 0; // ... and whose top-1 label is it
+    bool haveColdStart = false;
+    FrameRecord coldStart; // the first frame of the first inference
+    int64_t firstCapturedNs = 0;
+    int64_t firstDoneNs = 0;
+    int64_t lastDoneNs = 0;
+    std::array<SlowFrame, kSlowest>
+        slowest {}; // highest end-to-end first; frameId meaningful up to slowCount
+    size_t slowCount = 0;
+
+private:
+    int64_t deadlineNs_;
+    int64_t previousDoneNs_ = 0;
+};
+
+} // namespace jetagent
