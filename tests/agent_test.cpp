@@ -1,0 +1,155 @@
+// Whole runs of the jetagent binary: logs, summaries, several tasks on one source, clean stops.
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "run_checks.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace jetagent {
+namespace {
+
+using test::runJetagent;
+using test::sourcePath;
+using test::TempDir;
+
+std::string task(const std::string& name, const std::string& engine)
+{
+    return "  - name: " + name +
+        "\n"
+        "    model: " +
+        sourcePath("models/shapes_cnn.onnx") +
+        "\n"
+        "    labels: " +
+        sourcePath("models/shapes_labels.txt") +
+        "\n"
+        "    preprocess: {resize: stretch, interpolation: area}\n"
+        "    engine: " +
+        engine + "\n";
+}
+
+std::string config(const std::string& run, const std::string& tasks)
+{
+    return "source: {uri: synthetic://shapes, width: 320, height: 240, fps: 30, seed: 5}\n"
+           "run: " +
+        run +
+        "\n"
+        "tasks:\n" +
+        tasks + "logging: {dir: logs, status_interval_s: 0}\n";
+}
+
+TEST(AgentRun, AsFastAsPossibleLogsEveryFrameAndSummarises)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", config("{frames: 120}", task("shapes", "{threads: 0}")));
+    auto r = runJetagent({"run", "-c", "c.yaml", "--as-fast-as-possible"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("== jetagent run summary =="), std::string::npos);
+
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    EXPECT_EQ(files.csvRecords, 120u); // offline: nothing dropped
+    const auto& s = files.summary;
+    EXPECT_EQ(s["source"]["pacing"], "none");
+    EXPECT_EQ(s["source"]["frames_captured"], 120);
+    EXPECT_EQ(s["run"]["stop_reason"], "frame limit reached");
+    EXPECT_TRUE(s["run"]["failure"].is_null());
+    EXPECT_EQ(s["config"]["overrides"][0], "run.pacing=none");
+    const auto& t = s["tasks"][0];
+    EXPECT_EQ(t["frames"]["processed"], 120);
+    EXPECT_EQ(t["frames"]["dropped"], 0);
+    EXPECT_EQ(t["log"]["lines_written"], 120);
+    EXPECT_EQ(t["log"]["lines_lost"], 0);
+    EXPECT_EQ(t["cold_start"]["frame"], 0);
+    EXPECT_EQ(t["latency_ms"]["end_to_end"]["n"], 119); // the cold start is kept apart
+    EXPECT_GE(t["accuracy"]["top1"].get<double>(), 0.95);
+    EXPECT_EQ(t["engines"][0]["model"]["sha256"].get<std::string>().size(), 64u);
+    EXPECT_FALSE(s["context"]["host"].get<std::string>().empty());
+    EXPECT_FALSE(s["percentile_definition"].get<std::string>().empty());
+    // 119 samples: enough for p90 (64), too few for p95, p99 and p99.9.
+    ASSERT_EQ(t["notes"].size(), 3u) << t["notes"];
+    EXPECT_EQ(t["notes"][0].get<std::string>().rfind("p95 rests on 119", 0), 0u) << t["notes"];
+    EXPECT_TRUE(fs::exists(run + "/summary.txt"));
+    EXPECT_EQ(test::readFile(run + "/config.yaml"), test::readFile(dir / "c.yaml"));
+}
+
+TEST(AgentRun, TasksOnOneSourceSeeTheSameFrames)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml",
+        config("{frames: 60, pacing: none}",
+            task("single", "{batch: 1}") + task("batched", "{batch: 4}")));
+    auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto a = test::readLines(run + "/single.frames.csv");
+    const auto b = test::readLines(run + "/batched.frames.csv");
+    ASSERT_EQ(a.size(), 61u);
+    ASSERT_EQ(b.size(), 61u);
+    for (size_t i = 1; i < a.size(); ++i) {
+        // Same frame id, capture time, top-1 label and truth: one decoded frame shared by both
+        // tasks.
+        auto fields = [](const std::string& line) {
+            std::vector<std::string> f;
+            std::stringstream in(line);
+            std::string x;
+            while (std::getline(in, x, ','))
+                f.push_back(x);
+            return f;
+        };
+        const auto fa = fields(a[i]), fb = fields(b[i]);
+        EXPECT_EQ(fa[0], fb[0]);
+        EXPECT_EQ(fa[1], fb[1]);
+        EXPECT_EQ(fa[9], fb[9]);
+        EXPECT_EQ(fa[11], fb[11]);
+        EXPECT_EQ(fb[8], "4");
+    }
+    test::checkRun(run, "batched");
+}
+
+TEST(AgentRun, SigintStopsCaptureAndKeepsEveryCompletedFrame)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", config("{frames: 0}", task("shapes", "{threads: 1}")));
+    const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    kill(pid, SIGINT);
+    EXPECT_EQ(test::waitExit(pid, 10000), 0) << test::readFile(dir / "spawn.err");
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    const auto& s = files.summary;
+    EXPECT_EQ(s["run"]["stop_reason"].get<std::string>().rfind("signal", 0), 0u) << s["run"];
+    EXPECT_EQ(files.csvRecords, s["tasks"][0]["frames"]["processed"].get<size_t>());
+    EXPECT_GT(files.csvRecords, 20u); // about 45 frames in 1.5 s at 30 fps
+}
+
+TEST(AgentRun, RunsNeverShareADirectory)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", config("{frames: 3, pacing: none}", task("shapes", "{}")));
+    ASSERT_EQ(runJetagent({"run", "-c", "c.yaml"}, dir.path()).exitCode, 0);
+    ASSERT_EQ(runJetagent({"run", "-c", "c.yaml"}, dir.path()).exitCode, 0);
+    size_t runs = 0;
+    for (const auto& e : fs::directory_iterator(dir / "logs"))
+        runs += e.is_directory();
+    EXPECT_EQ(runs, 2u);
+}
+
+TEST(AgentRun, DurationLimitAndLogDirOverride)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", config("{frames: 0}", task("shapes", "{}")));
+    auto r = runJetagent(
+        {"run", "-c", "c.yaml", "--duration", "1", "--log-dir", "elsewhere"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto files = test::checkRun(test::onlyRunDirectory(dir / "elsewhere"), "shapes");
+    EXPECT_EQ(files.summary["run"]["stop_reason"], "duration reached");
+    EXPECT_NEAR(static_cast<double>(files.csvRecords), 30.0, 3.0); // 1 s at 30 fps
+}
+
+} // namespace
+} // namespace jetagent

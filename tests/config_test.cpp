@@ -1,0 +1,272 @@
+// Config parsing: defaults, and errors that name the key and the line.
+#include <gtest/gtest.h>
+
+#include "config.h"
+
+namespace jetagent {
+namespace {
+
+const char* const kMinimal = "tasks:\n"
+                             "  - model: m.onnx\n";
+
+Expected<AgentConfig> parse(const std::string& text)
+{
+    return parseConfig(text, "test.yaml", "/base");
+}
+
+// The error text, or a failure when the text parsed.
+std::string errorOf(const std::string& text)
+{
+    auto r = parse(text);
+    EXPECT_FALSE(r.ok()) << "expected an error for:\n" << text;
+    return r.ok() ? "" : r.status().message();
+}
+
+TEST(Config, DefaultsFillEverythingLeftOut)
+{
+    auto r = parse(kMinimal);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const AgentConfig& c = r.value();
+    EXPECT_EQ(c.source.uri, "synthetic://shapes");
+    EXPECT_EQ(c.source.width, 320);
+    EXPECT_EQ(c.source.height, 240);
+    EXPECT_DOUBLE_EQ(c.source.fps, 30.0);
+    EXPECT_EQ(c.run.frames, 0u);
+    EXPECT_EQ(c.run.pacing, Pacing::Realtime);
+    ASSERT_EQ(c.tasks.size(), 1u);
+    const TaskConfig& t = c.tasks[0];
+    EXPECT_EQ(t.name, "m");
+    EXPECT_EQ(t.model, "/base/m.onnx");
+    EXPECT_EQ(t.engine.backend, "opencv");
+    EXPECT_EQ(t.engine.device, Device::Cpu);
+    EXPECT_EQ(t.engine.precision, Precision::Fp32);
+    EXPECT_EQ(t.engine.batch, 1);
+    EXPECT_TRUE(t.engine.fusion);
+    EXPECT_EQ(t.preprocess.resize, ResizeMode::ShorterSide);
+    EXPECT_EQ(t.preprocess.color, ColorOrder::Rgb);
+    EXPECT_FLOAT_EQ(t.preprocess.divisor, 255.0f);
+    EXPECT_FLOAT_EQ(t.preprocess.mean[0], 0.485f);
+    EXPECT_FLOAT_EQ(t.preprocess.std[2], 0.225f);
+    EXPECT_EQ(t.postprocess.output, OutputKind::Logits);
+    EXPECT_EQ(t.postprocess.topK, 5);
+    EXPECT_EQ(c.logging.dir, "jetagent-logs");
+    EXPECT_TRUE(c.logging.csv);
+    EXPECT_TRUE(c.logging.jsonl);
+}
+
+TEST(Config, EveryKeyIsRead)
+{
+    auto r = parse("source:\n"
+                   "  uri: file://clip.mp4\n"
+                   "  width: 640\n"
+                   "  height: 480\n"
+                   "  fps: 15\n"
+                   "  seed: 9\n"
+                   "  loop: true\n"
+                   "run:\n"
+                   "  frames: 100\n"
+                   "  duration_s: 2.5\n"
+                   "  pacing: none\n"
+                   "  queue_depth: 8\n"
+                   "tasks:\n"
+                   "  - name: cls\n"
+                   "    type: classification\n"
+                   "    model: /abs/model.onnx\n"
+                   "    labels: labels.txt\n"
+                   "    deadline_ms: 40\n"
+                   "    engine: {backend: opencv, device: gpu, precision: fp16, batch: 4, threads: "
+                   "2, fusion: false}\n"
+                   "    preprocess:\n"
+                   "      resize: stretch\n"
+                   "      resize_size: 300\n"
+                   "      crop: [320, 240]\n"
+                   "      interpolation: area\n"
+                   "      color: bgr\n"
+                   "      divisor: 1\n"
+                   "      mean: [104, 117, 123]\n"
+                   "      std: [1, 1, 1]\n"
+                   "    postprocess: {output: probabilities, top_k: 3, smoothing: 0.5}\n"
+                   "logging:\n"
+                   "  dir: /tmp/logs\n"
+                   "  csv: false\n"
+                   "  jsonl: true\n"
+                   "  queue_capacity: 128\n"
+                   "  level: debug\n"
+                   "  status_interval_s: 0\n"
+                   "  max_summary_samples: 5000\n");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const AgentConfig& c = r.value();
+    EXPECT_EQ(c.source.uri, "file://clip.mp4");
+    EXPECT_EQ(c.source.seed, 9u);
+    EXPECT_TRUE(c.source.loop);
+    EXPECT_EQ(c.run.frames, 100u);
+    EXPECT_DOUBLE_EQ(c.run.durationS, 2.5);
+    EXPECT_EQ(c.run.pacing, Pacing::None);
+    EXPECT_EQ(c.run.queueDepth, 8);
+    const TaskConfig& t = c.tasks[0];
+    EXPECT_EQ(t.name, "cls");
+    EXPECT_EQ(t.model, "/abs/model.onnx");
+    EXPECT_EQ(t.labels, "/base/labels.txt");
+    EXPECT_DOUBLE_EQ(t.deadlineMs, 40.0);
+    EXPECT_EQ(t.engine.device, Device::Gpu);
+    EXPECT_EQ(t.engine.precision, Precision::Fp16);
+    EXPECT_EQ(t.engine.batch, 4);
+    EXPECT_EQ(t.engine.threads, 2);
+    EXPECT_FALSE(t.engine.fusion);
+    EXPECT_EQ(t.preprocess.resize, ResizeMode::Stretch);
+    EXPECT_EQ(t.preprocess.cropWidth, 320);
+    EXPECT_EQ(t.preprocess.cropHeight, 240);
+    EXPECT_EQ(t.preprocess.interpolation, Interpolation::Area);
+    EXPECT_EQ(t.preprocess.color, ColorOrder::Bgr);
+    EXPECT_FLOAT_EQ(t.preprocess.mean[1], 117.0f);
+    EXPECT_EQ(t.postprocess.output, OutputKind::Probabilities);
+    EXPECT_EQ(t.postprocess.topK, 3);
+    EXPECT_DOUBLE_EQ(t.postprocess.smoothing, 0.5);
+    EXPECT_FALSE(c.logging.csv);
+    EXPECT_EQ(c.logging.queueCapacity, 128);
+    EXPECT_EQ(c.logging.level, "debug");
+    EXPECT_EQ(c.logging.maxSummarySamples, 5000u);
+    EXPECT_EQ(c.lines.at("tasks[0].preprocess.crop"), 23);
+    EXPECT_EQ(c.where("tasks[0].preprocess.crop"), "test.yaml:23: tasks[0].preprocess.crop");
+}
+
+TEST(Config, UnknownKeyNamesKeyLineAndSuggestion)
+{
+    const std::string e = errorOf("source:\n"
+                                  "  uri: synthetic://shapes\n"
+                                  "  fsp: 30\n" +
+        std::string(kMinimal));
+    EXPECT_NE(e.find("test.yaml:3:"), std::string::npos) << e;
+    EXPECT_NE(e.find("source.fsp: unknown key"), std::string::npos) << e;
+    EXPECT_NE(e.find("did you mean 'fps'"), std::string::npos) << e;
+}
+
+TEST(Config, UnknownTopLevelAndNestedKeys)
+{
+    const std::string e = errorOf("tasks:\n"
+                                  "  - model: m.onnx\n"
+                                  "    engine:\n"
+                                  "      thread: 2\n"
+                                  "extra: 1\n");
+    EXPECT_NE(e.find("test.yaml:4:"), std::string::npos) << e;
+    EXPECT_NE(
+        e.find("tasks[0].engine.thread: unknown key (did you mean 'threads'?)"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("test.yaml:5:1: extra: unknown key"), std::string::npos) << e;
+}
+
+TEST(Config, WrongTypesNameKeyAndLine)
+{
+    const std::string e = errorOf("source:\n"
+                                  "  width: wide\n"
+                                  "  fps: [30]\n"
+                                  "  loop: sometimes\n" +
+        std::string(kMinimal));
+    EXPECT_NE(
+        e.find("test.yaml:2:10: source.width: expected an integer, got 'wide'"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("test.yaml:3:8: source.fps: expected a number, got a list"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("test.yaml:4:9: source.loop: expected true or false, got 'sometimes'"),
+        std::string::npos)
+        << e;
+}
+
+TEST(Config, OutOfRangeValuesNameKeyLineAndRange)
+{
+    const std::string e = errorOf("source:\n"
+                                  "  fps: -5\n"
+                                  "tasks:\n"
+                                  "  - model: m.onnx\n"
+                                  "    engine: {batch: 0}\n"
+                                  "    postprocess: {top_k: 11}\n"
+                                  "    preprocess: {std: [0.2, 0, 0.2], crop: -1}\n");
+    EXPECT_NE(e.find("test.yaml:2:8: source.fps: must be greater than 0 and at most 1000 (got -5)"),
+        std::string::npos)
+        << e;
+    EXPECT_NE(e.find("test.yaml:5:21: tasks[0].engine.batch: must be between 1 and 256 (got 0)"),
+        std::string::npos)
+        << e;
+    EXPECT_NE(e.find("test.yaml:6:"), std::string::npos) << e;
+    EXPECT_NE(
+        e.find("tasks[0].postprocess.top_k: must be between 1 and 10 (got 11)"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("tasks[0].preprocess.std: every value must be greater than 0 (got 0)"),
+        std::string::npos)
+        << e;
+    EXPECT_NE(e.find("tasks[0].preprocess.crop: expected a size from 1 to 8192 pixels (0: the "
+                     "model's), got '-1'"),
+        std::string::npos)
+        << e;
+}
+
+TEST(Config, ChoicesListTheAllowedValues)
+{
+    const std::string e = errorOf("tasks:\n"
+                                  "  - model: m.onnx\n"
+                                  "    engine: {device: tpu}\n"
+                                  "    preprocess: {color: yuv}\n");
+    EXPECT_NE(e.find("tasks[0].engine.device: must be one of cpu, gpu, dla0, dla1 (got 'tpu')"),
+        std::string::npos)
+        << e;
+    EXPECT_NE(
+        e.find("tasks[0].preprocess.color: must be one of rgb, bgr (got 'yuv')"), std::string::npos)
+        << e;
+}
+
+TEST(Config, TasksAreRequired)
+{
+    EXPECT_NE(
+        errorOf("source: {uri: synthetic://shapes}\n").find("tasks: missing"), std::string::npos);
+    EXPECT_NE(errorOf("tasks: []\n").find("tasks: expected a list of at least one task"),
+        std::string::npos);
+    const std::string e = errorOf("tasks:\n  - labels: l.txt\n");
+    EXPECT_NE(e.find("test.yaml:2:5: tasks[0].model: missing"), std::string::npos) << e;
+}
+
+TEST(Config, DuplicateAndInvalidTaskNames)
+{
+    const std::string e = errorOf("tasks:\n"
+                                  "  - model: a/m.onnx\n"
+                                  "  - model: b/m.onnx\n"
+                                  "  - {model: c.onnx, name: 'bad name'}\n");
+    EXPECT_NE(e.find("task name 'm' is used twice"), std::string::npos) << e;
+    EXPECT_NE(e.find("tasks[2].name: may hold only letters"), std::string::npos) << e;
+}
+
+TEST(Config, SyntaxErrorsGiveTheLine)
+{
+    const std::string e = errorOf("source:\n  uri: [unclosed\ntasks: x\n");
+    EXPECT_EQ(e.rfind("test.yaml:", 0), 0u) << e;
+    EXPECT_NE(e.find("YAML syntax error"), std::string::npos) << e;
+    EXPECT_NE(errorOf("just a string\n").find("expected a mapping"), std::string::npos);
+}
+
+TEST(Config, AllErrorsAreReportedAtOnce)
+{
+    const std::string e = errorOf("source: {width: 1, height: 99999}\n"
+                                  "run: {frames: -1}\n"
+                                  "tasks:\n  - model: m.onnx\n");
+    EXPECT_NE(e.find("source.width"), std::string::npos) << e;
+    EXPECT_NE(e.find("source.height"), std::string::npos) << e;
+    EXPECT_NE(e.find("run.frames"), std::string::npos) << e;
+}
+
+TEST(Config, MissingFileIsNotFound)
+{
+    auto r = loadConfig("/nonexistent/dir/agent.yaml");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().kind(), ErrorKind::NotFound);
+    EXPECT_NE(r.status().message().find("/nonexistent/dir/agent.yaml"), std::string::npos);
+}
+
+TEST(Config, ExampleConfigsInTheRepositoryParse)
+{
+    for (const char* name : {"demo.yaml", "agent.yaml", "bench-mobilenet_v2.yaml"}) {
+        auto r = loadConfig(std::string(JETAGENT_SOURCE_DIR) + "/firmware-config/" + name);
+        EXPECT_TRUE(r.ok()) << name << ": " << r.status().message();
+    }
+}
+
+} // namespace
+} // namespace jetagent

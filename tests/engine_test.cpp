@@ -1,0 +1,286 @@
+// Model files and the OpenCV DNN engine: loading, errors, inference, fusion and batching.
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "jetagent/engines/engine.h"
+#include "jetagent/engines/model_file.h"
+#include "jetagent/engines/sha256.h"
+#include "jetagent/hal/synthetic_shapes.h"
+#include "preprocess.h"
+#include "test_support.h"
+
+namespace jetagent {
+namespace {
+
+const std::string kDemoModel = test::sourcePath("models/shapes_cnn.onnx");
+
+std::shared_ptr<const ModelFile> demoModel()
+{
+    auto m = loadModelFile(kDemoModel);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return m.ok() ? m.value() : nullptr;
+}
+
+// The demo model's preprocessing (see firmware-config/demo.yaml).
+PreprocessConfig demoPreprocessing()
+{
+    PreprocessConfig c;
+    c.resize = ResizeMode::Stretch;
+    c.cropWidth = c.cropHeight = 64;
+    c.interpolation = Interpolation::Area;
+    return c;
+}
+
+// A one-node model built with the ONNX protobuf API.
+std::vector<char> tinyModel(const std::string& opType)
+{
+    onnx::ModelProto model;
+    model.set_ir_version(7);
+    model.set_producer_name("jetagent-test");
+    model.add_opset_import()->set_version(13);
+    auto* graph = model.mutable_graph();
+    graph->set_name("tiny");
+    auto* node = graph->add_node();
+    node->set_op_type(opType);
+    node->add_input("x");
+    node->add_output("y");
+    for (auto* value : {graph->add_input(), graph->add_output()}) {
+        value->set_name(value == &graph->input(0) ? "x" : "y");
+        auto* tensor = value->mutable_type()->mutable_tensor_type();
+        tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+        for (int d : {1, 3, 4, 4})
+            tensor->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    std::string bytes = model.SerializeAsString();
+    return std::vector<char>(bytes.begin(), bytes.end());
+}
+
+TEST(ModelFile, DescribesTheDemoModel)
+{
+    auto m = demoModel();
+    ASSERT_TRUE(m);
+    ASSERT_EQ(m->inputs.size(), 1u);
+    EXPECT_EQ(m->inputs[0].name, "input");
+    EXPECT_EQ(m->inputs[0].type, DataType::Float32);
+    EXPECT_EQ(m->inputs[0].dims, (std::vector<int64_t> {-1, 3, 64, 64}));
+    EXPECT_EQ(m->inputs[0].dimNames[0], "batch");
+    EXPECT_EQ(m->inputs[0].shapeString(), "batch x 3 x 64 x 64");
+    ASSERT_EQ(m->outputs.size(), 1u);
+    EXPECT_EQ(m->outputs[0].dims, (std::vector<int64_t> {-1, 6}));
+    EXPECT_EQ(m->opset, 13);
+    EXPECT_EQ(m->producer.rfind("pytorch", 0), 0u) << m->producer;
+    EXPECT_EQ(m->sha256, Sha256::hex(m->bytes.data(), m->bytes.size()));
+    EXPECT_EQ(m->sha256,
+        Sha256::hex(test::readFile(kDemoModel).data(), test::readFile(kDemoModel).size()));
+}
+
+TEST(ModelFile, BadFilesGiveClearErrorsNamingTheFile)
+{
+    test::TempDir dir;
+    auto missing = loadModelFile(dir / "absent.onnx");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.status().kind(), ErrorKind::NotFound);
+    EXPECT_NE(missing.status().message().find("absent.onnx' does not exist"), std::string::npos);
+
+    auto directory = loadModelFile(dir.path());
+    ASSERT_FALSE(directory.ok());
+    EXPECT_NE(directory.status().message().find("is a directory"), std::string::npos);
+
+    test::writeFile(dir / "empty.onnx", "");
+    auto empty = loadModelFile(dir / "empty.onnx");
+    ASSERT_FALSE(empty.ok());
+    EXPECT_NE(empty.status().message().find("is empty"), std::string::npos);
+
+    const std::string whole = test::readFile(kDemoModel);
+    test::writeFile(dir / "truncated.onnx", whole.substr(0, whole.size() / 2));
+    auto truncated = loadModelFile(dir / "truncated.onnx");
+    ASSERT_FALSE(truncated.ok());
+    EXPECT_EQ(truncated.status().kind(), ErrorKind::InvalidInput);
+    EXPECT_NE(truncated.status().message().find("truncated.onnx' is not a valid ONNX model"),
+        std::string::npos)
+        << truncated.status().message();
+
+    test::writeFile(dir / "text.onnx", "tasks:\n  - model: x\n");
+    auto text = loadModelFile(dir / "text.onnx");
+    ASSERT_FALSE(text.ok());
+    EXPECT_EQ(text.status().kind(), ErrorKind::InvalidInput);
+}
+
+TEST(OpenCVDnnEngine, ClassifiesSyntheticShapes)
+{
+    auto engine = buildEngine(demoModel(), EngineOptions());
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    const EngineDescription& d = engine.value()->description();
+    EXPECT_EQ(d.backend, "opencv");
+    EXPECT_EQ(d.target, "cpu");
+    EXPECT_EQ(d.modelPath, kDemoModel);
+    EXPECT_GT(d.buildNs, 0);
+    auto session = engine.value()->createSession();
+    ASSERT_TRUE(session.ok());
+
+    ShapesRenderer renderer(320, 240, 1);
+    Preprocessor pre(demoPreprocessing());
+    std::vector<float> input(pre.outputElements());
+    cv::Mat image;
+    int correct = 0;
+    for (uint64_t i = 0; i < 30; ++i) {
+        const int truth = renderer.render(i, image);
+        pre.run(image, input.data());
+        TensorView view {input.data(), TensorShape {1, 3, 64, 64}};
+        RunTiming timing;
+        ASSERT_TRUE(session.value()->run(&view, 1, &timing).ok());
+        EXPECT_GT(timing.computeNs, 0);
+        EXPECT_EQ(timing.hostToDeviceNs, -1);
+        ASSERT_EQ(session.value()->outputCount(), 1u);
+        const ConstTensorView out = session.value()->output(0);
+        ASSERT_EQ(out.shape, (TensorShape {1, 6}));
+        correct += static_cast<int>(std::max_element(out.data, out.data + 6) - out.data) == truth;
+    }
+    EXPECT_GE(correct, 29);
+}
+
+// Output rows for `count` frames, run as one batch or one by one.
+std::vector<float> logits(const Engine& engine, int count, bool batched)
+{
+    ShapesRenderer renderer(320, 240, 3);
+    Preprocessor pre(demoPreprocessing());
+    std::vector<float> input(pre.outputElements() * static_cast<size_t>(count));
+    cv::Mat image;
+    for (int i = 0; i < count; ++i) {
+        renderer.render(static_cast<uint64_t>(i), image);
+        pre.run(image, input.data() + pre.outputElements() * static_cast<size_t>(i));
+    }
+    auto session = engine.createSession();
+    EXPECT_TRUE(session.ok());
+    std::vector<float> out;
+    const int runs = batched ? 1 : count;
+    const int rows = batched ? count : 1;
+    for (int r = 0; r < runs; ++r) {
+        TensorView view {input.data() + pre.outputElements() * static_cast<size_t>(r),
+            TensorShape {rows, 3, 64, 64}};
+        EXPECT_TRUE(session.value()->run(&view, 1, nullptr).ok());
+        const ConstTensorView o = session.value()->output(0);
+        EXPECT_EQ(o.shape, (TensorShape {rows, 6}));
+        out.insert(out.end(), o.data, o.data + o.shape.elementCount());
+    }
+    return out;
+}
+
+void expectClose(const std::vector<float>& a, const std::vector<float>& b, double tolerance)
+{
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_NEAR(a[i], b[i], tolerance * std::max(1.0, std::fabs(static_cast<double>(b[i]))))
+            << "element " << i;
+}
+
+TEST(OpenCVDnnEngine, FusionOffComputesTheSameFunction)
+{
+    EngineOptions unfused;
+    unfused.fusion = false;
+    auto fused = buildEngine(demoModel(), EngineOptions());
+    auto plain = buildEngine(demoModel(), unfused);
+    ASSERT_TRUE(fused.ok() && plain.ok());
+    EXPECT_FALSE(plain.value()->description().options.fusion);
+    expectClose(logits(*plain.value(), 4, false), logits(*fused.value(), 4, false), 1e-4);
+}
+
+TEST(OpenCVDnnEngine, BatchOfFourEqualsFourSingleRuns)
+{
+    EngineOptions options;
+    options.batch = 4;
+    auto engine = buildEngine(demoModel(), options);
+    ASSERT_TRUE(engine.ok());
+    expectClose(logits(*engine.value(), 4, true), logits(*engine.value(), 4, false), 1e-4);
+}
+
+TEST(OpenCVDnnEngine, SessionsAreIndependent)
+{
+    auto engine = buildEngine(demoModel(), EngineOptions());
+    ASSERT_TRUE(engine.ok());
+    const auto a = logits(*engine.value(), 2, false);
+    const auto b = logits(*engine.value(), 2, false);
+    EXPECT_EQ(a, b);
+}
+
+TEST(OpenCVDnnEngine, OptionsItCannotHonourAreClearErrors)
+{
+    EngineOptions gpu;
+    gpu.device = Device::Gpu;
+    auto g = buildEngine(demoModel(), gpu);
+    if (g.ok())
+        GTEST_SKIP() << "this OpenCV has CUDA in its DNN module";
+    EXPECT_EQ(g.status().kind(), ErrorKind::Unsupported);
+    EXPECT_NE(g.status().message().find("built without CUDA"), std::string::npos)
+        << g.status().message();
+
+    EngineOptions fp16;
+    fp16.precision = Precision::Fp16;
+    auto h = buildEngine(demoModel(), fp16);
+    ASSERT_FALSE(h.ok());
+    EXPECT_EQ(h.status().kind(), ErrorKind::Unsupported);
+    EXPECT_NE(h.status().message().find("fp16"), std::string::npos);
+
+    EngineOptions dla;
+    dla.device = Device::Dla0;
+    auto d = buildEngine(demoModel(), dla);
+    ASSERT_FALSE(d.ok());
+    EXPECT_NE(d.status().message().find("tensorrt"), std::string::npos);
+}
+
+TEST(EngineRegistry, UnknownAndMissingBackends)
+{
+    EngineOptions unknown;
+    unknown.backend = "onnxruntime";
+    auto u = buildEngine(demoModel(), unknown);
+    ASSERT_FALSE(u.ok());
+    EXPECT_EQ(u.status().kind(), ErrorKind::InvalidInput);
+    EXPECT_NE(u.status().message().find("known: opencv, tensorrt"), std::string::npos);
+
+    EngineOptions trt;
+    trt.backend = "tensorrt";
+    auto t = buildEngine(demoModel(), trt);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().kind(), ErrorKind::Unsupported);
+    EXPECT_NE(t.status().message().find("not compiled in"), std::string::npos);
+
+    bool sawOpenCV = false;
+    for (const auto& b : listBackends())
+        sawOpenCV |= b.name == "opencv" && b.available;
+    EXPECT_TRUE(sawOpenCV);
+}
+
+TEST(OpenCVDnnEngine, ModelOpenCVCannotRunFailsAtBuildNamingTheModel)
+{
+    auto parsed = parseModelBytes(tinyModel("NoSuchOperator"), "tiny.onnx");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message(); // a well-formed ONNX file...
+    auto engine = buildEngine(parsed.value(), EngineOptions());
+    ASSERT_FALSE(engine.ok()); // ...that the backend cannot run
+    EXPECT_EQ(engine.status().kind(), ErrorKind::InvalidInput);
+    EXPECT_NE(engine.status().message().find("cannot load model 'tiny.onnx'"), std::string::npos)
+        << engine.status().message();
+}
+
+TEST(OpenCVDnnEngine, WrongInputCountIsAnError)
+{
+    auto parsed = parseModelBytes(tinyModel("Relu"), "relu.onnx");
+    ASSERT_TRUE(parsed.ok());
+    auto engine = buildEngine(parsed.value(), EngineOptions());
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    auto session = engine.value()->createSession();
+    ASSERT_TRUE(session.ok());
+    EXPECT_FALSE(session.value()->run(nullptr, 0, nullptr).ok());
+    std::vector<float> x(48, -1.0f);
+    x[5] = 2.0f;
+    TensorView view {x.data(), TensorShape {1, 3, 4, 4}};
+    ASSERT_TRUE(session.value()->run(&view, 1, nullptr).ok());
+    const ConstTensorView y = session.value()->output(0);
+    EXPECT_EQ(y.data[0], 0.0f);
+    EXPECT_EQ(y.data[5], 2.0f);
+}
+
+} // namespace
+} // namespace jetagent

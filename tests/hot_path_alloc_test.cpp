@@ -1,0 +1,110 @@
+// The agent's per-frame code allocates nothing in the steady state: preprocessing, scoring, frame
+// hand-off, statistics and log submission. Global operator new is replaced here to count.
+//
+// Library internals are not ours to change and are measured apart: cv::resize makes two small
+// allocations per call in OpenCV 4.6 (a coefficient buffer and its parallel_for_ body), so the test
+// counts what the same resize calls cost on their own and requires the agent to add nothing on top.
+// Also outside: the inference backend (OpenCV DNN allocates inside forward()) and the synthetic
+// source's drawing calls.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <gtest/gtest.h>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "frame_log.h"
+#include "frame_queue.h"
+#include "preprocess.h"
+#include "scores.h"
+#include "task_stats.h"
+
+namespace {
+std::atomic<uint64_t> g_allocations {0};
+}
+
+void* operator new(std::size_t size)
+{
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(size ? size : 1))
+        return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept
+{
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept
+{
+    std::free(p);
+}
+
+namespace jetagent {
+namespace {
+
+TEST(HotPath, SteadyStateFramesAllocateNothing)
+{
+    PreprocessConfig pre;
+    pre.resizeSize = 256;
+    pre.cropWidth = pre.cropHeight = 224;
+    Preprocessor preprocessor(pre);
+    std::vector<float> input(preprocessor.outputElements());
+    std::vector<float> logits(1000), probabilities(1000), smoothed(1000);
+    FramePool pool(6);
+    FrameQueue queue(4, FrameQueue::Policy::DropOldest);
+    TaskStats stats(100000, 33'000'000);
+    TaskLog log("t", {"a"}, 33'000'000, 4096);
+    cv::RNG rng(1);
+    std::vector<cv::Mat> images(3);
+    for (auto& m : images) {
+        m.create(480, 640, CV_8UC3);
+        rng.fill(m, cv::RNG::UNIFORM, 0, 256);
+    }
+    for (auto& l : logits)
+        l = static_cast<float>(rng.uniform(-5.0, 5.0));
+
+    auto oneFrame = [&](uint64_t i) {
+        std::shared_ptr<Frame> frame = pool.acquire();
+        images[i % images.size()].copyTo(frame->image); // same size: reuses the frame's buffer
+        frame->sequence = i;
+        queue.push(frame);
+        frame.reset();
+        FramePtr taken[1];
+        queue.pop(taken, 1);
+        preprocessor.run(taken[0]->image, input.data());
+        softmax(logits.data(), probabilities.data(), logits.size());
+        smoothScores(probabilities.data(), smoothed.data(), smoothed.size(), 0.5, i == 0);
+        FrameRecord r;
+        r.frameId = i;
+        r.capturedNs = static_cast<int64_t>(i) * 1000;
+        r.dequeuedNs = r.preprocessedNs = r.inferredNs = r.capturedNs + 10;
+        r.doneNs = r.capturedNs + 20 + static_cast<int64_t>(i % 7);
+        r.coldStart = i == 0;
+        r.topK = 5;
+        topK(smoothed.data(), smoothed.size(), 5, r.labels.data());
+        stats.add(r);
+        log.submit(r);
+    };
+
+    for (uint64_t i = 0; i < 20; ++i) // warm-up: buffers reach their sizes
+        oneFrame(i);
+    const uint64_t before = g_allocations.load();
+    for (uint64_t i = 20; i < 520; ++i)
+        oneFrame(i);
+    const uint64_t agent = g_allocations.load() - before;
+
+    // The same 500 resizes alone (the preprocessor's geometry: 640x480 -> 341x256, bilinear).
+    cv::Mat resized(256, 341, CV_8UC3);
+    const uint64_t libraryBefore = g_allocations.load();
+    for (uint64_t i = 20; i < 520; ++i)
+        cv::resize(images[i % images.size()], resized, cv::Size(341, 256), 0, 0, cv::INTER_LINEAR);
+    const uint64_t library = g_allocations.load() - libraryBefore;
+
+    EXPECT_EQ(agent, library) << "allocations in 500 steady-state frames: " << agent
+                              << ", of which cv::resize " << library;
+    EXPECT_EQ(stats.frames, 520u);
+}
+
+} // namespace
+} // namespace jetagent

@@ -1,0 +1,111 @@
+// Percentiles and summary statistics against hand-computed values.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "latency_stats.h"
+
+namespace jetagent {
+namespace {
+
+TEST(NearestRank, HandComputedSetOfTen)
+{
+    // Sorted: 1 2 3 5 8 13 21 34 55 89. Rank ceil(P/100*10): p50 -> 5th = 8, p90 -> 9th = 55,
+    // p95 -> ceil(9.5)=10th = 89, p10 -> 1st = 1, p11 -> ceil(1.1)=2nd = 2.
+    std::vector<int64_t> v = {34, 1, 89, 5, 13, 2, 55, 3, 21, 8};
+    std::sort(v.begin(), v.end());
+    EXPECT_EQ(nearestRankPercentile(v, 50), 8);
+    EXPECT_EQ(nearestRankPercentile(v, 90), 55);
+    EXPECT_EQ(nearestRankPercentile(v, 95), 89);
+    EXPECT_EQ(nearestRankPercentile(v, 99.9), 89);
+    EXPECT_EQ(nearestRankPercentile(v, 10), 1);
+    EXPECT_EQ(nearestRankPercentile(v, 11), 2);
+    EXPECT_EQ(nearestRankPercentile(v, 100), 89);
+}
+
+TEST(NearestRank, ExactProductsDoNotRoundUpARank)
+{
+    // 99.9% of 1000 is exactly rank 999, though 99.9/100*1000 is 999.0000000000001 in doubles.
+    std::vector<int64_t> v(1000);
+    std::iota(v.begin(), v.end(), 1);
+    EXPECT_EQ(nearestRankPercentile(v, 99.9), 999);
+    EXPECT_EQ(nearestRankPercentile(v, 99), 990);
+    EXPECT_EQ(nearestRankPercentile(v, 90), 900);
+    EXPECT_EQ(nearestRankPercentile(v, 50), 500);
+    std::vector<int64_t> hundred(100);
+    std::iota(hundred.begin(), hundred.end(), 1);
+    EXPECT_EQ(nearestRankPercentile(hundred, 99.9), 100);
+    EXPECT_EQ(nearestRankPercentile(hundred, 95), 95);
+}
+
+TEST(NearestRank, AgreesWithTrtexecFormula)
+{
+    // trtexec: sorted[max(N - 1 - floor((1 - P/100) * N), 0)], for P and N where the products are
+    // exact.
+    for (size_t n : {1u, 2u, 7u, 10u, 64u, 100u, 250u, 1000u}) {
+        for (double p : {50.0, 90.0, 95.0, 99.0}) {
+            const double q = (100.0 - p) / 100.0 * static_cast<double>(n);
+            const auto trt = static_cast<size_t>(
+                std::max<double>(static_cast<double>(n) - 1 - std::floor(q + 1e-9), 0));
+            EXPECT_EQ(nearestRankIndex(n, p), trt) << "n=" << n << " p=" << p;
+        }
+    }
+}
+
+TEST(MinimumSamples, MatchMLPerfLoadGen)
+{
+    EXPECT_EQ(minSamplesForPercentile(90), 64);
+    EXPECT_EQ(minSamplesForPercentile(99), 662);
+    EXPECT_GT(minSamplesForPercentile(95), 64);
+    EXPECT_LT(minSamplesForPercentile(95), 662);
+    EXPECT_GT(minSamplesForPercentile(99.9), 6000);
+}
+
+TEST(SampleSeries, MomentsOfAKnownSet)
+{
+    SampleSeries s;
+    for (int64_t v : {2, 4, 4, 4, 5, 5, 7, 9})
+        s.add(v * 1'000'000); // ms in ns
+    const Distribution d = summarize(s);
+    EXPECT_EQ(d.count, 8u);
+    EXPECT_DOUBLE_EQ(d.mean, 5.0);
+    EXPECT_DOUBLE_EQ(d.stddev, 2.0); // population standard deviation of the classic example
+    EXPECT_DOUBLE_EQ(d.cv, 0.4);
+    EXPECT_DOUBLE_EQ(d.min, 2.0);
+    EXPECT_DOUBLE_EQ(d.max, 9.0);
+    EXPECT_DOUBLE_EQ(d.p50, 4.0); // rank 4 of 2 4 4 4 5 5 7 9
+    EXPECT_DOUBLE_EQ(d.p90, 9.0); // rank ceil(7.2) = 8
+}
+
+TEST(SampleSeries, ReservoirKeepsExactMomentsAndBoundedMemory)
+{
+    SampleSeries s(1000, 42);
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<int64_t> uniform(0, 999'999);
+    double sum = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int i = 0; i < 100000; ++i) {
+        const int64_t v = uniform(rng);
+        s.add(v);
+        sum += static_cast<double>(v);
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    EXPECT_EQ(s.count(), 100000u);
+    EXPECT_EQ(s.kept().size(), 1000u);
+    EXPECT_TRUE(s.sampled());
+    EXPECT_EQ(s.min(), lo);
+    EXPECT_EQ(s.max(), hi);
+    EXPECT_NEAR(s.mean(), sum / 100000.0, 1e-6);
+    // A uniform sample of a uniform stream: its median lands near the middle (tolerance ~6 sigma).
+    std::vector<int64_t> kept = s.kept();
+    std::sort(kept.begin(), kept.end());
+    EXPECT_NEAR(static_cast<double>(nearestRankPercentile(kept, 50)), 500000.0, 100000.0);
+}
+
+} // namespace
+} // namespace jetagent

@@ -1,0 +1,72 @@
+// Checks on a finished run's directory that several end-to-end tests share.
+#include "run_checks.h"
+
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace jetagent::test {
+
+namespace {
+
+std::vector<std::string> split(const std::string& line)
+{
+    std::vector<std::string> fields;
+    std::stringstream in(line);
+    std::string field;
+    while (std::getline(in, field, ','))
+        fields.push_back(field);
+    if (!line.empty() && line.back() == ',')
+        fields.emplace_back();
+    return fields;
+}
+
+} // namespace
+
+RunFiles checkRun(const std::string& runDir, const std::string& task)
+{
+    RunFiles files;
+    files.summary = nlohmann::json::parse(readFile(runDir + "/summary.json"));
+    const auto csv = readLines(runDir + "/" + task + ".frames.csv");
+    const auto jsonl = readLines(runDir + "/" + task + ".frames.jsonl");
+    EXPECT_FALSE(csv.empty());
+    if (csv.empty())
+        return files;
+    const auto header = split(csv[0]);
+    EXPECT_EQ(header.size(), 16u);
+    files.csvRecords = csv.size() - 1;
+    files.jsonRecords = jsonl.size();
+    EXPECT_EQ(files.csvRecords, files.jsonRecords);
+
+    long long previousId = -1;
+    for (size_t i = 1; i < csv.size() && i - 1 < jsonl.size(); ++i) {
+        const auto f = split(csv[i]);
+        EXPECT_EQ(f.size(), header.size()) << csv[i];
+        if (f.size() != header.size())
+            continue;
+        const long long id = std::stoll(f[0]);
+        EXPECT_GT(id, previousId) << "frame ids must increase: " << csv[i];
+        previousId = id;
+        const double wait = std::stod(f[2]), pre = std::stod(f[3]), inf = std::stod(f[4]),
+                     compute = std::stod(f[5]), post = std::stod(f[6]), e2e = std::stod(f[7]);
+        for (double v : {wait, pre, inf, compute, post})
+            EXPECT_GE(v, 0.0) << csv[i];
+        // Five values each rounded to 0.1 us: their sum may differ from the rounded total by 0.3
+        // us.
+        EXPECT_NEAR(wait + pre + inf + post, e2e, 0.0003) << csv[i];
+        EXPECT_LE(compute, inf + 0.0001) << csv[i];
+        EXPECT_EQ(f[12] == "1", !f[11].empty() && f[9] == f[11]) << csv[i];
+
+        const auto j = nlohmann::json::parse(jsonl[i - 1]);
+        EXPECT_EQ(j["frame"].get<long long>(), id);
+        EXPECT_NEAR(j["e2e_ms"].get<double>(), e2e, 1e-9);
+        EXPECT_EQ(j["top"][0]["label"].get<std::string>(), f[9]);
+    }
+    return files;
+}
+
+} // namespace jetagent::test

@@ -1,0 +1,49 @@
+// Helpers shared by the tests: scratch directories, file contents, running the jetagent binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace jetagent::test {
+
+// A fresh empty directory under the system temp dir, removed when the object goes.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return path_; }
+    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+std::string readFile(const std::string& path);
+void writeFile(const std::string& path, const std::string& content);
+std::vector<std::string> readLines(const std::string& path);
+
+// Paths inside the source tree (models/, firmware-config/).
+std::string sourcePath(const std::string& relative);
+
+struct CommandResult {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+};
+
+// Runs the jetagent binary with `args` (shell-quoted here) in `workdir`, capturing its output.
+CommandResult runJetagent(const std::vector<std::string>& args, const std::string& workdir);
+
+// Starts the jetagent binary in the background (stdout/stderr to files in `workdir`); returns its
+// pid.
+int spawnJetagent(const std::vector<std::string>& args, const std::string& workdir);
+// Waits up to `timeoutMs` for `pid` to exit; returns its exit code, or -1 on timeout (the process
+// is killed).
+int waitExit(int pid, int timeoutMs);
+
+// The single run directory created under `logDir` (fails the test if there is not exactly one).
+std::string onlyRunDirectory(const std::string& logDir);
+
+} // namespace jetagent::test
