@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# jetagent's developer entry point on Debian 12: install what is missing, build, and run the demo or
+# the whole test suite. The README's two commands are `tools/dev.sh demo` and `tools/dev.sh test`;
+# CI runs the second (.ci/run).
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: tools/dev.sh COMMAND
+
+  demo    install missing Debian packages, build, and run the demo (synthetic shapes, ten seconds)
+  test    install missing packages, build with warnings as errors, run every test; then lint
+          (clang-format, clang-tidy) and run the suite once more under AddressSanitizer and
+          UndefinedBehaviorSanitizer
+  build   install missing packages and build into build/
+  deps    only install missing packages
+
+Environment:
+  JETAGENT_BUILD_DIR   build directory (default: build)
+  JETAGENT_JOBS        parallel build and test jobs (default: the number of CPUs)
+  JETAGENT_SKIP_SLOW   1 leaves out tests labelled slow (CI runs them)
+EOF
+}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build_dir=${JETAGENT_BUILD_DIR:-build}
+jobs=${JETAGENT_JOBS:-$(nproc)}
+
+# What building and testing need, from Debian 12's archive. Tests need nothing more than the build.
+packages=(
+    cmake ninja-build g++ pkg-config git
+    libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
+    libcli11-dev nlohmann-json3-dev libgtest-dev
+)
+lint_packages=(clang-format clang-tidy)
+
+step() { printf '\n== %s\n' "$*"; }
+
+install_missing() {
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "dev.sh: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+        sudo=(sudo)
+    fi
+    step "installing ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() { # DIR, extra cmake arguments...
+    local dir=$1
+    shift
+    step "building in $dir"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETAGENT_WERROR=ON "$@" >/dev/null
+    cmake --build "$dir" --parallel "$jobs"
+}
+
+run_tests() { # DIR
+    local exclude=()
+    [ "${JETAGENT_SKIP_SLOW:-0}" = 1 ] && exclude=(-LE slow)
+    step "testing in $1"
+    ctest --test-dir "$1" --output-on-failure --parallel "$jobs" "${exclude[@]}"
+}
+
+lint() {
+    step "clang-format"
+    git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
+    step "clang-tidy"
+    # Every finding is an error (.clang-tidy); the build's compile_commands.json gives the flags.
+    run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet "$root/(base|hal|engines|src|tests)/.*\.cpp$" \
+        > "$build_dir/clang-tidy.log" 2>&1 || { grep -E 'warning:|error:' "$build_dir/clang-tidy.log" >&2; exit 1; }
+}
+
+case "${1:-}" in
+demo)
+    install_missing "${packages[@]}"
+    configure_and_build "$build_dir" -DJETAGENT_BUILD_TESTS=OFF
+    step "demo: jetagent run --config firmware-config/demo.yaml"
+    "$build_dir/src/jetagent" run --config firmware-config/demo.yaml
+    ;;
+test)
+    install_missing "${packages[@]}" "${lint_packages[@]}"
+    configure_and_build "$build_dir"
+    run_tests "$build_dir"
+    lint
+    # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer.
+    configure_and_build "$build_dir-sanitize" -DJETAGENT_SANITIZE=ON
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run_tests "$build_dir-sanitize"
+    step "all tests passed"
+    ;;
+build)
+    install_missing "${packages[@]}"
+    configure_and_build "$build_dir"
+    ;;
+deps)
+    install_missing "${packages[@]}" "${lint_packages[@]}"
+    ;;
+-h | --help | help)
+    usage
+    ;;
+*)
+    usage >&2
+    exit 2
+    ;;
+esac
