@@ -1,6 +1,7 @@
 // One run of the agent: open the source, build the tasks, run the pipeline, log and summarise.
 #include "agent.h"
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -87,44 +88,60 @@ std::string statusLine(const std::string& name, const Pipeline::LiveView& v,
     return text;
 }
 
-// Blocks SIGINT and SIGTERM for the run, so that worker threads never take them and the main thread
-// receives them with sigtimedwait; the previous mask comes back at the end.
+// SIGINT/SIGTERM during a run: the first asks the main loop to stop cleanly, a second quits at
+// once. A handler rather than blocked signals: threads that libraries start (TBB's workers, for
+// one) do not inherit a mask set later, and one of them taking the signal must not kill the run.
+// The handler only touches lock-free atomics and _exit, so it is async-signal-safe in whichever
+// thread runs it.
+std::atomic<int> g_pendingSignal {0};
+std::atomic<int> g_signalCount {0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
+
+extern "C" void onStopSignal(int sig)
+{
+    if (g_signalCount.fetch_add(1) >= 1)
+        _exit(128 + sig);
+    g_pendingSignal.store(sig);
+}
+
 class SignalGuard {
 public:
     explicit SignalGuard(bool enabled) : enabled_(enabled)
     {
-        sigemptyset(&set_);
-        sigaddset(&set_, SIGINT);
-        sigaddset(&set_, SIGTERM);
-        if (enabled_)
-            pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+        if (!enabled_)
+            return;
+        g_pendingSignal = 0;
+        g_signalCount = 0;
+        struct sigaction action { };
+        action.sa_handler = onStopSignal;
+        action.sa_flags = SA_RESTART;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, &previousInt_);
+        sigaction(SIGTERM, &action, &previousTerm_);
     }
     ~SignalGuard()
     {
         if (!enabled_)
             return;
-        // A signal that arrived just as the run ended was handled by the run; do not deliver it
-        // twice.
-        timespec zero {0, 0};
-        while (sigtimedwait(&set_, nullptr, &zero) > 0) { }
-        pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+        sigaction(SIGINT, &previousInt_, nullptr);
+        sigaction(SIGTERM, &previousTerm_, nullptr);
     }
-    // Waits up to `ms` for SIGINT/SIGTERM; returns the signal or 0.
+    SignalGuard(const SignalGuard&) = delete;
+    SignalGuard& operator=(const SignalGuard&) = delete;
+
+    // Waits up to `ms` (a signal cuts the wait short); returns a signal that arrived, or 0.
     int wait(int ms)
     {
         timespec timeout {ms / 1000, static_cast<long>(ms % 1000) * 1'000'000L};
-        if (!enabled_) {
+        if (g_pendingSignal.load() == 0)
             nanosleep(&timeout, nullptr);
-            return 0;
-        }
-        const int sig = sigtimedwait(&set_, nullptr, &timeout);
-        return sig > 0 ? sig : 0;
+        return enabled_ ? g_pendingSignal.exchange(0) : 0;
     }
 
 private:
     bool enabled_;
-    sigset_t set_ {};
-    sigset_t previous_ {};
+    struct sigaction previousInt_ { };
+    struct sigaction previousTerm_ { };
 };
 
 } // namespace
@@ -163,6 +180,9 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
                 "could not copy {} into {}: {}", config.path, outcome.runDirectory, ec.message());
     }
 
+    // Before the writer and pipeline threads start, so that a signal never meets a run half set up.
+    SignalGuard signals(options.handleSignals);
+
     std::vector<std::unique_ptr<TaskLog>> logs;
     std::vector<Pipeline::TaskSlot> slots;
     logs.reserve(tasks.size());
@@ -189,7 +209,6 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
         writer.start();
     }
 
-    SignalGuard signals(options.handleSignals);
     Pipeline pipeline(
         *source, config.run, slots, static_cast<size_t>(config.logging.maxSummarySamples));
     log->info("running {} task(s) on {} ({}); logs in {}", tasks.size(), source->info().uri,
@@ -199,19 +218,12 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
     const int64_t statusPeriod = static_cast<int64_t>(config.logging.statusIntervalS * 1e9);
     int64_t nextStatus = monotonicNs() + statusPeriod;
     std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
-    int signalsSeen = 0;
     while (!pipeline.waitFinished(0)) {
         if (int sig = signals.wait(50)) {
-            if (++signalsSeen == 1) {
-                log->info(
-                    "{}: stopping; finishing the frames in flight (send it again to quit at once)",
-                    signalName(sig));
-                pipeline.requestStop(std::string("signal ") + signalName(sig));
-            } else {
-                log->warn("{} again: quitting at once; frame logs may lack their last second",
-                    signalName(sig));
-                std::_Exit(128 + sig);
-            }
+            log->info(
+                "{}: stopping; finishing the frames in flight (send it again to quit at once)",
+                signalName(sig));
+            pipeline.requestStop(std::string("signal ") + signalName(sig));
         }
         const int64_t now = monotonicNs();
         if (options.printStatus && statusPeriod > 0 && now >= nextStatus) {

@@ -127,6 +127,26 @@ TEST(AgentRun, SigintStopsCaptureAndKeepsEveryCompletedFrame)
     EXPECT_GT(files.csvRecords, 20u); // about 45 frames in 1.5 s at 30 fps
 }
 
+TEST(AgentRun, SigtermStopsCleanlyAndASecondSignalQuitsAtOnce)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", config("{frames: 0}", task("shapes", "{threads: 1}")));
+    const int clean =
+        test::spawnJetagent({"run", "-c", "c.yaml", "--log-dir", "clean"}, dir.path());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    kill(clean, SIGTERM);
+    EXPECT_EQ(test::waitExit(clean, 10000), 0) << test::readFile(dir / "spawn.err");
+    const auto files = test::checkRun(test::onlyRunDirectory(dir / "clean"), "shapes");
+    EXPECT_EQ(files.summary["run"]["stop_reason"], "signal SIGTERM");
+
+    const int hasty =
+        test::spawnJetagent({"run", "-c", "c.yaml", "--log-dir", "hasty"}, dir.path());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    kill(hasty, SIGINT);
+    kill(hasty, SIGINT);
+    EXPECT_EQ(test::waitExit(hasty, 10000), 128 + SIGINT);
+}
+
 TEST(AgentRun, RunsNeverShareADirectory)
 {
     TempDir dir;
