@@ -6,13 +6,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
-#include <cstdarg>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "text.h"
 
 namespace jetagent {
 
@@ -33,19 +33,6 @@ std::string csvEscape(const std::string& s)
         out += c;
     }
     return out + "\"";
-}
-
-// Appends printf-formatted text (at most 127 characters a call); `out` keeps its capacity between
-// records, so steady-state formatting does not allocate.
-__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* format, ...)
-{
-    char buffer[128];
-    va_list args;
-    va_start(args, format);
-    const int n = std::vsnprintf(buffer, sizeof buffer, format, args);
-    va_end(args);
-    if (n > 0)
-        out.append(buffer, std::min(static_cast<size_t>(n), sizeof buffer - 1));
 }
 
 const std::string kEmpty;
@@ -162,6 +149,21 @@ void TaskLog::close()
         }
 }
 
+namespace {
+
+// Creates a log file that must not exist yet ("x": an earlier run's log is never overwritten).
+Status createLog(const std::string& path, std::string& pathOut, std::FILE*& file)
+{
+    pathOut = path;
+    file = std::fopen(path.c_str(), "wx");
+    if (!file)
+        return Status::io("cannot create frame log '" + path + "': " + errnoText(errno));
+    std::setvbuf(file, nullptr, _IOFBF, 1 << 16);
+    return Status();
+}
+
+} // namespace
+
 FrameLogWriter::~FrameLogWriter()
 {
     stop();
@@ -173,22 +175,18 @@ Status FrameLogWriter::open(
     logs_ = logs;
     for (TaskLog* log : logs_) {
         if (csv) {
-            log->csvPath_ = dir + "/" + log->taskName() + ".frames.csv";
-            log->csv_ = std::fopen(log->csvPath_.c_str(), "wx");
-            if (!log->csv_)
-                return Status::io(
-                    "cannot create frame log '" + log->csvPath_ + "': " + errnoText(errno));
-            std::setvbuf(log->csv_, nullptr, _IOFBF, 1 << 16);
+            Status s =
+                createLog(dir + "/" + log->taskName() + ".frames.csv", log->csvPath_, log->csv_);
+            if (!s)
+                return s;
             if (std::fprintf(log->csv_, "%s\n", kFrameCsvHeader) < 0)
                 return Status::io("cannot write frame log '" + log->csvPath_ + "'");
         }
         if (jsonl) {
-            log->jsonlPath_ = dir + "/" + log->taskName() + ".frames.jsonl";
-            log->jsonl_ = std::fopen(log->jsonlPath_.c_str(), "wx");
-            if (!log->jsonl_)
-                return Status::io(
-                    "cannot create frame log '" + log->jsonlPath_ + "': " + errnoText(errno));
-            std::setvbuf(log->jsonl_, nullptr, _IOFBF, 1 << 16);
+            Status s = createLog(
+                dir + "/" + log->taskName() + ".frames.jsonl", log->jsonlPath_, log->jsonl_);
+            if (!s)
+                return s;
         }
     }
     return Status();

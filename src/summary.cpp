@@ -3,11 +3,11 @@
 #include "summary.h"
 
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 
 #include "jetagent/base/clock.h"
 #include "latency_stats.h"
+#include "text.h"
 
 namespace jetagent {
 
@@ -145,17 +145,6 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
             "statistics include them");
     j["notes"] = notes;
     return j;
-}
-
-__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* format, ...)
-{
-    char buffer[512];
-    va_list args;
-    va_start(args, format);
-    const int n = std::vsnprintf(buffer, sizeof buffer, format, args);
-    va_end(args);
-    if (n > 0)
-        out.append(buffer, std::min(static_cast<size_t>(n), sizeof buffer - 1));
 }
 
 std::string str(const json& j, const char* key)
