@@ -139,12 +139,23 @@ TEST(AgentRun, SigtermStopsCleanlyAndASecondSignalQuitsAtOnce)
     const auto files = test::checkRun(test::onlyRunDirectory(dir / "clean"), "shapes");
     EXPECT_EQ(files.summary["run"]["stop_reason"], "signal SIGTERM");
 
-    const int hasty =
-        test::spawnJetagent({"run", "-c", "c.yaml", "--log-dir", "hasty"}, dir.path());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    // A clean stop finishes every queued frame: a deep FIFO of small frames takes about a second to
+    // drain, long enough to send the second signal once the first has been handled (two signals
+    // sent back to back would merge into one).
+    test::writeFile(dir / "deep.yaml",
+        "source: {uri: synthetic://shapes, width: 64, height: 48}\n"
+        "run: {frames: 0, pacing: none, queue_depth: 1024}\n"
+        "tasks:\n" +
+            task("shapes", "{threads: 1}") + "logging: {dir: hasty, status_interval_s: 0}\n");
+    const int hasty = test::spawnJetagent({"run", "-c", "deep.yaml"}, dir.path());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     kill(hasty, SIGINT);
+    for (int i = 0;
+         i < 200 && test::readFile(dir / "spawn.err").find("stopping") == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_NE(test::readFile(dir / "spawn.err").find("stopping"), std::string::npos);
     kill(hasty, SIGINT);
-    EXPECT_EQ(test::waitExit(hasty, 10000), 128 + SIGINT);
+    EXPECT_EQ(test::waitExit(hasty, 5000), 128 + SIGINT) << test::readFile(dir / "spawn.err");
 }
 
 TEST(AgentRun, RunsNeverShareADirectory)
