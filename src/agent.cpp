@@ -219,7 +219,7 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
     int64_t nextStatus = monotonicNs() + statusPeriod;
     std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
     while (!pipeline.waitFinished(0)) {
-        if (int sig = signals.wait(50)) {
+        if (int sig = signals.wait(100)) {
             log->info(
                 "{}: stopping; finishing the frames in flight (send it again to quit at once)",
                 signalName(sig));
