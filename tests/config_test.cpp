@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "config.h"
+#include "test_support.h"
 
 namespace jetagent {
 namespace {
@@ -263,7 +264,7 @@ TEST(Config, MissingFileIsNotFound)
 TEST(Config, ExampleConfigsInTheRepositoryParse)
 {
     for (const char* name : {"demo.yaml", "agent.yaml", "bench-mobilenet_v2.yaml"}) {
-        auto r = loadConfig(std::string(JETAGENT_SOURCE_DIR) + "/firmware-config/" + name);
+        auto r = loadConfig(test::sourcePath("firmware-config/") + name);
         EXPECT_TRUE(r.ok()) << name << ": " << r.status().message();
     }
 }

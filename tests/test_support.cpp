@@ -80,10 +80,19 @@ std::string quote(const std::string& s)
 
 } // namespace
 
+std::vector<std::string> jetagentCommand()
+{
+    std::vector<std::string> command = {JETAGENT_EMULATOR_ARGS};
+    command.emplace_back(JETAGENT_BINARY);
+    return command;
+}
+
 CommandResult runJetagent(const std::vector<std::string>& args, const std::string& workdir)
 {
     TempDir capture;
-    std::string command = "cd " + quote(workdir) + " && " + quote(JETAGENT_BINARY);
+    std::string command = "cd " + quote(workdir) + " &&";
+    for (const auto& a : jetagentCommand())
+        command += " " + quote(a);
     for (const auto& a : args)
         command += " " + quote(a);
     command += " >" + quote(capture / "out") + " 2>" + quote(capture / "err") + " </dev/null";
@@ -97,7 +106,7 @@ CommandResult runJetagent(const std::vector<std::string>& args, const std::strin
 
 int spawnJetagent(const std::vector<std::string>& args, const std::string& workdir)
 {
-    std::vector<std::string> argv = {JETAGENT_BINARY};
+    std::vector<std::string> argv = jetagentCommand();
     argv.insert(argv.end(), args.begin(), args.end());
     const std::string out = workdir + "/spawn.out", err = workdir + "/spawn.err";
     const pid_t pid = fork();
@@ -113,7 +122,7 @@ int spawnJetagent(const std::vector<std::string>& args, const std::string& workd
         for (auto& a : argv)
             raw.push_back(a.data());
         raw.push_back(nullptr);
-        execv(raw[0], raw.data());
+        execvp(raw[0], raw.data());
         _exit(127);
     }
     return pid;

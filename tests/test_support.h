@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.h"
+
 namespace jetagent::test {
 
 // A fresh empty directory under the system temp dir, removed when the object goes.
@@ -32,6 +34,9 @@ struct CommandResult {
     std::string out;
     std::string err;
 };
+
+// The jetagent binary as a command: the binary itself, behind the emulator in cross builds.
+std::vector<std::string> jetagentCommand();
 
 // Runs the jetagent binary with `args` (shell-quoted here) in `workdir`, capturing its output.
 CommandResult runJetagent(const std::vector<std::string>& args, const std::string& workdir);
