@@ -125,8 +125,10 @@ int runCli(int argc, char** argv)
         "Reads frames from a source, runs models on them through an inference engine, and logs\n"
         "every frame's stage times and result, with a summary at the end.",
         "jetagent");
-    app.set_version_flag("--version", JETAGENT_VERSION);
-    app.require_subcommand(1);
+    // A plain flag rather than set_version_flag(), which CLI11 1.9 (Ubuntu 20.04, JetPack 5) lacks.
+    bool showVersion = false;
+    app.add_flag("--version", showVersion, "Print the version and exit");
+    app.require_subcommand(0, 1);
     app.fallthrough();
     GlobalOptions global;
     app.add_flag("-v,--verbose", global.verbose, "Debug logging");
@@ -231,6 +233,16 @@ int runCli(int argc, char** argv)
     } catch (const CLI::ParseError& e) {
         const int code = app.exit(e);
         return code == 0 ? kExitOk : kExitUsage;
+    }
+    if (showVersion) {
+        std::printf("%s\n", JETAGENT_VERSION);
+        return kExitOk;
+    }
+    if (app.get_subcommands().empty()) {
+        std::fprintf(stderr,
+            "%s\njetagent: a command is required (run, bench, capture, backends, version)\n",
+            app.help().c_str());
+        return kExitUsage;
     }
 
     try {

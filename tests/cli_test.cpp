@@ -52,6 +52,13 @@ TEST(Cli, HelpTeachesCommandsExamplesAndExitCodes)
             "synthetic://shapes", "file://PATH", "summary.json", "Exit codes"})
         EXPECT_TRUE(has(run.out, part)) << part << " missing from run --help:\n" << run.out;
 
+    auto flag = runJetagent({"--version"}, dir.path());
+    EXPECT_EQ(flag.exitCode, 0);
+    EXPECT_EQ(flag.out.rfind("0.", 0), 0u) << flag.out;
+    auto none = runJetagent({}, dir.path());
+    EXPECT_EQ(none.exitCode, 2);
+    EXPECT_TRUE(has(none.err, "a command is required")) << none.err;
+
     auto version = runJetagent({"version"}, dir.path());
     EXPECT_EQ(version.exitCode, 0);
     EXPECT_TRUE(has(version.out, "OpenCV")) << version.out;
