@@ -3,6 +3,7 @@
 #include "opencv_dnn_engine.h"
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include <opencv2/core/utils/logger.hpp>
@@ -137,9 +138,13 @@ private:
 
 class OpenCVDnnEngine final : public Engine {
 public:
-    OpenCVDnnEngine(
-        std::shared_ptr<const ModelFile> model, NetSetup setup, EngineDescription description)
-        : model_(std::move(model)), setup_(setup), description_(std::move(description))
+    // `validated` is the network parsed while building; the first session takes it over.
+    OpenCVDnnEngine(std::shared_ptr<const ModelFile> model, NetSetup setup,
+        EngineDescription description, const cv::dnn::Net& validated)
+        : model_(std::move(model)),
+          setup_(setup),
+          description_(std::move(description)),
+          spare_(validated)
     {
     }
 
@@ -149,6 +154,16 @@ public:
 
     Expected<std::unique_ptr<Session>> createSession() const override
     {
+        {
+            // The network parsed to validate the model at build time serves the first session, so
+            // the common case (one session per engine) parses the model once.
+            std::lock_guard<std::mutex> lock(spareMutex_);
+            if (!spare_.empty()) {
+                cv::dnn::Net net = spare_;
+                spare_ = cv::dnn::Net();
+                return std::unique_ptr<Session>(new OpenCVDnnSession(model_, net));
+            }
+        }
         auto net = makeNet(*model_, setup_, description_.options.fusion);
         if (!net)
             return net.status();
@@ -159,6 +174,8 @@ private:
     std::shared_ptr<const ModelFile> model_;
     NetSetup setup_;
     EngineDescription description_;
+    mutable std::mutex spareMutex_;
+    mutable cv::dnn::Net spare_;
 };
 
 } // namespace
@@ -238,7 +255,7 @@ Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(
     logger("engine")->debug("opencv: loaded '{}' for {} in {:.1f} ms", model->path,
         setup.targetName, nsToMs(description.buildNs));
     return std::shared_ptr<const Engine>(
-        new OpenCVDnnEngine(std::move(model), setup, std::move(description)));
+        new OpenCVDnnEngine(std::move(model), setup, std::move(description), net.value()));
 }
 
 } // namespace jetagent
