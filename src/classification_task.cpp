@@ -209,8 +209,9 @@ Status ClassificationTask::process(
     RunTiming timing;
     Status status = session_->run(&view, 1, &timing);
     const int64_t inferredNs = monotonicNs();
+    const ConstTensorView output = session_->output(0);
     if (status)
-        status = checkOutput(session_->output(0), rows);
+        status = checkOutput(output, rows);
 
     const bool cold = firstRun_;
     firstRun_ = false;
@@ -233,7 +234,7 @@ Status ClassificationTask::process(
         r.topK = 0;
         if (!status)
             continue;
-        const float* row = session_->output(0).data + i * classes_;
+        const float* row = output.data + i * classes_;
         if (config_.postprocess.output == OutputKind::Logits)
             softmax(row, probabilities_.data(), classes_);
         else
