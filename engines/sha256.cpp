@@ -3,6 +3,15 @@
 
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace jetagent {
 
 namespace {
@@ -22,15 +31,8 @@ inline uint32_t rotr(uint32_t x, int n)
     return (x >> n) | (x << (32 - n));
 }
 
-} // namespace
-
-Sha256::Sha256()
-    : state_ {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-          0x5be0cd19}
-{
-}
-
-void Sha256::compress(const uint8_t* block)
+// FIPS 180-4 section 6.2.2 for one 64-byte block.
+void compressPortable(uint32_t* state, const uint8_t* block)
 {
     uint32_t w[64];
     for (int i = 0; i < 16; ++i)
@@ -42,8 +44,8 @@ void Sha256::compress(const uint8_t* block)
         uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-    uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
+    uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+    uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
     for (int i = 0; i < 64; ++i) {
         uint32_t t1 =
             h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
@@ -57,14 +59,160 @@ void Sha256::compress(const uint8_t* block)
         b = a;
         a = t1 + t2;
     }
-    state_[0] += a;
-    state_[1] += b;
-    state_[2] += c;
-    state_[3] += d;
-    state_[4] += e;
-    state_[5] += f;
-    state_[6] += g;
-    state_[7] += h;
+    state[0] += a;
+    state[1] += b;
+    state[2] += c;
+    state[3] += d;
+    state[4] += e;
+    state[5] += f;
+    state[6] += g;
+    state[7] += h;
+}
+
+using CompressFn = void (*)(uint32_t* state, const uint8_t* blocks, size_t count);
+
+void compressPortableBlocks(uint32_t* state, const uint8_t* blocks, size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        compressPortable(state, blocks + 64 * i);
+}
+
+#if defined(__x86_64__)
+
+// The SHA extensions keep the state as two vectors, ABEF and CDGH, and run two rounds per
+// instruction; the message schedule is computed four words at a time.
+__attribute__((target("sha,sse4.1,ssse3"))) void compressShaNi(
+    uint32_t* state, const uint8_t* blocks, size_t count)
+{
+    __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
+    __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state + 4));
+    const __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+    const __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+    // Message words are big-endian.
+    const __m128i byteSwap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+
+    for (size_t b = 0; b < count; ++b) {
+        const uint8_t* p = blocks + 64 * b;
+        const __m128i abefSaved = abef;
+        const __m128i cdghSaved = cdgh;
+        __m128i w[16];
+        for (int g = 0; g < 16; ++g) {
+            if (g < 4) {
+                w[g] = _mm_shuffle_epi8(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * g)), byteSwap);
+            } else {
+                // W[t-16] + s0(W[t-15]), then + W[t-7], then + s1(W[t-2]).
+                __m128i t = _mm_sha256msg1_epu32(w[g - 4], w[g - 3]);
+                t = _mm_add_epi32(t, _mm_alignr_epi8(w[g - 1], w[g - 2], 4));
+                w[g] = _mm_sha256msg2_epu32(t, w[g - 1]);
+            }
+            __m128i k = _mm_add_epi32(
+                w[g], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound + 4 * g)));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
+            k = _mm_shuffle_epi32(k, 0x0E);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, k);
+        }
+        abef = _mm_add_epi32(abef, abefSaved);
+        cdgh = _mm_add_epi32(cdgh, cdghSaved);
+    }
+
+    const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+    const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    dcba = _mm_blend_epi16(feba, dchg, 0xF0);
+    hgfe = _mm_alignr_epi8(dchg, feba, 8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(state), dcba);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), hgfe);
+}
+
+bool hasShaNi()
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3))
+        return false;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return false;
+    return (b & bit_SHA) != 0;
+}
+
+#elif defined(__aarch64__)
+
+__attribute__((target("+crypto"))) void compressArmv8(
+    uint32_t* state, const uint8_t* blocks, size_t count)
+{
+    uint32x4_t abcd = vld1q_u32(state);
+    uint32x4_t efgh = vld1q_u32(state + 4);
+    for (size_t b = 0; b < count; ++b) {
+        const uint8_t* p = blocks + 64 * b;
+        const uint32x4_t abcdSaved = abcd;
+        const uint32x4_t efghSaved = efgh;
+        uint32x4_t m[4];
+        for (int i = 0; i < 4; ++i)
+            m[i] = vreinterpretq_u32_u8(vrev32q_u8(vld1q_u8(p + 16 * i)));
+        for (int g = 0; g < 16; ++g) {
+            uint32x4_t& w = m[g % 4];
+            if (g >= 4)
+                w = vsha256su1q_u32(
+                    vsha256su0q_u32(w, m[(g + 1) % 4]), m[(g + 2) % 4], m[(g + 3) % 4]);
+            const uint32x4_t k = vaddq_u32(w, vld1q_u32(kRound + 4 * g));
+            const uint32x4_t before = abcd;
+            abcd = vsha256hq_u32(abcd, efgh, k);
+            efgh = vsha256h2q_u32(efgh, before, k);
+        }
+        abcd = vaddq_u32(abcd, abcdSaved);
+        efgh = vaddq_u32(efgh, efghSaved);
+    }
+    vst1q_u32(state, abcd);
+    vst1q_u32(state + 4, efgh);
+}
+
+#endif
+
+struct Implementation {
+    CompressFn fn;
+    const char* name;
+};
+
+Implementation detect()
+{
+#if defined(__x86_64__)
+    if (hasShaNi())
+        return {compressShaNi, "x86 SHA extensions"};
+#elif defined(__aarch64__)
+    if (getauxval(AT_HWCAP) & HWCAP_SHA2)
+        return {compressArmv8, "ARMv8 SHA2"};
+#endif
+    return {compressPortableBlocks, "portable"};
+}
+
+Implementation& active()
+{
+    static Implementation impl = detect();
+    return impl;
+}
+
+} // namespace
+
+const char* Sha256::implementation()
+{
+    return active().name;
+}
+
+void Sha256::forcePortable(bool portable)
+{
+    active() = portable ? Implementation {compressPortableBlocks, "portable"} : detect();
+}
+
+void Sha256::compress(const uint8_t* blocks, size_t count)
+{
+    active().fn(state_.data(), blocks, count);
+}
+
+Sha256::Sha256()
+    : state_ {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+          0x5be0cd19}
+{
 }
 
 void Sha256::update(const void* data, size_t size)
@@ -79,11 +227,15 @@ void Sha256::update(const void* data, size_t size)
         size -= take;
         if (buffered_ < buffer_.size())
             return;
-        compress(buffer_.data());
+        compress(buffer_.data(), 1);
         buffered_ = 0;
     }
-    for (; size >= 64; p += 64, size -= 64)
-        compress(p);
+    if (size >= 64) {
+        const size_t blocks = size / 64;
+        compress(p, blocks);
+        p += 64 * blocks;
+        size -= 64 * blocks;
+    }
     if (size > 0) {
         std::memcpy(buffer_.data(), p, size);
         buffered_ = size;
@@ -114,7 +266,12 @@ std::string Sha256::hex(const void* data, size_t size)
 {
     Sha256 h;
     h.update(data, size);
-    const auto digest = h.finish();
+    return h.finishHex();
+}
+
+std::string Sha256::finishHex()
+{
+    const auto digest = finish();
     static const char* const kDigits = "0123456789abcdef";
     std::string out;
     out.reserve(64);

@@ -1,5 +1,8 @@
 // SHA-256 against the FIPS 180-4 example vectors.
+#include <cstdio>
+#include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -43,6 +46,32 @@ TEST(Sha256, IncrementalUpdatesMatchOneShot)
         }
         ASSERT_EQ(hex, expected) << "split at " << split;
     }
+}
+
+// The instruction-set implementation (where this CPU has one) against the portable code, on
+// messages of every length around the block sizes and on a large random one.
+TEST(Sha256, AcceleratedMatchesPortable)
+{
+    std::printf("[ sha256   ] %s\n", Sha256::implementation());
+    std::mt19937 rng(1121);
+    std::string big(3 << 20, '\0');
+    for (auto& c : big)
+        c = static_cast<char>(rng());
+    std::vector<std::string> messages {big};
+    messages.reserve(301);
+    for (size_t n = 0; n < 300; ++n)
+        messages.push_back(big.substr(n * 7, n));
+    std::vector<std::string> accelerated;
+    accelerated.reserve(messages.size());
+    for (const auto& m : messages)
+        accelerated.push_back(hexOf(m));
+    Sha256::forcePortable(true);
+    EXPECT_STREQ(Sha256::implementation(), "portable");
+    for (size_t i = 0; i < messages.size(); ++i)
+        ASSERT_EQ(hexOf(messages[i]), accelerated[i])
+            << "message of " << messages[i].size() << " bytes";
+    EXPECT_EQ(hexOf("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    Sha256::forcePortable(false);
 }
 
 } // namespace
