@@ -1,6 +1,9 @@
 // Engine option names and the table of backends this build knows.
 #include "jetagent/engines/engine.h"
 
+#include "jetagent/base/clock.h"
+#include "jetagent/base/log.h"
+#include "jetagent/engines/model_prepare.h"
 #include "opencv_dnn_engine.h"
 
 namespace jetagent {
@@ -54,7 +57,7 @@ struct BackendEntry {
     bool (*available)();
     std::string (*details)();
     Expected<std::shared_ptr<const Engine>> (*build)(
-        std::shared_ptr<const ModelFile>, const EngineOptions&);
+        std::shared_ptr<const ModelFile>, const PreparedModel&, const EngineOptions&);
 };
 
 const BackendEntry kBackends[] = {
@@ -83,7 +86,20 @@ Expected<std::shared_ptr<const Engine>> buildEngine(
         if (!b.available() || !b.build)
             return Status::unsupported(
                 "engine backend '" + options.backend + "' is not available: " + b.details());
-        return b.build(std::move(model), options);
+        if (options.batch < 1)
+            return Status::invalid("batch must be at least 1");
+        PrepareOptions prepare;
+        prepare.backend = b.name;
+        prepare.batch = options.batch;
+        prepare.cacheDir = options.cacheDir;
+        auto prepared = prepareModel(*model, prepare);
+        if (!prepared)
+            return prepared.status();
+        const PreparedModel& p = prepared.value();
+        logger("engine")->debug("{}: model '{}' prepared ({}) in {:.1f} ms, {} -> {} nodes{}",
+            b.name, model->path, p.passList, nsToMs(p.ns), p.nodesBefore, p.nodesAfter,
+            p.fromCache ? " (from the cache)" : "");
+        return b.build(std::move(model), p, options);
     }
     std::string known;
     for (const auto& b : kBackends)

@@ -1,18 +1,27 @@
 // An ONNX model file read into memory, checked, and described (inputs, outputs, opset, hash).
 #include "jetagent/engines/model_file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
+#include <onnx/checker.h>
+#include <onnx/common/version.h>
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include "jetagent/engines/sha256.h"
+#include "onnx_util.h"
 
 namespace jetagent {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 DataType fromOnnx(int32_t elemType)
 {
@@ -48,14 +57,295 @@ TensorInfo describe(const onnx::ValueInfoProto& value)
     return info;
 }
 
+size_t elementSize(int32_t type)
+{
+    switch (type) {
+    case onnx::TensorProto_DataType_DOUBLE:
+    case onnx::TensorProto_DataType_INT64:
+    case onnx::TensorProto_DataType_UINT64:
+    case onnx::TensorProto_DataType_COMPLEX64: return 8;
+    case onnx::TensorProto_DataType_FLOAT:
+    case onnx::TensorProto_DataType_INT32:
+    case onnx::TensorProto_DataType_UINT32: return 4;
+    case onnx::TensorProto_DataType_FLOAT16:
+    case onnx::TensorProto_DataType_BFLOAT16:
+    case onnx::TensorProto_DataType_INT16:
+    case onnx::TensorProto_DataType_UINT16: return 2;
+    case onnx::TensorProto_DataType_INT8:
+    case onnx::TensorProto_DataType_UINT8:
+    case onnx::TensorProto_DataType_BOOL: return 1;
+    case onnx::TensorProto_DataType_COMPLEX128: return 16;
+    default: return 0;
+    }
+}
+
+// Reads the external data of one tensor into raw_data. `location` must stay inside the model's
+// directory, as the ONNX specification requires; anything else could read arbitrary files.
+Status readExternalData(onnx::TensorProto* tensor, const fs::path& baseDir, const std::string& path,
+    Sha256* hash, uint64_t* total)
+{
+    std::string location;
+    int64_t offset = 0;
+    int64_t length = -1;
+    for (const auto& entry : tensor->external_data()) {
+        try {
+            if (entry.key() == "location")
+                location = entry.value();
+            else if (entry.key() == "offset")
+                offset = std::stoll(entry.value());
+            else if (entry.key() == "length")
+                length = std::stoll(entry.value());
+        } catch (const std::exception&) {
+            return Status::invalid("model file '" + path + "': tensor '" + tensor->name() +
+                "' has a malformed external-data " + entry.key() + " '" + entry.value() + "'");
+        }
+    }
+    const std::string what = "model file '" + path + "': tensor '" + tensor->name() + "'";
+    const fs::path rel(location);
+    if (location.empty())
+        return Status::invalid(what + " is marked external but names no location");
+    bool escapes = rel.is_absolute();
+    for (const auto& part : rel)
+        escapes |= part == "..";
+    if (escapes)
+        return Status::invalid(what + ": external data location '" + location +
+            "' must be a relative path inside the model's directory");
+    const fs::path file = baseDir / rel;
+    std::ifstream in(file, std::ios::binary | std::ios::ate);
+    if (!in)
+        return Status::notFound(what + ": external data file '" + file.string() + "' is missing");
+    const std::streamoff size = in.tellg();
+    if (offset < 0 || offset > size)
+        return Status::invalid(what + ": offset " + std::to_string(offset) +
+            " is past the end of '" + file.string() + "' (" + std::to_string(size) + " bytes)");
+    if (length < 0)
+        length = size - offset;
+    if (offset + length > size)
+        return Status::invalid(what + ": " + std::to_string(length) + " bytes at offset " +
+            std::to_string(offset) + " run past the end of '" + file.string() + "' (" +
+            std::to_string(size) + " bytes; truncated?)");
+    const size_t itemSize = elementSize(tensor->data_type());
+    const int64_t expected = onnxutil::elementCount(*tensor) * static_cast<int64_t>(itemSize);
+    if (itemSize != 0 && expected != length)
+        return Status::invalid(what + " should hold " + std::to_string(expected) + " bytes, its " +
+            "external data has " + std::to_string(length));
+    std::string data(static_cast<size_t>(length), '\0');
+    in.seekg(offset);
+    if (length > 0 && !in.read(data.data(), length))
+        return Status::io(what + ": cannot read external data from '" + file.string() + "'");
+    hash->update(data.data(), data.size());
+    *total += static_cast<uint64_t>(length);
+    tensor->set_raw_data(std::move(data));
+    tensor->clear_external_data();
+    tensor->set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
+    return Status();
+}
+
+Status readAllExternalData(onnx::GraphProto* graph, const fs::path& baseDir,
+    const std::string& path, Sha256* hash, uint64_t* total)
+{
+    for (auto& init : *graph->mutable_initializer())
+        if (init.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+            Status s = readExternalData(&init, baseDir, path, hash, total);
+            if (!s)
+                return s;
+        }
+    for (auto& node : *graph->mutable_node())
+        for (auto& attr : *node.mutable_attribute()) {
+            if (attr.has_t() &&
+                attr.t().data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+                Status s = readExternalData(attr.mutable_t(), baseDir, path, hash, total);
+                if (!s)
+                    return s;
+            }
+            if (attr.has_g()) {
+                Status s = readAllExternalData(attr.mutable_g(), baseDir, path, hash, total);
+                if (!s)
+                    return s;
+            }
+        }
+    return Status();
+}
+
+// Values a node reads, including those its subgraphs read from the enclosing graph.
+void nodeReads(const onnx::NodeProto& node, std::vector<std::string>* out)
+{
+    out->clear();
+    for (const auto& in : node.input())
+        if (!in.empty())
+            out->push_back(in);
+    for (const auto& attr : node.attribute()) {
+        auto add = [&](const std::string& n) {
+            if (!n.empty())
+                out->push_back(n);
+        };
+        if (attr.has_g())
+            onnxutil::forEachInputName(attr.g(), add);
+        for (const auto& g : attr.graphs())
+            onnxutil::forEachInputName(g, add);
+    }
+}
+
+// Every value read must come from somewhere; nodes must form no cycle. Sorts the nodes
+// topologically when the file lists them out of order (ONNX requires order; some tools forget).
+Status checkStructure(onnx::GraphProto* graph, const std::string& path)
+{
+    const std::string where = "model file '" + path + "'";
+    std::unordered_set<std::string> available;
+    for (const auto& in : graph->input())
+        available.insert(in.name());
+    for (const auto& init : graph->initializer())
+        available.insert(init.name());
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < graph->node_size(); ++i)
+        for (const auto& out : graph->node(i).output()) {
+            if (out.empty())
+                continue;
+            if (!producer.emplace(out, i).second || available.count(out))
+                return Status::invalid(where + ": value '" + out + "' is produced twice (" +
+                    onnxutil::nodeLabel(graph->node(i), i) + " writes it again)");
+        }
+
+    const int n = graph->node_size();
+    std::vector<int> pending(static_cast<size_t>(n), 0);
+    std::vector<std::vector<int>> dependents(static_cast<size_t>(n));
+    std::vector<std::string> reads;
+    for (int i = 0; i < n; ++i) {
+        nodeReads(graph->node(i), &reads);
+        std::unordered_set<int> from;
+        for (const auto& name : reads) {
+            if (available.count(name))
+                continue;
+            const auto it = producer.find(name);
+            if (it == producer.end()) {
+                // A subgraph's own values are defined inside it; only direct inputs are certain.
+                const auto& direct = graph->node(i).input();
+                if (std::find(direct.begin(), direct.end(), name) == direct.end())
+                    continue;
+                return Status::invalid(where + ": " + onnxutil::nodeLabel(graph->node(i), i) +
+                    " reads '" + name +
+                    "', which no graph input, initializer or node provides (a missing "
+                    "initializer?)");
+            }
+            if (it->second != i && from.insert(it->second).second) {
+                dependents[static_cast<size_t>(it->second)].push_back(i);
+                ++pending[static_cast<size_t>(i)];
+            }
+        }
+    }
+    std::vector<int> order;
+    order.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+        if (pending[static_cast<size_t>(i)] == 0)
+            order.push_back(i);
+    for (size_t k = 0; k < order.size(); ++k)
+        for (int d : dependents[static_cast<size_t>(order[k])])
+            if (--pending[static_cast<size_t>(d)] == 0)
+                order.push_back(d);
+    if (static_cast<int>(order.size()) != n) {
+        std::string nodes;
+        int listed = 0;
+        for (int i = 0; i < n && listed < 3; ++i)
+            if (pending[static_cast<size_t>(i)] > 0) {
+                nodes += (listed++ ? ", " : "") + onnxutil::nodeLabel(graph->node(i), i);
+            }
+        return Status::invalid(
+            where + ": the graph has a cycle (nodes waiting on each other include " + nodes + ")");
+    }
+    bool sorted = true;
+    for (int i = 0; i < n; ++i)
+        sorted &= order[static_cast<size_t>(i)] == i;
+    if (!sorted) {
+        google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+        for (int i : order)
+            *nodes.Add() = std::move(*graph->mutable_node(i));
+        graph->mutable_node()->Swap(&nodes);
+    }
+    for (const auto& out : graph->output())
+        if (!available.count(out.name()) && !producer.count(out.name()))
+            return Status::invalid(
+                where + ": graph output '" + out.name() + "' is produced by no node");
+    return Status();
+}
+
+// Operators this build's ONNX library does not know cannot be checked, inferred or run.
+Status checkOperators(const onnx::ModelProto& model, const std::string& path)
+{
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& opset : model.opset_import())
+        opsets[opset.domain() == "ai.onnx" ? "" : opset.domain()] =
+            static_cast<int>(opset.version());
+    const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    for (const auto& [domain, version] : opsets) {
+        const auto it = known.find(domain);
+        if (it != known.end() && version > it->second.second)
+            return Status::invalid("model file '" + path + "' uses opset " +
+                std::to_string(version) + " of domain '" + (domain.empty() ? "ai.onnx" : domain) +
+                "', newer than this build's ONNX library (" + onnx::LAST_RELEASE_VERSION +
+                ") knows (up to " + std::to_string(it->second.second) +
+                "); re-export with an older opset (torch.onnx.export(..., opset_version=" +
+                std::to_string(it->second.second) + "))");
+    }
+    if (opsets.count("") == 0)
+        return Status::invalid("model file '" + path + "' imports no ai.onnx opset");
+    const auto& graph = model.graph();
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const auto& node = graph.node(i);
+        const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+        const auto opset = opsets.find(domain);
+        if (known.count(domain) == 0 || opset == opsets.end())
+            return Status::invalid("model file '" + path + "': " + onnxutil::nodeLabel(node, i) +
+                " is a custom operator of domain '" + domain +
+                "', not a standard ONNX operator; no jetagent backend runs it");
+        if (!onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain))
+            return Status::invalid("model file '" + path + "': " + onnxutil::nodeLabel(node, i) +
+                " uses an unknown operator '" + node.op_type() + "' (not in ONNX opset " +
+                std::to_string(opset->second) + (domain.empty() ? "" : " of domain " + domain) +
+                ")");
+    }
+    return Status();
+}
+
 } // namespace
+
+Status checkModel(onnx::ModelProto& model, const std::string& path, bool runChecker)
+{
+    if (model.ir_version() > onnx::IR_VERSION)
+        return Status::invalid("model file '" + path + "' has IR version " +
+            std::to_string(model.ir_version()) + ", newer than this build's ONNX library (" +
+            onnx::LAST_RELEASE_VERSION + ") reads (up to " + std::to_string(onnx::IR_VERSION) +
+            ")");
+    if (Status s = checkOperators(model, path); !s)
+        return s;
+    if (Status s = checkStructure(model.mutable_graph(), path); !s)
+        return s;
+    if (runChecker) {
+        try {
+            onnx::checker::check_model(model);
+        } catch (const std::exception& e) {
+            std::string msg = e.what();
+            std::replace(msg.begin(), msg.end(), '\n', ' ');
+            return Status::invalid("model file '" + path + "' fails the ONNX checker: " + msg);
+        }
+    }
+    try {
+        // Strict: a node whose shapes contradict its inputs is an error in the file.
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+            onnx::ShapeInferenceOptions(false, 1, false));
+    } catch (const std::exception& e) {
+        std::string msg = e.what();
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        return Status::invalid("model file '" + path + "': ONNX shape inference failed: " + msg);
+    }
+    return Status();
+}
 
 Expected<std::shared_ptr<const ModelFile>> loadModelFile(const std::string& path)
 {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
+    if (!fs::exists(path, ec))
         return Status::notFound("model file '" + path + "' does not exist");
-    if (std::filesystem::is_directory(path, ec))
+    if (fs::is_directory(path, ec))
         return Status::invalid("model path '" + path + "' is a directory, not an ONNX file");
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in)
@@ -67,41 +357,51 @@ Expected<std::shared_ptr<const ModelFile>> loadModelFile(const std::string& path
     in.seekg(0);
     if (size > 0 && !in.read(bytes.data(), size))
         return Status::io("cannot read model file '" + path + "'");
-    return parseModelBytes(std::move(bytes), path);
+    return parseModelBytes(bytes, path);
 }
 
 Expected<std::shared_ptr<const ModelFile>> parseModelBytes(
-    std::vector<char> bytes, const std::string& path)
+    const std::vector<char>& bytes, const std::string& path)
 {
     if (bytes.empty())
         return Status::invalid("model file '" + path + "' is empty");
     if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
         return Status::invalid("model file '" + path +
-            "' is larger than 2 GiB; models with external data are not read yet");
+            "' is larger than 2 GiB, the most one protobuf message holds; export it with "
+            "external data (torch.onnx.export does so by itself above 2 GiB)");
 
-    onnx::ModelProto proto;
-    if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    auto proto = std::make_shared<onnx::ModelProto>();
+    if (!proto->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return Status::invalid("model file '" + path +
             "' is not a valid ONNX model (the protobuf does not parse: "
             "truncated, or not an ONNX file)");
-    if (!proto.has_graph() || proto.graph().node_size() == 0)
+    if (!proto->has_graph() || proto->graph().node_size() == 0)
         return Status::invalid(
             "model file '" + path + "' parses, but holds no graph nodes (is it an ONNX model?)");
-    if (proto.ir_version() <= 0)
+    if (proto->ir_version() <= 0)
         return Status::invalid(
             "model file '" + path + "' has no IR version (is it an ONNX model?)");
 
     auto model = std::make_shared<ModelFile>();
     model->path = path;
-    model->irVersion = proto.ir_version();
-    model->producer = proto.producer_name();
-    if (!proto.producer_version().empty())
-        model->producer += " " + proto.producer_version();
-    for (const auto& opset : proto.opset_import())
-        if (opset.domain().empty() || opset.domain() == "ai.onnx")
-            model->opset = opset.version();
+    model->fileBytes = bytes.size();
+    Sha256 hash;
+    hash.update(bytes.data(), bytes.size());
+    const fs::path baseDir = fs::path(path).parent_path();
+    if (Status s = readAllExternalData(proto->mutable_graph(),
+            baseDir.empty() ? fs::path(".") : baseDir, path, &hash, &model->externalBytes);
+        !s)
+        return s;
+    if (Status s = checkModel(*proto, path, true); !s)
+        return s;
 
-    const auto& graph = proto.graph();
+    model->irVersion = proto->ir_version();
+    model->producer = proto->producer_name();
+    if (!proto->producer_version().empty())
+        model->producer += " " + proto->producer_version();
+    model->opset = onnxutil::defaultOpset(*proto);
+
+    const auto& graph = proto->graph();
     std::unordered_set<std::string> initializers;
     for (const auto& init : graph.initializer())
         initializers.insert(init.name());
@@ -115,8 +415,8 @@ Expected<std::shared_ptr<const ModelFile>> parseModelBytes(
     if (model->outputs.empty())
         return Status::invalid("model file '" + path + "' declares no graph outputs");
 
-    model->sha256 = Sha256::hex(bytes.data(), bytes.size());
-    model->bytes = std::move(bytes);
+    model->sha256 = hash.finishHex();
+    model->proto = std::move(proto);
     return std::shared_ptr<const ModelFile>(std::move(model));
 }
 

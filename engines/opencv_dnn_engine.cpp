@@ -45,14 +45,15 @@ struct NetSetup {
 
 // Parses the model into a ready-to-run net. OpenCV prints its own errors while importing; they are
 // silenced here because the caller reports the failure with the model's name.
-Expected<cv::dnn::Net> makeNet(const ModelFile& model, const NetSetup& setup, bool fusion)
+Expected<cv::dnn::Net> makeNet(
+    const ModelFile& model, const std::string& prepared, const NetSetup& setup, bool fusion)
 {
     const auto previous = cv::utils::logging::getLogLevel();
     cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
     cv::dnn::Net net;
     std::string error;
     try {
-        net = cv::dnn::readNetFromONNX(model.bytes.data(), model.bytes.size());
+        net = cv::dnn::readNetFromONNX(prepared.data(), prepared.size());
         if (net.empty())
             error = "OpenCV returned an empty network";
     } catch (const cv::Exception& e) {
@@ -139,9 +140,11 @@ private:
 class OpenCVDnnEngine final : public Engine {
 public:
     // `validated` is the network parsed while building; the first session takes it over.
-    OpenCVDnnEngine(std::shared_ptr<const ModelFile> model, NetSetup setup,
-        EngineDescription description, const cv::dnn::Net& validated)
+    OpenCVDnnEngine(std::shared_ptr<const ModelFile> model,
+        std::shared_ptr<const std::string> prepared, NetSetup setup, EngineDescription description,
+        const cv::dnn::Net& validated)
         : model_(std::move(model)),
+          prepared_(std::move(prepared)),
           setup_(setup),
           description_(std::move(description)),
           spare_(validated)
@@ -164,7 +167,7 @@ public:
                 return std::unique_ptr<Session>(new OpenCVDnnSession(model_, net));
             }
         }
-        auto net = makeNet(*model_, setup_, description_.options.fusion);
+        auto net = makeNet(*model_, *prepared_, setup_, description_.options.fusion);
         if (!net)
             return net.status();
         return std::unique_ptr<Session>(new OpenCVDnnSession(model_, net.value()));
@@ -172,6 +175,7 @@ public:
 
 private:
     std::shared_ptr<const ModelFile> model_;
+    std::shared_ptr<const std::string> prepared_; // what every session's network is parsed from
     NetSetup setup_;
     EngineDescription description_;
     mutable std::mutex spareMutex_;
@@ -198,8 +202,8 @@ std::string openCVDnnDetails()
     return s;
 }
 
-Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(
-    std::shared_ptr<const ModelFile> model, const EngineOptions& options)
+Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(std::shared_ptr<const ModelFile> model,
+    const PreparedModel& prepared, const EngineOptions& options)
 {
     const int64_t start = monotonicNs();
     NetSetup setup;
@@ -239,7 +243,7 @@ Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(
         cv::setNumThreads(options.threads);
 
     // Parse once now so that a model OpenCV cannot run fails at start-up, not in the first session.
-    auto net = makeNet(*model, setup, options.fusion);
+    auto net = makeNet(*model, *prepared.bytes, setup, options.fusion);
     if (!net)
         return net.status();
 
@@ -250,12 +254,16 @@ Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(
     description.options = options;
     description.modelPath = model->path;
     description.modelSha256 = model->sha256;
-    description.modelBytes = model->bytes.size();
-    description.buildNs = monotonicNs() - start;
+    description.modelBytes = model->fileBytes + model->externalBytes;
+    description.preparation = prepared.passList;
+    description.preparedKey = prepared.key;
+    description.preparedFromCache = prepared.fromCache;
+    description.prepareNs = prepared.ns;
+    description.buildNs = monotonicNs() - start + prepared.ns;
     logger("engine")->debug("opencv: loaded '{}' for {} in {:.1f} ms", model->path,
         setup.targetName, nsToMs(description.buildNs));
-    return std::shared_ptr<const Engine>(
-        new OpenCVDnnEngine(std::move(model), setup, std::move(description), net.value()));
+    return std::shared_ptr<const Engine>(new OpenCVDnnEngine(
+        std::move(model), prepared.bytes, setup, std::move(description), net.value()));
 }
 
 } // namespace jetagent

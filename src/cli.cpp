@@ -12,8 +12,10 @@
 #include "bench.h"
 #include "capture.h"
 #include "config.h"
+#include "inspect.h"
 #include "jetagent/base/log.h"
 #include "jetagent/engines/engine.h"
+#include "jetagent/engines/model_prepare.h"
 #include "logging.h"
 #include "version.h"
 
@@ -143,6 +145,8 @@ int runCli(int argc, char** argv)
             "shapes\n"
             "  jetagent run -c my.yaml --source file://clip.mp4 --as-fast-as-possible\n"
             "  jetagent bench -c firmware-config/bench-mobilenet_v2.yaml\n"
+            "  jetagent inspect model.onnx --prepared                 parameters, MACs, "
+            "preparation\n"
             "  jetagent <command> --help                              options of one command\n\n") +
         kExitCodes);
 
@@ -223,6 +227,46 @@ int runCli(int argc, char** argv)
         ->capture_default_str()
         ->check(CLI::IsMember({"png", "jpg"}));
 
+    // inspect
+    InspectOptions inspectOptions;
+    bool inspectNoCache = false;
+    CLI::App* inspect = app.add_subcommand(
+        "inspect", "Describe an ONNX model: interface, operators, parameters, MACs, preparation");
+    inspect->add_option("model", inspectOptions.model, "ONNX model file")->required();
+    inspect->add_flag("--json", inspectOptions.json, "Print one JSON document instead of text");
+    inspect->add_option("--input-shape", inspectOptions.inputShapes,
+        "[NAME:]DIMxDIMx... shape to count MACs for (repeat per input); default: the model's own,\n"
+        "with an open batch dimension taken as 1");
+    inspect->add_flag("--prepared", inspectOptions.prepared,
+        "Also prepare the model for a backend and show what each pass changed");
+    inspect->add_option("--backend", inspectOptions.backend, "Backend to prepare for")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"opencv", "tensorrt"}));
+    inspect->add_option("--batch", inspectOptions.batch, "Batch to prepare for (0: leave it free)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 4096));
+    inspect->add_option("--cache-dir", inspectOptions.cacheDir,
+        "Engine cache to prepare through (default: the user's cache, " +
+            (defaultCacheDir().empty() ? std::string("none here") : defaultCacheDir()) + ")");
+    inspect->add_flag(
+        "--no-cache", inspectNoCache, "Prepare in memory, ignoring the cache (times every pass)");
+    inspect->footer(
+        "\nChecks the model as every backend does before loading it (protobuf parse, external "
+        "data,\n"
+        "node inputs, known operators, the ONNX checker, shape inference) and reports\n"
+        "its inputs and outputs (symbolic dimensions by name), opset and producer, the operator\n"
+        "histogram, trainable parameters, and multiply-accumulates per operator type.\n\n"
+        "Preparation rewrites a model into the form a backend reads: fixed or free batch,\n"
+        "Identity/Dropout removed (shared initializers expanded), constants and shape arithmetic\n"
+        "folded, BatchNormalization folded into Conv, operators canonicalised (Clip bounds,\n"
+        "Split sizes, axes as attributes; 5-D global pooling as ReduceMean). Prepared models are\n"
+        "cached under the cache directory, keyed by the model's SHA-256 and the pass list.\n\n"
+        "Examples:\n"
+        "  jetagent inspect model.onnx\n"
+        "  jetagent inspect r3d_18.onnx --input-shape 1x3x16x112x112 --json\n"
+        "  jetagent inspect resnet50.onnx --prepared --batch 8 --no-cache    time the "
+        "preparation\n");
+
     CLI::App* backends = app.add_subcommand(
         "backends", "List inference backends and whether this build can use them");
     CLI::App* version =
@@ -240,7 +284,8 @@ int runCli(int argc, char** argv)
     }
     if (app.get_subcommands().empty()) {
         std::fprintf(stderr,
-            "%s\njetagent: a command is required (run, bench, capture, backends, version)\n",
+            "%s\njetagent: a command is required (run, bench, inspect, capture, backends, "
+            "version)\n",
             app.help().c_str());
         return kExitUsage;
     }
@@ -277,6 +322,20 @@ int runCli(int argc, char** argv)
             }
             Status s = captureFrames(source, captureCount, captureOut, captureFormat);
             return s ? kExitOk : report(s);
+        }
+        if (*inspect) {
+            setLogLevel(global.level("warn"));
+            InspectOptions o = inspectOptions;
+            if (inspectNoCache)
+                o.cacheDir.clear();
+            else if (!inspect->count("--cache-dir"))
+                o.cacheDir = defaultCacheDir();
+            std::string out;
+            Status s = inspectModel(o, &out);
+            if (!s)
+                return report(s);
+            std::fputs(out.c_str(), stdout);
+            return kExitOk;
         }
         if (*backends) {
             printBackends();

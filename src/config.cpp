@@ -12,6 +12,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "jetagent/engines/model_prepare.h"
+
 namespace fs = std::filesystem;
 
 namespace jetagent {
@@ -288,6 +290,15 @@ std::string resolve(const std::string& baseDir, const std::string& path)
     return (fs::path(baseDir) / path).lexically_normal().string();
 }
 
+// "~/x" as shells read it, so that a config can name a directory in the user's home.
+std::string expandHome(const std::string& path)
+{
+    if (path != "~" && path.rfind("~/", 0) != 0)
+        return path;
+    const char* home = std::getenv("HOME"); // NOLINT(concurrency-mt-unsafe): read at start-up
+    return home && *home ? std::string(home) + path.substr(1) : path;
+}
+
 void readSource(ConfigReader& reader, const YAML::Node& node, SourceOptions& source)
 {
     if (!expectMap(reader, node, "source"))
@@ -335,6 +346,7 @@ void readEngine(
     m.integerAs("batch", engine.batch, 1, 256);
     m.integerAs("threads", engine.threads, 0, 256);
     m.boolean("fusion", engine.fusion);
+    m.string("cache_dir", engine.cacheDir);
     m.finish();
 }
 
@@ -440,6 +452,7 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
             continue;
         reader.remember(path, t);
         TaskConfig task;
+        task.engine.cacheDir = defaultCacheDir();
         MapReader m(reader, t, path);
         int type = 0;
         if (m.choice("type", {"classification"}, type))
@@ -464,6 +477,7 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
                 "task name '" + task.name + "' is used twice; give each task its own name");
         task.model = resolve(baseDir, task.model);
         task.labels = resolve(baseDir, task.labels);
+        task.engine.cacheDir = resolve(baseDir, expandHome(task.engine.cacheDir));
         tasks.push_back(std::move(task));
     }
 }

@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -42,7 +43,7 @@ TEST(Cli, HelpTeachesCommandsExamplesAndExitCodes)
     auto r = runJetagent({"--help"}, dir.path());
     EXPECT_EQ(r.exitCode, 0);
     for (const char* part :
-        {"run", "bench", "capture", "backends", "version", "Examples:", "Exit codes"})
+        {"run", "bench", "inspect", "capture", "backends", "version", "Examples:", "Exit codes"})
         EXPECT_TRUE(has(r.out, part)) << part << " missing from:\n" << r.out;
 
     auto run = runJetagent({"run", "--help"}, dir.path());
@@ -163,6 +164,68 @@ TEST(Cli, CaptureWritesAnImageFolderAndRefusesToOverwrite)
     auto endless =
         runJetagent({"capture", "--source", "synthetic://shapes", "--out", "more"}, dir.path());
     EXPECT_EQ(endless.exitCode, 2);
+}
+
+TEST(Cli, InspectDescribesAModelInTextAndJson)
+{
+    TempDir dir;
+    const std::string model = sourcePath("models/shapes_cnn.onnx");
+    auto text = runJetagent({"inspect", model}, dir.path());
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    for (const char* part : {"opset 13", "input       input  float32  batch x 3 x 64 x 64",
+             "output      logits float32  batch x 6", "trainable", "MACs", "Conv", "counted:"})
+        EXPECT_TRUE(has(text.out, part)) << part << " missing from:\n" << text.out;
+
+    auto json = runJetagent({"inspect", model, "--json", "--input-shape", "4x3x64x64", "--prepared",
+                                "--batch", "4", "--no-cache"},
+        dir.path());
+    ASSERT_EQ(json.exitCode, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json::parse(R"(["batch", 3, 64, 64])"));
+    EXPECT_EQ(j["model"]["opset"], 13);
+    EXPECT_GT(j["parameters"]["trainable"].get<int64_t>(), 10000);
+    EXPECT_EQ(j["macs"]["input_shapes"]["input"], nlohmann::json::parse("[4, 3, 64, 64]"));
+    int64_t perOp = 0;
+    for (const auto& op : j["operators"])
+        perOp += op["macs"].get<int64_t>();
+    EXPECT_EQ(perOp, j["macs"]["total"].get<int64_t>());
+    EXPECT_EQ(j["prepared"]["batch"], 4);
+    EXPECT_FALSE(j["prepared"]["from_cache"].get<bool>());
+    EXPECT_EQ(j["prepared"]["passes"][0]["pass"], "set-batch=4");
+
+    // Through the cache: the second run reads what the first wrote.
+    const std::string cache = dir / "cache";
+    auto first = runJetagent({"inspect", model, "--prepared", "--cache-dir", cache}, dir.path());
+    ASSERT_EQ(first.exitCode, 0) << first.err;
+    auto second = runJetagent({"inspect", model, "--prepared", "--cache-dir", cache}, dir.path());
+    ASSERT_EQ(second.exitCode, 0) << second.err;
+    EXPECT_TRUE(has(second.out, "read from the cache")) << second.out;
+    EXPECT_FALSE(has(first.out, "read from the cache")) << first.out;
+}
+
+TEST(Cli, InspectErrorsAreUsageErrors)
+{
+    TempDir dir;
+    auto missing = runJetagent({"inspect", "nothing.onnx"}, dir.path());
+    EXPECT_EQ(missing.exitCode, 2);
+    EXPECT_TRUE(has(missing.err, "model file 'nothing.onnx' does not exist")) << missing.err;
+
+    test::writeFile(dir / "text.onnx", "not a model");
+    auto garbage = runJetagent({"inspect", "text.onnx"}, dir.path());
+    EXPECT_EQ(garbage.exitCode, 2);
+    EXPECT_TRUE(has(garbage.err, "'text.onnx' is not a valid ONNX model")) << garbage.err;
+
+    const std::string model = sourcePath("models/shapes_cnn.onnx");
+    auto rank = runJetagent({"inspect", model, "--input-shape", "1x3"}, dir.path());
+    EXPECT_EQ(rank.exitCode, 2);
+    EXPECT_TRUE(has(rank.err, "input 'input' has rank 4")) << rank.err;
+    auto syntax = runJetagent({"inspect", model, "--input-shape", "1x3xfoo"}, dir.path());
+    EXPECT_EQ(syntax.exitCode, 2);
+    EXPECT_TRUE(has(syntax.err, "--input-shape '1x3xfoo'")) << syntax.err;
+    auto help = runJetagent({"inspect", "--help"}, dir.path());
+    EXPECT_EQ(help.exitCode, 0);
+    for (const char* part : {"--json", "--input-shape", "--prepared", "--no-cache", "Examples"})
+        EXPECT_TRUE(has(help.out, part)) << part << " missing from inspect --help";
 }
 
 } // namespace

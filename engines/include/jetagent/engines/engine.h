@@ -37,6 +37,8 @@ struct EngineOptions {
     int threads = 0; // CPU threads for inference; 0 = the backend's default (all cores)
     bool fusion =
         true; // fuse layers (conv+bn+activation); false runs the unoptimised graph for comparison
+    std::string cacheDir; // where prepared models (and compiled plans) are kept; empty = prepare
+                          // in memory at every build (costs up to seconds per start)
 };
 
 // Times of one Session::run. Backends that cannot separate transfers from compute leave the
@@ -57,7 +59,12 @@ struct EngineDescription {
     std::string modelPath;
     std::string modelSha256;
     uint64_t modelBytes = 0;
-    int64_t buildNs = 0; // building or loading the engine, before the first inference
+    std::string preparation; // the pass list that prepared the model for this backend
+    std::string preparedKey; // identifies the prepared model (model_prepare.h)
+    bool preparedFromCache = false;
+    int64_t prepareNs = 0; // preparing the model, or reading it from the cache
+    int64_t buildNs = 0; // building or loading the engine, before the first inference (includes
+                         // prepareNs)
 };
 
 class Session {
@@ -93,8 +100,10 @@ public:
     virtual Expected<std::unique_ptr<Session>> createSession() const = 0;
 };
 
-// Builds an engine for `model` with the named backend. Errors: an unknown or unavailable backend,
-// or options it cannot honour (ErrorKind::Unsupported), or a model it cannot load (InvalidInput).
+// Prepares `model` for the named backend (model_prepare.h; through the cache in options.cacheDir)
+// and builds an engine from the prepared model. Errors: an unknown or unavailable backend, or
+// options it cannot honour (ErrorKind::Unsupported); a model that preparation or the backend
+// cannot handle (InvalidInput); a cache directory that cannot be written (Io).
 Expected<std::shared_ptr<const Engine>> buildEngine(
     std::shared_ptr<const ModelFile> model, const EngineOptions& options);
 

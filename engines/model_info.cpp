@@ -1,0 +1,256 @@
+// Operator histogram, parameter count and multiply-accumulates of an ONNX model.
+#include "jetagent/engines/model_info.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <onnx/onnx_pb.h>
+
+#include "jetagent/engines/model_passes.h"
+#include "onnx_util.h"
+
+namespace jetagent {
+
+const char* const kMacOperators[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", nullptr};
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& dims, size_t from = 0)
+{
+    int64_t n = 1;
+    for (size_t i = from; i < dims.size(); ++i)
+        n *= dims[i];
+    return n;
+}
+
+bool isFloat(int32_t type)
+{
+    return type == onnx::TensorProto_DataType_FLOAT || type == onnx::TensorProto_DataType_FLOAT16 ||
+        type == onnx::TensorProto_DataType_DOUBLE || type == onnx::TensorProto_DataType_BFLOAT16;
+}
+
+void countParameters(const onnx::GraphProto& graph, ModelStats* stats)
+{
+    const onnxutil::GraphIndex index(graph);
+    // Identity of an initializer: the exporter's shared copy of a tensor that was separate in the
+    // framework. Its output counts as a tensor of its own.
+    std::unordered_map<std::string, const onnx::TensorProto*> tensors;
+    for (const auto& init : graph.initializer())
+        tensors.emplace(init.name(), &init);
+    for (const auto& node : graph.node())
+        if (node.op_type() == "Identity" && node.input_size() == 1 && node.output_size() == 1)
+            if (const auto* init = index.initializer(node.input(0)))
+                tensors.emplace(node.output(0), init);
+
+    std::unordered_set<std::string> trainable, buffers;
+    for (const auto& node : graph.node()) {
+        const bool identityOfConstant = node.op_type() == "Identity" && node.input_size() == 1 &&
+            index.initializer(node.input(0));
+        if (identityOfConstant)
+            continue;
+        for (int slot = 0; slot < node.input_size(); ++slot) {
+            const auto it = tensors.find(node.input(slot));
+            if (it == tensors.end() || !isFloat(it->second->data_type()))
+                continue;
+            const bool statistics = node.op_type() == "BatchNormalization" && slot >= 3;
+            // Bounds and scalars fed to Clip, Pad, Pow… are not weights.
+            const bool scalar = onnxutil::elementCount(*it->second) <= 1 &&
+                (node.op_type() == "Clip" || node.op_type() == "Pad" || node.op_type() == "Pow" ||
+                    node.op_type() == "Div" || node.op_type() == "Mul" || node.op_type() == "Add" ||
+                    node.op_type() == "Sub");
+            if (statistics)
+                buffers.insert(it->first);
+            else if (!scalar)
+                trainable.insert(it->first);
+        }
+    }
+    for (const auto& name : trainable) {
+        stats->parameters += onnxutil::elementCount(*tensors.at(name));
+        ++stats->parameterTensors;
+    }
+    for (const auto& name : buffers)
+        if (!trainable.count(name))
+            stats->buffers += onnxutil::elementCount(*tensors.at(name));
+    // What is neither a parameter nor a buffer: integer tables, shapes, scalars.
+    std::unordered_set<const onnx::TensorProto*> used;
+    for (const auto* set : {&trainable, &buffers})
+        for (const auto& name : *set)
+            used.insert(tensors.at(name));
+    for (const auto& init : graph.initializer()) {
+        if (!used.count(&init))
+            stats->constants += onnxutil::elementCount(init);
+        stats->weightBytes += init.raw_data().size() +
+            static_cast<uint64_t>(init.float_data_size()) * 4 +
+            static_cast<uint64_t>(init.int64_data_size()) * 8 +
+            static_cast<uint64_t>(init.int32_data_size()) * 4 +
+            static_cast<uint64_t>(init.double_data_size()) * 8;
+    }
+}
+
+// A copy of the graph to infer shapes on, light enough for 500 MB models: large float
+// initializers become graph inputs of the same shape (shape inference needs only their dims).
+onnx::ModelProto shapeOnlyCopy(const onnx::ModelProto& model)
+{
+    constexpr int64_t kKeepElements = 4096;
+    onnx::ModelProto copy;
+    copy.set_ir_version(model.ir_version());
+    *copy.mutable_opset_import() = model.opset_import();
+    const auto& graph = model.graph();
+    auto* g = copy.mutable_graph();
+    g->set_name(graph.name());
+    *g->mutable_node() = graph.node();
+    *g->mutable_output() = graph.output();
+    std::unordered_set<std::string> asInputs;
+    for (const auto& init : graph.initializer()) {
+        if (isFloat(init.data_type()) && onnxutil::elementCount(init) > kKeepElements) {
+            auto* in = g->add_input();
+            in->set_name(init.name());
+            auto* t = in->mutable_type()->mutable_tensor_type();
+            t->set_elem_type(init.data_type());
+            for (int64_t d : init.dims())
+                t->mutable_shape()->add_dim()->set_dim_value(d);
+            asInputs.insert(init.name());
+        } else {
+            *g->add_initializer() = init;
+        }
+    }
+    for (const auto& in : graph.input())
+        if (!asInputs.count(in.name()))
+            *g->add_input() = in;
+    return copy;
+}
+
+} // namespace
+
+Expected<ModelStats> modelStats(
+    const ModelFile& model, const std::map<std::string, std::vector<int64_t>>& inputShapes)
+{
+    if (!model.proto)
+        return Status::invalid("model '" + model.path + "' was not parsed");
+    const auto& graph = model.proto->graph();
+    ModelStats stats;
+
+    std::unordered_map<std::string, int64_t> count;
+    std::vector<std::string> order;
+    for (const auto& node : graph.node()) {
+        const std::string key = node.domain().empty() || node.domain() == "ai.onnx"
+            ? node.op_type()
+            : node.domain() + ":" + node.op_type();
+        if (count[key]++ == 0)
+            order.push_back(key);
+    }
+    stats.nodes = graph.node_size();
+    countParameters(graph, &stats);
+
+    // Concrete input shapes.
+    for (const auto& given : inputShapes) {
+        const std::string& name = given.first;
+        const bool known = std::any_of(model.inputs.begin(), model.inputs.end(),
+            [&](const TensorInfo& t) { return t.name == name; });
+        if (!known) {
+            std::string names;
+            for (const auto& t : model.inputs)
+                names += (names.empty() ? "" : ", ") + t.name;
+            return Status::invalid("model '" + model.path + "' has no input '" + name +
+                "' (its inputs: " + names + ")");
+        }
+    }
+    for (const auto& input : model.inputs) {
+        std::vector<int64_t> dims;
+        const auto given = inputShapes.find(input.name);
+        if (given != inputShapes.end()) {
+            dims = given->second;
+            if (dims.size() != input.dims.size())
+                return Status::invalid("input '" + input.name + "' has rank " +
+                    std::to_string(input.dims.size()) + " (" + input.shapeString() + "), the " +
+                    "shape given has " + std::to_string(dims.size()) + " dimensions");
+            for (size_t d = 0; d < dims.size(); ++d)
+                if (dims[d] < 1 || (input.dims[d] > 0 && input.dims[d] != dims[d]))
+                    return Status::invalid("input '" + input.name + "': dimension " +
+                        std::to_string(d) + " must be " +
+                        (input.dims[d] > 0 ? std::to_string(input.dims[d]) : "at least 1") +
+                        ", not " + std::to_string(dims[d]));
+        } else {
+            dims = input.dims;
+            for (size_t d = 0; d < dims.size(); ++d)
+                if (dims[d] < 0) {
+                    if (d != 0)
+                        return Status::invalid("input '" + input.name + "' (" +
+                            input.shapeString() + ") has an open dimension " + std::to_string(d) +
+                            "; give its shape to count MACs (--input-shape " + input.name +
+                            ":1x3x224x224)");
+                    dims[d] = 1;
+                }
+        }
+        stats.shapes[input.name] = dims;
+    }
+
+    onnx::ModelProto copy = shapeOnlyCopy(*model.proto);
+    for (auto& value : *copy.mutable_graph()->mutable_input()) {
+        const auto it = stats.shapes.find(value.name());
+        if (it == stats.shapes.end())
+            continue;
+        auto* shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
+        shape->clear_dim();
+        for (int64_t d : it->second)
+            shape->add_dim()->set_dim_value(d);
+    }
+    PassReport ignored;
+    if (Status s = eliminateIdentity(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    if (Status s = inferShapes(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    if (Status s = foldConstants(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    if (Status s = inferShapes(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+
+    const auto& g = copy.graph();
+    std::unordered_map<std::string, int64_t> macs;
+    for (int i = 0; i < g.node_size(); ++i) {
+        const auto& node = g.node(i);
+        const std::string& op = node.op_type();
+        if (!node.domain().empty() && node.domain() != "ai.onnx")
+            continue;
+        if (op != "Conv" && op != "ConvTranspose" && op != "Gemm" && op != "MatMul")
+            continue;
+        std::vector<int64_t> out, a, b;
+        const bool shapesKnown = node.input_size() >= 2 && node.output_size() >= 1 &&
+            onnxutil::staticShape(g, node.output(0), &out) &&
+            onnxutil::staticShape(g, node.input(0), &a) &&
+            onnxutil::staticShape(g, node.input(1), &b);
+        if (!shapesKnown) {
+            stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
+            continue;
+        }
+        int64_t n = 0;
+        if (op == "Conv" && b.size() >= 3) {
+            // Each output element sums over its group's input channels and the kernel window:
+            // W is [Cout, Cin/group, k...].
+            n = product(out) * product(b, 1);
+        } else if (op == "ConvTranspose" && b.size() >= 3) {
+            // Each input element scatters into Cout/group channels over the kernel window:
+            // W is [Cin, Cout/group, k...].
+            n = product(a) * product(b, 1);
+        } else if (op == "Gemm" && a.size() == 2) {
+            const int64_t k = onnxutil::intAttribute(node, "transA", 0) ? a[0] : a[1];
+            n = product(out) * k;
+        } else if (op == "MatMul" && !a.empty()) {
+            n = product(out) * a.back();
+        } else {
+            stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
+            continue;
+        }
+        macs[op] += n;
+        stats.macs += n;
+    }
+
+    for (const auto& key : order)
+        stats.operators.push_back({key, count[key], macs.count(key) ? macs[key] : 0});
+    std::stable_sort(stats.operators.begin(), stats.operators.end(),
+        [](const OperatorStats& x, const OperatorStats& y) { return x.nodes > y.nodes; });
+    return stats;
+}
+
+} // namespace jetagent

@@ -1,0 +1,364 @@
+// Small helpers over the ONNX protobuf types.
+#include "onnx_util.h"
+
+#include <cstring>
+
+namespace jetagent {
+namespace onnxutil {
+
+namespace {
+
+// Raw tensor data is little-endian; so are x86-64 and aarch64, the only targets jetagent builds
+// for.
+template <typename T, typename Out>
+bool readRaw(const std::string& raw, int64_t count, std::vector<Out>* out)
+{
+    if (static_cast<int64_t>(raw.size()) != count * static_cast<int64_t>(sizeof(T)))
+        return false;
+    out->resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+        T value;
+        std::memcpy(&value, raw.data() + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+        // INT8 values are signed: widening them keeps the sign, as intended.
+        (*out)[static_cast<size_t>(i)] =
+            static_cast<Out>(value); // NOLINT(bugprone-signed-char-misuse)
+    }
+    return true;
+}
+
+template <typename Field, typename Out>
+bool readField(const Field& field, int64_t count, std::vector<Out>* out)
+{
+    if (field.size() != count)
+        return false;
+    out->assign(field.begin(), field.end());
+    return true;
+}
+
+onnx::AttributeProto* mutableAttribute(
+    onnx::NodeProto* node, const std::string& name, onnx::AttributeProto::AttributeType type)
+{
+    for (auto& attr : *node->mutable_attribute())
+        if (attr.name() == name) {
+            attr.Clear();
+            attr.set_name(name);
+            attr.set_type(type);
+            return &attr;
+        }
+    auto* attr = node->add_attribute();
+    attr->set_name(name);
+    attr->set_type(type);
+    return attr;
+}
+
+} // namespace
+
+std::string nodeLabel(const onnx::NodeProto& node, int index)
+{
+    if (!node.name().empty())
+        return node.op_type() + " '" + node.name() + "'";
+    return node.op_type() + " (node " + std::to_string(index) + ")";
+}
+
+int64_t elementCount(const onnx::TensorProto& tensor)
+{
+    int64_t n = 1;
+    for (int64_t d : tensor.dims())
+        n *= d;
+    return n;
+}
+
+bool readInt64(const onnx::TensorProto& tensor, std::vector<int64_t>* out)
+{
+    if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+        return false;
+    const int64_t n = elementCount(tensor);
+    if (n < 0)
+        return false;
+    const bool raw = tensor.has_raw_data();
+    switch (tensor.data_type()) {
+    case onnx::TensorProto_DataType_INT64:
+        return raw ? readRaw<int64_t>(tensor.raw_data(), n, out)
+                   : readField(tensor.int64_data(), n, out);
+    case onnx::TensorProto_DataType_INT32:
+        return raw ? readRaw<int32_t>(tensor.raw_data(), n, out)
+                   : readField(tensor.int32_data(), n, out);
+    case onnx::TensorProto_DataType_INT16:
+        return raw ? readRaw<int16_t>(tensor.raw_data(), n, out)
+                   : readField(tensor.int32_data(), n, out);
+    case onnx::TensorProto_DataType_INT8:
+        return raw ? readRaw<int8_t>(tensor.raw_data(), n, out)
+                   : readField(tensor.int32_data(), n, out);
+    case onnx::TensorProto_DataType_UINT8:
+    case onnx::TensorProto_DataType_BOOL:
+        return raw ? readRaw<uint8_t>(tensor.raw_data(), n, out)
+                   : readField(tensor.int32_data(), n, out);
+    default: return false;
+    }
+}
+
+bool readFloat(const onnx::TensorProto& tensor, std::vector<float>* out)
+{
+    if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+        return false;
+    const int64_t n = elementCount(tensor);
+    if (n < 0)
+        return false;
+    const bool raw = tensor.has_raw_data();
+    switch (tensor.data_type()) {
+    case onnx::TensorProto_DataType_FLOAT:
+        return raw ? readRaw<float>(tensor.raw_data(), n, out)
+                   : readField(tensor.float_data(), n, out);
+    case onnx::TensorProto_DataType_DOUBLE:
+        return raw ? readRaw<double>(tensor.raw_data(), n, out)
+                   : readField(tensor.double_data(), n, out);
+    default: return false;
+    }
+}
+
+onnx::TensorProto makeInt64Tensor(
+    const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values)
+{
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto_DataType_INT64);
+    for (int64_t d : dims)
+        t.add_dims(d);
+    t.set_raw_data(values.data(), values.size() * sizeof(int64_t));
+    return t;
+}
+
+onnx::TensorProto makeFloatTensor(
+    const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values)
+{
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto_DataType_FLOAT);
+    for (int64_t d : dims)
+        t.add_dims(d);
+    t.set_raw_data(values.data(), values.size() * sizeof(float));
+    return t;
+}
+
+const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name)
+{
+    for (const auto& attr : node.attribute())
+        if (attr.name() == name)
+            return &attr;
+    return nullptr;
+}
+
+int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback)
+{
+    const auto* attr = findAttribute(node, name);
+    return attr && attr->type() == onnx::AttributeProto::INT ? attr->i() : fallback;
+}
+
+float floatAttribute(const onnx::NodeProto& node, const std::string& name, float fallback)
+{
+    const auto* attr = findAttribute(node, name);
+    return attr && attr->type() == onnx::AttributeProto::FLOAT ? attr->f() : fallback;
+}
+
+std::vector<int64_t> intsAttribute(const onnx::NodeProto& node, const std::string& name)
+{
+    const auto* attr = findAttribute(node, name);
+    if (!attr || attr->type() != onnx::AttributeProto::INTS)
+        return {};
+    return {attr->ints().begin(), attr->ints().end()};
+}
+
+void setIntAttribute(onnx::NodeProto* node, const std::string& name, int64_t value)
+{
+    mutableAttribute(node, name, onnx::AttributeProto::INT)->set_i(value);
+}
+
+void setFloatAttribute(onnx::NodeProto* node, const std::string& name, float value)
+{
+    mutableAttribute(node, name, onnx::AttributeProto::FLOAT)->set_f(value);
+}
+
+void setIntsAttribute(
+    onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values)
+{
+    auto* attr = mutableAttribute(node, name, onnx::AttributeProto::INTS);
+    for (int64_t v : values)
+        attr->add_ints(v);
+}
+
+void removeAttribute(onnx::NodeProto* node, const std::string& name)
+{
+    auto* attrs = node->mutable_attribute();
+    for (int i = 0; i < attrs->size(); ++i)
+        if (attrs->Get(i).name() == name) {
+            attrs->DeleteSubrange(i, 1);
+            return;
+        }
+}
+
+int64_t defaultOpset(const onnx::ModelProto& model)
+{
+    for (const auto& opset : model.opset_import())
+        if (opset.domain().empty() || opset.domain() == "ai.onnx")
+            return opset.version();
+    return 0;
+}
+
+namespace {
+
+bool shapeOf(const onnx::ValueInfoProto& value, std::vector<int64_t>* dims)
+{
+    if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape())
+        return false;
+    dims->clear();
+    for (const auto& dim : value.type().tensor_type().shape().dim()) {
+        if (!dim.has_dim_value() || dim.dim_value() < 0)
+            return false;
+        dims->push_back(dim.dim_value());
+    }
+    return true;
+}
+
+} // namespace
+
+bool staticShape(const onnx::GraphProto& graph, const std::string& name, std::vector<int64_t>* dims)
+{
+    for (const auto& init : graph.initializer())
+        if (init.name() == name) {
+            dims->assign(init.dims().begin(), init.dims().end());
+            return true;
+        }
+    for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()})
+        for (const auto& value : *list)
+            if (value.name() == name)
+                return shapeOf(value, dims);
+    return false;
+}
+
+GraphIndex::GraphIndex(const onnx::GraphProto& graph) : graph_(graph)
+{
+    for (int i = 0; i < graph.initializer_size(); ++i)
+        initializers_.emplace(graph.initializer(i).name(), i);
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const auto& node = graph.node(i);
+        for (const auto& out : node.output())
+            if (!out.empty())
+                producers_.emplace(out, i);
+        for (const auto& in : node.input())
+            if (!in.empty()) {
+                auto& list = consumers_[in];
+                if (list.empty() || list.back() != i)
+                    list.push_back(i);
+            }
+    }
+    for (int i = 0; i < graph.output_size(); ++i)
+        outputs_.emplace(graph.output(i).name(), i);
+    for (int i = 0; i < graph.input_size(); ++i)
+        if (initializers_.count(graph.input(i).name()) == 0)
+            inputs_.emplace(graph.input(i).name(), i);
+}
+
+const onnx::TensorProto* GraphIndex::initializer(const std::string& name) const
+{
+    const auto it = initializers_.find(name);
+    return it == initializers_.end() ? nullptr : &graph_.initializer(it->second);
+}
+
+int GraphIndex::producer(const std::string& value) const
+{
+    const auto it = producers_.find(value);
+    return it == producers_.end() ? -1 : it->second;
+}
+
+const std::vector<int>& GraphIndex::consumers(const std::string& value) const
+{
+    const auto it = consumers_.find(value);
+    return it == consumers_.end() ? none_ : it->second;
+}
+
+bool GraphIndex::isGraphOutput(const std::string& value) const
+{
+    return outputs_.count(value) != 0;
+}
+
+bool GraphIndex::isGraphInput(const std::string& value) const
+{
+    return inputs_.count(value) != 0;
+}
+
+void removeNodes(onnx::GraphProto* graph, const std::vector<bool>& drop)
+{
+    auto* nodes = graph->mutable_node();
+    const int n = nodes->size();
+    int kept = 0;
+    for (int i = 0; i < n; ++i) {
+        if (static_cast<size_t>(i) < drop.size() && drop[static_cast<size_t>(i)])
+            continue;
+        if (kept != i)
+            nodes->SwapElements(kept, i);
+        ++kept;
+    }
+    if (kept < n)
+        nodes->DeleteSubrange(kept, n - kept);
+}
+
+onnx::TensorProto* mutableInitializer(onnx::GraphProto* graph, const std::string& name)
+{
+    for (auto& init : *graph->mutable_initializer())
+        if (init.name() == name)
+            return &init;
+    return nullptr;
+}
+
+void forEachInputName(onnx::GraphProto* graph, const std::function<void(std::string*)>& fn)
+{
+    for (auto& node : *graph->mutable_node()) {
+        for (auto& in : *node.mutable_input())
+            fn(&in);
+        for (auto& attr : *node.mutable_attribute()) {
+            if (attr.has_g())
+                forEachInputName(attr.mutable_g(), fn);
+            for (auto& g : *attr.mutable_graphs())
+                forEachInputName(&g, fn);
+        }
+    }
+}
+
+void forEachInputName(
+    const onnx::GraphProto& graph, const std::function<void(const std::string&)>& fn)
+{
+    for (const auto& node : graph.node()) {
+        for (const auto& in : node.input())
+            fn(in);
+        for (const auto& attr : node.attribute()) {
+            if (attr.has_g())
+                forEachInputName(attr.g(), fn);
+            for (const auto& g : attr.graphs())
+                forEachInputName(g, fn);
+        }
+    }
+}
+
+std::string uniqueName(const onnx::GraphProto& graph, const std::string& base)
+{
+    std::unordered_map<std::string, int> used;
+    for (const auto& init : graph.initializer())
+        used.emplace(init.name(), 0);
+    for (const auto& node : graph.node()) {
+        used.emplace(node.name(), 0);
+        for (const auto& out : node.output())
+            used.emplace(out, 0);
+    }
+    for (const auto& in : graph.input())
+        used.emplace(in.name(), 0);
+    if (used.count(base) == 0)
+        return base;
+    for (int i = 1;; ++i) {
+        std::string candidate = base + "_" + std::to_string(i);
+        if (used.count(candidate) == 0)
+            return candidate;
+    }
+}
+
+} // namespace onnxutil
+} // namespace jetagent

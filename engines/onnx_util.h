@@ -1,0 +1,90 @@
+// Small helpers over the ONNX protobuf types, shared by the model loader, inspector and passes.
+// Internal to engines/: public headers never expose the protobuf types' layout.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace jetagent {
+namespace onnxutil {
+
+// A node named for messages: "Conv 'Conv_12'", or "Conv (node 12)" when it has no name.
+std::string nodeLabel(const onnx::NodeProto& node, int index);
+
+// Element count of a tensor's declared dims (1 for a scalar).
+int64_t elementCount(const onnx::TensorProto& tensor);
+
+// Reads a tensor's values whatever field holds them (raw_data or the typed repeated field).
+// int64 reads INT64, INT32, INT16, INT8, UINT8 and BOOL tensors; float reads FLOAT and DOUBLE.
+// False for other types, for external data, or for a byte size that does not match the dims.
+bool readInt64(const onnx::TensorProto& tensor, std::vector<int64_t>* out);
+bool readFloat(const onnx::TensorProto& tensor, std::vector<float>* out);
+
+// Tensors with data in raw_data, as exporters write them.
+onnx::TensorProto makeInt64Tensor(
+    const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values);
+onnx::TensorProto makeFloatTensor(
+    const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values);
+
+// Attributes by name; nullptr / the fallback when absent.
+const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name);
+int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback);
+float floatAttribute(const onnx::NodeProto& node, const std::string& name, float fallback);
+std::vector<int64_t> intsAttribute(const onnx::NodeProto& node, const std::string& name);
+void setIntAttribute(onnx::NodeProto* node, const std::string& name, int64_t value);
+void setFloatAttribute(onnx::NodeProto* node, const std::string& name, float value);
+void setIntsAttribute(
+    onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values);
+void removeAttribute(onnx::NodeProto* node, const std::string& name);
+
+// The opset of the default ("" / "ai.onnx") domain; 0 when the model does not import it.
+int64_t defaultOpset(const onnx::ModelProto& model);
+
+// The static shape of a value from graph inputs, outputs, value_info or initializers. False when
+// the value is unknown or has a symbolic or missing dimension.
+bool staticShape(
+    const onnx::GraphProto& graph, const std::string& name, std::vector<int64_t>* dims);
+
+// Name → index maps of a graph, built once and used for lookups. Indices go stale when the graph
+// changes; rebuild after editing.
+struct GraphIndex {
+    explicit GraphIndex(const onnx::GraphProto& graph);
+
+    const onnx::TensorProto* initializer(const std::string& name) const;
+    int producer(const std::string& value) const; // node index, -1 for none
+    const std::vector<int>& consumers(const std::string& value) const; // node indices
+    bool isGraphOutput(const std::string& value) const;
+    bool isGraphInput(const std::string& value) const; // a real input, not an initializer
+
+private:
+    const onnx::GraphProto& graph_;
+    std::unordered_map<std::string, int> initializers_;
+    std::unordered_map<std::string, int> producers_;
+    std::unordered_map<std::string, std::vector<int>> consumers_;
+    std::unordered_map<std::string, int> outputs_;
+    std::unordered_map<std::string, int> inputs_;
+    std::vector<int> none_;
+};
+
+// Removes the nodes marked in `drop` (indexed like graph.node()), keeping the others' order.
+void removeNodes(onnx::GraphProto* graph, const std::vector<bool>& drop);
+
+// Mutable initializer by name; nullptr when absent. Linear in the number of initializers.
+onnx::TensorProto* mutableInitializer(onnx::GraphProto* graph, const std::string& name);
+
+// Calls `fn(input name)` for every input of every node, including nodes of subgraphs (If/Loop
+// bodies), which may read values of the enclosing graph.
+void forEachInputName(onnx::GraphProto* graph, const std::function<void(std::string*)>& fn);
+void forEachInputName(
+    const onnx::GraphProto& graph, const std::function<void(const std::string&)>& fn);
+
+// A name not yet used by any value or node in the graph, built from `base`.
+std::string uniqueName(const onnx::GraphProto& graph, const std::string& base);
+
+} // namespace onnxutil
+} // namespace jetagent

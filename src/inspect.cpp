@@ -1,0 +1,261 @@
+// `jetagent inspect`: a model's interface, operators, parameters and MACs, and its preparation.
+#include "inspect.h"
+
+#include <algorithm>
+#include <cinttypes>
+
+#include <nlohmann/json.hpp>
+
+#include "jetagent/base/clock.h"
+#include "jetagent/engines/model_file.h"
+#include "jetagent/engines/model_info.h"
+#include "jetagent/engines/model_prepare.h"
+#include "text.h"
+
+namespace jetagent {
+
+namespace {
+
+// 25557032 -> "25,557,032": parameter counts are read digit by digit against published ones.
+std::string grouped(int64_t n)
+{
+    std::string digits = std::to_string(n < 0 ? -n : n);
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out.push_back(',');
+        out.push_back(digits[i]);
+    }
+    return n < 0 ? "-" + out : out;
+}
+
+std::string engineering(double v)
+{
+    std::string s;
+    if (v >= 1e9)
+        appendf(s, "%.2f G", v / 1e9);
+    else if (v >= 1e6)
+        appendf(s, "%.1f M", v / 1e6);
+    else if (v >= 1e3)
+        appendf(s, "%.1f k", v / 1e3);
+    else
+        appendf(s, "%.0f", v);
+    return s;
+}
+
+std::string shapeText(const std::vector<int64_t>& dims)
+{
+    std::string s;
+    for (size_t i = 0; i < dims.size(); ++i)
+        s += (i ? "x" : "") + std::to_string(dims[i]);
+    return s.empty() ? "scalar" : s;
+}
+
+nlohmann::json tensorJson(const TensorInfo& t)
+{
+    nlohmann::json dims = nlohmann::json::array();
+    for (size_t i = 0; i < t.dims.size(); ++i) {
+        if (t.dims[i] >= 0)
+            dims.push_back(t.dims[i]);
+        else if (!t.dimNames[i].empty())
+            dims.push_back(t.dimNames[i]);
+        else
+            dims.push_back(nullptr);
+    }
+    return {{"name", t.name}, {"type", dataTypeName(t.type)}, {"shape", dims}};
+}
+
+void textReport(const ModelFile& m, const ModelStats& s, int64_t loadNs, std::string& out)
+{
+    appendf(out, "model       %s\n", m.path.c_str());
+    appendf(out, "            %s bytes%s, sha256 %s\n",
+        grouped(static_cast<int64_t>(m.fileBytes)).c_str(),
+        m.externalBytes
+            ? (" + " + grouped(static_cast<int64_t>(m.externalBytes)) + " external").c_str()
+            : "",
+        m.sha256.c_str());
+    appendf(out, "format      ONNX IR %" PRId64 ", opset %" PRId64 ", producer %s\n", m.irVersion,
+        m.opset, m.producer.empty() ? "(none)" : m.producer.c_str());
+    appendf(out, "checked     parsed, ONNX checker and shape inference passed in %.0f ms\n",
+        nsToMs(loadNs));
+    size_t width = 4;
+    for (const auto* list : {&m.inputs, &m.outputs})
+        for (const auto& t : *list)
+            width = std::max(width, t.name.size());
+    for (const auto& t : m.inputs)
+        appendf(out, "input       %-*s %-8s %s\n", static_cast<int>(width), t.name.c_str(),
+            dataTypeName(t.type), t.shapeString().c_str());
+    for (const auto& t : m.outputs)
+        appendf(out, "output      %-*s %-8s %s\n", static_cast<int>(width), t.name.c_str(),
+            dataTypeName(t.type), t.shapeString().c_str());
+    appendf(out, "parameters  %s trainable in %" PRId64 " tensors\n", grouped(s.parameters).c_str(),
+        s.parameterTensors);
+    if (s.buffers > 0)
+        appendf(out, "            %s BatchNormalization running statistics (not trainable)\n",
+            grouped(s.buffers).c_str());
+    if (s.constants > 0)
+        appendf(out, "            %s other constant elements (shapes, axes, tables)\n",
+            grouped(s.constants).c_str());
+    appendf(out, "            %.1f MiB of initializers\n",
+        static_cast<double>(s.weightBytes) / 1048576.0);
+    std::string shapes;
+    for (const auto& [name, dims] : s.shapes)
+        shapes += (shapes.empty() ? "" : ", ") + name + " " + shapeText(dims);
+    appendf(out, "MACs        %s (%s) for %s\n", grouped(s.macs).c_str(),
+        engineering(static_cast<double>(s.macs)).c_str(), shapes.c_str());
+    appendf(out,
+        "            counted: Conv (grouped, depthwise, 1-/2-/3-D), ConvTranspose, Gemm, MatMul,\n"
+        "            one per multiply-add; element-wise ops, pooling, normalisation and\n"
+        "            activations are not counted\n");
+    if (!s.uncounted.empty())
+        appendf(out, "            not counted, shapes unknown: %zu nodes (first: %s)\n",
+            s.uncounted.size(), s.uncounted.front().c_str());
+    appendf(out, "\noperators   %" PRId64 " nodes\n", s.nodes);
+    appendf(out, "  %-22s %6s %18s %7s\n", "op", "nodes", "MACs", "share");
+    for (const auto& op : s.operators) {
+        if (op.macs > 0)
+            appendf(out, "  %-22s %6" PRId64 " %18s %6.2f%%\n", op.op.c_str(), op.nodes,
+                grouped(op.macs).c_str(),
+                s.macs > 0 ? 100.0 * static_cast<double>(op.macs) / static_cast<double>(s.macs)
+                           : 0.0);
+        else
+            appendf(out, "  %-22s %6" PRId64 "\n", op.op.c_str(), op.nodes);
+    }
+    for (const auto& w : m.warnings)
+        appendf(out, "warning: %s\n", w.c_str());
+}
+
+void textPrepared(const PreparedModel& p, const InspectOptions& o, std::string& out)
+{
+    appendf(out, "\nprepared    for %s, batch %s: %d -> %d nodes, %s bytes, %s %.0f ms\n",
+        o.backend.c_str(), o.batch > 0 ? std::to_string(o.batch).c_str() : "free", p.nodesBefore,
+        p.nodesAfter, grouped(static_cast<int64_t>(p.bytes->size())).c_str(),
+        p.fromCache ? "read from the cache in" : "in", nsToMs(p.ns));
+    if (!p.cachePath.empty())
+        appendf(out, "            cache %s\n", p.cachePath.c_str());
+    if (p.fromCache)
+        appendf(out, "            (what the passes did when the model was prepared:)\n");
+    appendf(out, "  %-22s %8s %8s %10s %9s\n", "pass", "removed", "folded", "rewritten", "ms");
+    for (const auto& r : p.passes) {
+        appendf(out, "  %-22s %8d %8d %10d %9.1f\n", r.pass.c_str(), r.removed, r.folded,
+            r.rewritten, nsToMs(r.ns));
+        for (const auto& line : r.notes)
+            appendf(out, "      %s\n", line.c_str());
+    }
+}
+
+} // namespace
+
+Status parseInputShapes(
+    const std::vector<std::string>& texts, std::map<std::string, std::vector<int64_t>>* shapes)
+{
+    for (const auto& text : texts) {
+        const auto colon = text.rfind(':');
+        const std::string name = colon == std::string::npos ? std::string() : text.substr(0, colon);
+        const std::string dims = colon == std::string::npos ? text : text.substr(colon + 1);
+        std::vector<int64_t> values;
+        size_t pos = 0;
+        bool ok = !dims.empty();
+        while (ok && pos <= dims.size()) {
+            const size_t x = dims.find('x', pos);
+            const std::string part =
+                dims.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+            char* end = nullptr;
+            const long long v = std::strtoll(part.c_str(), &end, 10);
+            ok = !part.empty() && *end == '\0' && v > 0;
+            values.push_back(v);
+            if (x == std::string::npos)
+                break;
+            pos = x + 1;
+        }
+        if (!ok)
+            return Status::invalid("--input-shape '" + text +
+                "': expected [NAME:]DIMxDIMx... with positive sizes, e.g. input:1x3x224x224");
+        (*shapes)[name] = values;
+    }
+    return Status();
+}
+
+Status inspectModel(const InspectOptions& options, std::string* out)
+{
+    const int64_t start = monotonicNs();
+    auto model = loadModelFile(options.model);
+    if (!model)
+        return model.status();
+    const int64_t loadNs = monotonicNs() - start;
+    const ModelFile& m = *model.value();
+
+    std::map<std::string, std::vector<int64_t>> shapes;
+    if (Status s = parseInputShapes(options.inputShapes, &shapes); !s)
+        return s;
+    if (auto unnamed = shapes.find(""); unnamed != shapes.end()) {
+        if (m.inputs.size() != 1)
+            return Status::invalid("model '" + m.path + "' has " + std::to_string(m.inputs.size()) +
+                " inputs: name the one each --input-shape is for (NAME:DIMxDIM...)");
+        shapes[m.inputs[0].name] = unnamed->second;
+        shapes.erase(unnamed);
+    }
+    auto stats = modelStats(m, shapes);
+    if (!stats)
+        return stats.status();
+
+    Expected<PreparedModel> prepared = Status::invalid("not prepared");
+    if (options.prepared) {
+        PrepareOptions p;
+        p.backend = options.backend;
+        p.batch = options.batch;
+        p.cacheDir = options.cacheDir;
+        prepared = prepareModel(m, p);
+        if (!prepared)
+            return prepared.status();
+    }
+
+    if (!options.json) {
+        textReport(m, stats.value(), loadNs, *out);
+        if (options.prepared)
+            textPrepared(prepared.value(), options, *out);
+        return Status();
+    }
+
+    const ModelStats& s = stats.value();
+    nlohmann::json j;
+    j["model"] = {{"path", m.path}, {"sha256", m.sha256}, {"bytes", m.fileBytes},
+        {"external_bytes", m.externalBytes}, {"ir_version", m.irVersion}, {"opset", m.opset},
+        {"producer", m.producer}, {"load_ms", nsToMs(loadNs)}};
+    for (const auto& t : m.inputs)
+        j["inputs"].push_back(tensorJson(t));
+    for (const auto& t : m.outputs)
+        j["outputs"].push_back(tensorJson(t));
+    j["parameters"] = {{"trainable", s.parameters}, {"tensors", s.parameterTensors},
+        {"batchnorm_statistics", s.buffers}, {"other_constants", s.constants},
+        {"initializer_bytes", s.weightBytes}};
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& op : s.operators)
+        ops.push_back({{"op", op.op}, {"nodes", op.nodes}, {"macs", op.macs}});
+    j["operators"] = ops;
+    j["nodes"] = s.nodes;
+    nlohmann::json shapesJson = nlohmann::json::object();
+    for (const auto& [name, dims] : s.shapes)
+        shapesJson[name] = dims;
+    std::vector<std::string> counted;
+    for (const char* const* op = kMacOperators; *op; ++op)
+        counted.emplace_back(*op);
+    j["macs"] = {{"total", s.macs}, {"input_shapes", shapesJson}, {"counted_operators", counted},
+        {"uncounted_nodes", s.uncounted}};
+    if (options.prepared) {
+        const PreparedModel& p = prepared.value();
+        nlohmann::json passes = nlohmann::json::array();
+        for (const auto& r : p.passes)
+            passes.push_back({{"pass", r.pass}, {"removed", r.removed}, {"folded", r.folded},
+                {"rewritten", r.rewritten}, {"ms", nsToMs(r.ns)}, {"notes", r.notes}});
+        j["prepared"] = {{"backend", options.backend}, {"batch", options.batch},
+            {"pass_list", p.passList}, {"nodes_before", p.nodesBefore},
+            {"nodes_after", p.nodesAfter}, {"bytes", p.bytes->size()}, {"key", p.key},
+            {"from_cache", p.fromCache}, {"cache_path", p.cachePath}, {"ms", nsToMs(p.ns)},
+            {"passes", passes}};
+    }
+    *out = j.dump(2) + "\n";
+    return Status();
+}
+
+} // namespace jetagent

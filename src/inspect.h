@@ -1,0 +1,33 @@
+// `jetagent inspect`: what a model is (inputs, operators, parameters, MACs) and what preparation
+// changes in it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jetagent/base/status.h"
+
+namespace jetagent {
+
+struct InspectOptions {
+    std::string model; // ONNX file
+    bool json = false; // one JSON document on stdout instead of text
+    std::vector<std::string> inputShapes; // "name:1x3x224x224", or "1x3x224x224" for a
+                                          // single-input model; MACs are counted for these
+    bool prepared = false; // also prepare the model and show what each pass changed
+    std::string backend = "opencv"; // whose preparation to show
+    int batch = 1; // batch the model is prepared for
+    std::string cacheDir; // empty: prepare in memory, timing every pass
+};
+
+// Parses "name:AxBxC" / "AxBxC" into `shapes`; errors name the bad text.
+Status parseInputShapes(
+    const std::vector<std::string>& texts, std::map<std::string, std::vector<int64_t>>* shapes);
+
+// Writes the report to `out`. Errors: the model cannot be read or checked (InvalidInput/NotFound),
+// preparation fails (InvalidInput), a bad input shape (InvalidInput).
+Status inspectModel(const InspectOptions& options, std::string* out);
+
+} // namespace jetagent
