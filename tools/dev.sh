@@ -9,10 +9,12 @@ usage() {
 usage: tools/dev.sh COMMAND
 
   demo    install missing Debian packages, build, and run the demo (synthetic shapes, ten seconds)
-  test    install missing packages, build with warnings as errors, run every test; then lint
-          (clang-format, clang-tidy), run the suite once more under AddressSanitizer and
-          UndefinedBehaviorSanitizer, and cross-build for aarch64 and run the unit tests under
-          qemu-user (tests labelled slow are left out there)
+  test    install missing packages, export the torchvision reference models
+          (tools/export_torchvision.py into models/reference/; cached, so later runs take seconds),
+          build with warnings as errors, run every test; then lint (clang-format, clang-tidy), run
+          the suite once more under AddressSanitizer and UndefinedBehaviorSanitizer (without the
+          model zoo, label zoo), and cross-build for aarch64 and run the unit tests under qemu-user
+          (tests labelled slow are left out there)
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
   deps    only install missing packages
@@ -20,7 +22,7 @@ usage: tools/dev.sh COMMAND
 Environment:
   JETAGENT_BUILD_DIR   build directory (default: build)
   JETAGENT_JOBS        parallel build and test jobs (default: the number of CPUs)
-  JETAGENT_SKIP_SLOW   1 leaves out tests labelled slow (CI runs them)
+  JETAGENT_SKIP_SLOW   1 leaves out tests labelled slow and the model export (CI runs them)
 EOF
 }
 
@@ -36,6 +38,8 @@ packages=(
     libcli11-dev nlohmann-json3-dev libgtest-dev
 )
 lint_packages=(clang-format clang-tidy)
+# The model-zoo tests' reference exports (tools/export_torchvision.py).
+model_packages=(python3-torch python3-torchvision)
 cross_packages=(g++-aarch64-linux-gnu qemu-user-static mmdebstrap)
 
 step() { printf '\n== %s\n' "$*"; }
@@ -64,11 +68,25 @@ configure_and_build() { # DIR, extra cmake arguments...
     cmake --build "$dir" --parallel "$jobs"
 }
 
-run_tests() { # DIR
-    local exclude=()
-    [ "${JETAGENT_SKIP_SLOW:-0}" = 1 ] && exclude=(-LE slow)
-    step "testing in $1"
-    ctest --test-dir "$1" --output-on-failure --parallel "$jobs" "${exclude[@]}"
+run_tests() { # DIR, extra ctest arguments...
+    local dir=$1
+    shift
+    # ctest leaves a test out only when its labels match every -LE given, so the label exclusions
+    # (the caller's and JETAGENT_SKIP_SLOW's) become one regular expression.
+    local args=() exclude=""
+    [ "${JETAGENT_SKIP_SLOW:-0}" = 1 ] && exclude=slow
+    while [ $# -gt 0 ]; do
+        if [ "$1" = -LE ] && [ $# -ge 2 ]; then
+            exclude=${exclude:+$exclude|}$2
+            shift 2
+        else
+            args+=("$1")
+            shift
+        fi
+    done
+    [ -n "$exclude" ] && args+=(-LE "$exclude")
+    step "testing in $dir"
+    ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" "${args[@]}"
 }
 
 cross_build() {
@@ -97,15 +115,24 @@ demo)
     "$build_dir/src/jetagent" run --config firmware-config/demo.yaml
     ;;
 test)
-    install_missing "${packages[@]}" "${lint_packages[@]}" "${cross_packages[@]}"
+    install_missing "${packages[@]}" "${lint_packages[@]}" "${cross_packages[@]}" "${model_packages[@]}"
     configure_and_build "$build_dir"
+    if [ "${JETAGENT_SKIP_SLOW:-0}" != 1 ]; then
+        # The model zoo's ONNX files and PyTorch references: the BatchNorm-keeping variants too, for
+        # the models that have BatchNorm. Up-to-date exports are skipped.
+        step "exporting torchvision reference models (tools/export_torchvision.py)"
+        /usr/bin/python3 tools/export_torchvision.py
+        /usr/bin/python3 tools/export_torchvision.py --keep-batchnorm mobilenet_v2 resnet18 resnet50 \
+            densenet121 shufflenet_v2_x1_0 resnext50_32x4d r3d_18
+    fi
     run_tests "$build_dir"
     lint
-    # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer.
+    # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
+    # without the model zoo (minutes natively, far longer under ASan).
     configure_and_build "$build_dir-sanitize" -DJETAGENT_SANITIZE=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_tests "$build_dir-sanitize"
+        run_tests "$build_dir-sanitize" -LE zoo
     # aarch64: the same sources cross-compiled, the unit tests run under qemu-user (10-40x slower
     # than native, so the slow label stays out).
     cross_build

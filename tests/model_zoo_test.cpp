@@ -1,0 +1,274 @@
+// Model zoo: plain opset-13 PyTorch exports of torchvision models, run on the OpenCV DNN backend at
+// batch 1 and 8, must reproduce PyTorch's outputs (references from tools/export_torchvision.py).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "jetagent/base/clock.h"
+#include "jetagent/engines/engine.h"
+#include "jetagent/engines/model_file.h"
+#include "test_support.h"
+
+// The reference files are little-endian float32, read here as the host's float.
+static_assert(
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the .f32 reference files are little-endian");
+
+namespace jetagent {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kExportCommand = "/usr/bin/python3 tools/export_torchvision.py";
+// The bound on the relative error defined in compare() below.
+constexpr double kMaxRelativeError = 1e-4;
+
+struct ZooCase {
+    std::string model;
+    int batch;
+};
+
+// How GoogleTest shows a case in failure messages ("GetParam() = resnet50 batch 8").
+void PrintTo(const ZooCase& zoo, std::ostream* os)
+{
+    *os << zoo.model << " batch " << zoo.batch;
+}
+
+std::string caseName(const testing::TestParamInfo<ZooCase>& info)
+{
+    return info.param.model + "_b" + std::to_string(info.param.batch);
+}
+
+// "4.82e-07": std::to_string would print 0.000000.
+std::string numberText(double value)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", value);
+    return text;
+}
+
+std::string shapeText(const std::vector<int64_t>& shape)
+{
+    std::string text;
+    for (int64_t d : shape)
+        text += (text.empty() ? "" : "x") + std::to_string(d);
+    return text;
+}
+
+// Exactly `count` float32 values from a raw file; a missing, short or long file is an error.
+Expected<std::vector<float>> readFloat32File(const std::string& path, int64_t count)
+{
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec)
+        return Status::notFound(path + ": " + ec.message());
+    const auto expected = static_cast<uintmax_t>(count) * sizeof(float);
+    if (size != expected)
+        return Status::invalid(path + ": " + std::to_string(size) + " bytes, expected " +
+            std::to_string(expected) + " (" + std::to_string(count) + " float32 values); re-run " +
+            kExportCommand + " --force");
+    std::vector<float> values(static_cast<size_t>(count));
+    std::ifstream in(path, std::ios::binary);
+    if (!in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(expected)))
+        return Status::io(path + ": read failed");
+    return values;
+}
+
+// One case of a manifest written by tools/export_torchvision.py.
+struct ReferenceCase {
+    std::string onnxPath;
+    std::vector<int64_t> inputShape;
+    std::vector<int64_t> outputShape;
+    std::vector<float> input;
+    std::vector<float> output;
+};
+
+int64_t elementCount(const std::vector<int64_t>& shape)
+{
+    int64_t count = 1;
+    for (int64_t d : shape)
+        count *= d;
+    return count;
+}
+
+Expected<ReferenceCase> readReference(const std::string& manifestPath, int batch)
+{
+    const std::string dir = fs::path(manifestPath).parent_path().string();
+    ReferenceCase ref;
+    std::string inputFile;
+    std::string outputFile;
+    try {
+        const auto manifest = nlohmann::json::parse(test::readFile(manifestPath));
+        ref.onnxPath = dir + "/" + manifest.at("onnx").get<std::string>();
+        bool found = false;
+        for (const auto& c : manifest.at("cases")) {
+            if (c.at("batch").get<int>() != batch)
+                continue;
+            found = true;
+            inputFile = dir + "/" + c.at("input").get<std::string>();
+            outputFile = dir + "/" + c.at("output").get<std::string>();
+            ref.inputShape = c.at("input_shape").get<std::vector<int64_t>>();
+            ref.outputShape = c.at("output_shape").get<std::vector<int64_t>>();
+        }
+        if (!found)
+            return Status::invalid(manifestPath + ": no case for batch " + std::to_string(batch));
+    } catch (const nlohmann::json::exception& e) {
+        return Status::invalid(manifestPath + ": " + e.what());
+    }
+    for (const auto* shape : {&ref.inputShape, &ref.outputShape}) {
+        bool good = !shape->empty() && shape->size() <= static_cast<size_t>(TensorShape::kMaxRank);
+        for (int64_t d : *shape)
+            good = good && d >= 1;
+        if (!good)
+            return Status::invalid(manifestPath + ": bad shape [" + shapeText(*shape) + "]");
+    }
+    auto input = readFloat32File(inputFile, elementCount(ref.inputShape));
+    if (!input)
+        return input.status();
+    auto output = readFloat32File(outputFile, elementCount(ref.outputShape));
+    if (!output)
+        return output.status();
+    ref.input = std::move(input.value());
+    ref.output = std::move(output.value());
+    return ref;
+}
+
+// How far our output is from PyTorch's. The relative error is the largest absolute difference over
+// the largest magnitude of PyTorch's output, max|ours - torch| / max|torch|: one scale for the
+// whole tensor, so that logits near zero do not blow the figure up. NaN counts as infinitely far.
+struct Comparison {
+    double maxAbsError = 0;
+    double maxAbsReference = 0;
+    double relativeError = 0;
+    size_t worst = 0; // flat index of the element with the largest difference
+};
+
+Comparison compare(const float* ours, const std::vector<float>& torch)
+{
+    Comparison c;
+    for (size_t i = 0; i < torch.size(); ++i) {
+        double d = std::fabs(static_cast<double>(ours[i]) - static_cast<double>(torch[i]));
+        if (std::isnan(d))
+            d = std::numeric_limits<double>::infinity();
+        if (d > c.maxAbsError || i == 0) {
+            c.maxAbsError = d;
+            c.worst = i;
+        }
+        c.maxAbsReference = std::max(c.maxAbsReference, std::fabs(static_cast<double>(torch[i])));
+    }
+    c.relativeError = c.maxAbsReference > 0 ? c.maxAbsError / c.maxAbsReference
+                                            : std::numeric_limits<double>::infinity();
+    return c;
+}
+
+// How much PyTorch's output changes from one sample to the next, relative to its magnitude: an
+// untrained deep network maps every input to nearly the same logits, and where this is below
+// kMaxRelativeError the comparison cannot tell the samples of a batch apart.
+double sampleSpread(const std::vector<float>& torch, int batch, double maxAbsReference)
+{
+    const size_t row = torch.size() / static_cast<size_t>(batch);
+    double spread = 0;
+    for (size_t i = row; i < torch.size(); ++i)
+        spread = std::max(spread, std::fabs(static_cast<double>(torch[i]) - torch[i % row]));
+    return maxAbsReference > 0 ? spread / maxAbsReference : 0;
+}
+
+// "[3, 417]" for flat index 3417 of an 8x1000 tensor.
+std::string indexText(size_t flat, const std::vector<int64_t>& shape)
+{
+    std::vector<int64_t> index(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+        index[d] = static_cast<int64_t>(flat % static_cast<size_t>(shape[d]));
+        flat /= static_cast<size_t>(shape[d]);
+    }
+    std::string text;
+    for (int64_t i : index)
+        text += (text.empty() ? "[" : ", ") + std::to_string(i);
+    return text + "]";
+}
+
+// The ten models, each at batch 1 and 8.
+std::vector<ZooCase> zooCases()
+{
+    std::vector<ZooCase> cases;
+    for (const char* model : {"mobilenet_v2", "resnet18", "resnet50", "squeezenet1_1", "alexnet",
+             "vgg16", "densenet121", "shufflenet_v2_x1_0", "resnext50_32x4d", "r3d_18"})
+        for (int batch : {1, 8})
+            cases.push_back({model, batch});
+    return cases;
+}
+
+class Reference : public testing::TestWithParam<ZooCase> { };
+
+TEST_P(Reference, MatchesPyTorch)
+{
+    const ZooCase& zoo = GetParam();
+    const std::string manifestPath = test::sourcePath("models/reference/" + zoo.model + ".json");
+    if (!fs::exists(manifestPath))
+        GTEST_SKIP() << manifestPath << " is missing: run `" << kExportCommand
+                     << "` (needs python3-torch and python3-torchvision)";
+    auto ref = readReference(manifestPath, zoo.batch);
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    ASSERT_EQ(ref->inputShape[0], zoo.batch) << manifestPath;
+
+    const int64_t buildStart = monotonicNs();
+    auto model = loadModelFile(ref->onnxPath);
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    EngineOptions options;
+    options.backend = "opencv";
+    options.batch = zoo.batch;
+    auto engine = buildEngine(model.value(), options);
+    ASSERT_TRUE(engine.ok()) << "buildEngine: " << engine.status().message();
+    auto session = engine.value()->createSession();
+    ASSERT_TRUE(session.ok()) << "createSession: " << session.status().message();
+    const int64_t buildNs = monotonicNs() - buildStart;
+
+    TensorView input {ref->input.data(), {}};
+    input.shape.rank = static_cast<int>(ref->inputShape.size());
+    std::copy(ref->inputShape.begin(), ref->inputShape.end(), input.shape.dims.begin());
+    const int64_t runStart = monotonicNs();
+    const Status run = session.value()->run(&input, 1, nullptr);
+    const int64_t runNs = monotonicNs() - runStart;
+    ASSERT_TRUE(run.ok()) << "Session::run: " << run.message();
+    ASSERT_GE(session.value()->outputCount(), 1u);
+
+    const ConstTensorView out = session.value()->output(0);
+    const std::vector<int64_t> outShape(
+        out.shape.dims.begin(), out.shape.dims.begin() + out.shape.rank);
+    ASSERT_EQ(shapeText(outShape), shapeText(ref->outputShape)) << "output shape";
+    ASSERT_NE(out.data, nullptr);
+
+    const Comparison c = compare(out.data, ref->output);
+    const double spread = sampleSpread(ref->output, zoo.batch, c.maxAbsReference);
+    char spreadText[64] = "";
+    if (zoo.batch > 1)
+        std::snprintf(spreadText, sizeof spreadText, "; samples differ by %.3g relative", spread);
+    char figures[512];
+    std::snprintf(figures, sizeof figures,
+        "%s batch %d: max |ours - torch| %.3g at %s (ours %.9g, torch %.9g), max |torch| %.3g, "
+        "relative error %.3g (limit %.0e)%s; build %.2f s, run %.3f s",
+        zoo.model.c_str(), zoo.batch, c.maxAbsError, indexText(c.worst, ref->outputShape).c_str(),
+        static_cast<double>(out.data[c.worst]), static_cast<double>(ref->output[c.worst]),
+        c.maxAbsReference, c.relativeError, kMaxRelativeError, spreadText, nsToS(buildNs),
+        nsToS(runNs));
+    std::printf("[ figures  ] %s\n", figures);
+    RecordProperty("max_abs_error", numberText(c.maxAbsError));
+    RecordProperty("relative_error", numberText(c.relativeError));
+    RecordProperty("worst_index", indexText(c.worst, ref->outputShape));
+    RecordProperty("build_s", numberText(nsToS(buildNs)));
+    RecordProperty("run_s", numberText(nsToS(runNs)));
+    EXPECT_LT(c.relativeError, kMaxRelativeError) << figures;
+}
+
+INSTANTIATE_TEST_SUITE_P(ModelZoo, Reference, testing::ValuesIn(zooCases()), caseName);
+
+} // namespace
+} // namespace jetagent
