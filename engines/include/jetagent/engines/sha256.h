@@ -2,7 +2,7 @@
 //
 // Models run to hundreds of megabytes and are hashed at every start, so the CPU's SHA-256
 // instructions are used where present (x86 SHA extensions, the ARMv8 SHA2 extension of every
-// Jetson): about ten times the portable code's speed.
+// Jetson): 600 MB/s against 130 MB/s for the portable code on the development VM.
 #pragma once
 
 #include <array>
