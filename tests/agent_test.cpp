@@ -143,13 +143,29 @@ TEST(AgentRun, SigintStopsCaptureAndKeepsEveryCompletedFrame)
     EXPECT_GE(files.csvRecords, 10u);
 }
 
+// Waits (up to 60 s, for emulated runs) until a run under `logDir` has logged frames: by then the
+// agent's signal handling is in place, however slowly it started.
+void waitForFrames(const std::string& logDir)
+{
+    namespace fs = std::filesystem;
+    for (int i = 0; i < 6000; ++i) {
+        std::error_code ec;
+        for (const auto& run : fs::directory_iterator(logDir, ec))
+            for (const auto& file : fs::directory_iterator(run.path(), ec))
+                if (file.path().string().find(".frames.csv") != std::string::npos &&
+                    test::readLines(file.path().string()).size() > 2)
+                    return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
 TEST(AgentRun, SigtermStopsCleanlyAndASecondSignalQuitsAtOnce)
 {
     TempDir dir;
     test::writeFile(dir / "c.yaml", config("{frames: 0}", task("shapes", "{threads: 1}")));
     const int clean =
         test::spawnJetagent({"run", "-c", "c.yaml", "--log-dir", "clean"}, dir.path());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    waitForFrames(dir / "clean");
     kill(clean, SIGTERM);
     EXPECT_EQ(test::waitExit(clean, 10000), 0) << test::readFile(dir / "spawn.err");
     const auto files = test::checkRun(test::onlyRunDirectory(dir / "clean"), "shapes");
@@ -164,7 +180,8 @@ TEST(AgentRun, SigtermStopsCleanlyAndASecondSignalQuitsAtOnce)
         "tasks:\n" +
             task("shapes", "{threads: 1}") + "logging: {dir: hasty, status_interval_s: 0}\n");
     const int hasty = test::spawnJetagent({"run", "-c", "deep.yaml"}, dir.path());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    waitForFrames(dir / "hasty");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
     kill(hasty, SIGINT);
     for (int i = 0;
          i < 200 && test::readFile(dir / "spawn.err").find("stopping") == std::string::npos; ++i)
