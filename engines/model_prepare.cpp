@@ -222,10 +222,7 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
         const int64_t passStart = monotonicNs();
         Status s = runPass(copy, name, &report);
         report.ns = monotonicNs() - passStart;
-        if (report.pass.empty())
-            report.pass = name;
-        if (name.rfind("set-batch=", 0) == 0)
-            report.pass = name;
+        report.pass = name; // as the pass list names it: "set-batch=8", not "set-batch"
         if (!s)
             return s.withContext("preparing model '" + model.path + "' for " + options.backend +
                 " (pass " + name + ")");
