@@ -15,8 +15,10 @@
 #include "frame_log.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/power/power_monitor.h"
 #include "pipeline.h"
 #include "run_context.h"
+#include "stop_signals.h"
 #include "summary.h"
 
 namespace fs = std::filesystem;
@@ -50,15 +52,6 @@ Expected<std::string> createRunDirectory(const std::string& base, const std::str
 
 namespace {
 
-const char* signalName(int sig)
-{
-    switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    default: return "a signal";
-    }
-}
-
 std::string statusLine(const std::string& name, const Pipeline::LiveView& v,
     const std::vector<std::string>& labels, double fps)
 {
@@ -88,61 +81,75 @@ std::string statusLine(const std::string& name, const Pipeline::LiveView& v,
     return text;
 }
 
-// SIGINT/SIGTERM during a run: the first asks the main loop to stop cleanly, a second quits at
-// once. A handler rather than blocked signals: threads that libraries start (TBB's workers, for
-// one) do not inherit a mask set later, and one of them taking the signal must not kill the run.
-// The handler only touches lock-free atomics and _exit, so it is async-signal-safe in whichever
-// thread runs it.
-std::atomic<int> g_pendingSignal {0};
-std::atomic<int> g_signalCount {0};
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
-
-extern "C" void onStopSignal(int sig)
+// "5.231 W VDD_IN, 48.5 C (tj-thermal)" for the status line; "" when nothing is known yet.
+std::string powerStatus(const PowerMonitor& power)
 {
-    if (g_signalCount.fetch_add(1) >= 1)
-        _exit(128 + sig);
-    g_pendingSignal.store(sig);
+    std::string text;
+    PowerSample sample;
+    const PowerSampler& sampler = power.sampler();
+    if (sampler.haveRails() && sampler.latest(sample)) {
+        char buffer[96];
+        std::snprintf(buffer, sizeof buffer, "%.3f W %s%s", static_cast<double>(sample.totalW),
+            sampler.totalName().c_str(), sampler.totalIsEstimate() ? " (est.)" : "");
+        text = buffer;
+    }
+    BoardStateSample state;
+    if (sampler.stateReader() && sampler.latestState(state)) {
+        const auto& zones = sampler.stateReader()->zones();
+        int hottest = -1;
+        for (size_t i = 0; i < zones.size() && i < state.zones.size(); ++i)
+            if (zones[i].shown && state.zones[i].online &&
+                (hottest < 0 ||
+                    state.zones[i].celsius > state.zones[static_cast<size_t>(hottest)].celsius))
+                hottest = static_cast<int>(i);
+        if (hottest >= 0) {
+            char buffer[96];
+            std::snprintf(buffer, sizeof buffer, "%s%.1f C (%s)", text.empty() ? "" : ", ",
+                state.zones[static_cast<size_t>(hottest)].celsius,
+                zones[static_cast<size_t>(hottest)].type.c_str());
+            text += buffer;
+        }
+    }
+    return text;
 }
 
-class SignalGuard {
-public:
-    explicit SignalGuard(bool enabled) : enabled_(enabled)
-    {
-        if (!enabled_)
-            return;
-        g_pendingSignal = 0;
-        g_signalCount = 0;
-        struct sigaction action { };
-        action.sa_handler = onStopSignal;
-        action.sa_flags = SA_RESTART;
-        sigemptyset(&action.sa_mask);
-        sigaction(SIGINT, &action, &previousInt_);
-        sigaction(SIGTERM, &action, &previousTerm_);
+// Opens the power monitor the config asks for; null (and no error) when sampling is off or the
+// board has nothing to sample.
+Expected<std::unique_ptr<PowerMonitor>> openPower(const AgentConfig& config)
+{
+    const PowerConfig& pc = config.power;
+    if (pc.sampling == PowerSampling::Off)
+        return std::unique_ptr<PowerMonitor>();
+    auto log = logger("power");
+    PowerMonitorOptions options;
+    options.sysfsRoot = pc.sysfsRoot;
+    options.board = pc.board;
+    options.sampler.railHz = pc.railHz;
+    options.sampler.stateHz = pc.stateHz;
+    options.sampler.ringCapacity = static_cast<size_t>(pc.ringCapacity);
+    auto opened = PowerMonitor::open(options);
+    if (!opened) {
+        const Status& s = opened.status();
+        return s.withContext(
+            config.where(s.kind() == ErrorKind::NotFound ? "power.sysfs_root" : "power.board"));
     }
-    ~SignalGuard()
-    {
-        if (!enabled_)
-            return;
-        sigaction(SIGINT, &previousInt_, nullptr);
-        sigaction(SIGTERM, &previousTerm_, nullptr);
+    std::unique_ptr<PowerMonitor> monitor = std::move(opened).value();
+    const PowerSetup& setup = monitor->setup();
+    for (const auto& line : setup.describe())
+        log->info("{}", line);
+    if (!setup.board.matched)
+        log->warn("unknown board: using the sensors found, without a profile's total rail or "
+                  "known quirks");
+    if (setup.rails.empty() && config.power.sampling == PowerSampling::On)
+        return Status::unsupported(config.where("power.sampling") +
+            ": 'on', but no power rails were found under " + pc.sysfsRoot +
+            "; use 'auto' to run without energy figures");
+    if (setup.rails.empty() && setup.thermalZones == 0) {
+        log->info("nothing to sample: no rails, no thermal zones");
+        return std::unique_ptr<PowerMonitor>();
     }
-    SignalGuard(const SignalGuard&) = delete;
-    SignalGuard& operator=(const SignalGuard&) = delete;
-
-    // Waits up to `ms` (a signal cuts the wait short); returns a signal that arrived, or 0.
-    int wait(int ms)
-    {
-        timespec timeout {ms / 1000, static_cast<long>(ms % 1000) * 1'000'000L};
-        if (g_pendingSignal.load() == 0)
-            nanosleep(&timeout, nullptr);
-        return enabled_ ? g_pendingSignal.exchange(0) : 0;
-    }
-
-private:
-    bool enabled_;
-    struct sigaction previousInt_ { };
-    struct sigaction previousTerm_ { };
-};
+    return monitor;
+}
 
 } // namespace
 
@@ -167,6 +174,11 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
             return task.status();
         tasks.push_back(std::move(task).value());
     }
+
+    auto power = openPower(config);
+    if (!power)
+        return power.status();
+    std::unique_ptr<PowerMonitor> monitor = std::move(power).value();
 
     auto runDir = createRunDirectory(config.logging.dir, options.runPrefix);
     if (!runDir)
@@ -194,10 +206,18 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
             deadline = static_cast<int64_t>(1e9 / source->info().fps);
         logs.push_back(std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(), deadline,
             static_cast<size_t>(config.logging.queueCapacity)));
+        if (monitor && monitor->sampler().haveRails())
+            logs.back()->attachPower(&monitor->sampler());
         slots.push_back({tasks[i].get(), logs.back().get(), deadline});
     }
+    // The sampler starts before the first frame so that every frame's window is covered.
+    if (monitor) {
+        if (Status s = monitor->sampler().start(); !s)
+            return s.withContext(config.where("power"));
+    }
+    const bool energy = monitor && monitor->sampler().haveRails();
     FrameLogWriter writer;
-    if (config.logging.csv || config.logging.jsonl) {
+    if (config.logging.csv || config.logging.jsonl || energy) {
         std::vector<TaskLog*> raw;
         raw.reserve(logs.size());
         for (auto& l : logs)
@@ -232,13 +252,21 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
                 const double fps = static_cast<double>(view.frames - framesAtLastStatus[i]) /
                     nsToS(statusPeriod + now - nextStatus);
                 framesAtLastStatus[i] = view.frames;
-                logger("status")->info(
-                    "{}", statusLine(tasks[i]->name(), view, tasks[i]->labels(), fps));
+                std::string line = statusLine(tasks[i]->name(), view, tasks[i]->labels(), fps);
+                if (monitor) {
+                    const std::string p = powerStatus(*monitor);
+                    if (!p.empty())
+                        line += " | " + p;
+                }
+                logger("status")->info("{}", line);
             }
             nextStatus = now + statusPeriod;
         }
     }
     pipeline.join();
+    // The sampler's last sample covers the last frame; only then may the writer give up waiting.
+    if (monitor)
+        monitor->sampler().stop();
     writer.stop();
 
     outcome.framesCaptured = pipeline.framesCaptured();
@@ -250,6 +278,12 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
     for (size_t i = 0; i < tasks.size(); ++i)
         outcome.tasks.push_back({tasks[i].get(), &config.tasks[i], &pipeline.stats(i),
             pipeline.dropped(i), logs[i].get()});
+    if (monitor) {
+        outcome.power = &monitor->setup();
+        outcome.powerOptions.railHz = config.power.railHz;
+        outcome.powerOptions.stateHz = config.power.stateHz;
+        outcome.powerStats = monitor->sampler().runStats();
+    }
 
     AgentRun run;
     run.summary = summaryJson(outcome);

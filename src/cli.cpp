@@ -1,4 +1,4 @@
-// The command line: jetagent run | bench | capture | backends | version.
+// The command line: jetagent run | bench | inspect | power | capture | backends | version.
 #include "cli.h"
 
 #include <cstdio>
@@ -16,7 +16,9 @@
 #include "jetagent/base/log.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_prepare.h"
+#include "jetagent/power/board_profile.h"
 #include "logging.h"
+#include "power_command.h"
 #include "version.h"
 
 namespace jetagent {
@@ -110,6 +112,14 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
     return kExitOk;
 }
 
+std::string boardProfileIds()
+{
+    std::string ids;
+    for (const BoardProfile& p : builtinBoardProfiles())
+        ids += (ids.empty() ? "" : ", ") + p.id;
+    return ids;
+}
+
 void printBackends()
 {
     for (const BackendInfo& b : listBackends())
@@ -147,6 +157,8 @@ int runCli(int argc, char** argv)
             "  jetagent bench -c firmware-config/bench-mobilenet_v2.yaml\n"
             "  jetagent inspect model.onnx --prepared                 parameters, MACs, "
             "preparation\n"
+            "  jetagent power --csv power.csv                         live rails and "
+            "temperatures\n"
             "  jetagent <command> --help                              options of one command\n\n") +
         kExitCodes);
 
@@ -267,6 +279,54 @@ int runCli(int argc, char** argv)
         "  jetagent inspect resnet50.onnx --prepared --batch 8 --no-cache    time the "
         "preparation\n");
 
+    // power
+    PowerCommandOptions powerOptions;
+    CLI::App* power = app.add_subcommand("power",
+        "Live power rails, temperatures, clocks and power mode, with CSV logging (like "
+        "tegrastats)");
+    power->add_option("-i,--interval", powerOptions.intervalMs, "Milliseconds between lines")
+        ->capture_default_str()
+        ->check(CLI::Range(10.0, 3'600'000.0));
+    power->add_option("--csv", powerOptions.csvPath,
+        "Also write one CSV row per line to this new file (units in the column names)");
+    power->add_option("-d,--duration", powerOptions.durationS, "Stop after S seconds (0: Ctrl-C)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    power
+        ->add_option("--sysfs-root", powerOptions.sysfsRoot,
+            "Read /sys, /proc and /etc under this directory (a copy of a board's tree)")
+        ->capture_default_str();
+    power
+        ->add_option("--board", powerOptions.board,
+            "Board profile: auto, a built-in id (" + boardProfileIds() + ") or a YAML file")
+        ->capture_default_str();
+    power
+        ->add_option("--rate", powerOptions.railHz,
+            "Rail samples per second behind the averages (the chip's own refresh is the useful "
+            "limit)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 1000.0));
+    power->add_flag("--list", powerOptions.list,
+        "Print the board, its profile and the sensors found, then exit");
+    power->footer(
+        "\nFinds the board's power rails (INA3221 under hwmon or the legacy iio driver, INA2xx,\n"
+        "power_supply, Intel RAPL), thermal zones, GPU and CPU clocks, EMC rate, throttle "
+        "counters,\n"
+        "fan and nvpmodel mode by itself, samples the rails at --rate in a thread of its own, and\n"
+        "prints one line per interval:\n\n"
+        "  [    10.0s] VDD_IN 5231mW/5102mW ... | total 5231mW/5102mW | cpu-thermal@45.2C ... |\n"
+        "              GPU 35%@612MHz | CPU [1510,1510] MHz | mode 2 (15W)\n\n"
+        "Each rail shows its newest reading and its true time-average since the start (energy\n"
+        "over time, not tegrastats' or jtop's running blend). A total marked (est.) is the sum of\n"
+        "the rails on boards that do not measure their input power; it misses what no rail sees.\n"
+        "Zones that read a known bogus value (power-gated -256 C, a constant PMIC-Die) show "
+        "'off'.\n"
+        "Ctrl-C ends the measurement and prints averages, peaks, energy and temperatures.\n\n"
+        "Examples:\n"
+        "  jetagent power                                   live view, once a second\n"
+        "  jetagent power -i 200 --csv run1.csv -d 600      ten minutes at 5 lines a second\n"
+        "  jetagent power --list                            what this board has\n");
+
     CLI::App* backends = app.add_subcommand(
         "backends", "List inference backends and whether this build can use them");
     CLI::App* version =
@@ -284,8 +344,8 @@ int runCli(int argc, char** argv)
     }
     if (app.get_subcommands().empty()) {
         std::fprintf(stderr,
-            "%s\njetagent: a command is required (run, bench, inspect, capture, backends, "
-            "version)\n",
+            "%s\njetagent: a command is required (run, bench, inspect, power, capture, "
+            "backends, version)\n",
             app.help().c_str());
         return kExitUsage;
     }
@@ -336,6 +396,11 @@ int runCli(int argc, char** argv)
                 return report(s);
             std::fputs(out.c_str(), stdout);
             return kExitOk;
+        }
+        if (*power) {
+            setLogLevel(global.level("warn"));
+            Status s = runPowerCommand(powerOptions);
+            return s ? kExitOk : report(s);
         }
         if (*backends) {
             printBackends();

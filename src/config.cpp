@@ -500,6 +500,32 @@ void readLogging(ConfigReader& reader, const YAML::Node& node, LoggingConfig& lo
     m.finish();
 }
 
+void readPower(
+    ConfigReader& reader, const YAML::Node& node, const std::string& baseDir, PowerConfig& power)
+{
+    if (!expectMap(reader, node, "power"))
+        return;
+    MapReader m(reader, node, "power");
+    int sampling = 0;
+    if (m.choice("sampling", {"auto", "on", "off"}, sampling))
+        power.sampling = sampling == 0 ? PowerSampling::Auto
+            : sampling == 1            ? PowerSampling::On
+                                       : PowerSampling::Off;
+    if (m.string("board", power.board) && power.board != "auto" &&
+        (power.board.find('/') != std::string::npos ||
+            fs::path(power.board).extension() == ".yaml"))
+        power.board = resolve(baseDir, expandHome(power.board));
+    if (m.string("sysfs_root", power.sysfsRoot))
+        power.sysfsRoot = resolve(baseDir, expandHome(power.sysfsRoot));
+    m.number("rail_hz", power.railHz, 0.0, 1000.0, false);
+    m.number("state_hz", power.stateHz, 0.0, 100.0, false);
+    m.integerAs("ring_capacity", power.ringCapacity, 64, 10'000'000);
+    if (power.stateHz > power.railHz)
+        m.error("state_hz", node["state_hz"],
+            "must not be higher than rail_hz (" + std::to_string(power.railHz) + ")");
+    m.finish();
+}
+
 } // namespace
 
 std::string AgentConfig::where(const std::string& key) const
@@ -528,7 +554,7 @@ Expected<AgentConfig> parseConfig(
     }
     if (!root.IsMap())
         return Status::invalid(name +
-            ": expected a mapping with source, run, tasks and logging sections, got " +
+            ": expected a mapping with source, run, tasks, logging and power sections, got " +
             describeNode(root));
 
     ConfigReader reader(name, config);
@@ -538,6 +564,7 @@ Expected<AgentConfig> parseConfig(
         readRun(reader, top.take("run"), config.run);
         readTasks(reader, top.take("tasks"), baseDir, config.tasks);
         readLogging(reader, top.take("logging"), config.logging);
+        readPower(reader, top.take("power"), baseDir, config.power);
         top.finish();
     } catch (const YAML::Exception& e) {
         reader.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);

@@ -82,12 +82,29 @@ struct LoggingConfig {
         1'000'000; // latencies kept for exact percentiles; beyond, a uniform sample
 };
 
+enum class PowerSampling {
+    Auto, // sample when the board has rails or thermal zones; runs without them go on
+    On, // a run on a board without rails fails at start-up
+    Off, // no sampler thread, no energy columns
+};
+
+struct PowerConfig {
+    PowerSampling sampling = PowerSampling::Auto; // see PowerSampling
+    std::string board =
+        "auto"; // auto, a built-in profile id (agx-orin, ...) or a profile YAML file
+    std::string sysfsRoot = "/"; // where /sys, /proc and /etc are read; a copy of a board's tree
+    double railHz = 100.0; // rail reads per second; the sampler costs ~0.1% of a core at 100 Hz
+    double stateHz = 2.0; // thermal, clock, fan and throttle reads per second
+    int ringCapacity = 16384; // rail samples kept for per-frame energy (164 s at 100 Hz)
+};
+
 struct AgentConfig {
     std::string path; // the file it came from ("" when built in code)
     SourceOptions source;
     RunConfig run;
     std::vector<TaskConfig> tasks;
     LoggingConfig logging;
+    PowerConfig power;
     std::map<std::string, int>
         lines; // 1-based line of each key present in the file, by dotted path
     std::map<std::string, std::string>

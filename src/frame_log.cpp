@@ -6,12 +6,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/power/sampler.h"
 #include "text.h"
 
 namespace jetagent {
@@ -19,6 +21,9 @@ namespace jetagent {
 const char* const kFrameCsvHeader =
     "frame_id,capture_ns,wait_ms,preprocess_ms,inference_ms,compute_ms,postprocess_ms,e2e_ms,batch,"
     "top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok";
+
+const char* const kFrameCsvEnergyColumns =
+    "inference_energy_mJ,frame_energy_mJ,inference_power_W,energy_window_short";
 
 namespace {
 
@@ -36,6 +41,15 @@ std::string csvEscape(const std::string& s)
 }
 
 const std::string kEmpty;
+
+// Mean power of the total rail over the inference window: the batch's whole energy over its time.
+double inferencePowerW(const FrameRecord& r)
+{
+    const double ms = nsToMs(r.inferredNs - r.preprocessedNs);
+    if (std::isnan(r.inferenceEnergyMj) || ms <= 0.0)
+        return std::nan("");
+    return r.inferenceEnergyMj * (r.batch > 0 ? r.batch : 1) / ms;
+}
 
 } // namespace
 
@@ -79,8 +93,26 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
         out += ",,";
     }
     out += label(r.truth);
-    appendf(out, ",%d,%d,%d,%d\n", r.correct() ? 1 : 0, miss ? 1 : 0, r.coldStart ? 1 : 0,
-        r.ok ? 1 : 0);
+    appendf(
+        out, ",%d,%d,%d,%d", r.correct() ? 1 : 0, miss ? 1 : 0, r.coldStart ? 1 : 0, r.ok ? 1 : 0);
+    if (power_) {
+        // An empty field where the sampler did not cover the window: no figure beats a wrong one.
+        if (std::isnan(r.inferenceEnergyMj))
+            out += ",";
+        else
+            appendf(out, ",%.4f", r.inferenceEnergyMj);
+        if (std::isnan(r.frameEnergyMj))
+            out += ",";
+        else
+            appendf(out, ",%.4f", r.frameEnergyMj);
+        const double power = inferencePowerW(r);
+        if (std::isnan(power))
+            out += ",";
+        else
+            appendf(out, ",%.4f", power);
+        appendf(out, ",%d", r.energyWindowShort ? 1 : 0);
+    }
+    out += '\n';
 }
 
 void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
@@ -105,15 +137,67 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     out += r.truth >= 0 && static_cast<size_t>(r.truth) < jsonLabels_.size()
         ? jsonLabels_[static_cast<size_t>(r.truth)]
         : "null";
-    appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s}\n",
+    appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s",
         r.truth >= 0 ? (r.correct() ? "true" : "false") : "null", miss ? "true" : "false",
         r.coldStart ? "true" : "false", r.ok ? "true" : "false");
+    if (power_) {
+        auto number = [&](const char* key, double v) {
+            if (std::isnan(v))
+                appendf(out, ",\"%s\":null", key);
+            else
+                appendf(out, ",\"%s\":%.4f", key, v);
+        };
+        number("inference_energy_mJ", r.inferenceEnergyMj);
+        number("frame_energy_mJ", r.frameEnergyMj);
+        number("inference_power_W", inferencePowerW(r));
+        appendf(out, ",\"energy_window_short\":%s", r.energyWindowShort ? "true" : "false");
+    }
+    out += "}\n";
 }
 
-void TaskLog::drain(std::string& scratch)
+void TaskLog::attachPower(const PowerSampler* sampler)
+{
+    power_ = sampler;
+}
+
+void TaskLog::addEnergy(FrameRecord& r)
+{
+    const double share = r.batch > 0 ? 1.0 / r.batch : 1.0;
+    const EnergyWindow inference = power_->energy(r.preprocessedNs, r.inferredNs);
+    const EnergyWindow frame = power_->energy(r.intervalStartNs, r.doneNs);
+    r.energyWindowShort = inference.shorterThanUpdate;
+    if (inference.covered)
+        r.inferenceEnergyMj = inference.joules * share * 1e3;
+    if (frame.covered)
+        r.frameEnergyMj = frame.joules * share * 1e3;
+    if (!inference.covered || !frame.covered) {
+        ++energy_.uncovered;
+        return;
+    }
+    ++energy_.frames;
+    energy_.totalFrameJ += r.frameEnergyMj * 1e-3;
+    if (r.coldStart) {
+        // Kept apart like the cold start's latency: first-run allocations are not the steady state.
+        energy_.coldStartInferenceMj = r.inferenceEnergyMj;
+        return;
+    }
+    if (inference.shorterThanUpdate)
+        ++energy_.shortWindows;
+    energy_.inferenceNj.add(static_cast<int64_t>(std::llround(r.inferenceEnergyMj * 1e6)));
+    energy_.frameNj.add(static_cast<int64_t>(std::llround(r.frameEnergyMj * 1e6)));
+}
+
+void TaskLog::drain(std::string& scratch, bool final)
 {
     FrameRecord r;
-    while (ring_.pop(r)) {
+    while (const FrameRecord* next = ring_.front()) {
+        // The sampler's newest sample must lie past the frame's end, or its window is not covered
+        // yet; the record waits (at 100 Hz, about 10 ms).
+        if (power_ && !final && power_->latestNs() < next->doneNs)
+            break;
+        ring_.pop(r);
+        if (power_)
+            addEnergy(r);
         bool ok = true;
         if (csv_) {
             scratch.clear();
@@ -179,7 +263,8 @@ Status FrameLogWriter::open(
                 createLog(dir + "/" + log->taskName() + ".frames.csv", log->csvPath_, log->csv_);
             if (!s)
                 return s;
-            if (std::fprintf(log->csv_, "%s\n", kFrameCsvHeader) < 0)
+            if (std::fprintf(log->csv_, "%s%s%s\n", kFrameCsvHeader, log->power_ ? "," : "",
+                    log->power_ ? kFrameCsvEnergyColumns : "") < 0)
                 return Status::io("cannot write frame log '" + log->csvPath_ + "'");
         }
         if (jsonl) {
@@ -210,7 +295,7 @@ void FrameLogWriter::loop()
         const bool stopping = stopping_;
         lock.unlock();
         for (TaskLog* l : logs_)
-            l->drain(scratch);
+            l->drain(scratch, stopping);
         const int64_t now = monotonicNs();
         // Flushing once a second bounds what a crash can take with it to about a second of lines.
         if (stopping || now - lastFlush > 1'000'000'000) {

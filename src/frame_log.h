@@ -14,12 +14,28 @@
 
 #include "frame_record.h"
 #include "jetagent/base/status.h"
+#include "latency_stats.h"
 #include "spsc_ring.h"
 
 namespace jetagent {
 
+class PowerSampler;
+
 // The CSV columns, in order; units are in the names.
 extern const char* const kFrameCsvHeader;
+// The columns appended when power rails are sampled.
+extern const char* const kFrameCsvEnergyColumns;
+
+// Per-frame energy of one task, accumulated by the log writer (values in nanojoules).
+struct TaskEnergy {
+    SampleSeries inferenceNj; // each steady-state frame's share of its inference window
+    SampleSeries frameNj; // each steady-state frame's share of its frame interval
+    double coldStartInferenceMj = -1.0; // the cold-start frames' inference energy; -1 unknown
+    uint64_t frames = 0; // frames with an energy figure, cold start included
+    double totalFrameJ = 0.0; // sum of their frame-interval energies: the energy of the frames run
+    uint64_t uncovered = 0; // frames whose window the sampler did not cover (no figure)
+    uint64_t shortWindows = 0; // inference windows shorter than the sensor's update period
+};
 
 // One task's log: the record queue from its worker and the files it goes to.
 class TaskLog {
@@ -29,6 +45,11 @@ public:
     ~TaskLog();
     TaskLog(const TaskLog&) = delete;
     TaskLog& operator=(const TaskLog&) = delete;
+
+    // Before FrameLogWriter::open: records get their energy from `sampler` (the total rail) before
+    // they are written, and the files get the energy columns. The sampler must outlive the writer.
+    void attachPower(const PowerSampler* sampler);
+    bool hasPower() const { return power_ != nullptr; }
 
     // Worker thread: queue a record for writing. Never blocks; a full queue loses the record
     // (counted).
@@ -43,6 +64,8 @@ public:
     uint64_t writeErrors() const { return writeErrors_.load(std::memory_order_relaxed); }
     const std::string& csvPath() const { return csvPath_; }
     const std::string& jsonlPath() const { return jsonlPath_; }
+    // Valid once the writer has stopped.
+    const TaskEnergy& energy() const { return energy_; }
 
     // Formatting, exposed for tests. Both append one line with its newline to `out`.
     void formatCsv(const FrameRecord& r, std::string& out) const;
@@ -50,7 +73,10 @@ public:
 
 private:
     friend class FrameLogWriter;
-    void drain(std::string& scratch);
+    // Writes the queued records. With power attached, a record waits until the sampler has a sample
+    // past its end, unless `final` (the sampler has stopped: what it has is all there will be).
+    void drain(std::string& scratch, bool final);
+    void addEnergy(FrameRecord& r);
     void flush();
     void close();
 
@@ -66,6 +92,8 @@ private:
     std::FILE* jsonl_ = nullptr;
     std::string csvPath_;
     std::string jsonlPath_;
+    const PowerSampler* power_ = nullptr;
+    TaskEnergy energy_;
 };
 
 class FrameLogWriter {
@@ -75,7 +103,8 @@ public:
     FrameLogWriter(const FrameLogWriter&) = delete;
     FrameLogWriter& operator=(const FrameLogWriter&) = delete;
 
-    // Creates <dir>/<task>.frames.csv and/or .jsonl for each log. Errors name the file that failed.
+    // Creates <dir>/<task>.frames.csv and/or .jsonl for each log (neither: the writer only
+    // attributes energy). Errors name the file that failed.
     Status open(const std::string& dir, const std::vector<TaskLog*>& logs, bool csv, bool jsonl);
     void start();
     // Writes everything still queued, flushes and closes the files. Safe to call twice.

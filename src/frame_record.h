@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 
 namespace jetagent {
 
@@ -20,6 +21,16 @@ struct FrameRecord {
     int64_t inferredNs = 0;
     int64_t doneNs = 0;
     int64_t computeNs = 0; // the engine's own figure for its compute, inside the inference stage
+    // Start of the frame interval: the task's previous result (for its first frame, the dequeue),
+    // so that the intervals of consecutive results tile the run and their energies add up to it.
+    int64_t intervalStartNs = 0;
+    // Energy of the total rail, in millijoules, shared equally by the frames of a batch: over the
+    // inference stage and over the frame interval. Filled in by the log writer once the power
+    // sampler has covered the frame; NaN when power is not sampled or the window was not covered.
+    double inferenceEnergyMj = std::numeric_limits<double>::quiet_NaN();
+    double frameEnergyMj = std::numeric_limits<double>::quiet_NaN();
+    bool energyWindowShort = false; // the inference window is shorter than the sensor's update
+                                    // period: its energy is interpolated, not measured
     int32_t batch = 1; // frames that shared the inference
     int32_t topK = 0; // valid entries in labels/scores
     std::array<int32_t, kMaxTopK> labels {};

@@ -199,13 +199,17 @@ void Pipeline::workerLoop(Worker& worker)
     std::vector<const Frame*> raw(batch);
     std::vector<FrameRecord> records(batch);
     int consecutiveFailures = 0;
+    int64_t previousDoneNs = 0;
 
     while (size_t n = worker.queue.pop(frames.data(), batch)) {
         const int64_t dequeuedNs = monotonicNs();
         for (size_t i = 0; i < n; ++i)
             raw[i] = frames[i].get();
         Status status = task.process(raw.data(), n, dequeuedNs, records.data());
+        const int64_t intervalStartNs = previousDoneNs > 0 ? previousDoneNs : dequeuedNs;
+        previousDoneNs = records[n - 1].doneNs;
         for (size_t i = 0; i < n; ++i) {
+            records[i].intervalStartNs = intervalStartNs;
             worker.stats->add(records[i]);
             if (worker.slot.log)
                 worker.slot.log->submit(records[i]);

@@ -36,6 +36,15 @@ public:
         return true;
     }
 
+    // Consumer thread only: the oldest value without taking it; null when empty.
+    const T* front() const
+    {
+        const size_t head = head_.load(std::memory_order_relaxed);
+        if (head == tail_.load(std::memory_order_acquire))
+            return nullptr;
+        return &slots_[head];
+    }
+
     size_t capacity() const { return slots_.size() - 1; }
 
 private:

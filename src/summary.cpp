@@ -144,6 +144,117 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
             "the "
             "statistics include them");
     j["notes"] = notes;
+    if (t.log && t.log->hasPower()) {
+        const TaskEnergy& e = t.log->energy();
+        json energy = {{"rail", run.power ? run.power->totalName : ""},
+            {"estimate", run.power ? run.power->totalIsEstimate : true},
+            {"inference_mJ", distributionJson(e.inferenceNj)},
+            {"frame_mJ", distributionJson(e.frameNj)}, {"frames_energy_J", round4(e.totalFrameJ)},
+            {"uncovered_frames", e.uncovered}, {"short_windows", e.shortWindows},
+            {"cold_start_inference_mJ",
+                e.coldStartInferenceMj >= 0 ? json(round4(e.coldStartInferenceMj))
+                                            : json(nullptr)}};
+        energy["frames_per_joule"] = e.totalFrameJ > 0
+            ? json(round4(static_cast<double>(e.frames) / e.totalFrameJ))
+            : json(nullptr);
+        j["energy"] = energy;
+        if (e.shortWindows > 0)
+            notes.push_back(std::to_string(e.shortWindows) +
+                " inference windows were shorter than the power sensor's update period: their "
+                "energy is interpolated between readings, not measured; the frame-interval energy "
+                "and the run's averages are sound");
+        if (e.uncovered > 0)
+            notes.push_back(std::to_string(e.uncovered) +
+                " frames have no energy figure: the sampler's ring did not cover their window "
+                "(power.ring_capacity)");
+        j["notes"] = notes;
+    }
+    return j;
+}
+
+json stateJson(const BoardStateSample& s)
+{
+    json j;
+    if (s.haveGpu)
+        j["gpu"] = {{"freq_MHz", round4(static_cast<double>(s.gpuFreqHz) / 1e6)},
+            {"load_percent", round4(s.gpuLoadPercent)}};
+    json cpus = json::array();
+    for (int i = 0; i < s.cpuCount; ++i) {
+        const int64_t khz = s.cpuFreqKHz[static_cast<size_t>(i)];
+        cpus.push_back(khz >= 0 ? json(round4(static_cast<double>(khz) / 1e3)) : json(nullptr));
+    }
+    j["cpu_freq_MHz"] = cpus;
+    j["emc_MHz"] = s.emcHz >= 0 ? json(round4(static_cast<double>(s.emcHz) / 1e6)) : json(nullptr);
+    if (s.fanPwm >= 0 || s.fanRpm >= 0)
+        j["fan"] = {{"pwm", s.fanPwm >= 0 ? json(s.fanPwm) : json(nullptr)},
+            {"rpm", s.fanRpm >= 0 ? json(s.fanRpm) : json(nullptr)}};
+    return j;
+}
+
+json railJson(const RailRunStats& r)
+{
+    json j = {{"name", r.name}, {"average_W", round4(r.averageW)}, {"peak_W", round4(r.peakW)},
+        {"energy_J", round4(r.energyJ)}, {"samples", r.samples}, {"errors", r.errors},
+        {"offline", r.offline}};
+    if (!r.lastError.empty())
+        j["last_error"] = r.lastError;
+    return j;
+}
+
+json powerJson(const RunOutcome& o)
+{
+    const PowerSetup& p = *o.power;
+    const PowerRunStats& s = o.powerStats;
+    json j;
+    j["board"] = p.identity.describe();
+    j["model"] = p.identity.model;
+    j["l4t"] = p.identity.l4tRelease;
+    j["jetpack"] = p.identity.jetpack > 0 ? json(p.identity.jetpack) : json(nullptr);
+    j["profile"] = {
+        {"id", p.board.profile.id}, {"matched", p.board.matched}, {"reason", p.board.reason}};
+    j["power_mode"] = p.powerMode.id >= 0
+        ? json({{"id", p.powerMode.id}, {"name", p.powerMode.name}})
+        : json(nullptr);
+    const double wall = nsToS(s.endNs - s.startNs);
+    j["sampling"] = {{"rail_hz", o.powerOptions.railHz}, {"state_hz", o.powerOptions.stateHz},
+        {"rail_samples", s.railSamples}, {"overruns", s.overruns},
+        {"sampler_cpu_s", round4(s.samplerCpuS)},
+        {"sampler_cpu_percent_of_core", wall > 0 ? round4(100.0 * s.samplerCpuS / wall) : 0.0}};
+    if (!p.rails.empty()) {
+        json total = railJson(s.total);
+        total["estimate"] = s.totalIsEstimate;
+        total["note"] = p.totalNote;
+        j["total"] = total;
+    } else {
+        j["total"] = nullptr;
+    }
+    json rails = json::array();
+    for (size_t i = 0; i < s.rails.size(); ++i) {
+        json r = railJson(s.rails[i]);
+        if (i < p.rails.size())
+            r["device"] = p.rails[i].driver + " " + p.rails[i].device;
+        rails.push_back(r);
+    }
+    j["rails"] = rails;
+    j["missing_rails"] = p.missingRails;
+    json zones = json::array();
+    for (const ZoneRunStats& z : s.zones) {
+        if (z.everOnline)
+            zones.push_back({{"zone", z.type}, {"start_C", round4(z.startC)},
+                {"end_C", round4(z.endC)}, {"peak_C", round4(z.peakC)}});
+        else
+            zones.push_back({{"zone", z.type}, {"offline", z.offlineReason}});
+    }
+    j["thermal"] = zones;
+    if (s.throttleEvents[0] >= 0 || s.throttleEvents[1] >= 0 || s.throttleEvents[2] >= 0) {
+        auto count = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
+        j["throttle_events"] = {{"under_voltage", count(s.throttleEvents[0])},
+            {"over_current_average", count(s.throttleEvents[1])},
+            {"over_current_instantaneous", count(s.throttleEvents[2])}};
+    } else {
+        j["throttle_events"] = nullptr;
+    }
+    j["state"] = {{"start", stateJson(s.first)}, {"end", stateJson(s.last)}};
     return j;
 }
 
@@ -153,6 +264,65 @@ std::string str(const json& j, const char* key)
     if (it == j.end() || it->is_null())
         return "";
     return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+void powerText(const json& p, std::string& out)
+{
+    appendf(out, "board     %s; profile %s%s\n", str(p, "board").c_str(),
+        str(p["profile"], "id").c_str(),
+        p["profile"]["matched"].get<bool>() ? "" : " (unknown board)");
+    if (!p["power_mode"].is_null())
+        appendf(out, "power     mode %d (%s)", p["power_mode"]["id"].get<int>(),
+            str(p["power_mode"], "name").c_str());
+    else
+        out += "power     mode unknown";
+    const json& sampling = p["sampling"];
+    appendf(out, "; rails at %g Hz, %llu samples, %llu overruns; sampler used %.3f%% of a core\n",
+        sampling["rail_hz"].get<double>(), sampling["rail_samples"].get<unsigned long long>(),
+        sampling["overruns"].get<unsigned long long>(),
+        sampling["sampler_cpu_percent_of_core"].get<double>());
+    if (!p["total"].is_null()) {
+        const json& t = p["total"];
+        const bool estimate = t["estimate"].get<bool>();
+        const std::string label = estimate ? "total (estimate)" : "total = " + str(t, "name");
+        appendf(out, "  %-22s avg %8.3f W  peak %8.3f W  %10.3f J%s\n", label.c_str(),
+            t["average_W"].get<double>(), t["peak_W"].get<double>(), t["energy_J"].get<double>(),
+            estimate ? "  sum of the rails below" : "");
+        for (const json& r : p["rails"])
+            appendf(out, "  %-22s avg %8.3f W  peak %8.3f W  %10.3f J%s\n", str(r, "name").c_str(),
+                r["average_W"].get<double>(), r["peak_W"].get<double>(),
+                r["energy_J"].get<double>(),
+                r["offline"].get<bool>() ? "  (offline at the end)" : "");
+    } else {
+        out += "  no power rails on this board: no power or energy figures\n";
+    }
+    for (const json& z : p["thermal"]) {
+        if (z.contains("offline"))
+            appendf(
+                out, "  %-22s offline (%s)\n", str(z, "zone").c_str(), str(z, "offline").c_str());
+        else
+            appendf(out, "  %-22s start %6.1f C  end %6.1f C  peak %6.1f C\n",
+                str(z, "zone").c_str(), z["start_C"].get<double>(), z["end_C"].get<double>(),
+                z["peak_C"].get<double>());
+    }
+    if (!p["throttle_events"].is_null())
+        appendf(out,
+            "  throttle events during the run: under-voltage %s, over-current avg %s, inst %s\n",
+            str(p["throttle_events"], "under_voltage").c_str(),
+            str(p["throttle_events"], "over_current_average").c_str(),
+            str(p["throttle_events"], "over_current_instantaneous").c_str());
+    const json& end = p["state"]["end"];
+    if (end.contains("gpu"))
+        appendf(out, "  GPU at the end %.0f MHz, load %.1f%%\n",
+            end["gpu"]["freq_MHz"].get<double>(), end["gpu"]["load_percent"].get<double>());
+    if (!end["cpu_freq_MHz"].empty()) {
+        out += "  CPU MHz at the end";
+        for (const json& f : end["cpu_freq_MHz"])
+            out += f.is_null() ? " off" : " " + std::to_string(static_cast<int>(f.get<double>()));
+        out += "\n";
+    }
+    if (!end["emc_MHz"].is_null())
+        appendf(out, "  EMC at the end %.0f MHz\n", end["emc_MHz"].get<double>());
 }
 
 } // namespace
@@ -179,6 +349,7 @@ json summaryJson(const RunOutcome& o)
     for (const TaskOutcome& t : o.tasks)
         tasks.push_back(taskJson(t, o));
     j["tasks"] = tasks;
+    j["power"] = o.power ? powerJson(o) : json(nullptr);
     return j;
 }
 
@@ -204,6 +375,8 @@ std::string summaryText(const json& j)
         str(ctx, "cpu").c_str(), ctx["cores"].get<int>());
     if (!str(run, "directory").empty())
         appendf(out, "logs      %s\n", str(run, "directory").c_str());
+    if (j.contains("power") && !j["power"].is_null())
+        powerText(j["power"], out);
 
     for (const json& t : j["tasks"]) {
         appendf(out, "\ntask %s (%s)\n", str(t, "name").c_str(), str(t, "type").c_str());
@@ -277,6 +450,24 @@ std::string summaryText(const json& j)
                 first = false;
             }
             out += "\n";
+        }
+        if (t.contains("energy")) {
+            const json& e = t["energy"];
+            const json& inf = e["inference_mJ"];
+            const json& fr = e["frame_mJ"];
+            if (fr["n"].get<unsigned long long>() > 0) {
+                appendf(out,
+                    "  energy    per frame (%s%s, steady state), mJ: inference mean %.3f p50 %.3f "
+                    "p99 %.3f; frame mean %.3f p50 %.3f p99 %.3f",
+                    str(e, "rail").c_str(), e["estimate"].get<bool>() ? ", estimate" : "",
+                    inf["mean"].get<double>(), inf["p50"].get<double>(), inf["p99"].get<double>(),
+                    fr["mean"].get<double>(), fr["p50"].get<double>(), fr["p99"].get<double>());
+                if (!e["frames_per_joule"].is_null())
+                    appendf(out, "; %.2f frames/J", e["frames_per_joule"].get<double>());
+                out += "\n";
+            } else {
+                out += "  energy    no frame had its window covered by power samples\n";
+            }
         }
         for (const json& note : t["notes"])
             appendf(out, "  note      %s\n", note.get<std::string>().c_str());

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "frame_log.h"
+#include "jetagent/power/power_monitor.h"
 #include "run_context.h"
 #include "task.h"
 #include "task_stats.h"
@@ -35,6 +36,9 @@ struct RunOutcome {
     std::string failure; // empty when the run ended normally
     std::string runDirectory;
     std::vector<TaskOutcome> tasks;
+    const PowerSetup* power = nullptr; // null when power sampling was off or found nothing
+    PowerSamplerOptions powerOptions;
+    PowerRunStats powerStats;
 };
 
 nlohmann::json summaryJson(const RunOutcome& outcome);

@@ -271,3 +271,55 @@ TEST(Config, ExampleConfigsInTheRepositoryParse)
 
 } // namespace
 } // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+TEST(ConfigPower, DefaultsAndEveryKey)
+{
+    auto d = parse(kMinimal);
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->power.sampling, PowerSampling::Auto);
+    EXPECT_EQ(d->power.board, "auto");
+    EXPECT_EQ(d->power.sysfsRoot, "/");
+    EXPECT_DOUBLE_EQ(d->power.railHz, 100.0);
+    EXPECT_DOUBLE_EQ(d->power.stateHz, 2.0);
+
+    auto r = parse(std::string(kMinimal) +
+        "power:\n  sampling: on\n  board: boards/mine.yaml\n  sysfs_root: replay/orin\n"
+        "  rail_hz: 50\n  state_hz: 1\n  ring_capacity: 1000\n");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->power.sampling, PowerSampling::On);
+    EXPECT_EQ(r->power.board, "/base/boards/mine.yaml"); // a file resolves against the config
+    EXPECT_EQ(r->power.sysfsRoot, "/base/replay/orin");
+    EXPECT_DOUBLE_EQ(r->power.railHz, 50.0);
+    EXPECT_DOUBLE_EQ(r->power.stateHz, 1.0);
+    EXPECT_EQ(r->power.ringCapacity, 1000);
+
+    auto id = parse(std::string(kMinimal) + "power:\n  board: agx-orin\n  sampling: off\n");
+    ASSERT_TRUE(id.ok()) << id.status().message();
+    EXPECT_EQ(id->power.board, "agx-orin"); // a profile id stays an id
+    EXPECT_EQ(id->power.sampling, PowerSampling::Off);
+}
+
+TEST(ConfigPower, BadValuesNameTheKey)
+{
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  sampling: maybe\n")
+                  .find("test.yaml:4:13: power.sampling: must be one of auto, on, off"),
+        std::string::npos);
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  rail_hz: 0\n").find("power.rail_hz"),
+        std::string::npos);
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  rail_hz: 5000\n").find("power.rail_hz"),
+        std::string::npos);
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  rail_hz: 10\n  state_hz: 20\n")
+                  .find("power.state_hz: must not be higher than rail_hz"),
+        std::string::npos);
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  rate: 10\n")
+                  .find("power.rate: unknown key"),
+        std::string::npos);
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power: yes\n").find("power: expected a mapping"),
+        std::string::npos);
+}
+
+} // namespace
+} // namespace jetagent

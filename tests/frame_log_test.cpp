@@ -1,10 +1,14 @@
 // Frame log lines: CSV and JSON Lines formats, escaping, the writer thread and its loss counting.
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "frame_log.h"
+#include "jetagent/base/clock.h"
+#include "jetagent/power/sampler.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -121,6 +125,139 @@ TEST(FrameLogWriter, NeverOverwritesExistingLogs)
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("task.frames.csv"), std::string::npos);
     EXPECT_EQ(test::readFile(dir / "task.frames.csv"), "precious\n");
+}
+
+} // namespace
+} // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+// A rail that always reads the same power: the energy of any window is power x time, exactly.
+class ConstantRail : public PowerRail {
+public:
+    explicit ConstantRail(double watts) : watts_(watts)
+    {
+        info_.name = "VDD_IN";
+        info_.driver = "test";
+        info_.device = "constant";
+    }
+    int read(int64_t, RailReading& out) override
+    {
+        out.powerW = watts_;
+        return 0;
+    }
+    int reopen() override { return 0; }
+
+private:
+    double watts_;
+};
+
+constexpr double kRailWatts = 4.0;
+constexpr int64_t kMs = 1'000'000;
+
+std::unique_ptr<PowerSampler> constantSampler()
+{
+    std::vector<std::unique_ptr<PowerRail>> rails;
+    rails.push_back(std::make_unique<ConstantRail>(kRailWatts));
+    PowerSamplerOptions options;
+    options.railHz = 200.0;
+    options.stateHz = 1.0;
+    options.ringCapacity = 256;
+    return std::make_unique<PowerSampler>(std::move(rails), "VDD_IN", nullptr, options);
+}
+
+// A record whose windows lie in the sampler's future, so the writer must wait for it.
+FrameRecord recordAt(int64_t start, int batch)
+{
+    FrameRecord r = sampleRecord();
+    r.intervalStartNs = start;
+    r.capturedNs = start + 10 * kMs;
+    r.dequeuedNs = start + 20 * kMs;
+    r.preprocessedNs = start + 30 * kMs;
+    r.inferredNs = start + 80 * kMs; // inference 50 ms
+    r.doneNs = start + 100 * kMs; // frame interval 100 ms
+    r.batch = batch;
+    return r;
+}
+
+std::vector<std::string> splitCsv(const std::string& line)
+{
+    std::vector<std::string> fields(1);
+    for (char c : line) {
+        if (c == ',')
+            fields.emplace_back();
+        else
+            fields.back() += c;
+    }
+    return fields;
+}
+
+TEST(TaskLogEnergy, FramesGetTheEnergyOfTheirWindowsOnceTheSamplerCoversThem)
+{
+    test::TempDir dir;
+    auto sampler = constantSampler();
+    ASSERT_TRUE(sampler->start().ok());
+    TaskLog log("t", {"cat", "dog"}, 0, 16);
+    log.attachPower(sampler.get());
+    FrameLogWriter writer;
+    ASSERT_TRUE(writer.open(dir.path(), {&log}, true, true).ok());
+    writer.start();
+
+    const int64_t now = monotonicNs();
+    log.submit(recordAt(now, 1));
+    log.submit(recordAt(now, 2));
+    FrameRecord old = recordAt(now - 60'000 * kMs, 1); // a minute before the sampler started
+    log.submit(old);
+    // Let the sampler pass the windows' end, then stop it as the agent does: sampler, then writer.
+    std::this_thread::sleep_for(std::chrono::milliseconds(160));
+    sampler->stop();
+    writer.stop();
+
+    const auto lines = test::readLines(dir / "t.frames.csv");
+    ASSERT_EQ(lines.size(), 4u);
+    EXPECT_EQ(lines[0], std::string(kFrameCsvHeader) + "," + kFrameCsvEnergyColumns);
+    const size_t columns = splitCsv(lines[0]).size();
+    const auto single = splitCsv(lines[1]);
+    const auto batched = splitCsv(lines[2]);
+    const auto uncovered = splitCsv(lines[3]);
+    ASSERT_EQ(single.size(), columns);
+    ASSERT_EQ(uncovered.size(), columns);
+    const double inferenceMj = kRailWatts * 50.0; // W x ms = mJ
+    const double frameMj = kRailWatts * 100.0;
+    EXPECT_NEAR(std::stod(single[columns - 4]), inferenceMj, inferenceMj * 1e-3);
+    EXPECT_NEAR(std::stod(single[columns - 3]), frameMj, frameMj * 1e-3);
+    EXPECT_NEAR(std::stod(single[columns - 2]), kRailWatts, kRailWatts * 1e-3);
+    EXPECT_EQ(single[columns - 1], "0"); // 50 ms is longer than any update period known here
+    // A batch of two shares its windows: half each, at the same power.
+    EXPECT_NEAR(std::stod(batched[columns - 4]), inferenceMj / 2, inferenceMj * 1e-3);
+    EXPECT_NEAR(std::stod(batched[columns - 3]), frameMj / 2, frameMj * 1e-3);
+    EXPECT_NEAR(std::stod(batched[columns - 2]), kRailWatts, kRailWatts * 1e-3);
+    // No samples for the old frame's window: empty fields, never a made-up figure.
+    EXPECT_EQ(uncovered[columns - 4], "");
+    EXPECT_EQ(uncovered[columns - 3], "");
+
+    const auto json = nlohmann::json::parse(test::readLines(dir / "t.frames.jsonl")[0]);
+    EXPECT_NEAR(json["inference_energy_mJ"].get<double>(), inferenceMj, inferenceMj * 1e-3);
+    EXPECT_TRUE(nlohmann::json::parse(test::readLines(dir / "t.frames.jsonl")[2])["frame_energy_mJ"]
+                    .is_null());
+
+    const TaskEnergy& energy = log.energy();
+    EXPECT_EQ(energy.frameNj.count(), 2u);
+    EXPECT_EQ(energy.frames, 2u);
+    EXPECT_EQ(energy.uncovered, 1u);
+    EXPECT_NEAR(energy.totalFrameJ, (frameMj + frameMj / 2) * 1e-3, frameMj * 1e-6);
+}
+
+TEST(TaskLogEnergy, WithoutPowerTheColumnsAreAbsent)
+{
+    test::TempDir dir;
+    TaskLog log("t", {"cat"}, 0, 16);
+    FrameLogWriter writer;
+    ASSERT_TRUE(writer.open(dir.path(), {&log}, true, false).ok());
+    writer.start();
+    writer.stop();
+    EXPECT_EQ(test::readLines(dir / "t.frames.csv")[0], kFrameCsvHeader);
 }
 
 } // namespace

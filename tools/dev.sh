@@ -103,7 +103,7 @@ lint() {
     git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
     step "clang-tidy"
     # Every finding is an error (.clang-tidy); the build's compile_commands.json gives the flags.
-    run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet "$root/(base|hal|engines|src|tests)/.*\.cpp$" \
+    run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests)/.*\.cpp$" \
         > "$build_dir/clang-tidy.log" 2>&1 || { grep -E 'warning:|error:' "$build_dir/clang-tidy.log" >&2; exit 1; }
 }
 

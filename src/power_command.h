@@ -1,0 +1,26 @@
+// `jetagent power`: a tegrastats-like live view of the board's rails, temperatures, clocks and
+// power mode, with CSV logging, for field measurement without running a model.
+#pragma once
+
+#include <string>
+
+#include "jetagent/base/status.h"
+
+namespace jetagent {
+
+struct PowerCommandOptions {
+    double intervalMs = 1000.0; // one line (and CSV row) per interval
+    std::string csvPath; // "" = no CSV; an existing file is never overwritten
+    double durationS = 0.0; // 0 = until Ctrl-C
+    std::string sysfsRoot = "/";
+    std::string board = "auto";
+    double railHz = 100.0; // rail sampling rate behind the averages
+    double stateHz = 2.0;
+    bool list = false; // print what was found and exit
+};
+
+// Runs until the duration ends or SIGINT/SIGTERM. Errors: a bad root or board, an existing or
+// unwritable CSV file.
+Status runPowerCommand(const PowerCommandOptions& options);
+
+} // namespace jetagent

@@ -1,0 +1,247 @@
+// The jetagent binary on fixture sysfs trees: `jetagent power` and runs that log energy per frame.
+#include <filesystem>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_checks.h"
+#include "sysfs_fixture.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace jetagent {
+namespace {
+
+using test::runJetagent;
+using test::sourcePath;
+using test::TempDir;
+
+std::vector<std::string> fields(const std::string& line)
+{
+    std::vector<std::string> out(1);
+    for (char c : line) {
+        if (c == ',')
+            out.emplace_back();
+        else
+            out.back() += c;
+    }
+    return out;
+}
+
+size_t column(const std::vector<std::string>& header, const std::string& name)
+{
+    for (size_t i = 0; i < header.size(); ++i)
+        if (header[i] == name)
+            return i;
+    ADD_FAILURE() << "no column " << name;
+    return 0;
+}
+
+std::unique_ptr<test::SysfsFixture> board(const test::BoardSpec& spec)
+{
+    auto fixture = test::SysfsFixture::create(spec);
+    EXPECT_TRUE(fixture.ok()) << fixture.status().message();
+    return fixture.ok() ? std::move(fixture).value() : nullptr;
+}
+
+// The fixture's VDD_IN reading in watts (mV x mA).
+double railWatts(const test::BoardSpec& spec, const std::string& name)
+{
+    for (const auto& r : spec.expectedRails)
+        if (r.name == name)
+            return r.watts;
+    ADD_FAILURE() << "the fixture has no rail " << name;
+    return 0.0;
+}
+
+TEST(PowerCommand, LiveLinesAndCsvWithUnitsOnOrinNano)
+{
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    auto r = runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "-i", "100", "-d", "0.75",
+                             "--csv", "power.csv"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("profile: orin-nano-nx"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("total: VDD_IN"), std::string::npos) << r.out;
+    size_t lines = 0;
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);)
+        if (line.rfind("[", 0) == 0) {
+            ++lines;
+            EXPECT_NE(line.find("VDD_IN "), std::string::npos) << line;
+            EXPECT_NE(line.find("mode "), std::string::npos) << line;
+        }
+    EXPECT_GE(lines, 5u) << r.out;
+    EXPECT_NE(r.out.find("== jetagent power:"), std::string::npos) << r.out;
+
+    const auto csv = test::readLines(dir / "power.csv");
+    ASSERT_GE(csv.size(), 6u);
+    const auto header = fields(csv[0]);
+    const size_t vddIn = column(header, "VDD_IN_W");
+    const size_t average = column(header, "VDD_IN_avg_W");
+    column(header, "total_W");
+    column(header, "gpu_freq_MHz");
+    column(header, "power_mode");
+    const double expected = railWatts(fixture->board(), "VDD_IN");
+    for (size_t i = 1; i < csv.size(); ++i) {
+        const auto row = fields(csv[i]);
+        ASSERT_EQ(row.size(), header.size()) << csv[i];
+        EXPECT_NEAR(std::stod(row[vddIn]), expected, 1e-3) << csv[i];
+        EXPECT_NEAR(std::stod(row[average]), expected, 1e-3) << csv[i];
+    }
+}
+
+TEST(PowerCommand, AnExistingCsvIsNeverOverwritten)
+{
+    TempDir dir;
+    auto fixture = board(test::xavierNxJp5());
+    ASSERT_TRUE(fixture);
+    test::writeFile(dir / "old.csv", "earlier measurement\n");
+    auto r =
+        runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "-d", "0.2", "--csv", "old.csv"},
+            dir.path());
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("old.csv' already exists"), std::string::npos) << r.err;
+    EXPECT_EQ(test::readFile(dir / "old.csv"), "earlier measurement\n");
+}
+
+TEST(PowerCommand, WithoutSensorsItSaysWhatIsMissing)
+{
+    TempDir dir;
+    fs::create_directories(dir / "empty-root");
+    auto r = runJetagent(
+        {"power", "--sysfs-root", dir / "empty-root", "-i", "100", "-d", "0.3"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("rails: none found"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("no rails"), std::string::npos) << r.out;
+}
+
+TEST(PowerCommand, BadRootOrBoardIsAUsageError)
+{
+    TempDir dir;
+    auto r = runJetagent({"power", "--sysfs-root", dir / "nowhere", "-d", "0.1"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("nowhere"), std::string::npos) << r.err;
+    r = runJetagent({"power", "--board", "jetson-tk1", "--list"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("agx-orin"), std::string::npos) << r.err; // lists the known ids
+}
+
+TEST(PowerCommand, ListDescribesAgxOrinAndItsEstimatedTotal)
+{
+    TempDir dir;
+    auto fixture = board(test::agxOrinJp5());
+    ASSERT_TRUE(fixture);
+    auto r = runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "--list"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("profile: agx-orin"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("total: sum of rails of VDD_GPU_SOC, VDD_CPU_CV, VIN_SYS_5V0, VDDQ_VDD2_1V8AO (an estimate)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("VDD_GPU_SOC"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("[ "), std::string::npos) << "--list prints no live lines";
+}
+
+std::string runConfig(const std::string& root, const std::string& power)
+{
+    return "source: {uri: synthetic://shapes, width: 320, height: 240, fps: 30, seed: 5}\n"
+           "run: {frames: 40, pacing: none}\n"
+           "tasks:\n"
+           "  - name: shapes\n"
+           "    model: " +
+        sourcePath("models/shapes_cnn.onnx") +
+        "\n    labels: " + sourcePath("models/shapes_labels.txt") +
+        "\n    preprocess: {resize: stretch, interpolation: area}\n"
+        "logging: {dir: logs, status_interval_s: 0}\n"
+        "power: {sysfs_root: '" +
+        root + "'" + power + "}\n";
+}
+
+TEST(AgentRunPower, EveryFrameCarriesTheEnergyOfItsWindows)
+{
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    test::writeFile(dir / "c.yaml", runConfig(fixture->hostRoot(), ", rail_hz: 200"));
+    auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    EXPECT_EQ(files.csvRecords, 40u);
+
+    // The fixture's rails hold still, so each window's energy is the rail's power times its time.
+    const double watts = railWatts(fixture->board(), "VDD_IN");
+    const auto csv = test::readLines(run + "/shapes.frames.csv");
+    const auto header = fields(csv[0]);
+    const size_t inferenceMs = column(header, "inference_ms");
+    const size_t inferenceMj = column(header, "inference_energy_mJ");
+    const size_t frameMj = column(header, "frame_energy_mJ");
+    const size_t power = column(header, "inference_power_W");
+    double frameSum = 0.0;
+    for (size_t i = 1; i < csv.size(); ++i) {
+        const auto row = fields(csv[i]);
+        ASSERT_EQ(row.size(), header.size());
+        ASSERT_FALSE(row[inferenceMj].empty()) << "every frame's window is covered: " << csv[i];
+        const double expected = watts * std::stod(row[inferenceMs]);
+        // Four decimals in the log: the rounding of a short window dominates the tolerance.
+        EXPECT_NEAR(std::stod(row[inferenceMj]), expected, expected * 0.01 + 2e-3) << csv[i];
+        EXPECT_NEAR(std::stod(row[power]), watts, watts * 0.01 + 0.05) << csv[i];
+        frameSum += std::stod(row[frameMj]);
+    }
+
+    const auto& s = files.summary;
+    const auto& p = s["power"];
+    ASSERT_FALSE(p.is_null());
+    EXPECT_EQ(p["profile"]["id"], "orin-nano-nx");
+    EXPECT_TRUE(p["profile"]["matched"].get<bool>());
+    EXPECT_EQ(p["total"]["name"], "VDD_IN");
+    EXPECT_FALSE(p["total"]["estimate"].get<bool>());
+    EXPECT_NEAR(p["total"]["average_W"].get<double>(), watts, watts * 1e-3);
+    EXPECT_NEAR(p["total"]["peak_W"].get<double>(), watts, watts * 1e-3);
+    EXPECT_EQ(p["rails"].size(), 3u);
+    EXPECT_GT(p["sampling"]["rail_samples"].get<int>(), 0);
+    EXPECT_FALSE(p["thermal"].empty());
+    EXPECT_EQ(p["power_mode"]["id"].get<int>() >= 0, true);
+
+    const auto& e = s["tasks"][0]["energy"];
+    EXPECT_EQ(e["rail"], "VDD_IN");
+    EXPECT_EQ(e["frame_mJ"]["n"], 39); // the cold start is kept apart, as for latency
+    EXPECT_GT(e["cold_start_inference_mJ"].get<double>(), 0.0);
+    EXPECT_EQ(e["uncovered_frames"], 0);
+    // The frame intervals tile the run, so their energies add up (to the log's rounding).
+    EXPECT_NEAR(e["frames_energy_J"].get<double>(), frameSum * 1e-3, 1e-3);
+    EXPECT_NEAR(e["frames_per_joule"].get<double>(), 40.0 / (frameSum * 1e-3), 0.5);
+    const std::string text = test::readFile(run + "/summary.txt");
+    EXPECT_NE(text.find("energy    per frame (VDD_IN, steady state)"), std::string::npos) << text;
+    EXPECT_NE(text.find("profile orin-nano-nx"), std::string::npos) << text;
+}
+
+TEST(AgentRunPower, SamplingOnWithoutRailsFailsNamingTheKey)
+{
+    TempDir dir;
+    fs::create_directories(dir / "empty-root");
+    test::writeFile(dir / "c.yaml", runConfig(dir / "empty-root", ", sampling: on"));
+    auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("power.sampling"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no power rails"), std::string::npos) << r.err;
+}
+
+TEST(AgentRunPower, SamplingOffLeavesTheLogsAsTheyWere)
+{
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    test::writeFile(dir / "c.yaml", runConfig(fixture->hostRoot(), ", sampling: off"));
+    auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    EXPECT_TRUE(files.summary["power"].is_null());
+    EXPECT_EQ(fields(test::readLines(run + "/shapes.frames.csv")[0]).size(), 16u);
+}
+
+} // namespace
+} // namespace jetagent
