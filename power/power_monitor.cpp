@@ -105,6 +105,7 @@ Expected<std::unique_ptr<PowerMonitor>> PowerMonitor::open(const PowerMonitorOpt
 
     std::unique_ptr<PowerMonitor> monitor(new PowerMonitor());
     PowerSetup& setup = monitor->setup_;
+    setup.sysfsRoot = options.sysfsRoot;
     setup.identity = detectBoard(root);
     auto selection = selectBoardProfile(options.board, setup.identity);
     if (!selection)

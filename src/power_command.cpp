@@ -209,6 +209,35 @@ std::string summaryOf(const PowerMonitor& monitor)
     return out;
 }
 
+// One line per thermal zone: its reading now (or why it is offline) and its trip points.
+void listZones(const PowerMonitor& monitor)
+{
+    const BoardStateReader* reader = monitor.sampler().stateReader();
+    if (!reader)
+        return;
+    // A board-state reader of its own: the sampler is not running in --list.
+    BoardStateReader probe(SysfsRoot(monitor.setup().sysfsRoot), monitor.setup().board.profile);
+    BoardStateSample sample;
+    probe.read(monotonicNs(), sample);
+    const auto& zones = probe.zones();
+    for (size_t i = 0; i < zones.size(); ++i) {
+        std::string line = "zone " + zones[i].type + ": ";
+        const ZoneReading& z = sample.zones[i];
+        if (z.online)
+            appendf(line, "%.1f C", z.celsius);
+        else
+            line += std::string("offline (") + z.offlineReason + ")";
+        if (!zones[i].shown)
+            line += ", not shown by the profile";
+        if (!zones[i].trips.empty()) {
+            line += "; trips";
+            for (const TripPoint& t : zones[i].trips)
+                appendf(line, " %s %.1f C", t.type.c_str(), t.celsius);
+        }
+        std::printf("%s\n", line.c_str());
+    }
+}
+
 } // namespace
 
 Status runPowerCommand(const PowerCommandOptions& options)
@@ -227,6 +256,7 @@ Status runPowerCommand(const PowerCommandOptions& options)
     if (!monitor->setup().board.matched)
         std::printf("note: unknown board; showing the sensors found without a profile\n");
     if (options.list) {
+        listZones(*monitor);
         for (const auto& note : monitor->setup().board.profile.notes)
             std::printf("profile note: %s\n", note.c_str());
         return Status();

@@ -141,6 +141,12 @@ TEST(PowerCommand, ListDescribesAgxOrinAndItsEstimatedTotal)
     EXPECT_NE(r.out.find("profile: agx-orin"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("total: sum of rails of VDD_GPU_SOC, VDD_CPU_CV, VIN_SYS_5V0, VDDQ_VDD2_1V8AO (an estimate)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("VDD_GPU_SOC"), std::string::npos) << r.out;
+    // Zones with their trip points; power-gated ones offline, never -256 C.
+    EXPECT_NE(r.out.find("zone CPU-therm: 45.5 C; trips passive 99.0 C critical 104.5 C"),
+        std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("zone GPU-therm: offline (power-gated"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("-256.0 C"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("[ "), std::string::npos) << "--list prints no live lines";
 }
 

@@ -22,6 +22,7 @@ struct PowerMonitorOptions {
 
 // What was found, for logs, `jetagent power` and the run summary.
 struct PowerSetup {
+    std::string sysfsRoot; // as given
     BoardIdentity identity;
     BoardSelection board;
     std::vector<RailInfo> rails; // sampled rails, in sampler order, aliases applied
