@@ -314,8 +314,8 @@ TEST(ConfigPower, BadValuesNameTheKey)
     EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  rail_hz: 10\n  state_hz: 20\n")
                   .find("power.state_hz: must not be higher than rail_hz"),
         std::string::npos);
-    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  rate: 10\n")
-                  .find("power.rate: unknown key"),
+    EXPECT_NE(
+        errorOf(std::string(kMinimal) + "power:\n  rate: 10\n").find("power.rate: unknown key"),
         std::string::npos);
     EXPECT_NE(errorOf(std::string(kMinimal) + "power: yes\n").find("power: expected a mapping"),
         std::string::npos);
