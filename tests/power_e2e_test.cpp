@@ -139,7 +139,10 @@ TEST(PowerCommand, ListDescribesAgxOrinAndItsEstimatedTotal)
     auto r = runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "--list"}, dir.path());
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("profile: agx-orin"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("total: sum of rails of VDD_GPU_SOC, VDD_CPU_CV, VIN_SYS_5V0, VDDQ_VDD2_1V8AO (an estimate)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("total: sum of rails of VDD_GPU_SOC, VDD_CPU_CV, VIN_SYS_5V0, "
+                         "VDDQ_VDD2_1V8AO (an estimate)"),
+        std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("VDD_GPU_SOC"), std::string::npos) << r.out;
     // Zones with their trip points; power-gated ones offline, never -256 C.
     EXPECT_NE(r.out.find("zone CPU-therm: 45.5 C; trips passive 99.0 C critical 104.5 C"),
