@@ -70,7 +70,7 @@ TEST(PowerCommand, LiveLinesAndCsvWithUnitsOnOrinNano)
     size_t lines = 0;
     std::istringstream out(r.out);
     for (std::string line; std::getline(out, line);)
-        if (line.rfind("[", 0) == 0) {
+        if (line.rfind('[', 0) == 0) {
             ++lines;
             EXPECT_NE(line.find("VDD_IN "), std::string::npos) << line;
             EXPECT_NE(line.find("mode "), std::string::npos) << line;
