@@ -2,12 +2,12 @@
 #include "jetagent/power/rails.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <map>
 #include <utility>
 
 #include "jetagent/base/log.h"
+#include "jetagent/hal/natural_order.h"
 
 namespace jetagent {
 
@@ -36,45 +36,6 @@ std::string parentOf(const std::string& path)
 {
     const size_t slash = path.find_last_of('/');
     return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// "hwmon10" after "hwmon9", "1-0041" after "1-0040": digit runs compare as numbers.
-bool naturalLess(const std::string& a, const std::string& b)
-{
-    size_t i = 0;
-    size_t j = 0;
-    while (i < a.size() && j < b.size()) {
-        const bool digitA = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
-        const bool digitB = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
-        if (digitA && digitB) {
-            size_t endA = i;
-            size_t endB = j;
-            while (endA < a.size() && std::isdigit(static_cast<unsigned char>(a[endA])) != 0)
-                ++endA;
-            while (endB < b.size() && std::isdigit(static_cast<unsigned char>(b[endB])) != 0)
-                ++endB;
-            const std::string numberA = a.substr(i, endA - i);
-            const std::string numberB = b.substr(j, endB - j);
-            const size_t trimmedA = numberA.find_first_not_of('0');
-            const size_t trimmedB = numberB.find_first_not_of('0');
-            const std::string valueA =
-                trimmedA == std::string::npos ? "" : numberA.substr(trimmedA);
-            const std::string valueB =
-                trimmedB == std::string::npos ? "" : numberB.substr(trimmedB);
-            if (valueA.size() != valueB.size())
-                return valueA.size() < valueB.size();
-            if (valueA != valueB)
-                return valueA < valueB;
-            i = endA;
-            j = endB;
-            continue;
-        }
-        if (a[i] != b[j])
-            return a[i] < b[j];
-        ++i;
-        ++j;
-    }
-    return a.size() - i < b.size() - j;
 }
 
 // The text of a small attribute, or "" when it cannot be read.

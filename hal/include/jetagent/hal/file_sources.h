@@ -8,6 +8,7 @@
 #include <opencv2/videoio.hpp>
 
 #include "jetagent/hal/frame_source.h"
+#include "jetagent/hal/natural_order.h"
 
 namespace jetagent {
 
@@ -68,8 +69,5 @@ private:
 // True when `name` ends in an image extension OpenCV decodes (.jpg, .png, .bmp, ...),
 // case-insensitive.
 bool hasImageExtension(const std::string& name);
-
-// Compares names so that embedded numbers sort by value: "frame2.png" < "frame10.png".
-bool naturalLess(const std::string& a, const std::string& b);
 
 } // namespace jetagent
