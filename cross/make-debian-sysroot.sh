@@ -15,6 +15,7 @@ packages=(
     libc6-dev libstdc++-12-dev
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
     libcli11-dev nlohmann-json3-dev libgtest-dev
+    gstreamer1.0-plugins-base # videotestsrc, videoconvert, appsink: the GStreamer source tests
 )
 suite=bookworm
 mirror=${JETAGENT_DEBIAN_MIRROR:-http://deb.debian.org/debian}

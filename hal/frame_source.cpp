@@ -4,11 +4,22 @@
 #include <filesystem>
 
 #include "jetagent/hal/file_sources.h"
+#include "jetagent/hal/gstreamer_source.h"
 #include "jetagent/hal/synthetic_shapes.h"
+#include "jetagent/hal/v4l2_source.h"
 
 namespace fs = std::filesystem;
 
 namespace jetagent {
+
+namespace {
+
+// What 0 means for the sources jetagent generates or paces itself.
+constexpr int kSyntheticWidth = 320;
+constexpr int kSyntheticHeight = 240;
+constexpr double kGeneratedFps = 30.0;
+
+} // namespace
 
 const char* frameSourceUriHelp()
 {
@@ -17,6 +28,12 @@ const char* frameSourceUriHelp()
            "  file://PATH          a video file (any container OpenCV's videoio decodes) or a "
            "directory of images\n"
            "  PATH                 the same as file://PATH\n"
+           "  v4l2:///dev/video0   a V4L2 camera by node, or v4l2://NAME by its card name or "
+           "bus-info\n"
+           "                       (see `jetagent probe cameras`; names survive renumbering)\n"
+           "  csi://0              a Jetson CSI camera by sensor id (nvarguscamerasrc, GStreamer)\n"
+           "  rtsp://HOST/PATH     an RTSP stream (GStreamer rtspsrc, decoded in software)\n"
+           "  gst://PIPELINE       your own GStreamer pipeline, ending in appsink\n"
            "A directory's images play in natural name order; images in subdirectories take the "
            "subdirectory\n"
            "name as their true class.\n";
@@ -33,23 +50,35 @@ Expected<std::unique_ptr<FrameSource>> openFrameSource(const SourceOptions& opti
     const std::string scheme = sep == std::string::npos ? "" : uri.substr(0, sep);
     const std::string rest = sep == std::string::npos ? uri : uri.substr(sep + 3);
 
+    SourceOptions generated = options;
+    if (generated.fps <= 0.0)
+        generated.fps = kGeneratedFps;
+
+    if (scheme == "v4l2")
+        return openV4L2Source(options);
+    if (scheme == "csi" || scheme == "rtsp" || scheme == "gst")
+        return openGStreamerSource(options);
     if (scheme == "synthetic") {
+        if (generated.width == 0)
+            generated.width = kSyntheticWidth;
+        if (generated.height == 0)
+            generated.height = kSyntheticHeight;
         if (rest != "shapes")
             return Status::invalid(
                 "unknown synthetic source '" + uri + "' (known: synthetic://shapes)");
-        if (options.width < 16 || options.height < 16 || options.width > 8192 ||
-            options.height > 8192)
-            return Status::invalid("synthetic frame size " + std::to_string(options.width) + "x" +
-                std::to_string(options.height) + " is out of range (16..8192 per side)");
-        return std::unique_ptr<FrameSource>(new SyntheticShapesSource(options));
+        if (generated.width < 16 || generated.height < 16 || generated.width > 8192 ||
+            generated.height > 8192)
+            return Status::invalid("synthetic frame size " + std::to_string(generated.width) + "x" +
+                std::to_string(generated.height) + " is out of range (16..8192 per side)");
+        return std::unique_ptr<FrameSource>(new SyntheticShapesSource(generated));
     }
     if (scheme.empty() || scheme == "file") {
         if (rest.empty())
             return Status::invalid("source '" + uri + "' names no path");
         std::error_code ec;
         if (fs::is_directory(rest, ec))
-            return ImageDirectorySource::open(options, rest);
-        return VideoFileSource::open(options, rest);
+            return ImageDirectorySource::open(generated, rest);
+        return VideoFileSource::open(generated, rest);
     }
     return Status::invalid("unknown source scheme '" + scheme + "' in '" + uri +
         "'; this build reads:\n" + frameSourceUriHelp());

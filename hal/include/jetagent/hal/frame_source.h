@@ -33,20 +33,70 @@ struct SourceInfo {
     int64_t frameCount = -1; // frames in one pass; -1 when unknown or endless
     std::vector<std::string>
         classNames; // names truthClass indexes; empty when the source knows no truth
+    std::string detail; // what was negotiated, for logs and summaries ("/dev/video0 (uvcvideo,
+                        // HD Webcam) YUYV 640x480 @ 30 fps, 4 buffers"); may be empty
 };
 
-// Options common to the sources that are generated or read from disk. Cameras (issue 6) add theirs.
+// A camera control to set when a camera opens: the control's name as `jetagent probe cameras`
+// lists it (v4l2-ctl's spelling, "exposure_time_absolute"), and its value: an integer, a boolean
+// (true/false) or a menu entry's name.
+struct CameraControl {
+    std::string name;
+    std::string value;
+};
+
+// Options of the camera sources (v4l2://, csi://, rtsp://, gst://).
+struct CameraOptions {
+    std::string format = "auto"; // V4L2 pixel format (YUYV, MJPG, NV12, RGB3, BGR3, GREY); auto
+                                 // prefers uncompressed YUYV, then NV12, MJPG, RGB3, BGR3, GREY
+    int buffers = 4; // mmap buffers queued to the driver (2..32); more ride out longer hiccups,
+                     // each costs one frame of memory
+    double stallTimeoutS = 2.0; // no frame for this long is reported as a stall (and counted)
+    double reconnectMaxS = 5.0; // a lost device is retried with backoff doubling up to this
+    std::vector<CameraControl> controls; // applied in order once the format is set
+    int flip = 0; // csi:// only: nvvidconv flip-method 0..7 (0 none, 2 rotate 180, 4 mirror)
+    int latencyMs = 200; // rtsp:// only: jitter buffer of rtspsrc; lower is fresher, less smooth
+};
+
+// Options common to every source.
 struct SourceOptions {
     std::string uri = "synthetic://shapes"; // or file://PATH (a video file or a directory of
-                                            // images), or a bare PATH
-    int width = 320; // synthetic frame width in pixels; files keep their own size
-    int height = 240; // synthetic frame height in pixels
-    double fps = 30.0; // rate of synthetic and image-directory sources; video files use their own
+                                            // images), a bare PATH, or a camera (see
+                                            // frameSourceUriHelp)
+    int width = 0; // frame width in pixels; 0 = the source's own (synthetic 320, a camera's
+                   // current format); video files and image directories keep their own size
+    int height = 0; // frame height in pixels; 0 as for width (synthetic 240)
+    double fps = 0.0; // rate of synthetic and image-directory sources, requested rate of cameras;
+                      // 0 = the source's own (30 for synthetic and image directories)
     uint64_t seed = 1; // synthetic content: the same seed gives the same frames, frame for frame
     bool loop = false; // restart files and directories at their end instead of ending the stream
+    CameraOptions camera;
 };
 
-enum class ReadResult { Frame, EndOfStream };
+// What a source counts while it runs. Live sources fill it; others leave it at its defaults.
+struct SourceStats {
+    uint64_t delivered = 0; // frames read() returned
+    uint64_t droppedByDevice = 0; // frames missing from the device's sequence numbers
+    uint64_t stalls = 0; // waits for a frame longer than the stall timeout
+    uint64_t disconnects = 0; // times the device went away
+    uint64_t reconnects = 0; // times it came back and capture resumed
+    int64_t firstCaptureNs = 0; // capture time of the first and the last frame delivered
+    int64_t lastCaptureNs = 0;
+    double deliveredFps() const // the rate the device actually delivered, from its timestamps
+    {
+        return delivered > 1 && lastCaptureNs > firstCaptureNs
+            ? static_cast<double>(delivered - 1) * 1e9 /
+                static_cast<double>(lastCaptureNs - firstCaptureNs)
+            : 0.0;
+    }
+};
+
+enum class ReadResult {
+    Frame, // `frame` holds the next frame
+    EndOfStream, // a finite source is exhausted
+    NoFrame, // a live source had no frame within its wait slice (a stall, a reconnect under way);
+             // the caller checks whether to stop and calls read() again
+};
 
 class FrameSource {
 public:
@@ -59,9 +109,13 @@ public:
 
     // Delivers the next frame into `frame`. Sources that are not live return at once; pacing them
     // to their rate is the caller's job. Their capture time is the moment read() starts producing
-    // the frame. Returns EndOfStream once a finite source is exhausted, or an error naming the
-    // source.
+    // the frame. Live sources wait at most a fraction of a second and return NoFrame when nothing
+    // came, so the caller can stop them. Returns EndOfStream once a finite source is exhausted, or
+    // an error naming the source.
     virtual Expected<ReadResult> read(Frame& frame) = 0;
+
+    // Counters so far. Safe to call from any thread while another one reads.
+    virtual SourceStats stats() const { return {}; }
 };
 
 // Opens the source a URI names. Errors name the URI and what is wrong (missing file, undecodable

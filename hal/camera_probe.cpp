@@ -1,0 +1,320 @@
+// `jetagent probe cameras`: identity, formats with sizes and rates, and controls of each video
+// node.
+#include "jetagent/hal/camera_probe.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "jetagent/base/status.h"
+#include "jetagent/hal/pixel_convert.h"
+#include "jetagent/hal/v4l2_device.h"
+
+namespace jetagent {
+
+namespace {
+
+double fpsOf(uint32_t numerator, uint32_t denominator)
+{
+    return numerator == 0 || denominator == 0
+        ? 0.0
+        : static_cast<double>(denominator) / static_cast<double>(numerator);
+}
+
+// "30", "29.97", "7.5".
+std::string fpsText(double fps)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", fps);
+    std::string s(text);
+    while (!s.empty() && s.back() == '0')
+        s.pop_back();
+    if (!s.empty() && s.back() == '.')
+        s.pop_back();
+    return s;
+}
+
+std::string fractionText(const v4l2_fract& f)
+{
+    return std::to_string(f.numerator) + "/" + std::to_string(f.denominator) + " s";
+}
+
+std::string versionText(uint32_t version)
+{
+    return std::to_string((version >> 16) & 0xff) + "." + std::to_string((version >> 8) & 0xff) +
+        "." + std::to_string(version & 0xff);
+}
+
+// Fills a size's intervals; a failure is returned as text for CameraDescription::error.
+std::string probeIntervals(V4L2Device& device, uint32_t fourcc, CameraFrameSize& size)
+{
+    V4L2FrameIntervals intervals;
+    if (const int r = device.enumFrameIntervals(fourcc, size.width, size.height, intervals); r < 0)
+        return "listing frame intervals of " + fourccName(fourcc) + " failed: " + errnoText(-r);
+    if (intervals.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
+        for (const v4l2_fract& f : intervals.discrete)
+            size.intervals.push_back(CameraInterval {f.numerator, f.denominator});
+    } else if (intervals.type != 0) {
+        const auto& s = intervals.stepwise;
+        size.intervalRange = fpsText(fpsOf(s.max.numerator, s.max.denominator)) + " to " +
+            fpsText(fpsOf(s.min.numerator, s.min.denominator)) + " fps (intervals " +
+            fractionText(s.min) + " to " + fractionText(s.max) +
+            (intervals.type == V4L2_FRMIVAL_TYPE_STEPWISE ? ", step " + fractionText(s.step)
+                                                          : std::string(", continuous")) +
+            ")";
+    }
+    return "";
+}
+
+std::string probeFormats(V4L2Device& device, std::vector<CameraFormat>& formats)
+{
+    std::vector<v4l2_fmtdesc> descs;
+    if (const int r = device.enumFormats(descs); r < 0)
+        return "listing formats failed: " + errnoText(-r);
+    std::string error;
+    for (const v4l2_fmtdesc& desc : descs) {
+        CameraFormat format;
+        format.fourcc = desc.pixelformat;
+        format.description = std::string(reinterpret_cast<const char*>(desc.description),
+            strnlen(reinterpret_cast<const char*>(desc.description), sizeof desc.description));
+        format.compressed = (desc.flags & V4L2_FMT_FLAG_COMPRESSED) != 0;
+        format.convertible = PixelConverter::supports(desc.pixelformat);
+
+        V4L2FrameSizes sizes;
+        if (const int r = device.enumFrameSizes(desc.pixelformat, sizes); r < 0) {
+            error = "listing frame sizes of " + fourccName(desc.pixelformat) +
+                " failed: " + errnoText(-r);
+        } else if (sizes.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
+            for (const auto& d : sizes.discrete)
+                format.sizes.push_back(CameraFrameSize {d.width, d.height, {}, ""});
+        } else if (sizes.type != 0) {
+            const auto& s = sizes.stepwise;
+            format.sizeRange = std::to_string(s.min_width) + "x" + std::to_string(s.min_height) +
+                " to " + std::to_string(s.max_width) + "x" + std::to_string(s.max_height) +
+                (sizes.type == V4L2_FRMSIZE_TYPE_STEPWISE ? ", step " +
+                            std::to_string(s.step_width) + "x" + std::to_string(s.step_height)
+                                                          : std::string(", continuous"));
+            format.sizes.push_back(CameraFrameSize {s.min_width, s.min_height, {}, ""});
+            format.sizes.push_back(CameraFrameSize {s.max_width, s.max_height, {}, ""});
+        }
+        for (CameraFrameSize& size : format.sizes)
+            if (std::string e = probeIntervals(device, desc.pixelformat, size); !e.empty())
+                error = e;
+        formats.push_back(std::move(format));
+    }
+    return error;
+}
+
+// Controls whose value cannot be read as an integer.
+bool hasIntegerValue(const V4L2ControlInfo& control)
+{
+    switch (control.type) {
+    case V4L2_CTRL_TYPE_INTEGER:
+    case V4L2_CTRL_TYPE_BOOLEAN:
+    case V4L2_CTRL_TYPE_MENU:
+    case V4L2_CTRL_TYPE_INTEGER_MENU:
+    case V4L2_CTRL_TYPE_INTEGER64:
+    case V4L2_CTRL_TYPE_BITMASK:
+        return control.elements <= 1 && (control.flags & V4L2_CTRL_FLAG_WRITE_ONLY) == 0;
+    default: return false;
+    }
+}
+
+std::string probeControls(V4L2Device& device, std::vector<CameraControlInfo>& controls)
+{
+    std::vector<V4L2ControlInfo> infos;
+    if (const int r = device.queryControls(infos); r < 0)
+        return "listing controls failed: " + errnoText(-r);
+    for (const V4L2ControlInfo& info : infos) {
+        CameraControlInfo control;
+        control.name = v4l2ControlName(info.label);
+        control.label = info.label;
+        control.type = v4l2ControlTypeName(info.type);
+        control.minimum = info.minimum;
+        control.maximum = info.maximum;
+        control.step = static_cast<int64_t>(info.step);
+        control.defaultValue = info.defaultValue;
+        if (hasIntegerValue(info)) {
+            int64_t value = 0;
+            if (device.getControl(info, value) == 0)
+                control.value = value;
+        }
+        control.flags = v4l2ControlFlagNames(info.flags);
+        control.menu = info.menu;
+        controls.push_back(std::move(control));
+    }
+    return "";
+}
+
+CameraDescription probeOne(V4L2Io& io, const std::string& path)
+{
+    CameraDescription camera;
+    camera.path = path;
+    V4L2Device device(io);
+    if (const int r = device.open(path); r < 0) {
+        camera.error = "cannot open: " + errnoText(-r);
+        return camera;
+    }
+    V4L2Capability cap;
+    if (const int r = device.queryCapability(cap); r < 0) {
+        camera.error = r == -ENOTTY ? std::string("not a V4L2 device")
+                                    : "VIDIOC_QUERYCAP failed: " + errnoText(-r);
+        return camera;
+    }
+    camera.driver = cap.driver;
+    camera.card = cap.card;
+    camera.busInfo = cap.busInfo;
+    camera.version = versionText(cap.version);
+    camera.capture = cap.has(V4L2_CAP_VIDEO_CAPTURE);
+    camera.capabilities = v4l2CapabilityNames(cap.caps);
+    if (!camera.capture)
+        return camera;
+    // Keep what was learnt when one step fails; the first failure explains the gap.
+    const std::string formatError = probeFormats(device, camera.formats);
+    const std::string controlError = probeControls(device, camera.controls);
+    camera.error = !formatError.empty() ? formatError : controlError;
+    return camera;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* separator)
+{
+    std::string text;
+    for (const std::string& part : parts)
+        text += (text.empty() ? "" : separator) + part;
+    return text;
+}
+
+std::string ratesLine(const CameraFrameSize& size)
+{
+    if (!size.intervalRange.empty())
+        return size.intervalRange;
+    if (size.intervals.empty())
+        return "rates not listed";
+    std::vector<std::string> rates;
+    for (const CameraInterval& interval : size.intervals)
+        rates.push_back(fpsText(fpsOf(interval.numerator, interval.denominator)));
+    return join(rates, ", ") + " fps";
+}
+
+} // namespace
+
+std::vector<CameraDescription> probeCameras(V4L2Io& io, const std::vector<std::string>& paths)
+{
+    const std::vector<std::string> targets = paths.empty() ? io.listDevices() : paths;
+    std::vector<CameraDescription> cameras;
+    cameras.reserve(targets.size());
+    for (const std::string& path : targets)
+        cameras.push_back(probeOne(io, path));
+    return cameras;
+}
+
+std::string formatCameraReport(const std::vector<CameraDescription>& cameras)
+{
+    if (cameras.empty())
+        return "no video devices found (is the camera plugged in and its driver loaded?)\n";
+    std::string out;
+    for (const CameraDescription& camera : cameras) {
+        out += camera.path + ":";
+        if (!camera.driver.empty())
+            out += " " + camera.card + " (" + camera.driver + " " + camera.version + "), bus " +
+                camera.busInfo;
+        out += "\n";
+        if (!camera.error.empty())
+            out += "  error: " + camera.error + "\n";
+        if (!camera.capabilities.empty())
+            out += "  capabilities: " + join(camera.capabilities, ", ") + "\n";
+        if (!camera.driver.empty() && !camera.capture)
+            out += "  not a video capture node\n";
+        if (!camera.formats.empty())
+            out += "  formats:\n";
+        for (const CameraFormat& format : camera.formats) {
+            std::vector<std::string> notes;
+            if (format.compressed)
+                notes.emplace_back("compressed");
+            if (!format.convertible)
+                notes.emplace_back("jetagent cannot convert it");
+            out += "    " + fourccName(format.fourcc) + "  " + format.description +
+                (notes.empty() ? "" : " (" + join(notes, ", ") + ")") + "\n";
+            if (!format.sizeRange.empty())
+                out += "      sizes " + format.sizeRange + "; at the corners:\n";
+            for (const CameraFrameSize& size : format.sizes)
+                out += "      " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+                    ": " + ratesLine(size) + "\n";
+        }
+        if (!camera.controls.empty())
+            out += "  controls:\n";
+        size_t width = 0;
+        for (const CameraControlInfo& control : camera.controls)
+            width = std::max(width, control.name.size() + control.type.size() + 3);
+        for (const CameraControlInfo& control : camera.controls) {
+            std::string head = control.name + " (" + control.type + ")";
+            head.resize(std::max(width, head.size()), ' ');
+            std::string line = "    " + head + " :";
+            if (control.type == "int" || control.type == "int64" || control.type == "menu" ||
+                control.type == "intmenu" || control.type == "bitmask")
+                line += " min=" + std::to_string(control.minimum) +
+                    " max=" + std::to_string(control.maximum);
+            if (control.type == "int" || control.type == "int64")
+                line += " step=" + std::to_string(control.step);
+            if (control.type != "button")
+                line += " default=" + std::to_string(control.defaultValue) +
+                    " value=" + std::to_string(control.value);
+            for (const auto& entry : control.menu)
+                if (entry.first == control.value)
+                    line += " (" + entry.second + ")";
+            if (!control.flags.empty())
+                line += " flags=" + join(control.flags, ",");
+            out += line + "\n";
+            for (const auto& entry : control.menu)
+                out += "        " + std::to_string(entry.first) + ": " + entry.second + "\n";
+        }
+    }
+    return out;
+}
+
+nlohmann::json cameraReportJson(const std::vector<CameraDescription>& cameras)
+{
+    nlohmann::json out = nlohmann::json::array();
+    for (const CameraDescription& camera : cameras) {
+        nlohmann::json formats = nlohmann::json::array();
+        for (const CameraFormat& format : camera.formats) {
+            nlohmann::json sizes = nlohmann::json::array();
+            for (const CameraFrameSize& size : format.sizes) {
+                nlohmann::json intervals = nlohmann::json::array();
+                nlohmann::json rates = nlohmann::json::array();
+                for (const CameraInterval& interval : size.intervals) {
+                    intervals.push_back(
+                        {{"numerator", interval.numerator}, {"denominator", interval.denominator}});
+                    rates.push_back(fpsOf(interval.numerator, interval.denominator));
+                }
+                sizes.push_back(
+                    {{"width", size.width}, {"height", size.height}, {"intervals", intervals},
+                        {"fps", rates}, {"interval_range", size.intervalRange}});
+            }
+            formats.push_back(
+                {{"fourcc", fourccName(format.fourcc)}, {"description", format.description},
+                    {"compressed", format.compressed}, {"convertible", format.convertible},
+                    {"size_range", format.sizeRange}, {"sizes", sizes}});
+        }
+        nlohmann::json controls = nlohmann::json::array();
+        for (const CameraControlInfo& control : camera.controls) {
+            nlohmann::json menu = nlohmann::json::array();
+            for (const auto& entry : control.menu)
+                menu.push_back({{"index", entry.first}, {"name", entry.second}});
+            controls.push_back({{"name", control.name}, {"label", control.label},
+                {"type", control.type}, {"minimum", control.minimum}, {"maximum", control.maximum},
+                {"step", control.step}, {"default", control.defaultValue}, {"value", control.value},
+                {"flags", control.flags}, {"menu", menu}});
+        }
+        out.push_back({{"path", camera.path}, {"error", camera.error}, {"driver", camera.driver},
+            {"card", camera.card}, {"bus_info", camera.busInfo}, {"version", camera.version},
+            {"capture", camera.capture}, {"capabilities", camera.capabilities},
+            {"formats", formats}, {"controls", controls}});
+    }
+    return out;
+}
+
+} // namespace jetagent
