@@ -1,6 +1,7 @@
 // One run of the agent: open the source, build the tasks, run the pipeline, log and summarise.
 #include "agent.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "classification_task.h"
+#include "display.h"
 #include "frame_log.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
@@ -151,6 +153,77 @@ Expected<std::unique_ptr<PowerMonitor>> openPower(const AgentConfig& config)
     return monitor;
 }
 
+// Builds the live view's overlay from the tasks' latest results and the power monitor; called
+// from the view's thread, once per frame.
+class OverlayBuilder {
+public:
+    OverlayBuilder(const Pipeline& pipeline, const std::vector<std::unique_ptr<Task>>& tasks,
+        const PowerMonitor* monitor)
+        : pipeline_(&pipeline), tasks_(&tasks), monitor_(monitor)
+    {
+    }
+
+    Overlay operator()()
+    {
+        constexpr int64_t kRateWindowNs = 1'000'000'000;
+        constexpr int32_t kShownResults = 3;
+        const int64_t now = monotonicNs();
+        ++viewFrames_;
+        if (rateStartNs_ == 0) {
+            rateStartNs_ = now;
+            framesAtStart_.assign(tasks_->size(), 0);
+        }
+        std::vector<uint64_t> frames(tasks_->size());
+        Overlay overlay;
+        for (size_t i = 0; i < tasks_->size(); ++i) {
+            const Pipeline::LiveView view = pipeline_->live(i);
+            const Task& task = *(*tasks_)[i];
+            OverlayTask t;
+            t.name = task.name();
+            t.haveResult = view.haveLast && view.last.topK > 0;
+            if (t.haveResult) {
+                const FrameRecord& r = view.last;
+                for (int32_t k = 0; k < std::min(r.topK, kShownResults); ++k) {
+                    const int32_t label = r.labels[static_cast<size_t>(k)];
+                    const auto& labels = task.labels();
+                    t.top.emplace_back(label >= 0 && static_cast<size_t>(label) < labels.size()
+                            ? labels[static_cast<size_t>(label)]
+                            : "#" + std::to_string(label),
+                        r.scores[static_cast<size_t>(k)]);
+                }
+                t.endToEndMs = nsToMs(r.endToEndNs());
+            }
+            t.fps = i < rates_.size() ? rates_[i] : 0.0;
+            frames[i] = view.frames;
+            overlay.tasks.push_back(std::move(t));
+        }
+        if (now - rateStartNs_ >= kRateWindowNs) {
+            const double seconds = nsToS(now - rateStartNs_);
+            rates_.resize(tasks_->size());
+            for (size_t i = 0; i < tasks_->size(); ++i)
+                rates_[i] = static_cast<double>(frames[i] - framesAtStart_[i]) / seconds;
+            viewRate_ = static_cast<double>(viewFrames_) / seconds;
+            viewFrames_ = 0;
+            framesAtStart_ = frames;
+            rateStartNs_ = now;
+        }
+        overlay.sourceFps = viewRate_;
+        if (monitor_)
+            overlay.board = powerStatus(*monitor_);
+        return overlay;
+    }
+
+private:
+    const Pipeline* pipeline_;
+    const std::vector<std::unique_ptr<Task>>* tasks_;
+    const PowerMonitor* monitor_;
+    int64_t rateStartNs_ = 0;
+    uint64_t viewFrames_ = 0;
+    double viewRate_ = 0.0;
+    std::vector<uint64_t> framesAtStart_;
+    std::vector<double> rates_;
+};
+
 } // namespace
 
 Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options)
@@ -179,6 +252,15 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
     if (!power)
         return power.status();
     std::unique_ptr<PowerMonitor> monitor = std::move(power).value();
+
+    std::unique_ptr<DisplaySink> display;
+    if (config.display.window || !config.display.output.empty()) {
+        auto sink =
+            DisplaySink::open(config.display, source->info(), config.run.pacing == Pacing::None);
+        if (!sink)
+            return sink.status();
+        display = std::move(sink).value();
+    }
 
     auto runDir = createRunDirectory(config.logging.dir, options.runPrefix);
     if (!runDir)
@@ -229,17 +311,28 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
         writer.start();
     }
 
-    Pipeline pipeline(
-        *source, config.run, slots, static_cast<size_t>(config.logging.maxSummarySamples));
+    Pipeline pipeline(*source, config.run, slots,
+        static_cast<size_t>(config.logging.maxSummarySamples),
+        display ? &display->queue() : nullptr);
     log->info("running {} task(s) on {} ({}); logs in {}", tasks.size(), source->info().uri,
         source->info().kind, outcome.runDirectory);
+    if (!source->info().detail.empty())
+        log->info("source: {}", source->info().detail);
+    if (display)
+        display->start(OverlayBuilder(pipeline, tasks, monitor.get()),
+            [&pipeline] { pipeline.requestStop("the window was closed"); });
     pipeline.start();
 
     const int64_t statusPeriod = static_cast<int64_t>(config.logging.statusIntervalS * 1e9);
     int64_t nextStatus = monotonicNs() + statusPeriod;
     std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
+    // With a window open the loop also serves it (GUI toolkits want their window's thread), so it
+    // comes round at about 60 Hz instead of 10.
+    const int loopMs = display && display->hasWindow() ? 15 : 100;
     while (!pipeline.waitFinished(0)) {
-        if (int sig = signals.wait(100)) {
+        if (display)
+            display->pumpWindow();
+        if (int sig = signals.wait(loopMs)) {
             log->info(
                 "{}: stopping; finishing the frames in flight (send it again to quit at once)",
                 signalName(sig));
@@ -264,12 +357,23 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
         }
     }
     pipeline.join();
+    if (display)
+        display->stop();
     // The sampler's last sample covers the last frame; only then may the writer give up waiting.
     if (monitor)
         monitor->sampler().stop();
     writer.stop();
 
     outcome.framesCaptured = pipeline.framesCaptured();
+    outcome.sourceStats = source->stats();
+    if (display) {
+        outcome.display.enabled = true;
+        outcome.display.window = config.display.window;
+        outcome.display.output = display->outputPath();
+        outcome.display.shown = display->framesShown();
+        outcome.display.recorded = display->framesRecorded();
+        outcome.display.skipped = display->framesSkipped();
+    }
     outcome.startNs = pipeline.startNs();
     outcome.endNs = pipeline.endNs();
     outcome.stopReason = pipeline.stopReason();

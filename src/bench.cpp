@@ -68,7 +68,12 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
     const PreprocessConfig& pre = classification.preprocessing();
     const int batch = std::max(classification.batchSize(), 1);
     Frame frame;
+    // A camera may take a moment to deliver its first frame; other sources answer at once.
+    constexpr int64_t kFirstFrameWaitNs = 5'000'000'000;
+    const int64_t giveUp = monotonicNs() + kFirstFrameWaitNs;
     auto read = source.value()->read(frame);
+    while (read && read.value() == ReadResult::NoFrame && monotonicNs() < giveUp)
+        read = source.value()->read(frame);
     if (!read || read.value() != ReadResult::Frame)
         return Status::invalid("source " + config.source.uri + " gave no frame to benchmark with");
     Preprocessor preprocessor(pre);

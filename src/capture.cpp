@@ -48,6 +48,8 @@ Status captureFrames(const SourceOptions& source, uint64_t frames, const std::st
             return result.status();
         if (result.value() == ReadResult::EndOfStream)
             break;
+        if (result.value() == ReadResult::NoFrame)
+            continue; // a camera between frames, stalled or reconnecting: it logs that itself
         char name[64];
         std::snprintf(name, sizeof name, "%08llu.%s",
             static_cast<unsigned long long>(frame.sequence), format.c_str());

@@ -1,11 +1,14 @@
-// The command line: jetagent run | bench | inspect | power | capture | backends | version.
+// The command line: jetagent run | bench | inspect | power | probe | capture | backends | version.
 #include "cli.h"
 
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <opencv2/core/version.hpp>
 
 #include "agent.h"
@@ -16,6 +19,8 @@
 #include "jetagent/base/log.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_prepare.h"
+#include "jetagent/hal/camera_probe.h"
+#include "jetagent/hal/v4l2_io.h"
 #include "jetagent/power/board_profile.h"
 #include "logging.h"
 #include "power_command.h"
@@ -64,6 +69,8 @@ struct RunArgs {
     double duration = -1;
     std::string logDir;
     bool asFastAsPossible = false;
+    bool display = false;
+    std::string output;
 };
 
 int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App& cmd)
@@ -98,6 +105,19 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
         config.run.pacing = Pacing::None;
         options.overrides.push_back("run.pacing=none");
         config.overriddenBy["run.pacing"] = "--as-fast-as-possible";
+    }
+    if (args.display) {
+        config.display.window = true;
+        options.overrides.push_back("display.window=true");
+        config.overriddenBy["display.window"] = "--display";
+    }
+    if (cmd.count("--output")) {
+        std::string path = args.output;
+        if (path.rfind("file://", 0) == 0)
+            path = path.substr(7);
+        config.display.output = path;
+        options.overrides.push_back("display.output=" + path);
+        config.overriddenBy["display.output"] = "--output";
     }
     setLogLevel(global.level(config.logging.level));
     options.printStatus = !global.quiet;
@@ -159,6 +179,8 @@ int runCli(int argc, char** argv)
             "preparation\n"
             "  jetagent power --csv power.csv                         live rails and "
             "temperatures\n"
+            "  jetagent probe cameras                                 cameras, formats, controls\n"
+            "  jetagent run -c my.yaml -s v4l2:///dev/video0 --display   the live camera demo\n"
             "  jetagent <command> --help                              options of one command\n\n") +
         kExitCodes);
 
@@ -181,6 +203,11 @@ int runCli(int argc, char** argv)
         "Do not pace files and generated sources at their frame rate; queue every frame instead "
         "of\n"
         "dropping late ones (offline evaluation and throughput)");
+    run->add_flag("--display", runArgs.display,
+        "Show the frames in a window with the results, fps, latency, power and temperature\n"
+        "drawn on them (the live demo; q or Esc stops the run). Headless without it");
+    run->add_option("--output", runArgs.output,
+        "Record the annotated frames to a video file (file://annotated.mp4; .mp4, .mkv, .avi)");
     run->footer(std::string("\nSources (--source or source.uri):\n") + frameSourceUriHelp() +
         "\nEach run writes into a new directory under the log directory: <task>.frames.csv and\n"
         "<task>.frames.jsonl (one line per frame: stage times, end-to-end latency, top-1 result),\n"
@@ -327,6 +354,23 @@ int runCli(int argc, char** argv)
         "  jetagent power -i 200 --csv run1.csv -d 600      ten minutes at 5 lines a second\n"
         "  jetagent power --list                            what this board has\n");
 
+    // probe
+    CLI::App* probe = app.add_subcommand("probe", "Describe the hardware jetagent can use");
+    probe->require_subcommand(1);
+    std::vector<std::string> probeDevices;
+    bool probeJson = false;
+    CLI::App* probeCameras = probe->add_subcommand("cameras",
+        "Every video device: driver, card, bus-info, formats, sizes, rates and controls");
+    probeCameras->add_option("--device", probeDevices,
+        "Probe only this device node (repeatable); default: every /dev/video*");
+    probeCameras->add_flag("--json", probeJson, "Print one JSON document instead of text");
+    probeCameras->footer(
+        "\nUse what it shows in a config: source.uri v4l2:///dev/videoN, or v4l2://CARD or\n"
+        "v4l2://BUS-INFO (they survive renumbering); source.width, height and fps from the sizes\n"
+        "and rates listed; source.camera.format from the formats jetagent converts (marked); and\n"
+        "source.camera.controls by the control names listed.\n"
+        "CSI cameras on Jetson are not V4L2 capture nodes jetagent reads: use csi://N.\n");
+
     CLI::App* backends = app.add_subcommand(
         "backends", "List inference backends and whether this build can use them");
     CLI::App* version =
@@ -344,7 +388,7 @@ int runCli(int argc, char** argv)
     }
     if (app.get_subcommands().empty()) {
         std::fprintf(stderr,
-            "%s\njetagent: a command is required (run, bench, inspect, power, capture, "
+            "%s\njetagent: a command is required (run, bench, inspect, power, probe, capture, "
             "backends, version)\n",
             app.help().c_str());
         return kExitUsage;
@@ -401,6 +445,17 @@ int runCli(int argc, char** argv)
             setLogLevel(global.level("warn"));
             Status s = runPowerCommand(powerOptions);
             return s ? kExitOk : report(s);
+        }
+        if (*probe) {
+            setLogLevel(global.level("warn"));
+            if (*probeCameras) {
+                const auto cameras = jetagent::probeCameras(systemV4L2Io(), probeDevices);
+                if (probeJson)
+                    std::printf("%s\n", cameraReportJson(cameras).dump(2).c_str());
+                else
+                    std::fputs(formatCameraReport(cameras).c_str(), stdout);
+                return kExitOk;
+            }
         }
         if (*backends) {
             printBackends();

@@ -299,17 +299,64 @@ std::string expandHome(const std::string& path)
     return home && *home ? std::string(home) + path.substr(1) : path;
 }
 
+void readCamera(ConfigReader& reader, const YAML::Node& node, CameraOptions& camera)
+{
+    if (!expectMap(reader, node, "source.camera"))
+        return;
+    MapReader m(reader, node, "source.camera");
+    if (m.string("format", camera.format)) {
+        const std::string& f = camera.format;
+        const bool fourcc = f.size() == 4 || f == "MJPEG" || f == "mjpeg";
+        if (f != "auto" && !fourcc)
+            m.error("format", node["format"],
+                "expected auto or a four-character V4L2 format such as YUYV, MJPG, NV12, RGB3, "
+                "BGR3 or GREY (got '" +
+                    f + "')");
+    }
+    m.integerAs("buffers", camera.buffers, 2, 32);
+    m.number("stall_timeout_s", camera.stallTimeoutS, 0.05, 3600.0);
+    m.number("reconnect_max_s", camera.reconnectMaxS, 0.1, 3600.0);
+    m.integerAs("flip", camera.flip, 0, 7);
+    m.integerAs("latency_ms", camera.latencyMs, 0, 10000);
+    const YAML::Node controls = m.take("controls");
+    if (controls.IsDefined() && !controls.IsMap()) {
+        m.error("controls", controls,
+            "expected a mapping of control names to values (see `jetagent probe cameras`), "
+            "got " +
+                describeNode(controls));
+    } else if (controls.IsDefined()) {
+        camera.controls.clear();
+        for (auto it = controls.begin(); it != controls.end(); ++it) {
+            const std::string name = it->first.Scalar();
+            if (!it->second.IsScalar() || it->second.Scalar().empty()) {
+                reader.error(it->second, "source.camera.controls." + name,
+                    "expected a number, true/false or a menu entry's name, got " +
+                        describeNode(it->second));
+                continue;
+            }
+            camera.controls.push_back({name, it->second.Scalar()});
+        }
+    }
+    m.finish();
+}
+
 void readSource(ConfigReader& reader, const YAML::Node& node, SourceOptions& source)
 {
     if (!expectMap(reader, node, "source"))
         return;
     MapReader m(reader, node, "source");
     m.string("uri", source.uri);
-    m.integerAs("width", source.width, 16, 8192);
-    m.integerAs("height", source.height, 16, 8192);
-    m.number("fps", source.fps, 0.0, 1000.0, false);
+    for (const char* key : {"width", "height"}) {
+        int& side = std::string(key) == "width" ? source.width : source.height;
+        if (m.integerAs(key, side, 0, 8192) && side > 0 && side < 16)
+            m.error(key, node[key],
+                "must be 0 (the source's own size) or between 16 and 8192 (got " +
+                    std::to_string(side) + ")");
+    }
+    m.number("fps", source.fps, 0.0, 1000.0, true);
     m.integerAs("seed", source.seed, 0, INT64_MAX);
     m.boolean("loop", source.loop);
+    readCamera(reader, m.take("camera"), source.camera);
     m.finish();
 }
 
@@ -526,6 +573,23 @@ void readPower(
     m.finish();
 }
 
+void readDisplay(ConfigReader& reader, const YAML::Node& node, DisplayConfig& display)
+{
+    if (!expectMap(reader, node, "display"))
+        return;
+    MapReader m(reader, node, "display");
+    m.boolean("window", display.window);
+    if (m.string("output", display.output)) {
+        if (display.output.rfind("file://", 0) == 0)
+            display.output = display.output.substr(7);
+        display.output = expandHome(display.output);
+        if (display.output.empty())
+            m.error("output", node["output"], "names no file");
+    }
+    m.number("fps", display.fps, 0.0, 1000.0);
+    m.finish();
+}
+
 } // namespace
 
 std::string AgentConfig::where(const std::string& key) const
@@ -554,7 +618,8 @@ Expected<AgentConfig> parseConfig(
     }
     if (!root.IsMap())
         return Status::invalid(name +
-            ": expected a mapping with source, run, tasks, logging and power sections, got " +
+            ": expected a mapping with source, run, tasks, logging, power and display sections, "
+            "got " +
             describeNode(root));
 
     ConfigReader reader(name, config);
@@ -565,6 +630,7 @@ Expected<AgentConfig> parseConfig(
         readTasks(reader, top.take("tasks"), baseDir, config.tasks);
         readLogging(reader, top.take("logging"), config.logging);
         readPower(reader, top.take("power"), baseDir, config.power);
+        readDisplay(reader, top.take("display"), config.display);
         top.finish();
     } catch (const YAML::Exception& e) {
         reader.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);

@@ -98,6 +98,16 @@ struct PowerConfig {
     int ringCapacity = 16384; // rail samples kept for per-frame energy (164 s at 100 Hz)
 };
 
+// The live camera demo: a window and/or a recording of the frames with the results drawn on them.
+struct DisplayConfig {
+    bool window = false; // show a window (needs a display: DISPLAY or WAYLAND_DISPLAY); headless
+                         // by default
+    std::string output; // record the annotated stream to this video file (.mp4, .avi, .mkv);
+                        // "" = none
+    double fps = 0.0; // frame rate written into the recording; 0 = the source's rate (30 if
+                      // unknown)
+};
+
 struct AgentConfig {
     std::string path; // the file it came from ("" when built in code)
     SourceOptions source;
@@ -105,6 +115,7 @@ struct AgentConfig {
     std::vector<TaskConfig> tasks;
     LoggingConfig logging;
     PowerConfig power;
+    DisplayConfig display;
     std::map<std::string, int>
         lines; // 1-based line of each key present in the file, by dotted path
     std::map<std::string, std::string>

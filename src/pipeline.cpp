@@ -23,8 +23,8 @@ std::chrono::steady_clock::time_point toTimePoint(int64_t ns)
 } // namespace
 
 Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
-    size_t maxSummarySamples)
-    : source_(source), run_(run)
+    size_t maxSummarySamples, FrameQueue* viewer)
+    : source_(source), run_(run), viewer_(viewer)
 {
     const bool paced = run.pacing == Pacing::Realtime;
     size_t poolSize = 2; // one being filled, one spare
@@ -38,6 +38,8 @@ Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<
             paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, maxSummarySamples));
         poolSize += capacity + batch; // queued, plus in the worker's hands
     }
+    if (viewer_)
+        poolSize += viewer_->capacity() + 1; // queued, plus the one being drawn
     pool_ = std::make_unique<FramePool>(poolSize);
 }
 
@@ -164,10 +166,14 @@ void Pipeline::sourceLoop()
             requestStop("end of stream");
             break;
         }
+        if (result.value() == ReadResult::NoFrame)
+            continue; // a live source waiting (a stall, a reconnect): look at stop and go on
         ++produced;
         captured_.store(produced, std::memory_order_relaxed);
         for (auto& w : workers_)
             w->queue.push(frame);
+        if (viewer_)
+            viewer_->push(frame);
         frame.reset();
 
         if (paced) {
@@ -187,6 +193,8 @@ void Pipeline::sourceLoop()
             lateRestarts);
     for (auto& w : workers_)
         w->queue.close();
+    if (viewer_)
+        viewer_->close();
     threadDone();
 }
 

@@ -40,8 +40,10 @@ public:
         FrameRecord last;
     };
 
+    // `viewer`, when given, receives every frame too (the live view); it is closed with the
+    // tasks' queues.
     Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
-        size_t maxSummarySamples);
+        size_t maxSummarySamples, FrameQueue* viewer = nullptr);
     ~Pipeline();
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -92,6 +94,7 @@ private:
 
     FrameSource& source_;
     RunConfig run_;
+    FrameQueue* viewer_ = nullptr;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::unique_ptr<FramePool> pool_;
     std::thread sourceThread_;

@@ -341,6 +341,20 @@ json summaryJson(const RunOutcome& o)
         {"height", o.source.height}, {"fps", round4(o.source.fps)}, {"live", o.source.live},
         {"pacing", o.config && o.config->run.pacing == Pacing::None ? "none" : "realtime"},
         {"frames_captured", o.framesCaptured}};
+    if (!o.source.detail.empty())
+        j["source"]["detail"] = o.source.detail;
+    if (o.source.live) {
+        const SourceStats& st = o.sourceStats;
+        j["source"]["stats"] = {{"delivered", st.delivered},
+            {"dropped_by_device", st.droppedByDevice}, {"stalls", st.stalls},
+            {"disconnects", st.disconnects}, {"reconnects", st.reconnects},
+            {"delivered_fps", round4(st.deliveredFps())}};
+    }
+    if (o.display.enabled)
+        j["display"] = {{"window", o.display.window},
+            {"output", o.display.output.empty() ? json(nullptr) : json(o.display.output)},
+            {"frames_shown", o.display.shown}, {"frames_recorded", o.display.recorded},
+            {"frames_skipped", o.display.skipped}};
     j["run"] = {{"started_utc", o.context.startedUtc},
         {"wall_s", round4(nsToS(o.endNs - o.startNs))}, {"stop_reason", o.stopReason},
         {"failure", o.failure.empty() ? json(nullptr) : json(o.failure)},
@@ -367,8 +381,30 @@ std::string summaryText(const json& j)
     appendf(out, "run       %llu frames captured in %.2f s; stopped: %s\n",
         src["frames_captured"].get<unsigned long long>(), run["wall_s"].get<double>(),
         str(run, "stop_reason").c_str());
+    if (src.contains("detail"))
+        appendf(out, "          %s\n", str(src, "detail").c_str());
+    if (src.contains("stats")) {
+        const json& st = src["stats"];
+        appendf(out,
+            "camera    %llu frames delivered at %.2f fps; %llu dropped by the device, %llu "
+            "stalls, %llu disconnects, %llu reconnects\n",
+            st["delivered"].get<unsigned long long>(), st["delivered_fps"].get<double>(),
+            st["dropped_by_device"].get<unsigned long long>(),
+            st["stalls"].get<unsigned long long>(), st["disconnects"].get<unsigned long long>(),
+            st["reconnects"].get<unsigned long long>());
+    }
     if (!run["failure"].is_null())
         appendf(out, "FAILURE   %s\n", str(run, "failure").c_str());
+    if (j.contains("display")) {
+        const json& d = j["display"];
+        appendf(out, "view      %s%s%s: %llu frames shown, %llu recorded, %llu skipped\n",
+            d["window"].get<bool>() ? "window" : "",
+            d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
+            d["output"].is_null() ? "" : ("recording " + d["output"].get<std::string>()).c_str(),
+            d["frames_shown"].get<unsigned long long>(),
+            d["frames_recorded"].get<unsigned long long>(),
+            d["frames_skipped"].get<unsigned long long>());
+    }
     appendf(out, "context   jetagent %s, OpenCV %s, %s; %s, %s, %s (%d cores)\n",
         str(j, "jetagent_version").c_str(), str(ctx, "opencv").c_str(),
         str(ctx, "compiler").c_str(), str(ctx, "host").c_str(), str(ctx, "os").c_str(),

@@ -24,11 +24,22 @@ struct TaskOutcome {
     const TaskLog* log = nullptr; // null when no frame log was written
 };
 
+// What the live view did (display.window / display.output).
+struct DisplayOutcome {
+    bool enabled = false;
+    bool window = false;
+    std::string output; // the recording, "" when none
+    uint64_t shown = 0; // frames drawn in the window
+    uint64_t recorded = 0; // frames written into the recording
+    uint64_t skipped = 0; // frames the view let go because it was busy (live sources)
+};
+
 struct RunOutcome {
     RunContext context;
     const AgentConfig* config = nullptr;
     std::vector<std::string> overrides; // command-line overrides, as "key=value"
     SourceInfo source;
+    SourceStats sourceStats;
     uint64_t framesCaptured = 0;
     int64_t startNs = 0;
     int64_t endNs = 0;
@@ -39,6 +50,7 @@ struct RunOutcome {
     const PowerSetup* power = nullptr; // null when power sampling was off or found nothing
     PowerSamplerOptions powerOptions;
     PowerRunStats powerStats;
+    DisplayOutcome display;
 };
 
 nlohmann::json summaryJson(const RunOutcome& outcome);

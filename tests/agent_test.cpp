@@ -1,9 +1,11 @@
 // Whole runs of the jetagent binary: logs, summaries, several tasks on one source, clean stops.
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <opencv2/videoio.hpp>
 
 #include "run_checks.h"
 #include "test_support.h"
@@ -220,6 +222,49 @@ TEST(AgentRun, DurationLimitAndLogDirOverride)
     const auto& frames = s["tasks"][0]["frames"];
     EXPECT_EQ(frames["processed"].get<size_t>() + frames["dropped"].get<size_t>(), captured);
     EXPECT_EQ(files.csvRecords, frames["processed"].get<size_t>());
+}
+
+} // namespace
+} // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+TEST(AgentRun, OutputRecordsTheAnnotatedStream)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", config("{frames: 15}", task("shapes", "{threads: 0}")));
+    auto r = test::runJetagent(
+        {"run", "-c", "c.yaml", "--as-fast-as-possible", "--output", "file://annotated.mp4"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("view      recording annotated.mp4: 0 frames shown, 15 recorded, 0 "
+                         "skipped"),
+        std::string::npos)
+        << r.out;
+    cv::VideoCapture back(dir / "annotated.mp4", cv::CAP_FFMPEG);
+    ASSERT_TRUE(back.isOpened());
+    EXPECT_EQ(static_cast<int>(back.get(cv::CAP_PROP_FRAME_COUNT)), 15);
+    EXPECT_EQ(static_cast<int>(back.get(cv::CAP_PROP_FRAME_WIDTH)), 320);
+
+    const auto files = test::checkRun(test::onlyRunDirectory(dir / "logs"), "shapes");
+    const auto& d = files.summary["display"];
+    EXPECT_EQ(d["output"], "annotated.mp4");
+    EXPECT_EQ(d["frames_recorded"], 15);
+    EXPECT_FALSE(files.summary["source"].contains("stats")); // not a live source
+}
+
+TEST(AgentRun, DisplayWithoutADisplayIsAUsageErrorBeforeAnythingIsWritten)
+{
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): tests run single-threaded here
+    if (std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY"))
+        GTEST_SKIP() << "a display is available";
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", config("{frames: 5}", task("shapes", "{threads: 0}")));
+    auto r = test::runJetagent({"run", "-c", "c.yaml", "--display"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("no display to open a window on"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "logs"));
 }
 
 } // namespace

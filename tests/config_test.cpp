@@ -29,9 +29,15 @@ TEST(Config, DefaultsFillEverythingLeftOut)
     ASSERT_TRUE(r.ok()) << r.status().message();
     const AgentConfig& c = r.value();
     EXPECT_EQ(c.source.uri, "synthetic://shapes");
-    EXPECT_EQ(c.source.width, 320);
-    EXPECT_EQ(c.source.height, 240);
-    EXPECT_DOUBLE_EQ(c.source.fps, 30.0);
+    // 0: the source's own (synthetic 320x240 at 30 fps; a camera's current format).
+    EXPECT_EQ(c.source.width, 0);
+    EXPECT_EQ(c.source.height, 0);
+    EXPECT_DOUBLE_EQ(c.source.fps, 0.0);
+    EXPECT_EQ(c.source.camera.format, "auto");
+    EXPECT_EQ(c.source.camera.buffers, 4);
+    EXPECT_TRUE(c.source.camera.controls.empty());
+    EXPECT_FALSE(c.display.window);
+    EXPECT_TRUE(c.display.output.empty());
     EXPECT_EQ(c.run.frames, 0u);
     EXPECT_EQ(c.run.pacing, Pacing::Realtime);
     ASSERT_EQ(c.tasks.size(), 1u);
@@ -182,7 +188,7 @@ TEST(Config, OutOfRangeValuesNameKeyLineAndRange)
                                   "    engine: {batch: 0}\n"
                                   "    postprocess: {top_k: 11}\n"
                                   "    preprocess: {std: [0.2, 0, 0.2], crop: -1}\n");
-    EXPECT_NE(e.find("test.yaml:2:8: source.fps: must be greater than 0 and at most 1000 (got -5)"),
+    EXPECT_NE(e.find("test.yaml:2:8: source.fps: must be at least 0 and at most 1000 (got -5)"),
         std::string::npos)
         << e;
     EXPECT_NE(e.find("test.yaml:5:21: tasks[0].engine.batch: must be between 1 and 256 (got 0)"),
@@ -263,7 +269,7 @@ TEST(Config, MissingFileIsNotFound)
 
 TEST(Config, ExampleConfigsInTheRepositoryParse)
 {
-    for (const char* name : {"demo.yaml", "agent.yaml", "bench-mobilenet_v2.yaml"}) {
+    for (const char* name : {"demo.yaml", "agent.yaml", "bench-mobilenet_v2.yaml", "camera.yaml"}) {
         auto r = loadConfig(test::sourcePath("firmware-config/") + name);
         EXPECT_TRUE(r.ok()) << name << ": " << r.status().message();
     }
@@ -319,6 +325,102 @@ TEST(ConfigPower, BadValuesNameTheKey)
         std::string::npos);
     EXPECT_NE(errorOf(std::string(kMinimal) + "power: yes\n").find("power: expected a mapping"),
         std::string::npos);
+}
+
+} // namespace
+} // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+TEST(ConfigCamera, EveryKeyIsReadAndControlsKeepTheirOrder)
+{
+    auto r = parse("source:\n"
+                   "  uri: v4l2://HD Webcam\n"
+                   "  width: 1280\n"
+                   "  height: 720\n"
+                   "  fps: 60\n"
+                   "  camera:\n"
+                   "    format: MJPG\n"
+                   "    buffers: 6\n"
+                   "    stall_timeout_s: 0.5\n"
+                   "    reconnect_max_s: 10\n"
+                   "    flip: 2\n"
+                   "    latency_ms: 50\n"
+                   "    controls:\n"
+                   "      auto_exposure: Manual Mode\n"
+                   "      exposure_time_absolute: 100\n"
+                   "      white_balance_automatic: false\n"
+                   "display:\n"
+                   "  window: true\n"
+                   "  output: file://out/annotated.mp4\n"
+                   "  fps: 15\n" +
+        std::string(kMinimal));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const SourceOptions& s = r->source;
+    EXPECT_EQ(s.width, 1280);
+    EXPECT_EQ(s.height, 720);
+    EXPECT_DOUBLE_EQ(s.fps, 60.0);
+    EXPECT_EQ(s.camera.format, "MJPG");
+    EXPECT_EQ(s.camera.buffers, 6);
+    EXPECT_DOUBLE_EQ(s.camera.stallTimeoutS, 0.5);
+    EXPECT_DOUBLE_EQ(s.camera.reconnectMaxS, 10.0);
+    EXPECT_EQ(s.camera.flip, 2);
+    EXPECT_EQ(s.camera.latencyMs, 50);
+    ASSERT_EQ(s.camera.controls.size(), 3u);
+    EXPECT_EQ(s.camera.controls[0].name, "auto_exposure");
+    EXPECT_EQ(s.camera.controls[0].value, "Manual Mode");
+    EXPECT_EQ(s.camera.controls[1].name, "exposure_time_absolute");
+    EXPECT_EQ(s.camera.controls[1].value, "100");
+    EXPECT_EQ(s.camera.controls[2].value, "false");
+    EXPECT_TRUE(r->display.window);
+    EXPECT_EQ(r->display.output, "out/annotated.mp4");
+    EXPECT_DOUBLE_EQ(r->display.fps, 15.0);
+}
+
+TEST(ConfigCamera, BadValuesNameTheKey)
+{
+    const std::string e = errorOf("source:\n"
+                                  "  width: 8\n"
+                                  "  camera:\n"
+                                  "    format: yuv422\n"
+                                  "    buffers: 1\n"
+                                  "    flip: 9\n"
+                                  "    controls: [gain]\n"
+                                  "    colour: red\n"
+                                  "display:\n"
+                                  "  output: clip.mp4\n"
+                                  "  window: maybe\n" +
+        std::string(kMinimal));
+    EXPECT_NE(e.find("test.yaml:2:10: source.width: must be 0 (the source's own size) or between "
+                     "16 and 8192 (got 8)"),
+        std::string::npos)
+        << e;
+    EXPECT_NE(e.find("test.yaml:4:13: source.camera.format: expected auto or a four-character"),
+        std::string::npos)
+        << e;
+    EXPECT_NE(e.find("source.camera.buffers: must be between 2 and 32 (got 1)"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("source.camera.flip: must be between 0 and 7 (got 9)"), std::string::npos)
+        << e;
+    EXPECT_NE(
+        e.find("source.camera.controls: expected a mapping of control names"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("source.camera.colour: unknown key"), std::string::npos) << e;
+    EXPECT_NE(e.find("display.window: expected true or false"), std::string::npos) << e;
+}
+
+TEST(ConfigCamera, ControlValuesMustBeScalars)
+{
+    const std::string e = errorOf("source:\n"
+                                  "  camera:\n"
+                                  "    controls:\n"
+                                  "      gain: [1, 2]\n" +
+        std::string(kMinimal));
+    EXPECT_NE(e.find("test.yaml:4:13: source.camera.controls.gain: expected a number, true/false "
+                     "or a menu entry's name, got a list"),
+        std::string::npos)
+        << e;
 }
 
 } // namespace

@@ -1,0 +1,143 @@
+// The pipeline with a live source that sometimes has no frame, and the live view beside the tasks.
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "jetagent/base/clock.h"
+#include "pipeline.h"
+
+namespace jetagent {
+namespace {
+
+constexpr int kWidth = 64;
+constexpr int kHeight = 48;
+
+// A live source that answers NoFrame every other call (a camera between frames) and ends after
+// `frames` frames.
+class StutteringSource final : public FrameSource {
+public:
+    explicit StutteringSource(uint64_t frames) : frames_(frames)
+    {
+        info_.uri = "test://stutter";
+        info_.kind = "test";
+        info_.width = kWidth;
+        info_.height = kHeight;
+        info_.live = true;
+    }
+    const SourceInfo& info() const override { return info_; }
+    Expected<ReadResult> read(Frame& frame) override
+    {
+        ++calls_;
+        if (calls_ % 2 == 1)
+            return ReadResult::NoFrame;
+        if (next_ == frames_)
+            return ReadResult::EndOfStream;
+        frame.image.create(kHeight, kWidth, CV_8UC3);
+        frame.image.setTo(cv::Scalar::all(static_cast<double>(next_ % 256)));
+        frame.sequence = next_++;
+        frame.captureNs = monotonicNs();
+        return ReadResult::Frame;
+    }
+    uint64_t noFrames() const { return calls_ / 2; }
+
+private:
+    SourceInfo info_;
+    uint64_t frames_;
+    uint64_t next_ = 0;
+    uint64_t calls_ = 0;
+};
+
+class RecordingTask final : public Task {
+public:
+    const std::string& name() const override { return name_; }
+    int batchSize() const override { return 1; }
+    const std::vector<std::string>& labels() const override { return labels_; }
+    std::vector<EngineDescription> engines() const override { return {}; }
+    nlohmann::json describe() const override { return nlohmann::json::object(); }
+    Status process(
+        const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records) override
+    {
+        for (size_t i = 0; i < count; ++i) {
+            sequences.push_back(frames[i]->sequence);
+            records[i] = FrameRecord();
+            records[i].frameId = frames[i]->sequence;
+            records[i].capturedNs = frames[i]->captureNs;
+            records[i].dequeuedNs = records[i].preprocessedNs = records[i].inferredNs =
+                records[i].doneNs = dequeuedNs;
+        }
+        return Status();
+    }
+    std::vector<uint64_t> sequences;
+
+private:
+    std::string name_ = "recording";
+    std::vector<std::string> labels_ {"a"};
+};
+
+TEST(Pipeline, NoFrameFromALiveSourceIsWaitedThroughNotCounted)
+{
+    constexpr uint64_t kFrames = 50;
+    StutteringSource source(kFrames);
+    RecordingTask task;
+    RunConfig run;
+    run.pacing = Pacing::None; // FIFO: every frame reaches the task
+    FrameQueue viewer(4, FrameQueue::Policy::Block);
+    std::vector<uint64_t> viewed;
+    std::thread viewThread([&] {
+        FramePtr f;
+        while (viewer.pop(&f, 1) == 1)
+            viewed.push_back(f->sequence);
+    });
+    {
+        Pipeline pipeline(source, run, {{&task, nullptr, 0}}, 1000, &viewer);
+        pipeline.start();
+        ASSERT_TRUE(pipeline.waitFinished(10'000));
+        pipeline.join();
+        EXPECT_EQ(pipeline.framesCaptured(), kFrames);
+        EXPECT_EQ(pipeline.stopReason(), "end of stream");
+        EXPECT_TRUE(pipeline.failure().ok());
+    }
+    viewThread.join();
+    EXPECT_GE(source.noFrames(), kFrames);
+    ASSERT_EQ(task.sequences.size(), kFrames);
+    for (uint64_t i = 0; i < kFrames; ++i)
+        EXPECT_EQ(task.sequences[i], i);
+    EXPECT_EQ(viewed, task.sequences); // the view saw the same frames, in order
+}
+
+// A source that never has a frame (a camera that stalled at once) still stops on request.
+class SilentSource final : public FrameSource {
+public:
+    SilentSource() { info_.live = true; }
+    const SourceInfo& info() const override { return info_; }
+    Expected<ReadResult> read(Frame&) override
+    {
+        constexpr int64_t kSliceNs = 5'000'000;
+        const int64_t until = monotonicNs() + kSliceNs;
+        while (monotonicNs() < until) { }
+        return ReadResult::NoFrame;
+    }
+
+private:
+    SourceInfo info_;
+};
+
+TEST(Pipeline, ASilentLiveSourceStopsOnRequest)
+{
+    SilentSource source;
+    RecordingTask task;
+    RunConfig run;
+    Pipeline pipeline(source, run, {{&task, nullptr, 0}}, 1000);
+    pipeline.start();
+    EXPECT_FALSE(pipeline.waitFinished(50));
+    pipeline.requestStop("test");
+    EXPECT_TRUE(pipeline.waitFinished(5'000));
+    pipeline.join();
+    EXPECT_EQ(pipeline.framesCaptured(), 0u);
+    EXPECT_EQ(pipeline.stopReason(), "test");
+}
+
+} // namespace
+} // namespace jetagent
