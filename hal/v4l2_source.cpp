@@ -200,7 +200,7 @@ private:
     Status restoreControls(V4L2Device& device);
     Expected<int64_t> parseControlValue(
         const V4L2ControlInfo& control, const std::string& name, const std::string& text) const;
-    Status startStreaming(V4L2Device& device);
+    Status startStreaming(V4L2Device& device, bool streamOn);
 
     int waitSliceMs(int64_t now) const;
     void checkStall(int64_t now);
@@ -222,6 +222,9 @@ private:
     std::string busInfo_;
     FormatRequest negotiated_; // what a reconnect asks for again
     int bufferCount_ = 0;
+    // The first STREAMON waits for the first read(): the agent builds its tasks and threads after
+    // opening the source, and a camera streaming meanwhile fills every buffer and drops frames.
+    bool streamPending_ = false;
     std::vector<AppliedControl> controls_;
     PixelConverter converter_;
 
@@ -296,7 +299,7 @@ Status V4L2Source::connect(const std::string& path, const FormatRequest& request
         return s;
     if (Status s = initial ? setControls(*device) : restoreControls(*device); !s)
         return s;
-    if (Status s = startStreaming(*device); !s)
+    if (Status s = startStreaming(*device, !initial); !s)
         return s;
     device_ = std::move(device);
     sessionStarted_ = false;
@@ -640,7 +643,7 @@ Status V4L2Source::restoreControls(V4L2Device& device)
     return Status();
 }
 
-Status V4L2Source::startStreaming(V4L2Device& device)
+Status V4L2Source::startStreaming(V4L2Device& device, bool streamOn)
 {
     const std::string name = label();
     const int granted = device.allocateBuffers(static_cast<unsigned>(options_.camera.buffers));
@@ -656,8 +659,11 @@ Status V4L2Source::startStreaming(V4L2Device& device)
     for (int i = 0; i < granted; ++i)
         if (const int r = device.queueBuffer(static_cast<uint32_t>(i)); r < 0)
             return Status::io(name + ": VIDIOC_QBUF failed: " + errnoText(-r));
-    if (const int r = device.streamOn(); r < 0)
-        return Status::io(name + ": VIDIOC_STREAMON failed: " + errnoText(-r));
+    if (streamOn) {
+        if (const int r = device.streamOn(); r < 0)
+            return Status::io(name + ": VIDIOC_STREAMON failed: " + errnoText(-r));
+    }
+    streamPending_ = !streamOn;
     bufferCount_ = granted;
     return Status();
 }
@@ -785,6 +791,17 @@ Expected<ReadResult> V4L2Source::read(Frame& frame)
 {
     if (!device_)
         return retryConnect();
+    if (streamPending_) {
+        if (const int r = device_->streamOn(); r < 0) {
+            if (isDisappearance(-r)) {
+                lose(-r);
+                return ReadResult::NoFrame;
+            }
+            return Status::io(label() + ": VIDIOC_STREAMON failed: " + errnoText(-r));
+        }
+        streamPending_ = false;
+        lastProgressNs_ = monotonicNs();
+    }
 
     const int ready = device_->waitReadable(waitSliceMs(monotonicNs()));
     if (ready < 0) {

@@ -108,7 +108,15 @@ TEST(V4L2Negotiation, ExactRequestIsWhatTheDeviceDoes)
     EXPECT_EQ(format.width, 1280u);
     EXPECT_EQ(format.height, 720u);
     EXPECT_EQ(fake.interval(kWebcam).denominator, 10u);
+    // STREAMON waits for the first read(): a camera streaming while the agent sets up its tasks
+    // would fill every buffer and drop frames.
+    EXPECT_FALSE(fake.streaming(kWebcam));
+    fake.queueFrames(kWebcam, 1);
+    Frame frame;
+    auto first = source->read(frame);
+    ASSERT_TRUE(first.ok()) << first.status().message();
     EXPECT_TRUE(fake.streaming(kWebcam));
+    EXPECT_EQ(first.value(), ReadResult::Frame);
 
     const SourceInfo& info = source->info();
     EXPECT_EQ(info.kind, "v4l2");
@@ -322,6 +330,8 @@ TEST(V4L2Negotiation, TargetsByCardNameAndBusInfo)
     ASSERT_TRUE(source);
     EXPECT_EQ(source->info().detail.rfind("/dev/video2 (uvcvideo, Other Cam)", 0), 0u)
         << source->info().detail;
+    Frame frame;
+    ASSERT_TRUE(source->read(frame).ok());
     EXPECT_TRUE(fake.streaming("/dev/video2"));
     EXPECT_FALSE(fake.streaming("/dev/video1"));
 }
