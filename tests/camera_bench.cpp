@@ -4,8 +4,8 @@
 //
 // Conversion alone for each format, OpenCV's own conversion and decoding beside it, then capture
 // plus conversion through the V4L2 source on a fake camera. Every heap allocation of this binary
-// is counted (operator new; malloc, calloc, realloc and the aligned family, which cv::Mat uses),
-// as in camera_alloc_test. Percentiles are nearest-rank.
+// is counted (operator new; malloc, calloc, realloc and the aligned family, which cv::Mat uses)
+// by tests/alloc_counting.cpp. Percentiles are nearest-rank.
 #include <linux/videodev2.h>
 #include <malloc.h>
 
@@ -29,168 +29,18 @@
 #include <opencv2/imgproc.hpp>
 #include <spdlog/spdlog.h>
 
+#include "alloc_counting.h"
 #include "fake_v4l2.h"
 #include "jetagent/hal/frame_source.h"
 #include "jetagent/hal/pixel_convert.h"
 #include "jetagent/hal/v4l2_source.h"
 
-// glibc's own allocator, which the counting replacements below forward to. The names are
-// reserved because they are the C library's.
-// NOLINTBEGIN(bugprone-reserved-identifier)
-extern "C" {
-void* __libc_malloc(size_t size);
-void* __libc_calloc(size_t count, size_t size);
-void* __libc_realloc(void* pointer, size_t size);
-void* __libc_memalign(size_t alignment, size_t size);
-void __libc_free(void* pointer);
-}
-// NOLINTEND(bugprone-reserved-identifier)
-
-namespace {
-std::atomic<uint64_t> g_news {0};
-std::atomic<uint64_t> g_mallocs {0};
-// Non-zero while this thread runs code that stands for the kernel (the fake V4L2 driver).
-thread_local int t_uncounted = 0;
-
-void countMalloc()
-{
-    if (t_uncounted == 0)
-        g_mallocs.fetch_add(1, std::memory_order_relaxed);
-}
-
-void* countedNew(std::size_t size)
-{
-    if (t_uncounted == 0)
-        g_news.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = __libc_malloc(size != 0 ? size : 1))
-        return p;
-    throw std::bad_alloc();
-}
-} // namespace
-
-extern "C" {
-void* malloc(size_t size) noexcept
-{
-    countMalloc();
-    return __libc_malloc(size);
-}
-void* calloc(size_t nmemb, size_t size) noexcept
-{
-    countMalloc();
-    return __libc_calloc(nmemb, size);
-}
-void* realloc(void* ptr, size_t size) noexcept
-{
-    countMalloc();
-    return __libc_realloc(ptr, size);
-}
-void* memalign(size_t alignment, size_t size) noexcept
-{
-    countMalloc();
-    return __libc_memalign(alignment, size);
-}
-void* aligned_alloc(size_t alignment, size_t size) noexcept
-{
-    countMalloc();
-    return __libc_memalign(alignment, size);
-}
-int posix_memalign(void** memptr, size_t alignment, size_t size) noexcept
-{
-    countMalloc();
-    if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0)
-        return EINVAL;
-    void* p = __libc_memalign(alignment, size);
-    if (p == nullptr)
-        return ENOMEM;
-    *memptr = p;
-    return 0;
-}
-void free(void* ptr) noexcept
-{
-    __libc_free(ptr);
-}
-}
-
-void* operator new(std::size_t size)
-{
-    return countedNew(size);
-}
-void* operator new[](std::size_t size)
-{
-    return countedNew(size);
-}
-void operator delete(void* p) noexcept
-{
-    __libc_free(p);
-}
-void operator delete[](void* p) noexcept
-{
-    __libc_free(p);
-}
-void operator delete(void* p, std::size_t) noexcept
-{
-    __libc_free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept
-{
-    __libc_free(p);
-}
-
 namespace jetagent {
 namespace {
 
-// The fake camera with its own allocations left out of the count: it stands for the kernel, whose
-// work costs the process no heap (the fake's buffer queue is a std::deque, which allocates a
-// block every 128 QBUFs).
-class KernelSideIo final : public V4L2Io {
-public:
-    explicit KernelSideIo(V4L2Io& fake) : fake_(fake) { }
-
-    int open(const char* path, int flags) override
-    {
-        const Uncounted u;
-        return fake_.open(path, flags);
-    }
-    int close(int fd) override
-    {
-        const Uncounted u;
-        return fake_.close(fd);
-    }
-    int ioctl(int fd, unsigned long request, void* arg) override
-    {
-        const Uncounted u;
-        return fake_.ioctl(fd, request, arg);
-    }
-    void* mmap(size_t length, int prot, int flags, int fd, off_t offset) override
-    {
-        const Uncounted u;
-        return fake_.mmap(length, prot, flags, fd, offset);
-    }
-    int munmap(void* address, size_t length) override
-    {
-        const Uncounted u;
-        return fake_.munmap(address, length);
-    }
-    int poll(struct pollfd* fds, nfds_t count, int timeoutMs) override
-    {
-        const Uncounted u;
-        return fake_.poll(fds, count, timeoutMs);
-    }
-    std::vector<std::string> listDevices() override
-    {
-        const Uncounted u;
-        return fake_.listDevices();
-    }
-
-private:
-    struct Uncounted {
-        Uncounted() { ++t_uncounted; }
-        ~Uncounted() { --t_uncounted; }
-        Uncounted(const Uncounted&) = delete;
-        Uncounted& operator=(const Uncounted&) = delete;
-    };
-    V4L2Io& fake_;
-};
+using test::countedMallocs;
+using test::countedNews;
+using test::KernelSideIo;
 
 constexpr int kWidth = 1280;
 constexpr int kHeight = 720;
@@ -216,8 +66,8 @@ Timing measure(int warmup, int frames, F&& oneFrame)
     for (int i = 0; i < warmup; ++i)
         t.failures += oneFrame() ? 0 : 1;
     t.ms.reserve(static_cast<size_t>(frames));
-    const uint64_t news = g_news.load();
-    const uint64_t mallocs = g_mallocs.load();
+    const uint64_t news = countedNews();
+    const uint64_t mallocs = countedMallocs();
     for (int i = 0; i < frames; ++i) {
         const auto start = std::chrono::steady_clock::now();
         const bool ok = oneFrame();
@@ -225,8 +75,8 @@ Timing measure(int warmup, int frames, F&& oneFrame)
         t.ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
         t.failures += ok ? 0 : 1;
     }
-    t.news = g_news.load() - news;
-    t.mallocs = g_mallocs.load() - mallocs;
+    t.news = countedNews() - news;
+    t.mallocs = countedMallocs() - mallocs;
     return t;
 }
 
