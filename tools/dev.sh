@@ -11,10 +11,11 @@ usage: tools/dev.sh COMMAND
   demo    install missing Debian packages, build, and run the demo (synthetic shapes, ten seconds)
   test    install missing packages, export the torchvision reference models
           (tools/export_torchvision.py into models/reference/; cached, so later runs take seconds),
-          build with warnings as errors, run every test; then lint (clang-format, clang-tidy), run
-          the suite once more under AddressSanitizer and UndefinedBehaviorSanitizer (without the
-          model zoo, label zoo), and cross-build for aarch64 and run the unit tests under qemu-user
-          (tests labelled slow are left out there)
+          build with warnings as errors, run every test (the vivid camera test boots a VM:
+          it must not skip here); then lint (clang-format, clang-tidy), run the suite once more
+          under AddressSanitizer and UndefinedBehaviorSanitizer (without the model zoo, label zoo,
+          and the VM test, label vm), and cross-build for aarch64 and run the unit tests under
+          qemu-user (tests labelled slow are left out there)
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
   deps    only install missing packages
@@ -31,12 +32,16 @@ cd "$root"
 build_dir=${JETAGENT_BUILD_DIR:-build}
 jobs=${JETAGENT_JOBS:-$(nproc)}
 
-# What building and testing need, from Debian 12's archive. Tests need nothing more than the build.
+# What building and testing need, from Debian 12's archive.
 packages=(
     cmake ninja-build g++ pkg-config git file
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
     libcli11-dev nlohmann-json3-dev libgtest-dev
 )
+# The GStreamer tests' elements (videotestsrc, videoconvert, appsink), an X server for the live
+# window's test, and the vivid VM test's emulator, initramfs tools and module tooling
+# (tests/vm/vivid-test.sh).
+test_packages=(gstreamer1.0-plugins-base xvfb xauth qemu-system-x86 busybox-static cpio kmod)
 lint_packages=(clang-format clang-tidy)
 # The model-zoo tests' reference exports (tools/export_torchvision.py).
 model_packages=(python3-torch python3-torchvision)
@@ -115,7 +120,8 @@ demo)
     "$build_dir/src/jetagent" run --config firmware-config/demo.yaml
     ;;
 test)
-    install_missing "${packages[@]}" "${lint_packages[@]}" "${cross_packages[@]}" "${model_packages[@]}"
+    install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
+        "${cross_packages[@]}" "${model_packages[@]}"
     configure_and_build "$build_dir"
     if [ "${JETAGENT_SKIP_SLOW:-0}" != 1 ]; then
         # The model zoo's ONNX files and PyTorch references: the BatchNorm-keeping variants too, for
@@ -125,14 +131,15 @@ test)
         /usr/bin/python3 tools/export_torchvision.py --keep-batchnorm mobilenet_v2 resnet18 resnet50 \
             densenet121 shufflenet_v2_x1_0 resnext50_32x4d r3d_18
     fi
-    run_tests "$build_dir"
+    # The vivid VM test must run here, not skip: a missing tool is a failure.
+    JETAGENT_REQUIRE_VM=1 run_tests "$build_dir"
     lint
     # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
     # without the model zoo (minutes natively, far longer under ASan).
     configure_and_build "$build_dir-sanitize" -DJETAGENT_SANITIZE=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_tests "$build_dir-sanitize" -LE zoo
+        run_tests "$build_dir-sanitize" -LE zoo -LE vm
     # aarch64: the same sources cross-compiled, the unit tests run under qemu-user (10-40x slower
     # than native, so the slow label stays out).
     cross_build
@@ -147,7 +154,8 @@ build)
     configure_and_build "$build_dir"
     ;;
 deps)
-    install_missing "${packages[@]}" "${lint_packages[@]}" "${cross_packages[@]}"
+    install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
+        "${cross_packages[@]}"
     ;;
 -h | --help | help)
     usage

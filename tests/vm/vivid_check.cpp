@@ -1,0 +1,385 @@
+// Checks the logs of one jetagent run against vivid in the VM: frame count, timestamps, sequence
+// numbers, capture rate, device drops and, for the recovery run, the reconnect.
+//
+//   jetagent_vivid_check capture  LOG_DIR --format F --width W --height H --fps R --min-frames N
+//                                 [--tolerance T]
+//   jetagent_vivid_check recovery LOG_DIR --format F --width W --height H --fps R --min-frames N
+//                                 --reloaded-ns NS --min-frames-after M [--tolerance T]
+//
+// LOG_DIR is the --log-dir of the run: it holds one run directory with summary.json and the task's
+// <task>.frames.csv. Prints what it measured; exit status 0 when every check passes, 1 when one
+// fails, 2 for bad arguments or unreadable logs.
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr double kDefaultTolerance = 0.05; // the issue's bound on the capture rate
+constexpr double kNsPerSecond = 1e9;
+
+struct Options {
+    std::string mode;
+    fs::path logDir;
+    std::string format;
+    int width = 0;
+    int height = 0;
+    double fps = 0.0;
+    double tolerance = kDefaultTolerance;
+    long long minFrames = 0;
+    long long reloadedNs = -1; // recovery: CLOCK_MONOTONIC time the driver was loaded again
+    long long minFramesAfter = 0; // recovery: frames captured after reloadedNs
+};
+
+struct FrameRow {
+    long long id = 0;
+    long long captureNs = 0;
+    bool ok = false;
+};
+
+// Splits one CSV line; fields may be quoted with doubled quotes inside, as frame_log.cpp writes.
+std::vector<std::string> splitCsv(const std::string& line)
+{
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+            fields.back() += '"';
+            ++i;
+        } else if (c == '"') {
+            quoted = !quoted;
+        } else if (c == ',' && !quoted) {
+            fields.emplace_back();
+        } else if (c != '\r') {
+            fields.back() += c;
+        }
+    }
+    return fields;
+}
+
+bool parseInteger(const std::string& text, long long& value)
+{
+    if (text.empty())
+        return false;
+    char* end = nullptr;
+    errno = 0;
+    value = std::strtoll(text.c_str(), &end, 10);
+    return errno == 0 && end != nullptr && *end == '\0';
+}
+
+bool parseNumber(const std::string& text, double& value)
+{
+    if (text.empty())
+        return false;
+    char* end = nullptr;
+    errno = 0;
+    value = std::strtod(text.c_str(), &end);
+    return errno == 0 && end != nullptr && *end == '\0';
+}
+
+bool parseOptions(int argc, char** argv, Options& o)
+{
+    if (argc < 3)
+        return false;
+    o.mode = argv[1];
+    o.logDir = argv[2];
+    if (o.mode != "capture" && o.mode != "recovery")
+        return false;
+    std::map<std::string, std::string> flags;
+    for (int i = 3; i + 1 < argc; i += 2)
+        flags[argv[i]] = argv[i + 1];
+    if ((argc - 3) % 2 != 0)
+        return false;
+    bool good = true;
+    auto integer = [&](const char* key, long long& out, bool required) {
+        const auto it = flags.find(key);
+        if (it == flags.end()) {
+            good = good && !required;
+            return;
+        }
+        good = good && parseInteger(it->second, out);
+        flags.erase(it);
+    };
+    auto number = [&](const char* key, double& out, bool required) {
+        const auto it = flags.find(key);
+        if (it == flags.end()) {
+            good = good && !required;
+            return;
+        }
+        good = good && parseNumber(it->second, out);
+        flags.erase(it);
+    };
+    const bool recovery = o.mode == "recovery";
+    long long width = 0;
+    long long height = 0;
+    if (const auto it = flags.find("--format"); it != flags.end()) {
+        o.format = it->second;
+        flags.erase(it);
+    }
+    integer("--width", width, true);
+    integer("--height", height, true);
+    number("--fps", o.fps, true);
+    number("--tolerance", o.tolerance, false);
+    integer("--min-frames", o.minFrames, true);
+    integer("--reloaded-ns", o.reloadedNs, recovery);
+    integer("--min-frames-after", o.minFramesAfter, recovery);
+    o.width = static_cast<int>(width);
+    o.height = static_cast<int>(height);
+    for (const auto& [key, value] : flags) {
+        std::fprintf(stderr, "unknown option %s %s\n", key.c_str(), value.c_str());
+        good = false;
+    }
+    return good && !o.format.empty() && o.fps > 0.0;
+}
+
+// The one run directory under the --log-dir of a run.
+bool findRunDir(const fs::path& logDir, fs::path& runDir)
+{
+    std::error_code ec;
+    int found = 0;
+    for (const auto& entry : fs::directory_iterator(logDir, ec)) {
+        if (entry.is_directory() && fs::exists(entry.path() / "summary.json")) {
+            runDir = entry.path();
+            ++found;
+        }
+    }
+    if (ec)
+        std::fprintf(stderr, "cannot list %s: %s\n", logDir.c_str(), ec.message().c_str());
+    else if (found != 1)
+        std::fprintf(stderr, "expected one run directory with summary.json under %s, found %d\n",
+            logDir.c_str(), found);
+    return !ec && found == 1;
+}
+
+bool readFrames(const fs::path& csvPath, std::vector<FrameRow>& rows)
+{
+    std::ifstream in(csvPath);
+    std::string line;
+    if (!in || !std::getline(in, line)) {
+        std::fprintf(stderr, "cannot read %s\n", csvPath.c_str());
+        return false;
+    }
+    const std::vector<std::string> header = splitCsv(line);
+    if (header.size() < 2 || header[0] != "frame_id" || header[1] != "capture_ns") {
+        std::fprintf(
+            stderr, "%s: the header does not start frame_id,capture_ns\n", csvPath.c_str());
+        return false;
+    }
+    size_t okColumn = header.size();
+    for (size_t i = 0; i < header.size(); ++i) {
+        if (header[i] == "ok")
+            okColumn = i;
+    }
+    if (okColumn == header.size()) {
+        std::fprintf(stderr, "%s: no ok column\n", csvPath.c_str());
+        return false;
+    }
+    size_t lineNumber = 1;
+    while (std::getline(in, line)) {
+        ++lineNumber;
+        const std::vector<std::string> fields = splitCsv(line);
+        FrameRow row;
+        if (fields.size() != header.size() || !parseInteger(fields[0], row.id) ||
+            !parseInteger(fields[1], row.captureNs)) {
+            std::fprintf(
+                stderr, "%s:%zu: malformed row: %s\n", csvPath.c_str(), lineNumber, line.c_str());
+            return false;
+        }
+        row.ok = fields[okColumn] == "1";
+        rows.push_back(row);
+    }
+    return true;
+}
+
+class Checker {
+public:
+    void expect(bool good, const std::string& what)
+    {
+        std::printf("  %s %s\n", good ? "ok  " : "FAIL", what.c_str());
+        failures_ += good ? 0 : 1;
+    }
+    int failures() const { return failures_; }
+
+private:
+    int failures_ = 0;
+};
+
+// printf into a std::string, for the lines the checks print.
+__attribute__((format(printf, 1, 2))) std::string describe(const char* format, ...)
+{
+    std::vector<char> text(256);
+    std::va_list args;
+    va_start(args, format);
+    std::vsnprintf(text.data(), text.size(), format, args);
+    va_end(args);
+    return text.data();
+}
+
+double rateOf(const std::vector<FrameRow>& rows, size_t first, size_t last)
+{
+    if (last <= first || rows[last].captureNs <= rows[first].captureNs)
+        return 0.0;
+    return static_cast<double>(last - first) * kNsPerSecond /
+        static_cast<double>(rows[last].captureNs - rows[first].captureNs);
+}
+
+bool withinTolerance(double rate, const Options& o)
+{
+    return std::fabs(rate - o.fps) <= o.tolerance * o.fps;
+}
+
+// Checks that hold for every scenario: what was negotiated, every frame logged and processed,
+// timestamps strictly increasing.
+void checkCommon(
+    const Options& o, const json& summary, const std::vector<FrameRow>& rows, Checker& check)
+{
+    const json& source = summary.at("source");
+    const std::string detail = source.value("detail", std::string());
+    std::printf("  source: %s\n", detail.c_str());
+    check.expect(source.value("width", 0) == o.width && source.value("height", 0) == o.height,
+        describe("size %dx%d as configured", source.value("width", 0), source.value("height", 0)));
+    check.expect(detail.find(" " + o.format + " ") != std::string::npos,
+        "negotiated pixel format " + o.format + " (from source.detail)");
+    const double nominal = source.value("fps", 0.0);
+    check.expect(withinTolerance(nominal, o),
+        describe("nominal rate %.3f fps within %.0f%% of %.3f", nominal, o.tolerance * 100, o.fps));
+    const auto captured = source.value("frames_captured", 0LL);
+    check.expect(captured == static_cast<long long>(rows.size()),
+        describe("every captured frame logged: %lld captured, %zu rows", captured, rows.size()));
+    size_t notOk = 0;
+    size_t nonIncreasing = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        notOk += rows[i].ok ? 0 : 1;
+        if (i > 0 && rows[i].captureNs <= rows[i - 1].captureNs)
+            ++nonIncreasing;
+    }
+    check.expect(notOk == 0, describe("frames the task failed on: %zu", notOk));
+    check.expect(nonIncreasing == 0,
+        describe("capture_ns strictly increasing (%zu steps back or equal)", nonIncreasing));
+    check.expect(source.contains("stats"), "source.stats present (a live source)");
+}
+
+void checkCapture(
+    const Options& o, const json& summary, const std::vector<FrameRow>& rows, Checker& check)
+{
+    const auto n = static_cast<long long>(rows.size());
+    check.expect(n >= o.minFrames, describe("frames %lld >= %lld", n, o.minFrames));
+    if (rows.empty())
+        return;
+    size_t gaps = 0;
+    for (size_t i = 1; i < rows.size(); ++i)
+        gaps += rows[i].id == rows[i - 1].id + 1 ? 0 : 1;
+    check.expect(rows.front().id == 0, describe("first frame_id %lld is 0", rows.front().id));
+    check.expect(gaps == 0, describe("frame_id consecutive (%zu gaps)", gaps));
+    const double rate = rateOf(rows, 0, rows.size() - 1);
+    check.expect(withinTolerance(rate, o),
+        describe("capture rate %.3f fps within %.0f%% of %.3f", rate, o.tolerance * 100, o.fps));
+    const json stats = summary.at("source").value("stats", json::object());
+    const auto dropped = stats.value("dropped_by_device", -1LL);
+    check.expect(dropped == 0, describe("source.stats.dropped_by_device %lld == 0", dropped));
+}
+
+void checkRecovery(
+    const Options& o, const json& summary, const std::vector<FrameRow>& rows, Checker& check)
+{
+    const json stats = summary.at("source").value("stats", json::object());
+    const auto disconnects = stats.value("disconnects", 0LL);
+    const auto reconnects = stats.value("reconnects", 0LL);
+    check.expect(disconnects >= 1, describe("source.stats.disconnects %lld >= 1", disconnects));
+    check.expect(reconnects >= 1, describe("source.stats.reconnects %lld >= 1", reconnects));
+    size_t before = 0;
+    size_t idsNotIncreasing = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        before += rows[i].captureNs < o.reloadedNs ? 1 : 0;
+        if (i > 0 && rows[i].id <= rows[i - 1].id)
+            ++idsNotIncreasing;
+    }
+    const size_t after = rows.size() - before;
+    check.expect(static_cast<long long>(before) >= o.minFrames,
+        describe("frames before the reload %zu >= %lld", before, o.minFrames));
+    check.expect(static_cast<long long>(after) >= o.minFramesAfter,
+        describe("frames after the reload %zu >= %lld", after, o.minFramesAfter));
+    check.expect(idsNotIncreasing == 0,
+        describe("frame_id strictly increasing across the reconnect (%zu steps back or equal)",
+            idsNotIncreasing));
+    if (after >= 2) {
+        const double rate = rateOf(rows, before, rows.size() - 1);
+        check.expect(withinTolerance(rate, o),
+            describe("capture rate after the reload %.3f fps within %.0f%% of %.3f", rate,
+                o.tolerance * 100, o.fps));
+        std::printf("  first frame after the reload: %.3f s after the driver was loaded again\n",
+            static_cast<double>(rows[before].captureNs - o.reloadedNs) / kNsPerSecond);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    if (!parseOptions(argc, argv, o)) {
+        std::fprintf(stderr,
+            "usage: %s capture|recovery LOG_DIR --format F --width W --height H --fps R "
+            "--min-frames N [--tolerance T] [--reloaded-ns NS --min-frames-after M]\n",
+            argc > 0 ? argv[0] : "jetagent_vivid_check");
+        return 2;
+    }
+    fs::path runDir;
+    if (!findRunDir(o.logDir, runDir))
+        return 2;
+    json summary;
+    try {
+        std::ifstream in(runDir / "summary.json");
+        summary = json::parse(in);
+    } catch (const json::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", (runDir / "summary.json").c_str(), e.what());
+        return 2;
+    }
+    if (!summary.contains("source")) {
+        std::fprintf(stderr, "%s has no source section\n", (runDir / "summary.json").c_str());
+        return 2;
+    }
+    // The one task's log; the config has a single task.
+    const std::string suffix = ".frames.csv";
+    fs::path csvPath;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(runDir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() > suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            csvPath = entry.path();
+    }
+    std::vector<FrameRow> rows;
+    if (csvPath.empty() || !readFrames(csvPath, rows)) {
+        std::fprintf(stderr, "%s: no readable <task>.frames.csv\n", runDir.c_str());
+        return 2;
+    }
+    std::printf("%s %s (%zu frames)\n", o.mode.c_str(), runDir.c_str(), rows.size());
+    Checker check;
+    try {
+        checkCommon(o, summary, rows, check);
+        if (o.mode == "capture")
+            checkCapture(o, summary, rows, check);
+        else
+            checkRecovery(o, summary, rows, check);
+    } catch (const json::exception& e) {
+        check.expect(false, std::string("summary.json as expected: ") + e.what());
+    }
+    std::printf("%s: %d check(s) failed\n", o.mode.c_str(), check.failures());
+    return check.failures() == 0 ? 0 : 1;
+}

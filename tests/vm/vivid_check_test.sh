@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# jetagent_vivid_check on made-up run logs: a clean run passes, and each defect the VM test must
+# catch (a sequence gap, a slow rate, a device drop, a timestamp going back, an unlogged frame, a
+# missing reconnect) fails it. Needs no VM, so it runs everywhere the checker builds.
+set -uo pipefail
+checker=${1:?usage: vivid_check_test.sh JETAGENT_VIVID_CHECK}
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+readonly kFps=25 kFrames=240 kStartNs=5000000000
+readonly kPeriodNs=$((1000000000 / kFps))
+failures=0
+
+# make DIR FRAMES [awk assignments...]: one run's logs. Knobs: gap_at (frame_id jumps by one),
+# period_ns, back_at (capture_ns steps back), captured_extra, dropped, disconnects, reconnects,
+# pause_at and pause_ns (capture stops for pause_ns before that frame), format. Nanoseconds are
+# printed with %.0f: mawk's %d stops at 2^31.
+make() {
+    local dir=$1/20260101T000000Z frames=$2
+    shift 2
+    mkdir -p "$dir"
+    awk -v frames="$frames" -v start="$kStartNs" -v period_ns="$kPeriodNs" -v gap_at=-1 \
+        -v back_at=-1 -v pause_at=-1 -v pause_ns=0 "$@" 'BEGIN {
+        print "frame_id,capture_ns,wait_ms,preprocess_ms,inference_ms,compute_ms,postprocess_ms," \
+            "e2e_ms,batch,top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok"
+        id = 0; t = start
+        for (i = 0; i < frames; i++) {
+            if (i == gap_at) id++
+            if (i == pause_at) t += pause_ns
+            ts = (i == back_at) ? t - 2 * period_ns : t
+            printf "%d,%.0f,1.0,1.0,1.0,1.0,0.0,3.0,1,circle,0.9,,0,0,%d,1\n", id, ts, i == 0
+            id++; t += period_ns
+        }
+    }' >"$dir/shapes.frames.csv"
+    awk -v frames="$frames" -v captured_extra=0 -v dropped=0 -v disconnects=0 -v reconnects=0 \
+        -v format=YUYV "$@" 'BEGIN {
+        printf "{\"source\": {\"uri\": \"v4l2:///dev/video0\", \"kind\": \"v4l2\", \"width\": 640,"
+        printf " \"height\": 480, \"fps\": 25.0, \"live\": true, \"frames_captured\": %d,",
+            frames + captured_extra
+        printf " \"detail\": \"/dev/video0 (vivid, vivid) %s 640x480 @ 25 fps, 4 buffers\",", format
+        printf " \"stats\": {\"delivered\": %d, \"dropped_by_device\": %d, \"stalls\": 0,",
+            frames, dropped
+        printf " \"disconnects\": %d, \"reconnects\": %d, \"delivered_fps\": 25.0}}}\n",
+            disconnects, reconnects
+    }' >"$dir/summary.json"
+}
+
+# expect STATUS NAME ARGS...: the checker's exit status must be STATUS.
+expect() {
+    local want=$1 name=$2 got
+    shift 2
+    "$checker" "$@" >"$root/out.txt" 2>&1
+    got=$?
+    if [ "$got" = "$want" ]; then
+        echo "ok   $name (exit $got)"
+    else
+        echo "FAIL $name: expected exit $want, got $got"
+        sed 's/^/    /' "$root/out.txt"
+        failures=$((failures + 1))
+    fi
+}
+
+capture=(--format YUYV --width 640 --height 480 --fps "$kFps" --min-frames 200)
+make "$root/good" $kFrames
+expect 0 "clean capture passes" capture "$root/good" "${capture[@]}"
+make "$root/gap" $kFrames -v gap_at=100
+expect 1 "a sequence gap fails" capture "$root/gap" "${capture[@]}"
+make "$root/few" 150
+expect 1 "too few frames fail" capture "$root/few" "${capture[@]}"
+make "$root/slow" $kFrames -v period_ns=$((kPeriodNs * 110 / 100))
+expect 1 "a rate 10% low fails" capture "$root/slow" "${capture[@]}"
+make "$root/drop" $kFrames -v dropped=3
+expect 1 "device drops fail" capture "$root/drop" "${capture[@]}"
+make "$root/back" $kFrames -v back_at=50
+expect 1 "a timestamp stepping back fails" capture "$root/back" "${capture[@]}"
+make "$root/unlogged" $kFrames -v captured_extra=1
+expect 1 "a captured frame missing from the log fails" capture "$root/unlogged" "${capture[@]}"
+make "$root/format" $kFrames -v format=NV12
+expect 1 "another negotiated format fails" capture "$root/format" "${capture[@]}"
+expect 2 "no run directory is an error" capture "$root/none" "${capture[@]}"
+
+# Recovery: 100 frames, a 3 s outage, 150 more; the driver came back 1 s into the outage.
+readonly kPauseNs=3000000000
+reloaded=$((kStartNs + 100 * kPeriodNs + 1000000000))
+recovery=(--format YUYV --width 640 --height 480 --fps "$kFps" --min-frames 25
+    --reloaded-ns "$reloaded" --min-frames-after 50)
+make "$root/recovered" 250 -v pause_at=100 -v pause_ns=$kPauseNs -v gap_at=100 \
+    -v disconnects=1 -v reconnects=1
+expect 0 "a recovered run passes" recovery "$root/recovered" "${recovery[@]}"
+make "$root/lost" 100 -v disconnects=1
+expect 1 "no frames after the reload fail" recovery "$root/lost" "${recovery[@]}"
+make "$root/unnoticed" 250 -v pause_at=100 -v pause_ns=$kPauseNs
+expect 1 "a run without a counted disconnect fails" recovery "$root/unnoticed" "${recovery[@]}"
+
+[ "$failures" = 0 ] || { echo "$failures case(s) failed"; exit 1; }
+echo "passed"
