@@ -254,6 +254,14 @@ scenario_ok() {
         return 1
     fi
 }
+if [ "$(cat "$out/probe.rc" 2>/dev/null)" = 0 ]; then
+    sed -n '1,12p' "$out/probe.txt" | sed 's/^/    /'
+    check probe "$out/probe.json" "$(echo $kFormats | tr ' ' ',')" $kWidth $kHeight $kFps
+else
+    echo "[vivid-test] jetagent probe cameras failed:"
+    sed 's/^/    /' "$out/probe.err" 2>/dev/null | tail -n 20
+    failures=$((failures + 1))
+fi
 for format in $kFormats; do
     if scenario_ok "capture-$format"; then
         check capture "$out/capture-$format" --format "$format" --width $kWidth --height $kHeight \

@@ -327,15 +327,94 @@ void checkRecovery(
     }
 }
 
+// `probe PROBE_JSON FORMATS WIDTH HEIGHT FPS`: what `jetagent probe cameras --json` said of vivid's
+// /dev/video0: the driver and a capture device, each of FORMATS (comma-separated) offered and
+// convertible with WIDTHxHEIGHT at FPS among its rates, and controls with names and ranges.
+int checkProbe(int argc, char** argv)
+{
+    if (argc != 7) {
+        std::fprintf(stderr, "usage: %s probe PROBE_JSON FORMATS WIDTH HEIGHT FPS\n", argv[0]);
+        return 2;
+    }
+    json probe;
+    try {
+        std::ifstream in(argv[2]);
+        probe = json::parse(in);
+    } catch (const json::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", argv[2], e.what());
+        return 2;
+    }
+    long long width = 0;
+    long long height = 0;
+    double fps = 0.0;
+    if (!parseInteger(argv[4], width) || !parseInteger(argv[5], height) ||
+        !parseNumber(argv[6], fps)) {
+        std::fprintf(stderr, "probe: WIDTH, HEIGHT and FPS must be numbers\n");
+        return 2;
+    }
+    std::printf("probe %s\n", argv[2]);
+    Checker check;
+    try {
+        const json* camera = nullptr;
+        for (const json& c : probe)
+            if (c.at("path") == "/dev/video0")
+                camera = &c;
+        check.expect(camera != nullptr, "/dev/video0 probed");
+        if (camera == nullptr)
+            return 1;
+        check.expect(camera->at("error").get<std::string>().empty(),
+            "probed without error (" + camera->at("error").get<std::string>() + ")");
+        check.expect(camera->at("driver") == "vivid", "driver vivid");
+        check.expect(camera->at("capture").get<bool>(), "a capture device");
+        check.expect(!camera->at("bus_info").get<std::string>().empty(), "bus-info given");
+        std::stringstream formats(argv[3]);
+        std::string fourcc;
+        while (std::getline(formats, fourcc, ',')) {
+            bool offered = false;
+            bool convertible = false;
+            bool rate = false;
+            for (const json& f : camera->at("formats")) {
+                if (f.at("fourcc") != fourcc)
+                    continue;
+                offered = true;
+                convertible = f.at("convertible").get<bool>();
+                for (const json& size : f.at("sizes"))
+                    if (size.at("width") == width && size.at("height") == height)
+                        for (const json& r : size.at("fps"))
+                            rate = rate || std::abs(r.get<double>() - fps) < 1e-3;
+            }
+            check.expect(offered && convertible, fourcc + " offered and convertible");
+            check.expect(rate,
+                fourcc + " " + std::to_string(width) + "x" + std::to_string(height) + " at " +
+                    argv[6] + " fps listed");
+        }
+        size_t ranged = 0;
+        for (const json& c : camera->at("controls"))
+            if (!c.at("name").get<std::string>().empty() &&
+                c.at("maximum").get<long long>() > c.at("minimum").get<long long>())
+                ++ranged;
+        check.expect(
+            ranged >= 4, "controls listed with names and ranges (" + std::to_string(ranged) + ")");
+    } catch (const json::exception& e) {
+        check.expect(false, std::string("probe JSON as expected: ") + e.what());
+    }
+    std::printf("probe: %d check(s) failed\n", check.failures());
+    return check.failures() == 0 ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
+    if (argc > 1 && std::string(argv[1]) == "probe")
+        return checkProbe(argc, argv);
     Options o;
     if (!parseOptions(argc, argv, o)) {
         std::fprintf(stderr,
             "usage: %s capture|recovery LOG_DIR --format F --width W --height H --fps R "
-            "--min-frames N [--tolerance T] [--reloaded-ns NS --min-frames-after M]\n",
+            "--min-frames N [--tolerance T] [--reloaded-ns NS --min-frames-after M]\n"
+            "       %s probe PROBE_JSON FORMATS WIDTH HEIGHT FPS\n",
+            argc > 0 ? argv[0] : "jetagent_vivid_check",
             argc > 0 ? argv[0] : "jetagent_vivid_check");
         return 2;
     }

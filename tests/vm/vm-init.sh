@@ -45,6 +45,11 @@ if ! modprobe vivid $VIVID_ARGS; then
 fi
 mark "vivid loaded in $(seconds_since "$t") s: $(cat /sys/class/video4linux/video0/name)"
 
+# What jetagent's probe says of the real driver, as text (for the log) and JSON (checked).
+/bin/jetagent probe cameras >/out/probe.txt 2>&1
+/bin/jetagent probe cameras --json >/out/probe.json 2>/out/probe.err
+echo $? >/out/probe.rc
+
 config=/jetagent/tests/vm/vivid.yaml
 run() { # NAME CONFIG ARGS...: one jetagent run, its output in /out/NAME.log, status in NAME.rc
     name=$1
