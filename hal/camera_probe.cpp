@@ -24,19 +24,6 @@ double fpsOf(uint32_t numerator, uint32_t denominator)
         : static_cast<double>(denominator) / static_cast<double>(numerator);
 }
 
-// "30", "29.97", "7.5".
-std::string fpsText(double fps)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", fps);
-    std::string s(text);
-    while (!s.empty() && s.back() == '0')
-        s.pop_back();
-    if (!s.empty() && s.back() == '.')
-        s.pop_back();
-    return s;
-}
-
 std::string fractionText(const v4l2_fract& f)
 {
     return std::to_string(f.numerator) + "/" + std::to_string(f.denominator) + " s";
@@ -59,8 +46,8 @@ std::string probeIntervals(V4L2Device& device, uint32_t fourcc, CameraFrameSize&
             size.intervals.push_back(CameraInterval {f.numerator, f.denominator});
     } else if (intervals.type != 0) {
         const auto& s = intervals.stepwise;
-        size.intervalRange = fpsText(fpsOf(s.max.numerator, s.max.denominator)) + " to " +
-            fpsText(fpsOf(s.min.numerator, s.min.denominator)) + " fps (intervals " +
+        size.intervalRange = v4l2RateText(fpsOf(s.max.numerator, s.max.denominator)) + " to " +
+            v4l2RateText(fpsOf(s.min.numerator, s.min.denominator)) + " fps (intervals " +
             fractionText(s.min) + " to " + fractionText(s.max) +
             (intervals.type == V4L2_FRMIVAL_TYPE_STEPWISE ? ", step " + fractionText(s.step)
                                                           : std::string(", continuous")) +
@@ -195,7 +182,7 @@ std::string ratesLine(const CameraFrameSize& size)
         return "rates not listed";
     std::vector<std::string> rates;
     for (const CameraInterval& interval : size.intervals)
-        rates.push_back(fpsText(fpsOf(interval.numerator, interval.denominator)));
+        rates.push_back(v4l2RateText(fpsOf(interval.numerator, interval.denominator)));
     return join(rates, ", ") + " fps";
 }
 

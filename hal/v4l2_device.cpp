@@ -57,6 +57,18 @@ bool isMenuType(uint32_t type)
 
 } // namespace
 
+std::string v4l2RateText(double fps)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", fps);
+    std::string s(text);
+    while (!s.empty() && s.back() == '0')
+        s.pop_back();
+    if (!s.empty() && s.back() == '.')
+        s.pop_back();
+    return s;
+}
+
 std::string v4l2ControlName(const std::string& label)
 {
     std::string name;

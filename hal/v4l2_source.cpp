@@ -51,19 +51,6 @@ double fpsOf(const v4l2_fract& interval)
         : static_cast<double>(interval.denominator) / static_cast<double>(interval.numerator);
 }
 
-// "30", "29.97", "7.5": as people write rates.
-std::string fpsText(double fps)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", fps);
-    std::string s(text);
-    while (!s.empty() && s.back() == '0')
-        s.pop_back();
-    if (!s.empty() && s.back() == '.')
-        s.pop_back();
-    return s;
-}
-
 std::string sizeText(uint32_t width, uint32_t height)
 {
     return std::to_string(width) + "x" + std::to_string(height);
@@ -93,13 +80,13 @@ std::string ratesText(const V4L2FrameIntervals& intervals)
     if (intervals.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
         std::string text;
         for (const v4l2_fract& interval : intervals.discrete)
-            text += (text.empty() ? "" : ", ") + fpsText(fpsOf(interval));
+            text += (text.empty() ? "" : ", ") + v4l2RateText(fpsOf(interval));
         return text + " fps";
     }
     if (intervals.type == V4L2_FRMIVAL_TYPE_STEPWISE ||
         intervals.type == V4L2_FRMIVAL_TYPE_CONTINUOUS)
-        return fpsText(fpsOf(intervals.stepwise.max)) + " to " +
-            fpsText(fpsOf(intervals.stepwise.min)) + " fps";
+        return v4l2RateText(fpsOf(intervals.stepwise.max)) + " to " +
+            v4l2RateText(fpsOf(intervals.stepwise.min)) + " fps";
     return "rates not listed";
 }
 
@@ -263,7 +250,7 @@ Status V4L2Source::open(const std::string& path, const FormatRequest& request)
     info_.frameCount = -1;
     info_.detail = path_ + " (" + driver_ + ", " + card_ + ") " + fourccName(negotiated_.fourcc) +
         " " + sizeText(negotiated_.width, negotiated_.height) + " @ " +
-        (negotiated_.fps > 0.0 ? fpsText(negotiated_.fps) + " fps" : "unknown rate") + ", " +
+        (negotiated_.fps > 0.0 ? v4l2RateText(negotiated_.fps) + " fps" : "unknown rate") + ", " +
         std::to_string(bufferCount_) + " buffers";
     log_->info("capturing from {}", info_.detail);
     return Status();
@@ -363,7 +350,7 @@ Status V4L2Source::negotiate(V4L2Device& device, const FormatRequest& request, b
     const uint32_t height = currentSize ? current.fmt.pix.height : request.height;
     const double fps = request.fps;
     const std::string asked =
-        sizeText(width, height) + (fps > 0.0 ? " @ " + fpsText(fps) + " fps" : "");
+        sizeText(width, height) + (fps > 0.0 ? " @ " + v4l2RateText(fps) + " fps" : "");
 
     auto offers = [&](uint32_t fourcc) {
         return std::any_of(formats.begin(), formats.end(),
@@ -473,12 +460,13 @@ Status V4L2Source::negotiate(V4L2Device& device, const FormatRequest& request, b
         v4l2_streamparm set {};
         set.parm.capture.timeperframe = interval;
         if (const int r = device.setParm(set); r < 0)
-            return Status::io(name + ": VIDIOC_S_PARM " + fpsText(fpsOf(interval)) +
+            return Status::io(name + ": VIDIOC_S_PARM " + v4l2RateText(fpsOf(interval)) +
                 " fps failed: " + errnoText(-r));
         actualFps = fpsOf(set.parm.capture.timeperframe);
         if (fps > 0.0 && !rateMatches(actualFps, fps))
-            return Status::invalid(name + ": asked for " + fpsText(fps) + " fps, the driver set " +
-                fpsText(actualFps) + " fps; it offers:" + offerText(device, formats));
+            return Status::invalid(name + ": asked for " + v4l2RateText(fps) +
+                " fps, the driver set " + v4l2RateText(actualFps) +
+                " fps; it offers:" + offerText(device, formats));
     } else {
         v4l2_streamparm now {};
         if (device.getParm(now) == 0)
@@ -486,7 +474,7 @@ Status V4L2Source::negotiate(V4L2Device& device, const FormatRequest& request, b
         if (fps > 0.0 && !timePerFrame) {
             if (initial)
                 log_->info("{} cannot set its frame rate; keeping its {}", name,
-                    actualFps > 0.0 ? fpsText(actualFps) + " fps" : "own rate");
+                    actualFps > 0.0 ? v4l2RateText(actualFps) + " fps" : "own rate");
             else
                 log_->debug("{} cannot set its frame rate", name);
         }
@@ -721,7 +709,8 @@ uint64_t V4L2Source::sequenceOf(uint32_t deviceSequence)
 void V4L2Source::lose(int error)
 {
     log_->warn("{} disappeared ({}); retrying every {} s, backing off to {} s", label(),
-        errnoText(error), fpsText(nsToS(kFirstBackoffNs)), fpsText(options_.camera.reconnectMaxS));
+        errnoText(error), v4l2RateText(nsToS(kFirstBackoffNs)),
+        v4l2RateText(options_.camera.reconnectMaxS));
     device_.reset();
     stalled_ = false;
     backoffNs_ = kFirstBackoffNs;
@@ -923,7 +912,7 @@ Expected<FormatRequest> parseRequest(const SourceOptions& options)
     request.width = static_cast<uint32_t>(options.width);
     request.height = static_cast<uint32_t>(options.height);
     if (!(options.fps >= 0.0) || !std::isfinite(options.fps))
-        return Status::invalid("camera rate " + fpsText(options.fps) + " fps is not valid");
+        return Status::invalid("camera rate " + v4l2RateText(options.fps) + " fps is not valid");
     request.fps = options.fps;
     if (options.camera.buffers < kMinBuffers || options.camera.buffers > kMaxBuffers)
         return Status::invalid("camera buffers " + std::to_string(options.camera.buffers) +

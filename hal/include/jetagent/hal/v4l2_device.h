@@ -62,6 +62,9 @@ struct V4L2ControlInfo {
     std::vector<std::pair<int64_t, std::string>> menu;
 };
 
+// A frame rate as people write it: "30", "29.97", "7.5".
+std::string v4l2RateText(double fps);
+
 // A control's name in v4l2-ctl's spelling: lower case, every run of other characters one '_',
 // none at either end ("Exposure Time, Absolute" -> "exposure_time_absolute").
 std::string v4l2ControlName(const std::string& label);
