@@ -61,7 +61,7 @@ Preprocessor::Preprocessor(const PreprocessConfig& config) : config_(config)
     }
 }
 
-void Preprocessor::run(const cv::Mat& bgr, float* out)
+void Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
 {
     assert(bgr.type() == CV_8UC3);
     const CropGeometry g = computeCropGeometry(bgr.cols, bgr.rows, config_);
@@ -72,8 +72,7 @@ void Preprocessor::run(const cv::Mat& bgr, float* out)
         source = &resized_;
     }
 
-    const size_t plane = static_cast<size_t>(g.cropWidth) * static_cast<size_t>(g.cropHeight);
-    float* planes[3] = {out, out + plane, out + 2 * plane};
+    float* planes[3] = {out, out + channelStride, out + 2 * channelStride};
     const float* t0 = table_[0].data();
     const float* t1 = table_[1].data();
     const float* t2 = table_[2].data();

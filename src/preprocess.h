@@ -37,14 +37,17 @@ public:
     explicit Preprocessor(const PreprocessConfig& config);
 
     // Writes 3 x cropHeight x cropWidth floats (planar, channels in the configured order) to `out`.
-    void run(const cv::Mat& bgr, float* out);
+    void run(const cv::Mat& bgr, float* out) { run(bgr, out, planeElements()); }
+    // The same with channel c's plane at out + c * channelStride (a clip ring's layout, where a
+    // frame's channels lie T planes apart).
+    void run(const cv::Mat& bgr, float* out, size_t channelStride);
 
     const PreprocessConfig& config() const { return config_; }
-    size_t outputElements() const
+    size_t planeElements() const
     {
-        return 3u * static_cast<size_t>(config_.cropWidth) *
-            static_cast<size_t>(config_.cropHeight);
+        return static_cast<size_t>(config_.cropWidth) * static_cast<size_t>(config_.cropHeight);
     }
+    size_t outputElements() const { return 3u * planeElements(); }
 
 private:
     PreprocessConfig config_;
