@@ -5,6 +5,7 @@
 
 #include "jetagent/hal/file_sources.h"
 #include "jetagent/hal/gstreamer_source.h"
+#include "jetagent/hal/synthetic_motion.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "jetagent/hal/v4l2_source.h"
 
@@ -25,6 +26,10 @@ const char* frameSourceUriHelp()
 {
     return "  synthetic://shapes   generated frames of coloured shapes with known classes (size, "
            "rate, seed from config)\n"
+           "  synthetic://motion   generated video of a moving object whose action (still, left, "
+           "right, up,\n"
+           "                       down, grow) is known, 48 frames per action (size, rate, seed "
+           "from config)\n"
            "  file://PATH          a video file (any container OpenCV's videoio decodes) or a "
            "directory of images\n"
            "  PATH                 the same as file://PATH\n"
@@ -63,13 +68,15 @@ Expected<std::unique_ptr<FrameSource>> openFrameSource(const SourceOptions& opti
             generated.width = kSyntheticWidth;
         if (generated.height == 0)
             generated.height = kSyntheticHeight;
-        if (rest != "shapes")
-            return Status::invalid(
-                "unknown synthetic source '" + uri + "' (known: synthetic://shapes)");
+        if (rest != "shapes" && rest != "motion")
+            return Status::invalid("unknown synthetic source '" + uri +
+                "' (known: synthetic://shapes, synthetic://motion)");
         if (generated.width < 16 || generated.height < 16 || generated.width > 8192 ||
             generated.height > 8192)
             return Status::invalid("synthetic frame size " + std::to_string(generated.width) + "x" +
                 std::to_string(generated.height) + " is out of range (16..8192 per side)");
+        if (rest == "motion")
+            return std::unique_ptr<FrameSource>(new SyntheticMotionSource(generated));
         return std::unique_ptr<FrameSource>(new SyntheticShapesSource(generated));
     }
     if (scheme.empty() || scheme == "file") {
