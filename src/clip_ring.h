@@ -47,7 +47,8 @@ public:
     ClipRing& operator=(const ClipRing&) = delete;
 
     // Where the next frame goes: channel c's plane starts at next() + c * channelStride() and
-    // holds planeElements floats. Valid until push().
+    // holds planeElements floats. Valid until push(). Writing there may overwrite planes of the
+    // current clip's oldest frame (the one push() drops): clip() is not to be read meanwhile.
     float* next();
     size_t channelStride() const { return channelStride_; }
     // The frame written at next() becomes the newest; the oldest leaves once T are held.
