@@ -7,7 +7,6 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "jetagent/base/clock.h"
 
 namespace jetagent {
 
@@ -281,28 +280,6 @@ int MotionRenderer::render(uint64_t index, cv::Mat& image) const
 
     addNoise(image, Draws(seed_, kNoiseStream, index));
     return cls;
-}
-
-SyntheticMotionSource::SyntheticMotionSource(const SourceOptions& options)
-    : renderer_(options.width, options.height, options.seed)
-{
-    info_.uri = options.uri;
-    info_.kind = "synthetic";
-    info_.width = options.width;
-    info_.height = options.height;
-    info_.fps = options.fps;
-    info_.live = false;
-    info_.frameCount = -1;
-    info_.classNames.assign(MotionRenderer::kClassNames.begin(), MotionRenderer::kClassNames.end());
-}
-
-Expected<ReadResult> SyntheticMotionSource::read(Frame& frame)
-{
-    frame.captureNs = monotonicNs();
-    frame.sequence = next_;
-    frame.truthClass = renderer_.render(next_, frame.image);
-    ++next_;
-    return ReadResult::Frame;
 }
 
 } // namespace jetagent

@@ -7,7 +7,6 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "jetagent/base/clock.h"
 
 namespace jetagent {
 
@@ -145,28 +144,6 @@ int ShapesRenderer::render(uint64_t index, cv::Mat& image) const
         break;
     }
     return cls;
-}
-
-SyntheticShapesSource::SyntheticShapesSource(const SourceOptions& options)
-    : renderer_(options.width, options.height, options.seed)
-{
-    info_.uri = options.uri;
-    info_.kind = "synthetic";
-    info_.width = options.width;
-    info_.height = options.height;
-    info_.fps = options.fps;
-    info_.live = false;
-    info_.frameCount = -1;
-    info_.classNames.assign(ShapesRenderer::kClassNames.begin(), ShapesRenderer::kClassNames.end());
-}
-
-Expected<ReadResult> SyntheticShapesSource::read(Frame& frame)
-{
-    frame.captureNs = monotonicNs();
-    frame.sequence = next_;
-    frame.truthClass = renderer_.render(next_, frame.image);
-    ++next_;
-    return ReadResult::Frame;
 }
 
 } // namespace jetagent

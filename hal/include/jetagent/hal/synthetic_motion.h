@@ -9,6 +9,7 @@
 #include <opencv2/core/mat.hpp>
 
 #include "jetagent/hal/frame_source.h"
+#include "jetagent/hal/synthetic_source.h"
 
 namespace jetagent {
 
@@ -38,17 +39,6 @@ private:
     uint64_t seed_;
 };
 
-class SyntheticMotionSource final : public FrameSource {
-public:
-    explicit SyntheticMotionSource(const SourceOptions& options);
-
-    const SourceInfo& info() const override { return info_; }
-    Expected<ReadResult> read(Frame& frame) override;
-
-private:
-    SourceInfo info_;
-    MotionRenderer renderer_;
-    uint64_t next_ = 0;
-};
+using SyntheticMotionSource = SyntheticSource<MotionRenderer>;
 
 } // namespace jetagent

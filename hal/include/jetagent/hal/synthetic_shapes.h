@@ -7,6 +7,7 @@
 #include <opencv2/core/mat.hpp>
 
 #include "jetagent/hal/frame_source.h"
+#include "jetagent/hal/synthetic_source.h"
 
 namespace jetagent {
 
@@ -30,17 +31,6 @@ private:
     uint64_t seed_;
 };
 
-class SyntheticShapesSource final : public FrameSource {
-public:
-    SyntheticShapesSource(const SourceOptions& options);
-
-    const SourceInfo& info() const override { return info_; }
-    Expected<ReadResult> read(Frame& frame) override;
-
-private:
-    SourceInfo info_;
-    ShapesRenderer renderer_;
-    uint64_t next_ = 0;
-};
+using SyntheticShapesSource = SyntheticSource<ShapesRenderer>;
 
 } // namespace jetagent
