@@ -12,6 +12,7 @@
 
 #include <sys/stat.h>
 
+#include "action_task.h"
 #include "classification_task.h"
 #include "display.h"
 #include "frame_log.h"
@@ -242,6 +243,13 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
 
     std::vector<std::unique_ptr<Task>> tasks;
     for (size_t i = 0; i < config.tasks.size(); ++i) {
+        if (config.tasks[i].type == "action") {
+            auto task = ActionTask::create(config, i, source->info());
+            if (!task)
+                return task.status();
+            tasks.push_back(std::move(task).value());
+            continue;
+        }
         auto task = ClassificationTask::create(config, i, source->info());
         if (!task)
             return task.status();
@@ -290,6 +298,8 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
             static_cast<size_t>(config.logging.queueCapacity)));
         if (monitor && monitor->sampler().haveRails())
             logs.back()->attachPower(&monitor->sampler());
+        if (tc.type == "action")
+            logs.back()->enableClipColumns();
         slots.push_back({tasks[i].get(), logs.back().get(), deadline});
     }
     // The sampler starts before the first frame so that every frame's window is covered.

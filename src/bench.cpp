@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "action_task.h"
 #include "agent.h"
 #include "classification_task.h"
 #include "jetagent/base/clock.h"
@@ -47,12 +48,155 @@ void appendAfter(const SampleSeries& series, size_t skip, std::vector<int64_t>& 
         out.insert(out.end(), kept.begin() + static_cast<std::ptrdiff_t>(skip), kept.end());
 }
 
+std::string describeEngine(const EngineDescription& e)
+{
+    char text[512];
+    std::snprintf(text, sizeof text,
+        "%s (sha256 %.16s..., %llu bytes) on %s %s, %s, threads %s, fusion %s", e.modelPath.c_str(),
+        e.modelSha256.c_str(), static_cast<unsigned long long>(e.modelBytes),
+        e.backendVersion.c_str(), e.target.c_str(), precisionName(e.options.precision),
+        e.options.threads > 0 ? std::to_string(e.options.threads).c_str() : "default (all cores)",
+        e.options.fusion ? "on" : "off");
+    return text;
+}
+
+// An action task's cost per frame: its process() on the source's frames, one at a time, without
+// the pipeline's threads, so each frame's time is the task's alone. A clip inference falls on one
+// frame in `stride`; the amortised cost spreads it over them.
+Status runActionBench(const AgentConfig& config, const BenchOptions& options)
+{
+    const RunContext context = collectRunContext();
+    auto source = openFrameSource(config.source);
+    if (!source)
+        return source.status().withContext(config.where("source.uri"));
+    auto created = ActionTask::create(config, 0, source.value()->info());
+    if (!created)
+        return created.status();
+    ActionTask& task = *created.value();
+    const ActionConfig& action = task.config().action;
+    const int length = task.clipLength();
+    // Frames per stride (the config keeps both factors at 1 or more).
+    const uint64_t period =
+        std::max<uint64_t>(1, static_cast<uint64_t>(action.stride) * action.frameStep);
+
+    // A pool of the source's frames, replayed with new sequence numbers and capture times, so the
+    // source's own cost stays out of the figures.
+    constexpr size_t kPool = 64;
+    constexpr int64_t kFirstFrameWaitNs = 5'000'000'000;
+    std::vector<Frame> pool;
+    const int64_t giveUp = monotonicNs() + kFirstFrameWaitNs;
+    while (pool.size() < kPool && monotonicNs() < giveUp) {
+        Frame frame;
+        auto read = source.value()->read(frame);
+        if (!read)
+            return read.status();
+        if (read.value() == ReadResult::EndOfStream)
+            break;
+        if (read.value() == ReadResult::Frame)
+            pool.push_back(std::move(frame));
+    }
+    if (pool.empty())
+        return Status::invalid("source " + config.source.uri + " gave no frame to benchmark with");
+
+    uint64_t sequence = 0;
+    FrameRecord record;
+    auto step = [&](int64_t* elapsed) -> Status {
+        Frame& frame = pool[sequence % pool.size()];
+        frame.sequence = sequence++;
+        frame.captureNs = monotonicNs();
+        const Frame* frames[] = {&frame};
+        const int64_t start = monotonicNs();
+        Status s = task.process(frames, 1, start, &record);
+        *elapsed = monotonicNs() - start;
+        return s;
+    };
+    // Warm-up: fill the ring, then a few clip inferences.
+    const uint64_t warmupFrames = static_cast<uint64_t>(length - 1) * action.frameStep + 1 +
+        static_cast<uint64_t>(options.warmup) * period;
+    int64_t elapsed = 0;
+    for (uint64_t i = 0; i < warmupFrames; ++i)
+        if (Status s = step(&elapsed); !s)
+            return s;
+
+    std::vector<int64_t> all, withClip, withoutClip, clipInference, preprocess, frameInference,
+        periods;
+    const uint64_t timedPeriods =
+        static_cast<uint64_t>(options.rounds) * static_cast<uint64_t>(options.iterations);
+    for (uint64_t p = 0; p < timedPeriods; ++p) {
+        int64_t sum = 0;
+        for (uint64_t i = 0; i < period; ++i) {
+            if (Status s = step(&elapsed); !s)
+                return s;
+            sum += elapsed;
+            all.push_back(elapsed);
+            preprocess.push_back(record.preprocessedNs - record.dequeuedNs);
+            if (record.hasClip()) {
+                withClip.push_back(elapsed);
+                clipInference.push_back(record.clipInferenceNs);
+            } else {
+                withoutClip.push_back(elapsed);
+                frameInference.push_back(record.inferredNs - record.preprocessedNs);
+            }
+        }
+        periods.push_back(sum / static_cast<int64_t>(period));
+    }
+
+    const bool streaming = action.mode == ActionMode::Streaming;
+    const auto engines = task.engines();
+    const PreprocessConfig& pre = task.preprocessing();
+    std::printf("== jetagent bench: an action task's cost per frame ==\n");
+    std::printf("config      %s\n", config.path.c_str());
+    std::printf("mode        %s, clips of T=%d frames (frame step %d, spanning %d frames), an "
+                "inference every %d clip frames\n",
+        streaming ? "streaming" : "clip", length, action.frameStep,
+        (length - 1) * action.frameStep + 1, action.stride);
+    if (streaming) {
+        std::printf("backbone    %s\n", describeEngine(engines[0]).c_str());
+        std::printf("head        %s\n", describeEngine(engines[1]).c_str());
+    } else {
+        std::printf("clip model  %s\n", describeEngine(engines[0]).c_str());
+    }
+    std::printf("input       frames preprocessed to 3x%dx%d; clip input %s; ring %zu planes, "
+                "%.1f MiB\n",
+        pre.cropHeight, pre.cropWidth,
+        task.describe()["action"]["clip_input"].get<std::string>().c_str(), task.ring().planes(),
+        static_cast<double>(task.ring().mappedBytes()) / (1024.0 * 1024.0));
+    std::printf("source      %s, %dx%d, %zu frames replayed\n", config.source.uri.c_str(),
+        pool[0].image.cols, pool[0].image.rows, pool.size());
+    std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
+        context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
+        context.buildType.c_str());
+    std::printf("method      ActionTask::process on one thread, %llu warm-up frames, then %llu "
+                "periods of %llu frames (--rounds x --iterations)\n\n",
+        static_cast<unsigned long long>(warmupFrames),
+        static_cast<unsigned long long>(timedPeriods), static_cast<unsigned long long>(period));
+    std::printf("%-52s %9s %9s %9s %7s\n", "ms", "median", "p90", "mean", "n");
+    auto row = [](const char* name, const Figures& f) {
+        std::printf("%-52s %9.3f %9.3f %9.3f %7zu\n", name, f.median, f.p90, f.mean, f.n);
+    };
+    const Figures amortised = figures(periods);
+    row("per frame, amortised over each stride", amortised);
+    row("  frames that infer no clip", figures(withoutClip));
+    row("    preprocess (into the ring, or for the backbone)", figures(preprocess));
+    if (streaming)
+        row("    backbone pass", figures(frameInference));
+    row("  frames that end a clip", figures(withClip));
+    row(streaming ? "    temporal head" : "    clip model", figures(clipInference));
+    std::printf("\nper-frame cost: %.3f ms (median over %zu strides; %s)\n", amortised.median,
+        amortised.n,
+        streaming ? "one backbone pass per frame plus the head every stride"
+                  : "preprocessing per frame plus one clip inference every stride");
+    return Status();
+}
+
 } // namespace
 
 Status runBench(const AgentConfig& config, const BenchOptions& options)
 {
     if (config.tasks.empty())
         return Status::invalid(config.where("tasks") + ": the benchmark needs a task");
+    if (config.tasks[0].type == "action")
+        return runActionBench(config, options);
     auto log = logger("bench");
     const RunContext context = collectRunContext();
 

@@ -7,8 +7,7 @@
 #include <fstream>
 
 #include "jetagent/base/clock.h"
-#include "jetagent/base/log.h"
-#include "scores.h"
+#include "task_setup.h"
 
 namespace jetagent {
 
@@ -39,15 +38,6 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
 {
     const TaskConfig& config = agent.tasks.at(index);
     const std::string key = "tasks[" + std::to_string(index) + "]";
-    auto log = logger("engine");
-
-    std::vector<std::string> labels;
-    if (!config.labels.empty()) {
-        auto loaded = loadLabels(config.labels);
-        if (!loaded)
-            return loaded.status().withContext(agent.where(key + ".labels"));
-        labels = std::move(loaded).value();
-    }
 
     auto model = loadModelFile(config.model);
     if (!model)
@@ -66,7 +56,8 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
     if (input.dims.size() != 4 || (input.dims[1] != 3 && input.dims[1] != -1))
         return Status::invalid(agent.where(key + ".model") + ": input '" + input.name + "' of '" +
             config.model + "' is " + input.shapeString() +
-            "; a classification model takes N x 3 x H x W");
+            "; a classification model takes N x 3 x H x W" +
+            (input.dims.size() == 5 ? " (a video model? use type: action)" : ""));
     if (input.type != DataType::Float32)
         return Status::invalid(agent.where(key + ".model") + ": input '" + input.name + "' is " +
             dataTypeName(input.type) + "; only float32 inputs are supported");
@@ -78,73 +69,22 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
             ", but batch is " + std::to_string(config.engine.batch));
 
     PreprocessConfig pre = config.preprocess;
-    const int64_t modelH = input.dims[2], modelW = input.dims[3];
-    if (pre.cropWidth == 0) {
-        if (modelH <= 0 || modelW <= 0)
-            return Status::invalid(agent.where(key + ".preprocess.crop") +
-                ": the model's input size is not fixed (" + input.shapeString() +
-                "); set crop to the size it expects");
-        pre.cropWidth = static_cast<int>(modelW);
-        pre.cropHeight = static_cast<int>(modelH);
-    } else if ((modelH > 0 && modelH != pre.cropHeight) ||
-        (modelW > 0 && modelW != pre.cropWidth)) {
-        return Status::invalid(agent.where(key + ".preprocess.crop") + ": crop " +
-            std::to_string(pre.cropWidth) + "x" + std::to_string(pre.cropHeight) +
-            " does not match the model's input " + input.shapeString() +
-            " (crop is width x height)");
-    }
-    const int largest = std::max(pre.cropWidth, pre.cropHeight);
-    if (pre.resizeSize == 0)
-        pre.resizeSize = largest * 256 / 224;
-    else if (pre.resize == ResizeMode::ShorterSide && pre.resizeSize < largest)
-        return Status::invalid(agent.where(key + ".preprocess.resize_size") + ": " +
-            std::to_string(pre.resizeSize) + " is smaller than the crop (" +
-            std::to_string(largest) + "); the crop must fit");
+    if (Status s =
+            resolveImageInput(agent, key, input.dims[2], input.dims[3], input.shapeString(), pre);
+        !s)
+        return s;
 
     std::unique_ptr<ClassificationTask> task(new ClassificationTask(config, pre));
     task->engine_ = std::move(engine).value();
     task->modelBatch_ = modelBatch;
 
-    // Classes, when the model states them: every output dimension after the batch.
     const auto& outputs = task->engine_->outputs();
-    if (!outputs.empty() && outputs[0].dims.size() >= 2) {
-        int64_t classes = 1;
-        for (size_t d = 1; d < outputs[0].dims.size(); ++d)
-            classes = outputs[0].dims[d] > 0 && classes > 0 ? classes * outputs[0].dims[d] : -1;
-        if (classes > 0)
-            task->classes_ = static_cast<size_t>(classes);
-    }
-    if (!labels.empty() && task->classes_ > 0 && labels.size() != task->classes_)
-        return Status::invalid(agent.where(key + ".labels") + ": '" + config.labels + "' has " +
-            std::to_string(labels.size()) + " labels, but the model has " +
-            std::to_string(task->classes_) + " outputs");
-    if (task->classes_ == 0 && labels.empty())
-        return Status::invalid(agent.where(key + ".labels") +
-            ": the model does not state how many classes it has (" +
-            (outputs.empty() ? std::string("no output") : outputs[0].shapeString()) +
-            "); give a labels file with one line per class");
-    if (task->classes_ == 0)
-        task->classes_ = labels.size(); // checked against the first output
-    if (labels.empty())
-        for (size_t i = 0; i < task->classes_; ++i)
-            labels.push_back("class" + std::to_string(i));
-    task->labels_ = std::move(labels);
-
-    if (config.postprocess.topK > static_cast<int>(task->labels_.size()) && !task->labels_.empty())
-        return Status::invalid(agent.where(key + ".postprocess.top_k") + ": top_k " +
-            std::to_string(config.postprocess.topK) + " exceeds the model's " +
-            std::to_string(task->labels_.size()) + " classes");
-
-    // Match the source's class names to labels, so frames with a known class are scored.
-    for (const auto& cls : source.classNames) {
-        auto it = std::find(task->labels_.begin(), task->labels_.end(), cls);
-        task->truthToLabel_.push_back(
-            it == task->labels_.end() ? -1 : static_cast<int>(it - task->labels_.begin()));
-        if (it == task->labels_.end() && !config.labels.empty())
-            log->warn("task {}: the source's class '{}' is not among the labels; its frames are "
-                      "not scored",
-                config.name, cls);
-    }
+    auto labels = setupLabels(agent, index, key, outputs.empty() ? nullptr : &outputs[0], source);
+    if (!labels)
+        return labels.status();
+    task->labels_ = std::move(labels.value().labels);
+    task->truthToLabel_ = std::move(labels.value().truthToLabel);
+    task->classes_ = task->labels_.size(); // checked against the first output
 
     auto session = task->engine_->createSession();
     if (!session)
@@ -160,23 +100,9 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
 
 nlohmann::json ClassificationTask::describe() const
 {
-    const PreprocessConfig& p = preprocessor_.config();
-    static const char* const kInterpolation[] = {"nearest", "linear", "area", "cubic"};
     return {{"labels", config_.labels}, {"classes", labels_.size()},
-        {"preprocess",
-            {{"resize", p.resize == ResizeMode::ShorterSide ? "shorter_side" : "stretch"},
-                {"resize_size",
-                    p.resize == ResizeMode::ShorterSide ? nlohmann::json(p.resizeSize)
-                                                        : nlohmann::json(nullptr)},
-                {"crop", {p.cropWidth, p.cropHeight}},
-                {"interpolation", kInterpolation[static_cast<int>(p.interpolation)]},
-                {"color", p.color == ColorOrder::Rgb ? "rgb" : "bgr"}, {"divisor", p.divisor},
-                {"mean", p.mean}, {"std", p.std}}},
-        {"postprocess",
-            {{"output",
-                 config_.postprocess.output == OutputKind::Logits ? "logits" : "probabilities"},
-                {"top_k", config_.postprocess.topK},
-                {"smoothing", config_.postprocess.smoothing}}}};
+        {"preprocess", describePreprocess(preprocessor_.config())},
+        {"postprocess", describePostprocess(config_.postprocess)}};
 }
 
 Status ClassificationTask::checkOutput(const ConstTensorView& output, size_t rows)
@@ -215,7 +141,6 @@ Status ClassificationTask::process(
 
     const bool cold = firstRun_;
     firstRun_ = false;
-    const int k = config_.postprocess.topK;
     for (size_t i = 0; i < count; ++i) {
         FrameRecord& r = records[i];
         r.frameId = frames[i]->sequence;
@@ -234,19 +159,8 @@ Status ClassificationTask::process(
         r.topK = 0;
         if (!status)
             continue;
-        const float* row = output.data + i * classes_;
-        if (config_.postprocess.output == OutputKind::Logits)
-            softmax(row, probabilities_.data(), classes_);
-        else
-            std::copy(row, row + classes_, probabilities_.begin());
-        smoothScores(probabilities_.data(), smoothed_.data(), classes_,
-            config_.postprocess.smoothing, firstScores_);
-        r.topK = k;
-        topK(smoothed_.data(), classes_, static_cast<size_t>(k), r.labels.data());
-        for (int j = 0; j < k; ++j)
-            r.scores[static_cast<size_t>(j)] =
-                smoothed_[static_cast<size_t>(r.labels[static_cast<size_t>(j)])];
-        firstScores_ = false;
+        scoreRow(output.data + i * classes_, classes_, config_.postprocess, probabilities_.data(),
+            smoothed_.data(), firstScores_, r);
     }
     const int64_t doneNs = monotonicNs();
     for (size_t i = 0; i < count; ++i)

@@ -173,6 +173,8 @@ int runCli(int argc, char** argv)
             "\nExamples:\n"
             "  jetagent run --config firmware-config/demo.yaml        the demo: classify synthetic "
             "shapes\n"
+            "  jetagent run --config firmware-config/demo-action.yaml action recognition, clip "
+            "and streaming modes\n"
             "  jetagent run -c my.yaml --source file://clip.mp4 --as-fast-as-possible\n"
             "  jetagent bench -c firmware-config/bench-mobilenet_v2.yaml\n"
             "  jetagent inspect model.onnx --prepared                 parameters, MACs, "
@@ -220,13 +222,16 @@ int runCli(int argc, char** argv)
     // bench
     std::string benchConfig;
     BenchOptions benchOptions;
-    CLI::App* bench =
-        app.add_subcommand("bench", "Measure what the agent adds to the bare engine's latency");
+    CLI::App* bench = app.add_subcommand("bench",
+        "Measure what the agent adds to the bare engine's latency, or an action task's cost "
+        "per frame");
     bench
         ->add_option(
             "-c,--config", benchConfig, "Agent config; its first task and its source are used")
         ->required();
-    bench->add_option("--iterations", benchOptions.iterations, "Timed inferences per round")
+    bench
+        ->add_option("--iterations", benchOptions.iterations,
+            "Timed inferences per round (action tasks: clip inferences)")
         ->capture_default_str()
         ->check(CLI::Range(10, 1000000));
     bench->add_option("--warmup", benchOptions.warmup, "Untimed inferences before each measurement")
@@ -242,7 +247,12 @@ int runCli(int argc, char** argv)
         "and\n"
         "prints both medians, their ratio and the configuration. The agent's figure is the "
         "interval\n"
-        "between its results: everything it does per frame, threads and logging included.");
+        "between its results: everything it does per frame, threads and logging included.\n\n"
+        "When the first task is an action task, times instead its work per frame (preprocessing,\n"
+        "the backbone in streaming mode) and its clip inferences, rounds x iterations strides of\n"
+        "frames, and prints the per-frame cost amortised over each stride. Clip models are slow\n"
+        "on a CPU: try --rounds 1 --iterations 10 --warmup 1 for r3d_18.\n"
+        "  jetagent bench -c firmware-config/bench-action-r3d_18.yaml --rounds 1 --warmup 1");
 
     // capture
     SourceOptions captureSource;

@@ -472,6 +472,34 @@ void readPostprocess(
     m.finish();
 }
 
+void readAction(
+    ConfigReader& reader, const YAML::Node& node, const std::string& path, ActionConfig& action)
+{
+    if (!expectMap(reader, node, path))
+        return;
+    MapReader m(reader, node, path);
+    int index = 0;
+    if (m.choice("mode", {"clip", "streaming"}, index))
+        action.mode = index == 0 ? ActionMode::Clip : ActionMode::Streaming;
+    m.integerAs("clip_length", action.clipLength, 0, 1024);
+    m.integerAs("stride", action.stride, 1, 1 << 20);
+    m.integerAs("frame_step", action.frameStep, 1, 1024);
+    if (m.choice("layout", {"ncthw", "ntchw"}, index))
+        action.layout = index == 0 ? ClipLayout::Ncthw : ClipLayout::Ntchw;
+    m.string("head", action.head);
+    if (action.mode == ActionMode::Streaming && action.head.empty())
+        m.error("head", node,
+            "missing: streaming mode needs the temporal head's ONNX file (the task's model is the "
+            "per-frame backbone)");
+    if (action.mode == ActionMode::Clip && !action.head.empty())
+        m.error("head", node["head"],
+            "is for streaming mode only; in clip mode the task's model takes the whole clip");
+    if (action.mode == ActionMode::Streaming && node["layout"].IsDefined())
+        m.error("layout", node["layout"],
+            "is for clip mode only; a streaming head takes N x T x D embeddings");
+    m.finish();
+}
+
 bool validTaskName(const std::string& name)
 {
     return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
@@ -502,8 +530,8 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
         task.engine.cacheDir = defaultCacheDir();
         MapReader m(reader, t, path);
         int type = 0;
-        if (m.choice("type", {"classification"}, type))
-            task.type = "classification";
+        if (m.choice("type", {"classification", "action"}, type))
+            task.type = type == 0 ? "classification" : "action";
         if (!m.take("model").IsDefined())
             m.error("model", t, "missing: the ONNX model to run");
         m.string("model", task.model);
@@ -512,6 +540,15 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
         readEngine(reader, m.take("engine"), path + ".engine", task.engine);
         readPreprocess(reader, m.take("preprocess"), path + ".preprocess", task.preprocess);
         readPostprocess(reader, m.take("postprocess"), path + ".postprocess", task.postprocess);
+        const YAML::Node action = m.take("action");
+        if (task.type == "action") {
+            // The section is optional (clip mode, T from the model) but its keys are checked
+            // even when it is absent, so a streaming task without a head is caught.
+            readAction(reader, action.IsDefined() ? action : YAML::Node(YAML::NodeType::Map),
+                path + ".action", task.action);
+        } else if (action.IsDefined()) {
+            m.error("action", action, "is for tasks of type action only");
+        }
         if (m.string("name", task.name) && !validTaskName(task.name))
             m.error("name", t["name"],
                 "may hold only letters, digits, '_', '-' and '.' (it names log files)");
@@ -524,6 +561,7 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
                 "task name '" + task.name + "' is used twice; give each task its own name");
         task.model = resolve(baseDir, task.model);
         task.labels = resolve(baseDir, task.labels);
+        task.action.head = resolve(baseDir, task.action.head);
         task.engine.cacheDir = resolve(baseDir, expandHome(task.engine.cacheDir));
         tasks.push_back(std::move(task));
     }

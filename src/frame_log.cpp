@@ -22,6 +22,10 @@ const char* const kFrameCsvHeader =
     "frame_id,capture_ns,wait_ms,preprocess_ms,inference_ms,compute_ms,postprocess_ms,e2e_ms,batch,"
     "top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok";
 
+const char* const kFrameCsvClipColumns =
+    "has_result,clip_first_id,clip_last_id,clip_first_capture_ns,clip_last_capture_ns,clip_frames,"
+    "clip_gaps,clip_inference_ms,result_latency_ms";
+
 const char* const kFrameCsvEnergyColumns =
     "inference_energy_mJ,frame_energy_mJ,inference_power_W,energy_window_short";
 
@@ -95,6 +99,15 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
     out += label(r.truth);
     appendf(
         out, ",%d,%d,%d,%d", r.correct() ? 1 : 0, miss ? 1 : 0, r.coldStart ? 1 : 0, r.ok ? 1 : 0);
+    if (clipColumns_) {
+        if (r.hasClip())
+            appendf(out, ",%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%d,%d,%.4f,%.4f",
+                r.hasResult ? 1 : 0, r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs,
+                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs),
+                nsToMs(r.doneNs - r.clipLastNs));
+        else
+            appendf(out, ",%d,,,,,,,,", r.hasResult ? 1 : 0);
+    }
     if (power_) {
         // An empty field where the sampler did not cover the window: no figure beats a wrong one.
         if (std::isnan(r.inferenceEnergyMj))
@@ -140,6 +153,18 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s",
         r.truth >= 0 ? (r.correct() ? "true" : "false") : "null", miss ? "true" : "false",
         r.coldStart ? "true" : "false", r.ok ? "true" : "false");
+    if (clipColumns_) {
+        appendf(out, ",\"result\":%s,\"clip\":", r.hasResult ? "true" : "false");
+        if (r.hasClip())
+            appendf(out,
+                "{\"first_id\":%" PRIu64 ",\"last_id\":%" PRIu64 ",\"first_capture_ns\":%" PRId64
+                ",\"last_capture_ns\":%" PRId64 ",\"frames\":%d,\"gaps\":%d,\"inference_ms\":%.4f,"
+                "\"result_latency_ms\":%.4f}",
+                r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs, r.clipFrames, r.clipGaps,
+                nsToMs(r.clipInferenceNs), nsToMs(r.doneNs - r.clipLastNs));
+        else
+            out += "null";
+    }
     if (power_) {
         auto number = [&](const char* key, double v) {
             if (std::isnan(v))
@@ -263,8 +288,9 @@ Status FrameLogWriter::open(
                 createLog(dir + "/" + log->taskName() + ".frames.csv", log->csvPath_, log->csv_);
             if (!s)
                 return s;
-            if (std::fprintf(log->csv_, "%s%s%s\n", kFrameCsvHeader, log->power_ ? "," : "",
-                    log->power_ ? kFrameCsvEnergyColumns : "") < 0)
+            if (std::fprintf(log->csv_, "%s%s%s%s%s\n", kFrameCsvHeader,
+                    log->clipColumns_ ? "," : "", log->clipColumns_ ? kFrameCsvClipColumns : "",
+                    log->power_ ? "," : "", log->power_ ? kFrameCsvEnergyColumns : "") < 0)
                 return Status::io("cannot write frame log '" + log->csvPath_ + "'");
         }
         if (jsonl) {

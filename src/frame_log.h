@@ -23,6 +23,8 @@ class PowerSampler;
 
 // The CSV columns, in order; units are in the names.
 extern const char* const kFrameCsvHeader;
+// The columns appended for action tasks, before any energy columns.
+extern const char* const kFrameCsvClipColumns;
 // The columns appended when power rails are sampled.
 extern const char* const kFrameCsvEnergyColumns;
 
@@ -50,6 +52,10 @@ public:
     // they are written, and the files get the energy columns. The sampler must outlive the writer.
     void attachPower(const PowerSampler* sampler);
     bool hasPower() const { return power_ != nullptr; }
+    // Before FrameLogWriter::open: the files get the clip columns of action tasks (has_result and
+    // the clip's window, inference time and result latency).
+    void enableClipColumns() { clipColumns_ = true; }
+    bool hasClipColumns() const { return clipColumns_; }
 
     // Worker thread: queue a record for writing. Never blocks; a full queue loses the record
     // (counted).
@@ -93,6 +99,7 @@ private:
     std::string csvPath_;
     std::string jsonlPath_;
     const PowerSampler* power_ = nullptr;
+    bool clipColumns_ = false;
     TaskEnergy energy_;
 };
 

@@ -39,7 +39,23 @@ struct FrameRecord {
     bool ok = true; // false when inference failed for this frame
     bool coldStart = false; // the task's first frame: first-run allocations and warm-up included
 
+    // Action tasks give every frame a record (its preprocessing, and in streaming mode its
+    // backbone pass); the frames after which a clip was inferred carry the result, labels and
+    // scores and truth included, and the clip's window. Classification records always have a
+    // result and no clip.
+    bool hasResult = true;
+    int32_t clipFrames = 0; // frames in the clip (T); 0 when the record has no clip
+    int32_t clipGaps = 0; // source frames missing from the window beyond the frame step: frames
+                          // the task never saw (dropped by a live queue or the device)
+    uint64_t clipFirstId = 0; // sequence numbers of the clip's oldest and newest frame
+    uint64_t clipLastId = 0;
+    int64_t clipFirstNs = 0; // their capture times; the result latency is doneNs - clipLastNs
+    int64_t clipLastNs = 0;
+    int64_t clipInferenceNs = 0; // wall time of the clip model (clip mode) or the temporal head
+                                 // (streaming), inside the inference stage
+
     int64_t endToEndNs() const { return doneNs - capturedNs; }
+    bool hasClip() const { return clipFrames > 0; }
     bool correct() const { return ok && truth >= 0 && topK > 0 && labels[0] == truth; }
 };
 

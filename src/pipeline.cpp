@@ -30,10 +30,10 @@ Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<
     size_t poolSize = 2; // one being filled, one spare
     for (const TaskSlot& slot : tasks) {
         const size_t batch = static_cast<size_t>(std::max(slot.task->batchSize(), 1));
-        // Paced: keep just the newest frames a batch can use. Unpaced: a FIFO deep enough for full
-        // batches.
-        const size_t capacity =
-            paced ? batch : std::max(static_cast<size_t>(run.queueDepth), batch);
+        // Paced: keep just the newest frames the task can use (a batch; an action task's burst).
+        // Unpaced: a FIFO deep enough for full batches.
+        const size_t capacity = paced ? std::max(slot.task->liveQueueCapacity(), batch)
+                                      : std::max(static_cast<size_t>(run.queueDepth), batch);
         workers_.push_back(std::make_unique<Worker>(slot, capacity,
             paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, maxSummarySamples));
         poolSize += capacity + batch; // queued, plus in the worker's hands
@@ -228,8 +228,12 @@ void Pipeline::workerLoop(Worker& worker)
             worker.live.frames = worker.stats->frames;
             worker.live.correct = worker.stats->correct;
             worker.live.scored = worker.stats->scored;
-            worker.live.last = records[n - 1];
-            worker.live.haveLast = true;
+            // Action tasks have a result only on the frames that end a clip: the view keeps the
+            // latest result.
+            if (records[n - 1].hasResult) {
+                worker.live.last = records[n - 1];
+                worker.live.haveLast = true;
+            }
         }
         if (status) {
             consecutiveFailures = 0;

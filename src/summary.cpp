@@ -105,6 +105,21 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
     if (s.deadlineNs() <= 0)
         j["deadline"] = nullptr;
 
+    if (t.config->type == "action") {
+        // Per-frame figures above are each frame's cost (preprocessing, and the backbone in
+        // streaming mode; the clip inference on the frames that end a clip); these are the clips'.
+        json a = {{"results", s.results}, {"clips_with_gaps", s.clipsWithGaps},
+            {"result_latency_ms", distributionJson(s.resultLatency)},
+            {"clip_inference_ms", distributionJson(s.clipInference)}};
+        if (s.haveColdResult) {
+            const FrameRecord& c = s.coldResult;
+            a["cold_result"] = {{"frame", c.frameId},
+                {"result_latency_ms", round4(nsToMs(c.doneNs - c.clipLastNs))},
+                {"clip_inference_ms", round4(nsToMs(c.clipInferenceNs))}};
+        }
+        j["clips"] = a;
+    }
+
     if (s.scored > 0)
         j["accuracy"] = {{"scored", s.scored}, {"correct", s.correct},
             {"top1", round4(static_cast<double>(s.correct) / static_cast<double>(s.scored))}};
@@ -325,6 +340,17 @@ void powerText(const json& p, std::string& out)
         appendf(out, "  EMC at the end %.0f MHz\n", end["emc_MHz"].get<double>());
 }
 
+// One row of a latency table: a distribution's min .. max and CoV; nothing when it is empty.
+void distributionRow(const char* name, const json& d, std::string& out)
+{
+    if (d["n"].get<unsigned long long>() == 0)
+        return;
+    appendf(out, "    %-28s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f\n", name,
+        d["min"].get<double>(), d["mean"].get<double>(), d["p50"].get<double>(),
+        d["p90"].get<double>(), d["p95"].get<double>(), d["p99"].get<double>(),
+        d["p99.9"].get<double>(), d["max"].get<double>(), d["cv"].get<double>());
+}
+
 } // namespace
 
 json summaryJson(const RunOutcome& o)
@@ -453,15 +479,8 @@ std::string summaryText(const json& j)
         const char* rows[][2] = {{"end_to_end", "end to end"}, {"wait", "  wait"},
             {"preprocess", "  preprocess"}, {"inference", "  inference"},
             {"compute", "    engine compute"}, {"postprocess", "  postprocess"}};
-        for (const auto& row : rows) {
-            const json& d = lat[row[0]];
-            if (d["n"].get<unsigned long long>() == 0)
-                continue;
-            appendf(out, "    %-28s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f\n",
-                row[1], d["min"].get<double>(), d["mean"].get<double>(), d["p50"].get<double>(),
-                d["p90"].get<double>(), d["p95"].get<double>(), d["p99"].get<double>(),
-                d["p99.9"].get<double>(), d["max"].get<double>(), d["cv"].get<double>());
-        }
+        for (const auto& row : rows)
+            distributionRow(row[1], lat[row[0]], out);
         appendf(out, "  throughput %.2f fps", t["throughput_fps"].get<double>());
         if (!t["deadline"].is_null()) {
             const json& d = t["deadline"];
@@ -470,11 +489,26 @@ std::string summaryText(const json& j)
                 100.0 * d["miss_rate"].get<double>());
         }
         out += "\n";
+        const bool action = t.contains("clips");
+        if (action) {
+            const json& c = t["clips"];
+            appendf(out, "  clips     %llu results, %llu with missing frames",
+                c["results"].get<unsigned long long>(),
+                c["clips_with_gaps"].get<unsigned long long>());
+            if (c.contains("cold_result"))
+                appendf(out, "; the first (cold) took %.3f ms, kept out of the figures below",
+                    c["cold_result"]["clip_inference_ms"].get<double>());
+            out += "\n";
+            const char* clipRows[][2] = {
+                {"result_latency_ms", "result latency"}, {"clip_inference_ms", "  clip inference"}};
+            for (const auto& row : clipRows)
+                distributionRow(row[1], c[row[0]], out);
+        }
         if (!t["accuracy"].is_null()) {
             const json& a = t["accuracy"];
-            appendf(out, "  accuracy  top-1 %.2f%% (%llu of %llu frames with a known class)\n",
+            appendf(out, "  accuracy  top-1 %.2f%% (%llu of %llu %s with a known class)\n",
                 100.0 * a["top1"].get<double>(), a["correct"].get<unsigned long long>(),
-                a["scored"].get<unsigned long long>());
+                a["scored"].get<unsigned long long>(), action ? "clips" : "frames");
         }
         if (!t["slowest"].empty()) {
             out += "  slowest   ";

@@ -1,5 +1,5 @@
-// A task turns frames into results through one or more engines (classification now, action
-// recognition later).
+// A task turns frames into results through one or more engines: classification (a result per
+// frame) and action recognition (a result per clip of frames).
 #pragma once
 
 #include <string>
@@ -23,6 +23,10 @@ public:
 
     virtual const std::string& name() const = 0;
     virtual int batchSize() const = 0;
+    // Frames a live (latest-wins) queue keeps for this task. A classifier wants only the newest
+    // batch; an action task absorbs the burst of a clip inference, since every frame it misses is
+    // a hole in its clips.
+    virtual size_t liveQueueCapacity() const { return static_cast<size_t>(batchSize()); }
     virtual const std::vector<std::string>& labels() const = 0;
     virtual std::vector<EngineDescription> engines() const = 0;
     // The task's settings as they are in effect (defaults resolved), for the run summary.

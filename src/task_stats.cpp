@@ -12,6 +12,8 @@ TaskStats::TaskStats(size_t maxSamples, int64_t deadlineNs)
       postprocess(maxSamples),
       service(maxSamples),
       interval(maxSamples),
+      resultLatency(maxSamples),
+      clipInference(maxSamples),
       deadlineNs_(deadlineNs)
 {
     // Enough room for a few minutes at camera rates before the first growth; growth is rare and
@@ -40,6 +42,18 @@ void TaskStats::add(const FrameRecord& r)
         ++scored;
         if (r.correct())
             ++correct;
+    }
+    if (r.hasClip()) {
+        ++results;
+        if (r.clipGaps > 0)
+            ++clipsWithGaps;
+        if (r.coldStart && !haveColdResult) {
+            coldResult = r;
+            haveColdResult = true;
+        } else if (!r.coldStart) {
+            resultLatency.add(r.doneNs - r.clipLastNs);
+            clipInference.add(r.clipInferenceNs);
+        }
     }
     if (r.coldStart) {
         if (!haveColdStart) {

@@ -32,6 +32,14 @@ public:
     SampleSeries service; // dequeued -> done: the worker's time per frame, waiting excluded
     SampleSeries
         interval; // between consecutive results: the run's pace, everything the agent does included
+    // Action tasks: the records that carry a clip's result, steady state (the first clip
+    // inference is kept apart as coldResult). Result latency is the newest clip frame's capture
+    // to its result; clip inference the clip model's or the head's wall time.
+    SampleSeries resultLatency, clipInference;
+    uint64_t results = 0; // successful results, cold one included
+    uint64_t clipsWithGaps = 0; // ... whose window missed frames the task never saw
+    bool haveColdResult = false;
+    FrameRecord coldResult;
     uint64_t frames = 0; // records, failed ones included
     uint64_t failed = 0;
     uint64_t deadlineMisses = 0; // successful frames (cold start included) over the deadline

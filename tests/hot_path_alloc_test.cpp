@@ -7,6 +7,7 @@
 // Also outside: the inference backend (OpenCV DNN allocates inside forward()) and the synthetic
 // source's drawing calls.
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <new>
 
@@ -14,6 +15,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "clip_ring.h"
 #include "frame_log.h"
 #include "frame_queue.h"
 #include "preprocess.h"
@@ -104,6 +106,50 @@ TEST(HotPath, SteadyStateFramesAllocateNothing)
     EXPECT_EQ(agent, library) << "allocations in 500 steady-state frames: " << agent
                               << ", of which cv::resize " << library;
     EXPECT_EQ(stats.frames, 520u);
+}
+
+// An action task's per-frame path: preprocessing straight into the clip ring, pushing, and taking
+// the clip the model reads. No clip is assembled, so nothing is allocated for it either.
+TEST(HotPath, ClipRingFramesAndClipsAllocateNothing)
+{
+    PreprocessConfig pre;
+    pre.resize = ResizeMode::Stretch;
+    pre.cropWidth = pre.cropHeight = 112;
+    Preprocessor preprocessor(pre);
+    cv::RNG rng(2);
+    std::vector<cv::Mat> images(3);
+    for (auto& m : images) {
+        m.create(240, 320, CV_8UC3);
+        rng.fill(m, cv::RNG::UNIFORM, 0, 256);
+    }
+    for (ClipRing::Layout layout : {ClipRing::Layout::ChannelsFirst, ClipRing::Layout::TimeFirst}) {
+        auto ring = ClipRing::create(16, 3, preprocessor.planeElements(), layout);
+        ASSERT_TRUE(ring.ok()) << ring.status().message();
+        ClipRing& r = *ring.value();
+        float checksum = 0.0f;
+        auto oneFrame = [&](uint64_t i) {
+            preprocessor.run(images[i % images.size()], r.next(), r.channelStride());
+            r.push({i, static_cast<int64_t>(i) * 1000, 0});
+            if (r.full())
+                checksum += r.clip()[i % r.clipElements()] + static_cast<float>(r.info(0).frameId);
+        };
+        for (uint64_t i = 0; i < 20; ++i)
+            oneFrame(i);
+        const uint64_t before = g_allocations.load();
+        for (uint64_t i = 20; i < 520; ++i)
+            oneFrame(i);
+        const uint64_t task = g_allocations.load() - before;
+
+        cv::Mat resized(112, 112, CV_8UC3);
+        const uint64_t libraryBefore = g_allocations.load();
+        for (uint64_t i = 20; i < 520; ++i)
+            cv::resize(
+                images[i % images.size()], resized, cv::Size(112, 112), 0, 0, cv::INTER_LINEAR);
+        const uint64_t library = g_allocations.load() - libraryBefore;
+        EXPECT_EQ(task, library) << "allocations in 500 frames into the ring: " << task
+                                 << ", of which cv::resize " << library;
+        EXPECT_TRUE(std::isfinite(checksum));
+    }
 }
 
 } // namespace

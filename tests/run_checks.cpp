@@ -37,8 +37,11 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
     if (csv.empty())
         return files;
     const auto header = split(csv[0]);
-    // 16 columns, and 4 energy columns more where the machine has power rails (RAPL, read as root).
-    EXPECT_TRUE(header.size() == 16u || header.size() == 20u) << csv[0];
+    // 16 columns, 9 clip columns more for action tasks, and 4 energy columns more where the
+    // machine has power rails (RAPL, read as root).
+    const bool action = header.size() > 16 && header[16] == "has_result";
+    const size_t base = action ? 25u : 16u;
+    EXPECT_TRUE(header.size() == base || header.size() == base + 4) << csv[0];
     files.csvRecords = csv.size() - 1;
     files.jsonRecords = jsonl.size();
     EXPECT_EQ(files.csvRecords, files.jsonRecords);
@@ -65,7 +68,28 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
         const auto j = nlohmann::json::parse(jsonl[i - 1]);
         EXPECT_EQ(j["frame"].get<long long>(), id);
         EXPECT_NEAR(j["e2e_ms"].get<double>(), e2e, 1e-9);
-        EXPECT_EQ(j["top"][0]["label"].get<std::string>(), f[9]);
+        if (!f[9].empty())
+            EXPECT_EQ(j["top"][0]["label"].get<std::string>(), f[9]);
+        else
+            EXPECT_TRUE(j["top"].empty()) << jsonl[i - 1];
+        if (!action)
+            continue;
+        // A result is the clip ending at this frame: its window ends here, its latency is the
+        // frame's end to end, its inference lies inside the inference stage.
+        const bool result = f[16] == "1";
+        EXPECT_EQ(j["result"].get<bool>(), result);
+        EXPECT_EQ(result, !f[9].empty()) << csv[i];
+        if (!result) {
+            EXPECT_TRUE(j["clip"].is_null()) << jsonl[i - 1];
+            continue;
+        }
+        EXPECT_EQ(std::stoll(f[18]), id) << csv[i];
+        EXPECT_LT(std::stoll(f[17]), id) << csv[i];
+        EXPECT_EQ(f[20], f[1]) << "the clip's last capture is the frame's: " << csv[i];
+        EXPECT_LE(std::stod(f[23]), inf + 0.0001) << csv[i];
+        EXPECT_NEAR(std::stod(f[24]), e2e, 0.0001) << csv[i];
+        EXPECT_EQ(j["clip"]["last_id"].get<long long>(), id);
+        EXPECT_EQ(j["clip"]["frames"].get<int>(), std::stoi(f[21]));
     }
     return files;
 }
