@@ -22,8 +22,8 @@ constexpr int kLastFrame = MotionRenderer::kSegmentFrames - 1; // the segment's 
 // Sizes are fractions of the frame's shorter side, speeds of the side they move along, so a
 // stream looks the same at every resolution of one aspect ratio.
 constexpr double kMinRadius = 0.07, kMaxRadius = 0.15; // circumradius of a still or moving object
-constexpr double kMinGrowStart = 0.06, kMaxGrowStart = 0.10; // a growing object's first radius...
-constexpr double kMinGrowth = 0.015, kMaxGrowth = 0.025; // ...times (1 + growth) per frame
+constexpr double kMinGrowStart = 0.08, kMaxGrowStart = 0.12; // a growing object's first radius,
+constexpr double kMinGrowth = 0.003, kMaxGrowth = 0.005; // plus this per frame: x2.2..x3.9 in all
 constexpr double kMinSpeed = 0.006, kMaxSpeed = 0.012; // per frame: 28%..56% over a segment
 constexpr double kMargin = 0.02; // the object keeps this far (plus a pixel) from every edge
 constexpr int kBlobs = 3;
@@ -270,9 +270,10 @@ int MotionRenderer::render(uint64_t index, cv::Mat& image) const
         cy = horizontal ? across : at;
     } else { // grow
         const double start = d.uniform(kRadius, kMinGrowStart, kMaxGrowStart) * side;
-        const double rate = std::log1p(d.uniform(kGrowth, kMinGrowth, kMaxGrowth));
-        const double last = start * std::exp(rate * kLastFrame);
-        r = start * std::exp(rate * t);
+        // Linear, so its outline moves as fast in a segment's last clip as in its first.
+        const double rate = d.uniform(kGrowth, kMinGrowth, kMaxGrowth) * side;
+        const double last = start + rate * kLastFrame;
+        r = start + rate * t;
         cx = within(d, kPositionX, last + margin, w - last - margin);
         cy = within(d, kPositionY, last + margin, h - last - margin);
     }

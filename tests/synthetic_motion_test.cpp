@@ -31,7 +31,9 @@ constexpr int kObjectThreshold = 47;
 // asked, the rest is slack for the anti-aliased outline.
 constexpr double kMinTravel = 0.5 * 0.006 * (kClipFrames - 1);
 constexpr double kStillTolerancePx = 1.0; // centroid drift allowed when nothing moves
-constexpr double kMinGrowthRatio = 1.2; // area over a clip: (1.015^15)^2 is 1.56 at least
+// Area over a clip: the radius grows by 0.3% of the frame per frame from at most 12% + 32 * 0.3%,
+// so the last clip's area grows by ((0.216 + 15 * 0.003) / 0.216)^2 = 1.46 at least.
+constexpr double kMinGrowthRatio = 1.3;
 
 SourceOptions motion(int width = 0, int height = 0)
 {
