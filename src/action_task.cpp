@@ -79,8 +79,8 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
             ": an action task infers one clip at a time; batch must be 1 (got " +
             std::to_string(config.engine.batch) + ")");
     if (action.stride < 1)
-        return Status::invalid(agent.where(key + ".action.stride") +
-            ": must be at least 1 (got " + std::to_string(action.stride) + ")");
+        return Status::invalid(agent.where(key + ".action.stride") + ": must be at least 1 (got " +
+            std::to_string(action.stride) + ")");
     if (action.frameStep < 1)
         return Status::invalid(agent.where(key + ".action.frame_step") +
             ": must be at least 1 (got " + std::to_string(action.frameStep) + ")");
@@ -223,12 +223,12 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     task->smoothed_.assign(task->classes_, 0.0f);
 
     log->info("task {}: {} mode, clips of {} frames ({}), an inference every {} clip frames; clip "
-              "ring {} planes, {:.1f} MiB",
+              "ring {} planes, {:.0f} KiB",
         config.name, streaming ? "streaming" : "clip", length,
         action.frameStep == 1 ? std::string("every frame")
                               : "every " + std::to_string(action.frameStep) + "th frame",
         action.stride, task->ring_->planes(),
-        static_cast<double>(task->ring_->mappedBytes()) / (1024.0 * 1024.0));
+        static_cast<double>(task->ring_->mappedBytes()) / 1024.0);
     return task;
 }
 

@@ -157,10 +157,10 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
         std::printf("clip model  %s\n", describeEngine(engines[0]).c_str());
     }
     std::printf("input       frames preprocessed to 3x%dx%d; clip input %s; ring %zu planes, "
-                "%.1f MiB\n",
+                "%.0f KiB\n",
         pre.cropHeight, pre.cropWidth,
         task.describe()["action"]["clip_input"].get<std::string>().c_str(), task.ring().planes(),
-        static_cast<double>(task.ring().mappedBytes()) / (1024.0 * 1024.0));
+        static_cast<double>(task.ring().mappedBytes()) / 1024.0);
     std::printf("source      %s, %dx%d, %zu frames replayed\n", config.source.uri.c_str(),
         pool[0].image.cols, pool[0].image.rows, pool.size());
     std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),

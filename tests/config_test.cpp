@@ -269,7 +269,9 @@ TEST(Config, MissingFileIsNotFound)
 
 TEST(Config, ExampleConfigsInTheRepositoryParse)
 {
-    for (const char* name : {"demo.yaml", "agent.yaml", "bench-mobilenet_v2.yaml", "camera.yaml"}) {
+    for (const char* name :
+        {"demo.yaml", "demo-action.yaml", "agent.yaml", "bench-mobilenet_v2.yaml",
+            "bench-action-r3d_18.yaml", "bench-action-streaming.yaml", "camera.yaml"}) {
         auto r = loadConfig(test::sourcePath("firmware-config/") + name);
         EXPECT_TRUE(r.ok()) << name << ": " << r.status().message();
     }
