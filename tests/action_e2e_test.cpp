@@ -94,8 +94,8 @@ TEST(ActionAgent, StreamingWithoutAHeadIsAUsageErrorNamingTheKey)
     // Both errors at once, each at its line (the head's at the action section's first key).
     EXPECT_NE(r.err.find("bad.yaml:5:7: tasks[0].action.head: missing"), std::string::npos)
         << r.err;
-    EXPECT_NE(r.err.find("bad.yaml:6:15: tasks[0].action.stride: must be between 1"),
-        std::string::npos)
+    EXPECT_NE(
+        r.err.find("bad.yaml:6:15: tasks[0].action.stride: must be between 1"), std::string::npos)
         << r.err;
 }
 
