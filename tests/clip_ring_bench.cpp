@@ -20,7 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +29,7 @@
 #include "clip_ring.h"
 #include "config.h"
 #include "preprocess.h"
+#include "run_context.h"
 
 namespace jetagent {
 namespace {
@@ -103,24 +103,6 @@ bool parseOptions(int argc, char** argv, Options& options, bool& help)
         *option->value = static_cast<int>(value);
     }
     return true;
-}
-
-std::string cpuModel()
-{
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    std::string fallback = "unknown";
-    while (std::getline(cpuinfo, line)) {
-        const auto colon = line.find(": ");
-        if (colon == std::string::npos)
-            continue;
-        std::string value = line.substr(colon + 2);
-        if (line.rfind("model name", 0) == 0)
-            return value; // x86
-        if (line.rfind("Model", 0) == 0 || line.rfind("Hardware", 0) == 0)
-            fallback = value; // Arm boards name the board or the SoC instead
-    }
-    return fallback;
 }
 
 struct Summary {
@@ -201,7 +183,7 @@ int run(const Options& o)
     std::printf("compiler %s, ", __VERSION__);
 #endif
     std::printf("OpenCV %s on %d threads, CPU %s\n\n", cv::getVersionString().c_str(),
-        cv::getNumThreads(), cpuModel().c_str());
+        cv::getNumThreads(), collectRunContext().cpu.c_str());
 
     uint64_t frameId = 0;
     const float* volatile clipSeen = nullptr; // the clip's address, read so the call is kept
