@@ -8,7 +8,9 @@
 // source's drawing calls.
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <new>
 
 #include <gtest/gtest.h>
@@ -44,6 +46,27 @@ void operator delete(void* p, std::size_t) noexcept
 
 namespace jetagent {
 namespace {
+
+// Allocations made by frames 20..519 of `oneFrame`, after frames 0..19 brought buffers to size.
+uint64_t steadyStateAllocations(const std::function<void(uint64_t)>& oneFrame)
+{
+    for (uint64_t i = 0; i < 20; ++i)
+        oneFrame(i);
+    const uint64_t before = g_allocations.load();
+    for (uint64_t i = 20; i < 520; ++i)
+        oneFrame(i);
+    return g_allocations.load() - before;
+}
+
+// Allocations of the same 500 cv::resize calls on their own: the library's share, not ours.
+uint64_t resizeAllocations(const std::vector<cv::Mat>& images, cv::Size size)
+{
+    cv::Mat resized(size, CV_8UC3);
+    const uint64_t before = g_allocations.load();
+    for (uint64_t i = 20; i < 520; ++i)
+        cv::resize(images[i % images.size()], resized, size, 0, 0, cv::INTER_LINEAR);
+    return g_allocations.load() - before;
+}
 
 TEST(HotPath, SteadyStateFramesAllocateNothing)
 {
@@ -89,19 +112,9 @@ TEST(HotPath, SteadyStateFramesAllocateNothing)
         log.submit(r);
     };
 
-    for (uint64_t i = 0; i < 20; ++i) // warm-up: buffers reach their sizes
-        oneFrame(i);
-    const uint64_t before = g_allocations.load();
-    for (uint64_t i = 20; i < 520; ++i)
-        oneFrame(i);
-    const uint64_t agent = g_allocations.load() - before;
-
-    // The same 500 resizes alone (the preprocessor's geometry: 640x480 -> 341x256, bilinear).
-    cv::Mat resized(256, 341, CV_8UC3);
-    const uint64_t libraryBefore = g_allocations.load();
-    for (uint64_t i = 20; i < 520; ++i)
-        cv::resize(images[i % images.size()], resized, cv::Size(341, 256), 0, 0, cv::INTER_LINEAR);
-    const uint64_t library = g_allocations.load() - libraryBefore;
+    const uint64_t agent = steadyStateAllocations(oneFrame);
+    // The preprocessor's geometry: 640x480 -> 341x256, bilinear.
+    const uint64_t library = resizeAllocations(images, cv::Size(341, 256));
 
     EXPECT_EQ(agent, library) << "allocations in 500 steady-state frames: " << agent
                               << ", of which cv::resize " << library;
@@ -133,19 +146,8 @@ TEST(HotPath, ClipRingFramesAndClipsAllocateNothing)
             if (r.full())
                 checksum += r.clip()[i % r.clipElements()] + static_cast<float>(r.info(0).frameId);
         };
-        for (uint64_t i = 0; i < 20; ++i)
-            oneFrame(i);
-        const uint64_t before = g_allocations.load();
-        for (uint64_t i = 20; i < 520; ++i)
-            oneFrame(i);
-        const uint64_t task = g_allocations.load() - before;
-
-        cv::Mat resized(112, 112, CV_8UC3);
-        const uint64_t libraryBefore = g_allocations.load();
-        for (uint64_t i = 20; i < 520; ++i)
-            cv::resize(
-                images[i % images.size()], resized, cv::Size(112, 112), 0, 0, cv::INTER_LINEAR);
-        const uint64_t library = g_allocations.load() - libraryBefore;
+        const uint64_t task = steadyStateAllocations(oneFrame);
+        const uint64_t library = resizeAllocations(images, cv::Size(112, 112));
         EXPECT_EQ(task, library) << "allocations in 500 frames into the ring: " << task
                                  << ", of which cv::resize " << library;
         EXPECT_TRUE(std::isfinite(checksum));
