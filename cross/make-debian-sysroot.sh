@@ -14,7 +14,7 @@ set -euo pipefail
 packages=(
     libc6-dev libstdc++-12-dev
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
-    libcli11-dev nlohmann-json3-dev libgtest-dev
+    libcli11-dev nlohmann-json3-dev libgtest-dev libgpiod-dev
     gstreamer1.0-plugins-base # videotestsrc, videoconvert, appsink: the GStreamer source tests
 )
 suite=bookworm

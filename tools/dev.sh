@@ -36,12 +36,12 @@ jobs=${JETAGENT_JOBS:-$(nproc)}
 packages=(
     cmake ninja-build g++ pkg-config git file
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
-    libcli11-dev nlohmann-json3-dev libgtest-dev
+    libcli11-dev nlohmann-json3-dev libgtest-dev libgpiod-dev
 )
 # The GStreamer tests' elements (videotestsrc, videoconvert, appsink), an X server for the live
 # window's test, and the vivid VM test's emulator, initramfs tools and module tooling
 # (tests/vm/vivid-test.sh).
-test_packages=(gstreamer1.0-plugins-base xvfb xauth qemu-system-x86 busybox-static cpio kmod)
+test_packages=(gstreamer1.0-plugins-base xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd)
 lint_packages=(clang-format clang-tidy)
 # The model-zoo tests' reference exports (tools/export_torchvision.py).
 model_packages=(python3-torch python3-torchvision)

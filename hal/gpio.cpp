@@ -1,0 +1,2 @@
+// GPIO lines through libgpiod v1.
+#include "jetagent/hal/gpio.h"

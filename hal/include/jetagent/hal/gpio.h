@@ -1,0 +1,2 @@
+// GPIO lines through a chip interface: libgpiod v1 on boards, a fake in tests.
+#pragma once

@@ -1,0 +1,2 @@
+// GPIO signals for external instruments.
+#include "gpio_signals.h"

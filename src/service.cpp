@@ -1,0 +1,2 @@
+// The systemd service protocol.
+#include "service.h"

@@ -1,0 +1,1 @@
+// jetagent run as systemd runs it: a fake NOTIFY_SOCKET, signals, reloads.
