@@ -21,6 +21,7 @@
 #include "jetagent/power/power_monitor.h"
 #include "pipeline.h"
 #include "run_context.h"
+#include "service.h"
 #include "stop_signals.h"
 #include "summary.h"
 
@@ -225,55 +226,264 @@ private:
     std::vector<double> rates_;
 };
 
-} // namespace
+// Identity of a file a task reads, so that a reload rebuilds a task whose model or labels were
+// replaced on disk even when its config text is the same.
+std::string fileStamp(const std::string& path)
+{
+    if (path.empty())
+        return "-";
+    struct stat st { };
+    if (::stat(path.c_str(), &st) != 0)
+        return path + ": missing";
+    return path + ": " + std::to_string(st.st_size) + " bytes, " +
+        std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
 
-Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options)
+std::string taskKey(const AgentConfig& config, size_t index)
+{
+    const TaskConfig& t = config.tasks[index];
+    return config.sectionText("tasks[" + std::to_string(index) + "]") + "\n" + fileStamp(t.model) +
+        "\n" + fileStamp(t.labels) + "\n" + fileStamp(t.action.head);
+}
+
+// What the tasks see of a source: a task built on one source can be kept on another only when
+// these are the same.
+std::string sourceShape(const SourceInfo& info)
+{
+    std::string text = std::to_string(info.width) + "x" + std::to_string(info.height);
+    for (const auto& name : info.classNames)
+        text += "," + name;
+    return text;
+}
+
+Expected<std::unique_ptr<Task>> createTask(
+    const AgentConfig& config, size_t index, const SourceInfo& info)
+{
+    if (config.tasks[index].type == "action") {
+        auto task = ActionTask::create(config, index, info);
+        if (!task)
+            return task.status();
+        return std::unique_ptr<Task>(std::move(task).value());
+    }
+    auto task = ClassificationTask::create(config, index, info);
+    if (!task)
+        return task.status();
+    return std::unique_ptr<Task>(std::move(task).value());
+}
+
+// What a config opens. A reload keeps the source and the tasks whose settings did not change.
+struct Components {
+    std::unique_ptr<FrameSource> source;
+    std::string sourceShape;
+    std::vector<std::unique_ptr<Task>> tasks;
+    std::vector<std::string> taskKeys;
+    std::vector<int> keptFrom; // per task: the index of the running task it keeps, or -1
+    std::unique_ptr<PowerMonitor> monitor;
+    std::unique_ptr<DisplaySink> display;
+    std::string runDirectory;
+};
+
+// Builds the tasks of `config` on `info` into `out`, except those for which `old` (when given, and
+// when it ran on the same source shape) has a task with the same key: those are only marked in
+// out.keptFrom, for adoptKeptTasks once `old` has stopped.
+Status buildTasks(const AgentConfig& config, const SourceInfo& info, Components* old,
+    ServiceNotifier& notify, Components& out)
+{
+    auto log = logger("agent");
+    const bool sameSource = old && old->sourceShape == sourceShape(info);
+    std::vector<int> claims(config.tasks.size(), -1);
+    std::vector<bool> claimed(old ? old->tasks.size() : 0, false);
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < config.tasks.size(); ++i) {
+        keys.push_back(taskKey(config, i));
+        for (size_t j = 0; sameSource && j < old->tasks.size(); ++j)
+            if (!claimed[j] && old->tasks[j] && old->taskKeys[j] == keys[i]) {
+                claims[i] = static_cast<int>(j);
+                claimed[j] = true;
+                break;
+            }
+    }
+    std::vector<std::unique_ptr<Task>> built(config.tasks.size());
+    for (size_t i = 0; i < config.tasks.size(); ++i) {
+        if (claims[i] >= 0)
+            continue;
+        StartupKeepAlive keepAlive(notify, "building task " + config.tasks[i].name);
+        auto task = createTask(config, i, info);
+        if (!task)
+            return task.status();
+        built[i] = std::move(task).value();
+    }
+    out.tasks = std::move(built);
+    out.taskKeys = keys;
+    out.keptFrom = claims;
+    return Status();
+}
+
+// Moves the tasks `next` keeps from `old` into place; once `old` has stopped using them.
+void adoptKeptTasks(Components& next, Components& old)
+{
+    for (size_t i = 0; i < next.keptFrom.size(); ++i)
+        if (next.keptFrom[i] >= 0) {
+            next.tasks[i] = std::move(old.tasks[static_cast<size_t>(next.keptFrom[i])]);
+            logger("agent")->info("task {}: unchanged, kept", next.tasks[i]->name());
+        }
+    next.keptFrom.clear();
+}
+
+Expected<std::unique_ptr<FrameSource>> openSource(const AgentConfig& config)
+{
+    auto opened = openFrameSource(config.source);
+    if (!opened)
+        return opened.status().withContext(config.where("source.uri"));
+    return std::move(opened).value();
+}
+
+// Everything a config needs before its first frame, opened from nothing: the start-up.
+Status openComponents(
+    const AgentConfig& config, const std::string& runPrefix, ServiceNotifier& notify, Components& c)
+{
+    {
+        StartupKeepAlive keepAlive(notify, "opening " + config.source.uri);
+        auto source = openSource(config);
+        if (!source)
+            return source.status();
+        c.source = std::move(source).value();
+        c.sourceShape = sourceShape(c.source->info());
+    }
+    if (Status s = buildTasks(config, c.source->info(), nullptr, notify, c); !s)
+        return s;
+    c.keptFrom.clear();
+    auto power = openPower(config);
+    if (!power)
+        return power.status();
+    c.monitor = std::move(power).value();
+    if (config.display.window || !config.display.output.empty()) {
+        auto sink =
+            DisplaySink::open(config.display, c.source->info(), config.run.pacing == Pacing::None);
+        if (!sink)
+            return sink.status();
+        c.display = std::move(sink).value();
+    }
+    auto runDir = createRunDirectory(config.logging.dir, runPrefix);
+    if (!runDir)
+        return runDir.status().withContext(config.where("logging.dir"));
+    c.runDirectory = runDir.value();
+    return Status();
+}
+
+// A reload's new components, prepared while the current config runs. The source is only kept or
+// marked for reopening here: a camera cannot be opened twice, so a changed source is switched
+// after the current run has drained (switchSource).
+struct Reload {
+    AgentConfig config;
+    Components next;
+    bool sourceChanged = false;
+};
+
+Status prepareReload(const AgentConfig& current, Components& running, const RunOptions& options,
+    ServiceNotifier& notify, Reload& reload)
+{
+    const AgentConfig& config = reload.config;
+    if (running.display || config.display.window || !config.display.output.empty())
+        return Status::unsupported("reloading is not supported with a live window or a "
+                                   "recording (display.window, display.output); restart instead");
+    reload.sourceChanged = config.sectionText("source") != current.sectionText("source") ||
+        config.source.uri != current.source.uri;
+    if (!reload.sourceChanged)
+        if (Status s = buildTasks(config, running.source->info(), &running, notify, reload.next);
+            !s)
+            return s;
+    auto power = openPower(config);
+    if (!power)
+        return power.status();
+    reload.next.monitor = std::move(power).value();
+    auto runDir = createRunDirectory(config.logging.dir, options.runPrefix);
+    if (!runDir)
+        return runDir.status().withContext(config.where("logging.dir"));
+    reload.next.runDirectory = runDir.value();
+    return Status();
+}
+
+// The source half of a reload, once the current run has drained: close the old source, open the
+// new one and build the tasks on it. On failure the old source is reopened and the old tasks are
+// kept, so the old config goes on; an error is returned only when even that fails.
+Status switchSource(const AgentConfig& current, Components& running, ServiceNotifier& notify,
+    Reload& reload, bool& switched)
+{
+    auto log = logger("agent");
+    switched = false;
+    running.source.reset();
+    Status problem;
+    {
+        StartupKeepAlive keepAlive(notify, "opening " + reload.config.source.uri);
+        auto source = openSource(reload.config);
+        if (source) {
+            reload.next.source = std::move(source).value();
+            reload.next.sourceShape = sourceShape(reload.next.source->info());
+        } else {
+            problem = source.status();
+        }
+    }
+    if (problem.ok())
+        problem =
+            buildTasks(reload.config, reload.next.source->info(), &running, notify, reload.next);
+    if (problem.ok()) {
+        switched = true;
+        return Status();
+    }
+    log->error("reload failed, keeping the previous config: {}", problem.message());
+    reload.next.source.reset();
+    auto old = openSource(current);
+    if (!old)
+        return old.status().withContext("reopening the previous source after a failed reload");
+    running.source = std::move(old).value();
+    return Status();
+}
+
+// The one-line state systemd shows in `systemctl status`.
+std::string serviceStatus(const AgentConfig& config, const Pipeline& pipeline,
+    const std::vector<std::unique_ptr<Task>>& tasks, const std::vector<double>& fps)
+{
+    std::string text = config.source.uri;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const Pipeline::LiveView view = pipeline.live(i);
+        char part[160];
+        if (view.haveLast)
+            std::snprintf(part, sizeof part, " | %s: %.1f fps, last %.2f ms, %llu frames",
+                tasks[i]->name().c_str(), i < fps.size() ? fps[i] : 0.0,
+                nsToMs(view.last.endToEndNs()), static_cast<unsigned long long>(view.frames));
+        else
+            std::snprintf(part, sizeof part, " | %s: waiting for frames", tasks[i]->name().c_str());
+        text += part;
+    }
+    return text;
+}
+
+// How one config run ended.
+struct RunEnd {
+    AgentRun run;
+    bool reload = false; // drained for a reload that is ready in `pending`
+    bool stopSignal = false;
+    bool startFailed = false; // the logs could not be opened: nothing ran
+};
+
+// Runs `config` on `c` until it ends, a stop signal, or a reload is ready (then `pending` holds
+// it). Writes the run's logs and summary either way.
+RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& options,
+    SignalGuard& signals, ServiceNotifier& notify, WatchdogPinger& watchdog,
+    std::unique_ptr<Reload>& pending, bool firstRun)
 {
     auto log = logger("agent");
     RunOutcome outcome;
     outcome.context = collectRunContext();
     outcome.config = &config;
     outcome.overrides = options.overrides;
-
-    auto opened = openFrameSource(config.source);
-    if (!opened)
-        return opened.status().withContext(config.where("source.uri"));
-    std::unique_ptr<FrameSource> source = std::move(opened).value();
-    outcome.source = source->info();
-
-    std::vector<std::unique_ptr<Task>> tasks;
-    for (size_t i = 0; i < config.tasks.size(); ++i) {
-        if (config.tasks[i].type == "action") {
-            auto task = ActionTask::create(config, i, source->info());
-            if (!task)
-                return task.status();
-            tasks.push_back(std::move(task).value());
-            continue;
-        }
-        auto task = ClassificationTask::create(config, i, source->info());
-        if (!task)
-            return task.status();
-        tasks.push_back(std::move(task).value());
-    }
-
-    auto power = openPower(config);
-    if (!power)
-        return power.status();
-    std::unique_ptr<PowerMonitor> monitor = std::move(power).value();
-
-    std::unique_ptr<DisplaySink> display;
-    if (config.display.window || !config.display.output.empty()) {
-        auto sink =
-            DisplaySink::open(config.display, source->info(), config.run.pacing == Pacing::None);
-        if (!sink)
-            return sink.status();
-        display = std::move(sink).value();
-    }
-
-    auto runDir = createRunDirectory(config.logging.dir, options.runPrefix);
-    if (!runDir)
-        return runDir.status().withContext(config.where("logging.dir"));
-    outcome.runDirectory = runDir.value();
+    outcome.source = c.source->info();
+    outcome.runDirectory = c.runDirectory;
+    FrameSource& source = *c.source;
+    const auto& tasks = c.tasks;
+    PowerMonitor* monitor = c.monitor.get();
+    DisplaySink* display = c.display.get();
     if (!config.path.empty()) {
         std::error_code ec;
         fs::copy_file(config.path, fs::path(outcome.runDirectory) / "config.yaml", ec);
@@ -282,9 +492,6 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
                 "could not copy {} into {}: {}", config.path, outcome.runDirectory, ec.message());
     }
 
-    // Before the writer and pipeline threads start, so that a signal never meets a run half set up.
-    SignalGuard signals(options.handleSignals);
-
     std::vector<std::unique_ptr<TaskLog>> logs;
     std::vector<Pipeline::TaskSlot> slots;
     logs.reserve(tasks.size());
@@ -292,8 +499,8 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
     for (size_t i = 0; i < tasks.size(); ++i) {
         const TaskConfig& tc = config.tasks[i];
         int64_t deadline = static_cast<int64_t>(tc.deadlineMs * 1e6);
-        if (deadline <= 0 && source->info().fps > 0)
-            deadline = static_cast<int64_t>(1e9 / source->info().fps);
+        if (deadline <= 0 && source.info().fps > 0)
+            deadline = static_cast<int64_t>(1e9 / source.info().fps);
         logs.push_back(std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(), deadline,
             static_cast<size_t>(config.logging.queueCapacity)));
         if (monitor && monitor->sampler().haveRails())
@@ -302,14 +509,15 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
             logs.back()->enableClipColumns();
         slots.push_back({tasks[i].get(), logs.back().get(), deadline});
     }
+    RunEnd end;
     // The sampler starts before the first frame so that every frame's window is covered.
-    if (monitor) {
+    Status startProblem;
+    if (monitor)
         if (Status s = monitor->sampler().start(); !s)
-            return s.withContext(config.where("power"));
-    }
+            startProblem = s.withContext(config.where("power"));
     const bool energy = monitor && monitor->sampler().haveRails();
     FrameLogWriter writer;
-    if (config.logging.csv || config.logging.jsonl || energy) {
+    if (startProblem.ok() && (config.logging.csv || config.logging.jsonl || energy)) {
         std::vector<TaskLog*> raw;
         raw.reserve(logs.size());
         for (auto& l : logs)
@@ -317,45 +525,136 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
         if (Status s =
                 writer.open(outcome.runDirectory, raw, config.logging.csv, config.logging.jsonl);
             !s)
-            return Status::invalid(s.message()).withContext(config.where("logging.dir"));
-        writer.start();
+            startProblem = Status::invalid(s.message()).withContext(config.where("logging.dir"));
+        else
+            writer.start();
     }
 
-    Pipeline pipeline(*source, config.run, slots,
+    Pipeline pipeline(source, config.run, slots,
         static_cast<size_t>(config.logging.maxSummarySamples),
         display ? &display->queue() : nullptr);
-    log->info("running {} task(s) on {} ({}); logs in {}", tasks.size(), source->info().uri,
-        source->info().kind, outcome.runDirectory);
-    if (!source->info().detail.empty())
-        log->info("source: {}", source->info().detail);
+    if (!startProblem.ok()) {
+        // Nothing ran: the pipeline never starts, and the run ends with the problem as its failure.
+        end.run.failure = startProblem;
+        end.run.runDirectory = outcome.runDirectory;
+        end.startFailed = true;
+        if (monitor)
+            monitor->sampler().stop();
+        writer.stop();
+        return end;
+    }
+    log->info("running {} task(s) on {} ({}); logs in {}", tasks.size(), source.info().uri,
+        source.info().kind, outcome.runDirectory);
+    if (firstRun && !source.info().detail.empty())
+        log->info("source: {}", source.info().detail);
     if (display)
-        display->start(OverlayBuilder(pipeline, tasks, monitor.get()),
+        display->start(OverlayBuilder(pipeline, tasks, monitor),
             [&pipeline] { pipeline.requestStop("the window was closed"); });
     pipeline.start();
 
+    // The watchdog's probe: every task finished a frame since the last ping.
+    {
+        auto last = std::make_shared<std::vector<uint64_t>>(tasks.size(), 0);
+        watchdog.setProbe([&pipeline, last] {
+            bool all = true;
+            for (size_t i = 0; i < last->size(); ++i) {
+                const uint64_t frames = pipeline.live(i).frames;
+                all = all && frames > (*last)[i];
+                (*last)[i] = frames;
+            }
+            return all;
+        });
+    }
+
     const int64_t statusPeriod = static_cast<int64_t>(config.logging.statusIntervalS * 1e9);
+    constexpr int64_t kNotifyPeriodNs = 5'000'000'000;
     int64_t nextStatus = monotonicNs() + statusPeriod;
+    int64_t nextNotify = monotonicNs() + kNotifyPeriodNs;
+    int64_t rateStart = monotonicNs();
     std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
+    std::vector<uint64_t> framesAtRate(tasks.size(), 0);
+    std::vector<double> fps(tasks.size(), 0.0);
+    notify.ready(serviceStatus(config, pipeline, tasks, fps));
+    int64_t stopDeadline = 0;
     // With a window open the loop also serves it (GUI toolkits want their window's thread), so it
     // comes round at about 60 Hz instead of 10.
     const int loopMs = display && display->hasWindow() ? 15 : 100;
     while (!pipeline.waitFinished(0)) {
         if (display)
             display->pumpWindow();
-        if (int sig = signals.wait(loopMs)) {
+        const int sig = signals.wait(loopMs);
+        if (sig == SIGHUP && !options.reload) {
+            log->warn("SIGHUP: this run has no config file to reload; ignored");
+        } else if (sig == SIGHUP && stopDeadline == 0 && !pending) {
+            log->info("SIGHUP: reloading {}", config.path);
+            notify.reloading("reloading " + config.path);
+            auto next = options.reload();
+            auto reload = std::make_unique<Reload>();
+            Status problem = next.status();
+            if (next) {
+                reload->config = std::move(next).value();
+                problem = prepareReload(config, c, options, notify, *reload);
+                if (!problem.ok() && !reload->next.runDirectory.empty())
+                    fs::remove(reload->next.runDirectory);
+            }
+            if (problem.ok()) {
+                log->info("reload: the new config is valid; finishing the frames in flight");
+                pending = std::move(reload);
+                pipeline.requestStop("reload");
+            } else {
+                log->error(
+                    "reload failed, the previous config keeps running:\n{}", problem.message());
+                notify.ready("reload failed, the previous config keeps running: " +
+                    problem.message().substr(0, problem.message().find('\n')));
+            }
+        } else if (sig == SIGHUP) {
+            log->info("SIGHUP: already stopping or reloading; ignored");
+        } else if (sig != 0) {
             log->info(
                 "{}: stopping; finishing the frames in flight (send it again to quit at once)",
                 signalName(sig));
+            notify.stopping(std::string("stopping (") + signalName(sig) + ")");
             pipeline.requestStop(std::string("signal ") + signalName(sig));
+            if (pending)
+                fs::remove(pending->next.runDirectory); // still empty: the reload never ran
+            pending.reset();
+            end.stopSignal = true;
+            if (options.stopTimeoutS > 0 && stopDeadline == 0)
+                stopDeadline = monotonicNs() + static_cast<int64_t>(options.stopTimeoutS * 1e9);
         }
         const int64_t now = monotonicNs();
+        if (stopDeadline != 0 && now > stopDeadline) {
+            // A camera read or an inference that never returns: what was recorded is flushed, and
+            // the exit status tells systemd (or the user) that the stop was not clean.
+            log->error("the frames in flight did not finish within {:.0f} s of the stop signal (a "
+                       "stuck camera or engine); writing the logs and exiting without a summary",
+                options.stopTimeoutS);
+            watchdog.setProbe(nullptr);
+            if (monitor)
+                monitor->sampler().stop();
+            writer.stop();
+            std::fflush(nullptr);
+            std::_Exit(1);
+        }
+        if (now >= nextNotify) {
+            const double seconds = nsToS(now - rateStart);
+            for (size_t i = 0; i < tasks.size(); ++i) {
+                const uint64_t frames = pipeline.live(i).frames;
+                fps[i] = static_cast<double>(frames - framesAtRate[i]) / seconds;
+                framesAtRate[i] = frames;
+            }
+            rateStart = now;
+            nextNotify = now + kNotifyPeriodNs;
+            if (stopDeadline == 0 && !pending)
+                notify.status(serviceStatus(config, pipeline, tasks, fps));
+        }
         if (options.printStatus && statusPeriod > 0 && now >= nextStatus) {
             for (size_t i = 0; i < tasks.size(); ++i) {
                 const auto view = pipeline.live(i);
-                const double fps = static_cast<double>(view.frames - framesAtLastStatus[i]) /
+                const double rate = static_cast<double>(view.frames - framesAtLastStatus[i]) /
                     nsToS(statusPeriod + now - nextStatus);
                 framesAtLastStatus[i] = view.frames;
-                std::string line = statusLine(tasks[i]->name(), view, tasks[i]->labels(), fps);
+                std::string line = statusLine(tasks[i]->name(), view, tasks[i]->labels(), rate);
                 if (monitor) {
                     const std::string p = powerStatus(*monitor);
                     if (!p.empty())
@@ -367,6 +666,7 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
         }
     }
     pipeline.join();
+    watchdog.setProbe(nullptr);
     if (display)
         display->stop();
     // The sampler's last sample covers the last frame; only then may the writer give up waiting.
@@ -375,7 +675,7 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
     writer.stop();
 
     outcome.framesCaptured = pipeline.framesCaptured();
-    outcome.sourceStats = source->stats();
+    outcome.sourceStats = source.stats();
     if (display) {
         outcome.display.enabled = true;
         outcome.display.window = config.display.window;
@@ -399,7 +699,7 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
         outcome.powerStats = monitor->sampler().runStats();
     }
 
-    AgentRun run;
+    AgentRun& run = end.run;
     run.summary = summaryJson(outcome);
     run.runDirectory = outcome.runDirectory;
     run.failure = failure;
@@ -418,7 +718,76 @@ Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options
     if (options.printSummary)
         std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
-    return run;
+    end.reload = pending != nullptr && failure.ok() && !end.stopSignal;
+    return end;
+}
+
+} // namespace
+
+Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& options)
+{
+    auto log = logger("agent");
+    ServiceNotifier notify =
+        options.notify ? ServiceNotifier::fromEnvironment() : ServiceNotifier();
+    Components running;
+    if (Status s = openComponents(initial, options.runPrefix, notify, running); !s) {
+        notify.send("STATUS=start-up failed: " + s.message().substr(0, s.message().find('\n')));
+        return s;
+    }
+    WatchdogPinger watchdog(notify);
+
+    // Before the writer and pipeline threads start, so that a signal never meets a run half set up.
+    SignalGuard signals(options.handleSignals, options.handleSignals && options.reload != nullptr);
+
+    AgentConfig config = initial;
+    std::vector<std::string> directories;
+    std::unique_ptr<Reload> pending;
+    for (bool first = true;; first = false) {
+        RunEnd end = runOnce(config, running, options, signals, notify, watchdog, pending, first);
+        if (first && end.startFailed)
+            return end.run.failure; // a bad log directory is a start-up error, like a bad model
+        directories.push_back(end.run.runDirectory);
+        if (!end.reload) {
+            if (!end.stopSignal)
+                notify.stopping("stopping: " +
+                    (end.run.failure.ok() ? std::string("the run ended")
+                                          : end.run.failure.message()));
+            end.run.runDirectories = directories;
+            return std::move(end.run);
+        }
+        std::unique_ptr<Reload> reload = std::move(pending);
+        bool switched = true;
+        if (reload->sourceChanged) {
+            if (Status s = switchSource(config, running, notify, *reload, switched); !s) {
+                log->error("{}", s.message());
+                notify.stopping("stopping: " + s.message());
+                end.run.failure = s;
+                end.run.runDirectories = directories;
+                return std::move(end.run);
+            }
+        }
+        if (!switched) {
+            // The old config goes on, in a new run directory of its own, with a fresh power
+            // monitor of its own settings (a sampler runs once).
+            running.runDirectory = reload->next.runDirectory;
+            running.monitor.reset();
+            auto power = openPower(config);
+            if (power)
+                running.monitor = std::move(power).value();
+            else
+                log->warn(
+                    "power sampling is off after the failed reload: {}", power.status().message());
+            continue;
+        }
+        if (!reload->sourceChanged) {
+            reload->next.source = std::move(running.source);
+            reload->next.sourceShape = running.sourceShape;
+        }
+        adoptKeptTasks(reload->next, running);
+        running = std::move(reload->next);
+        config = std::move(reload->config);
+        log->info("reload: now running {}", config.path);
+    }
 }
 
 } // namespace jetagent

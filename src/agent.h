@@ -1,6 +1,7 @@
 // One run of the agent: open the source, build the tasks, run the pipeline, log and summarise.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,16 +19,28 @@ struct RunOptions {
     bool printSummary = true; // the summary text on stdout at the end
     bool handleSignals = true; // SIGINT/SIGTERM stop the run cleanly; a second one exits at once
     std::string runPrefix; // run directory name prefix ("" for runs, "bench-" for benchmarks)
+    // SIGHUP: re-reads the config (the file again, with the same command-line overrides). The new
+    // config is validated and what it needs is built while the old one runs; a config that fails
+    // is logged and the old one goes on. Empty: SIGHUP keeps its default action.
+    std::function<Expected<AgentConfig>()> reload;
+    bool notify = false; // speak systemd's notify protocol when NOTIFY_SOCKET is set
+    // After a stop signal, the longest wait for the frames in flight; past it the logs are flushed
+    // and the process exits with a failure (a hung camera or engine). 0 = wait as long as it takes.
+    double stopTimeoutS = 0.0;
 };
 
 struct AgentRun {
     nlohmann::json summary;
     std::vector<TaskStats> stats; // per task, in config order
-    std::string runDirectory;
+    std::string runDirectory; // the last one, when reloads started new ones
+    std::vector<std::string> runDirectories; // one per config run, in order (reloads add one each)
     Status failure; // what ended the run early, if anything; the summary is complete either way
 };
 
-// Runs `config` to its end (frame limit, duration, end of stream, a signal or a failure). Problems
+// Runs `config` to its end (frame limit, duration, end of stream, a signal or a failure). A reload
+// (SIGHUP, with RunOptions::reload) ends the current run directory with its summary and goes on in
+// a new one under the new config, keeping the source and the engines whose settings did not change.
+// Problems
 // found before any frame is captured (a bad source, model, labels or log directory) are returned as
 // errors naming the config key; problems while running end the run with AgentRun::failure set,
 // after every completed frame has been logged and summarised.

@@ -71,7 +71,52 @@ struct RunArgs {
     bool asFastAsPossible = false;
     bool display = false;
     std::string output;
+    double stopTimeout = 15.0;
 };
+
+// The command line's replacements of config keys, applied to `config` and listed in `overrides`.
+void applyRunOverrides(const RunArgs& args, const CLI::App& cmd, AgentConfig& config,
+    std::vector<std::string>& overrides)
+{
+    if (cmd.count("--source")) {
+        config.source.uri = args.source;
+        overrides.push_back("source.uri=" + args.source);
+        config.overriddenBy["source.uri"] = "--source";
+    }
+    if (cmd.count("--frames")) {
+        config.run.frames = args.frames;
+        overrides.push_back("run.frames=" + std::to_string(args.frames));
+        config.overriddenBy["run.frames"] = "--frames";
+    }
+    if (cmd.count("--duration")) {
+        config.run.durationS = args.duration;
+        overrides.push_back("run.duration_s=" + std::to_string(args.duration));
+        config.overriddenBy["run.duration_s"] = "--duration";
+    }
+    if (cmd.count("--log-dir")) {
+        config.logging.dir = args.logDir;
+        overrides.push_back("logging.dir=" + args.logDir);
+        config.overriddenBy["logging.dir"] = "--log-dir";
+    }
+    if (args.asFastAsPossible) {
+        config.run.pacing = Pacing::None;
+        overrides.push_back("run.pacing=none");
+        config.overriddenBy["run.pacing"] = "--as-fast-as-possible";
+    }
+    if (args.display) {
+        config.display.window = true;
+        overrides.push_back("display.window=true");
+        config.overriddenBy["display.window"] = "--display";
+    }
+    if (cmd.count("--output")) {
+        std::string path = args.output;
+        if (path.rfind("file://", 0) == 0)
+            path = path.substr(7);
+        config.display.output = path;
+        overrides.push_back("display.output=" + path);
+        config.overriddenBy["display.output"] = "--output";
+    }
+}
 
 int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App& cmd)
 {
@@ -81,46 +126,23 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
     AgentConfig config = std::move(loaded).value();
 
     RunOptions options;
-    if (cmd.count("--source")) {
-        config.source.uri = args.source;
-        options.overrides.push_back("source.uri=" + args.source);
-        config.overriddenBy["source.uri"] = "--source";
-    }
-    if (cmd.count("--frames")) {
-        config.run.frames = args.frames;
-        options.overrides.push_back("run.frames=" + std::to_string(args.frames));
-        config.overriddenBy["run.frames"] = "--frames";
-    }
-    if (cmd.count("--duration")) {
-        config.run.durationS = args.duration;
-        options.overrides.push_back("run.duration_s=" + std::to_string(args.duration));
-        config.overriddenBy["run.duration_s"] = "--duration";
-    }
-    if (cmd.count("--log-dir")) {
-        config.logging.dir = args.logDir;
-        options.overrides.push_back("logging.dir=" + args.logDir);
-        config.overriddenBy["logging.dir"] = "--log-dir";
-    }
-    if (args.asFastAsPossible) {
-        config.run.pacing = Pacing::None;
-        options.overrides.push_back("run.pacing=none");
-        config.overriddenBy["run.pacing"] = "--as-fast-as-possible";
-    }
-    if (args.display) {
-        config.display.window = true;
-        options.overrides.push_back("display.window=true");
-        config.overriddenBy["display.window"] = "--display";
-    }
-    if (cmd.count("--output")) {
-        std::string path = args.output;
-        if (path.rfind("file://", 0) == 0)
-            path = path.substr(7);
-        config.display.output = path;
-        options.overrides.push_back("display.output=" + path);
-        config.overriddenBy["display.output"] = "--output";
-    }
+    applyRunOverrides(args, cmd, config, options.overrides);
     setLogLevel(global.level(config.logging.level));
     options.printStatus = !global.quiet;
+    options.notify = true;
+    options.stopTimeoutS = args.stopTimeout;
+    // SIGHUP: the same file, the same overrides; the log level follows the new config unless
+    // the command line set it.
+    options.reload = [&args, &cmd, &global]() -> Expected<AgentConfig> {
+        auto reloaded = loadConfig(args.config);
+        if (!reloaded)
+            return reloaded.status();
+        AgentConfig next = std::move(reloaded).value();
+        std::vector<std::string> ignored;
+        applyRunOverrides(args, cmd, next, ignored);
+        setLogLevel(global.level(next.logging.level));
+        return next;
+    };
 
     auto run = runAgent(config, options);
     if (!run)
@@ -210,13 +232,26 @@ int runCli(int argc, char** argv)
         "drawn on them (the live demo; q or Esc stops the run). Headless without it");
     run->add_option("--output", runArgs.output,
         "Record the annotated frames to a video file (file://annotated.mp4; .mp4, .mkv, .avi)");
+    run->add_option("--stop-timeout", runArgs.stopTimeout,
+           "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"
+           "logs are flushed and jetagent exits with status 1 (a hung camera or engine). 0: no "
+           "limit")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     run->footer(std::string("\nSources (--source or source.uri):\n") + frameSourceUriHelp() +
         "\nEach run writes into a new directory under the log directory: <task>.frames.csv and\n"
         "<task>.frames.jsonl (one line per frame: stage times, end-to-end latency, top-1 result),\n"
         "summary.json and summary.txt (percentiles, throughput, deadline misses, cold start,\n"
         "accuracy when the source knows the true classes, and the run's context), and a copy of "
         "the\n"
-        "config. Ctrl-C stops the run cleanly; a second Ctrl-C quits at once.\n" +
+        "config. Ctrl-C stops the run cleanly; a second Ctrl-C quits at once.\n"
+        "\nAs a service (systemd/jetagent.service): with NOTIFY_SOCKET set, jetagent tells "
+        "systemd\n"
+        "when it is ready (READY=1 once the source and engines are up), its state (STATUS=), and\n"
+        "pings the watchdog (WatchdogSec=) only while frames flow. SIGHUP re-reads the config "
+        "file:\n"
+        "a valid one replaces the running one (a new run directory; the source and the engines of\n"
+        "unchanged tasks are kept), a bad one is logged and the old one keeps running.\n" +
         kExitCodes);
 
     // bench

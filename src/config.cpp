@@ -670,6 +670,17 @@ Expected<AgentConfig> parseConfig(
         readPower(reader, top.take("power"), baseDir, config.power);
         readDisplay(reader, top.take("display"), config.display);
         top.finish();
+        // Each section's text, to tell on a reload what changed (comments and layout do not
+        // count: the text is re-emitted from the parsed node).
+        for (const auto& entry : root) {
+            const std::string key = entry.first.as<std::string>();
+            if (key == "tasks" && entry.second.IsSequence())
+                for (size_t i = 0; i < entry.second.size(); ++i)
+                    config.sections["tasks[" + std::to_string(i) + "]"] =
+                        YAML::Dump(entry.second[i]);
+            else
+                config.sections[key] = YAML::Dump(entry.second);
+        }
     } catch (const YAML::Exception& e) {
         reader.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }

@@ -144,6 +144,15 @@ struct AgentConfig {
         lines; // 1-based line of each key present in the file, by dotted path
     std::map<std::string, std::string>
         overriddenBy; // key -> the command-line option that replaced it
+    std::map<std::string, std::string>
+        sections; // top-level section (and "tasks[N]") -> its text as parsed, "" when absent;
+                  // a reload compares them to restart only what changed
+    // The text of `section` as loaded ("" when the file did not have it).
+    std::string sectionText(const std::string& section) const
+    {
+        auto it = sections.find(section);
+        return it == sections.end() ? std::string() : it->second;
+    }
 
     // "demo.yaml:23: tasks[0].preprocess.crop" (or without the line when the key was not in the
     // file, or

@@ -1,42 +1,60 @@
-// SIGINT/SIGTERM for commands that run until stopped.
+// Signals for commands that run until stopped.
 #include "stop_signals.h"
 
 #include <atomic>
-#include <ctime>
+#include <cerrno>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 namespace jetagent {
 
 namespace {
 
-// The handler only touches lock-free atomics and _exit, so it is async-signal-safe in whichever
-// thread runs it.
-std::atomic<int> g_pendingSignal {0};
-std::atomic<int> g_signalCount {0};
+// The handler only touches lock-free atomics, write() and _exit(), so it is async-signal-safe in
+// whichever thread runs it.
+std::atomic<int> g_writeFd {-1};
+std::atomic<int> g_stopCount {0};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
 
-extern "C" void onStopSignal(int sig)
+extern "C" void onSignal(int sig)
 {
-    if (g_signalCount.fetch_add(1) >= 1)
+    const int savedErrno = errno;
+    if (sig != SIGHUP && g_stopCount.fetch_add(1) >= 1)
         _exit(128 + sig);
-    g_pendingSignal.store(sig);
+    const unsigned char byte = static_cast<unsigned char>(sig);
+    const int fd = g_writeFd.load();
+    if (fd >= 0) {
+        // A full pipe (hundreds of unread signals) loses this one; the loop has plenty to read.
+        [[maybe_unused]] const ssize_t n = ::write(fd, &byte, 1);
+    }
+    errno = savedErrno;
 }
 
 } // namespace
 
-SignalGuard::SignalGuard(bool enabled) : enabled_(enabled)
+SignalGuard::SignalGuard(bool enabled, bool reload) : enabled_(enabled), reload_(reload)
 {
     if (!enabled_)
         return;
-    g_pendingSignal = 0;
-    g_signalCount = 0;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+        // Without the pipe, signals keep their default actions: the run can still be killed.
+        enabled_ = false;
+        return;
+    }
+    readFd_ = fds[0];
+    g_stopCount = 0;
+    g_writeFd = fds[1];
     struct sigaction action { };
-    action.sa_handler = onStopSignal;
+    action.sa_handler = onSignal;
     action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &previousInt_);
     sigaction(SIGTERM, &action, &previousTerm_);
+    if (reload_)
+        sigaction(SIGHUP, &action, &previousHup_);
 }
 
 SignalGuard::~SignalGuard()
@@ -45,14 +63,24 @@ SignalGuard::~SignalGuard()
         return;
     sigaction(SIGINT, &previousInt_, nullptr);
     sigaction(SIGTERM, &previousTerm_, nullptr);
+    if (reload_)
+        sigaction(SIGHUP, &previousHup_, nullptr);
+    const int writeFd = g_writeFd.exchange(-1);
+    ::close(writeFd);
+    ::close(readFd_);
 }
 
 int SignalGuard::wait(int ms)
 {
-    timespec timeout {ms / 1000, static_cast<long>(ms % 1000) * 1'000'000L};
-    if (g_pendingSignal.load() == 0)
-        nanosleep(&timeout, nullptr);
-    return enabled_ ? g_pendingSignal.exchange(0) : 0;
+    if (!enabled_) {
+        ::poll(nullptr, 0, ms);
+        return 0;
+    }
+    pollfd p {readFd_, POLLIN, 0};
+    if (::poll(&p, 1, ms) <= 0)
+        return 0;
+    unsigned char byte = 0;
+    return ::read(readFd_, &byte, 1) == 1 ? byte : 0;
 }
 
 const char* signalName(int sig)
@@ -60,6 +88,7 @@ const char* signalName(int sig)
     switch (sig) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
     default: return "a signal";
     }
 }

@@ -1,5 +1,5 @@
-// SIGINT/SIGTERM for commands that run until stopped: the first asks the main loop to stop
-// cleanly, a second quits at once.
+// Signals for commands that run until stopped: SIGINT/SIGTERM ask the main loop to stop cleanly (a
+// second one quits at once), and SIGHUP, where the command reloads, asks it to reload.
 #pragma once
 
 #include <csignal>
@@ -7,25 +7,34 @@
 namespace jetagent {
 
 // Installs the handlers for its lifetime (when enabled) and restores the previous ones after.
-// A handler rather than blocked signals: threads that libraries start (TBB's workers, for one) do
-// not inherit a mask set later, and one of them taking the signal must not kill the run.
+// Handlers rather than blocked signals and a signalfd: threads that libraries start (TBB's
+// workers, for one) do not inherit a mask set later, and one of them taking the signal must not
+// kill the run. The handler writes the signal's number into a pipe the main loop polls, which is
+// what a signalfd would give it: signals arrive in order, one read each, in the loop's own thread.
 class SignalGuard {
 public:
-    explicit SignalGuard(bool enabled);
+    // `reload`: SIGHUP is caught too (and reported by wait()); otherwise it keeps its default
+    // action.
+    explicit SignalGuard(bool enabled, bool reload = false);
     ~SignalGuard();
     SignalGuard(const SignalGuard&) = delete;
     SignalGuard& operator=(const SignalGuard&) = delete;
 
     // Waits up to `ms` (a signal cuts the wait short); returns a signal that arrived, or 0.
     int wait(int ms);
+    // The pipe's read end, for a loop that polls other descriptors too; -1 when disabled.
+    int fd() const { return enabled_ ? readFd_ : -1; }
 
 private:
     bool enabled_;
+    bool reload_;
+    int readFd_ = -1;
     struct sigaction previousInt_ { };
     struct sigaction previousTerm_ { };
+    struct sigaction previousHup_ { };
 };
 
-// "SIGINT", "SIGTERM" or "a signal".
+// "SIGINT", "SIGTERM", "SIGHUP" or "a signal".
 const char* signalName(int sig);
 
 } // namespace jetagent

@@ -1,1 +1,368 @@
-// jetagent run as systemd runs it: a fake NOTIFY_SOCKET, signals, reloads.
+// jetagent run as systemd runs it: the test plays systemd's side of the notify protocol (a datagram
+// socket named by NOTIFY_SOCKET, WATCHDOG_USEC), sends the signals systemctl would, and checks the
+// messages, the exit status and the logs.
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "run_checks.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace jetagent {
+namespace {
+
+using test::sourcePath;
+using test::TempDir;
+
+using Clock = std::chrono::steady_clock;
+
+// systemd's end of the notify socket: every datagram, with the time it arrived.
+class FakeSystemd {
+public:
+    explicit FakeSystemd(const std::string& path) : path_(path)
+    {
+        fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_un address {};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+        EXPECT_EQ(::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0)
+            << std::strerror(errno);
+    }
+    ~FakeSystemd() { ::close(fd_); }
+    FakeSystemd(const FakeSystemd&) = delete;
+    FakeSystemd& operator=(const FakeSystemd&) = delete;
+
+    struct Message {
+        Clock::time_point at;
+        std::string text;
+        bool has(const std::string& assignment) const
+        {
+            return ("\n" + text + "\n").find("\n" + assignment) != std::string::npos;
+        }
+    };
+
+    // Reads datagrams until one contains `assignment` (e.g. "READY=1"), or `timeoutMs` passes.
+    // Returns its index in messages(), or -1.
+    int waitFor(const std::string& assignment, int timeoutMs)
+    {
+        for (size_t i = scanned_; i < messages_.size(); ++i)
+            if (messages_[i].has(assignment))
+                return static_cast<int>(scanned_ = i + 1) - 1;
+        const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
+        while (Clock::now() < deadline) {
+            if (!receive(50))
+                continue;
+            if (messages_.back().has(assignment)) {
+                scanned_ = messages_.size();
+                return static_cast<int>(messages_.size()) - 1;
+            }
+        }
+        return -1;
+    }
+    // Reads whatever arrives within `ms`.
+    void drain(int ms)
+    {
+        const auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+        while (Clock::now() < deadline)
+            receive(20);
+    }
+    size_t count(const std::string& assignment, size_t from = 0) const
+    {
+        size_t n = 0;
+        for (size_t i = from; i < messages_.size(); ++i)
+            n += messages_[i].has(assignment) ? 1 : 0;
+        return n;
+    }
+    const std::vector<Message>& messages() const { return messages_; }
+    std::string transcript() const
+    {
+        std::string all;
+        for (const auto& m : messages_) {
+            std::string line = m.text;
+            std::replace(line.begin(), line.end(), '\n', ' ');
+            all += line + "\n";
+        }
+        return all;
+    }
+
+private:
+    bool receive(int ms)
+    {
+        pollfd p {fd_, POLLIN, 0};
+        if (::poll(&p, 1, ms) <= 0)
+            return false;
+        char buffer[4096];
+        const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+        if (n <= 0)
+            return false;
+        messages_.push_back({Clock::now(), std::string(buffer, static_cast<size_t>(n))});
+        return true;
+    }
+
+    std::string path_;
+    int fd_ = -1;
+    std::vector<Message> messages_;
+    size_t scanned_ = 0;
+};
+
+struct Service {
+    pid_t pid = -1;
+    int stdinFd = -1; // the write end of its standard input, when it reads frames from it
+};
+
+// Starts the binary as systemd would: NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID (its own pid)
+// in its environment; output to files in `workdir`.
+Service startService(const std::vector<std::string>& args, const std::string& workdir,
+    const std::string& socket, long watchdogUsec, bool pipeStdin)
+{
+    std::vector<std::string> argv = test::jetagentCommand();
+    argv.insert(argv.end(), args.begin(), args.end());
+    int in[2] = {-1, -1};
+    if (pipeStdin) {
+        EXPECT_EQ(::pipe(in), 0);
+    }
+    Service s;
+    s.pid = fork();
+    if (s.pid == 0) {
+        if (chdir(workdir.c_str()) != 0)
+            _exit(127);
+        setenv("NOTIFY_SOCKET", socket.c_str(), 1);
+        if (watchdogUsec > 0) {
+            setenv("WATCHDOG_USEC", std::to_string(watchdogUsec).c_str(), 1);
+            setenv("WATCHDOG_PID", std::to_string(getpid()).c_str(), 1);
+        }
+        const int o = open("service.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int e = open("service.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        if (pipeStdin) {
+            dup2(in[0], 0);
+            close(in[1]);
+        }
+        std::vector<char*> raw;
+        for (auto& a : argv)
+            raw.push_back(a.data());
+        raw.push_back(nullptr);
+        execvp(raw[0], raw.data());
+        _exit(127);
+    }
+    if (pipeStdin) {
+        close(in[0]);
+        s.stdinFd = in[1];
+    }
+    return s;
+}
+
+std::string shapesTask(int topK)
+{
+    return "tasks:\n"
+           "  - name: shapes\n"
+           "    model: " +
+        sourcePath("models/shapes_cnn.onnx") +
+        "\n"
+        "    labels: " +
+        sourcePath("models/shapes_labels.txt") +
+        "\n"
+        "    preprocess: {resize: stretch, interpolation: area}\n"
+        "    postprocess: {top_k: " +
+        std::to_string(topK) + "}\n";
+}
+
+std::string serviceConfig(const std::string& source, int topK)
+{
+    return "source: " + source + "\n" + shapesTask(topK) +
+        "logging: {dir: logs, status_interval_s: 0}\n";
+}
+
+std::vector<std::string> runDirectories(const std::string& logDir)
+{
+    std::vector<std::string> dirs;
+    for (const auto& e : fs::directory_iterator(logDir))
+        dirs.push_back(e.path().string());
+    std::sort(dirs.begin(), dirs.end());
+    return dirs;
+}
+
+// The number of results the first frame of a run logged (its top_k).
+size_t loggedTopK(const std::string& runDir)
+{
+    const auto line = test::readLines(runDir + "/shapes.frames.jsonl").at(0);
+    return nlohmann::json::parse(line)["top"].size();
+}
+
+constexpr long kWatchdogUsec = 1'000'000; // pings due every 0.5 s
+
+// Start-up, watchdog while frames flow, a good reload, a bad reload, and the stop: the sequence
+// systemd sees, and the run directories each config left.
+TEST(ServiceProtocol, ReadyWatchdogReloadAndStop)
+{
+    TempDir dir;
+    const std::string config = dir / "agent.yaml";
+    test::writeFile(config, serviceConfig("{uri: synthetic://shapes, fps: 30}", 3));
+    FakeSystemd systemd(dir / "notify.sock");
+    Service service = startService(
+        {"run", "--config", config}, dir.path(), dir / "notify.sock", kWatchdogUsec, false);
+
+    // READY=1 only once the source and the engine are up, with a state line.
+    const int ready = systemd.waitFor("READY=1", 60'000);
+    ASSERT_GE(ready, 0) << systemd.transcript() << test::readFile(dir / "service.err");
+    EXPECT_TRUE(systemd.messages()[static_cast<size_t>(ready)].has("STATUS=synthetic://shapes"));
+    EXPECT_EQ(systemd.count("STOPPING=1"), 0u);
+    // Pings while frames flow.
+    ASSERT_GE(systemd.waitFor("WATCHDOG=1", 10'000), 0) << systemd.transcript();
+    ASSERT_GE(systemd.waitFor("WATCHDOG=1", 10'000), 0) << systemd.transcript();
+
+    // A good reload: top_k 3 -> 2. RELOADING=1 with the monotonic time, then READY=1.
+    test::writeFile(config, serviceConfig("{uri: synthetic://shapes, fps: 30}", 2));
+    ASSERT_EQ(kill(service.pid, SIGHUP), 0);
+    const int reloading = systemd.waitFor("RELOADING=1", 20'000);
+    ASSERT_GE(reloading, 0) << systemd.transcript();
+    EXPECT_TRUE(systemd.messages()[static_cast<size_t>(reloading)].has("MONOTONIC_USEC="));
+    const int readyAgain = systemd.waitFor("READY=1", 60'000);
+    ASSERT_GT(readyAgain, reloading) << systemd.transcript();
+    EXPECT_EQ(systemd.messages()[static_cast<size_t>(readyAgain)].text.find("reload failed"),
+        std::string::npos)
+        << systemd.transcript();
+    ASSERT_GE(systemd.waitFor("WATCHDOG=1", 10'000), 0) << systemd.transcript();
+
+    // A bad reload: an unknown key. RELOADING=1, then READY=1 saying it failed and why; the
+    // running config goes on (frames keep flowing: the watchdog keeps being pinged).
+    test::writeFile(config, serviceConfig("{uri: synthetic://shapes, fps: 30, colour: red}", 1));
+    ASSERT_EQ(kill(service.pid, SIGHUP), 0);
+    ASSERT_GE(systemd.waitFor("RELOADING=1", 20'000), 0) << systemd.transcript();
+    const int refused = systemd.waitFor("READY=1", 20'000);
+    ASSERT_GE(refused, 0) << systemd.transcript();
+    const std::string& refusal = systemd.messages()[static_cast<size_t>(refused)].text;
+    EXPECT_NE(refusal.find("reload failed"), std::string::npos) << refusal;
+    EXPECT_NE(refusal.find("colour"), std::string::npos) << refusal;
+    const size_t afterRefusal = systemd.messages().size();
+    ASSERT_GE(systemd.waitFor("WATCHDOG=1", 10'000), 0) << systemd.transcript();
+    EXPECT_GE(systemd.count("WATCHDOG=1", afterRefusal), 1u);
+    EXPECT_NE(test::readFile(dir / "service.err").find("colour"), std::string::npos);
+
+    // The stop: STOPPING=1, exit 0, and every run directory complete.
+    ASSERT_EQ(kill(service.pid, SIGTERM), 0);
+    ASSERT_GE(systemd.waitFor("STOPPING=1", 20'000), 0) << systemd.transcript();
+    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "service.err");
+
+    // Two configs ran (the refused one left no directory): top_k 3, then 2.
+    const auto dirs = runDirectories(dir / "logs");
+    ASSERT_EQ(dirs.size(), 2u);
+    test::RunFiles first = test::checkRun(dirs[0], "shapes");
+    test::RunFiles second = test::checkRun(dirs[1], "shapes");
+    EXPECT_EQ(first.summary["run"]["stop_reason"], "reload");
+    EXPECT_EQ(second.summary["run"]["stop_reason"], "signal SIGTERM");
+    EXPECT_GT(first.csvRecords, 0u);
+    EXPECT_GT(second.csvRecords, 0u);
+    EXPECT_NE(test::readFile(dirs[0] + "/config.yaml").find("top_k: 3"), std::string::npos);
+    EXPECT_NE(test::readFile(dirs[1] + "/config.yaml").find("top_k: 2"), std::string::npos);
+    EXPECT_EQ(loggedTopK(dirs[0]), 3u);
+    EXPECT_EQ(loggedTopK(dirs[1]), 2u);
+}
+
+// A camera that stops delivering: frames come through a pipe (GStreamer's fdsrc reading raw
+// video), the test stops writing, and the watchdog pings must stop while the service itself stays
+// up; closing the pipe ends the stream and the run.
+TEST(ServiceProtocol, NoWatchdogOnceTheSourceStalls)
+{
+    TempDir dir;
+    constexpr int kWidth = 64, kHeight = 48;
+    const std::string pipeline =
+        "gst://fdsrc fd=0 ! rawvideoparse width=" + std::to_string(kWidth) +
+        " height=" + std::to_string(kHeight) +
+        " format=bgr framerate=30/1 ! videoconvert ! appsink";
+    test::writeFile(dir / "agent.yaml", serviceConfig("{uri: \"" + pipeline + "\"}", 3));
+    FakeSystemd systemd(dir / "notify.sock");
+    Service service = startService({"run", "--config", dir / "agent.yaml"}, dir.path(),
+        dir / "notify.sock", kWatchdogUsec, true);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    const std::vector<char> frame(kWidth * kHeight * 3, static_cast<char>(100));
+    auto feed = [&](int ms) {
+        const auto until = Clock::now() + std::chrono::milliseconds(ms);
+        while (Clock::now() < until) {
+            if (::write(service.stdinFd, frame.data(), frame.size()) < 0)
+                return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(33));
+        }
+    };
+    // The source waits for its first frame before the run starts.
+    feed(1000);
+    ASSERT_GE(systemd.waitFor("READY=1", 60'000), 0)
+        << systemd.transcript() << test::readFile(dir / "service.err");
+    feed(2500);
+    systemd.drain(200);
+    ASSERT_GE(systemd.count("WATCHDOG=1"), 2u) << systemd.transcript();
+
+    // Stall: nothing written for several watchdog intervals. Pings that were due before the last
+    // frame may still arrive within one interval; after that, none.
+    const size_t atStall = systemd.messages().size();
+    systemd.drain(1200);
+    const size_t settled = systemd.messages().size();
+    systemd.drain(3000);
+    EXPECT_EQ(systemd.count("WATCHDOG=1", settled), 0u) << systemd.transcript();
+    EXPECT_EQ(systemd.count("STOPPING=1", atStall), 0u) << "the service must stay up";
+    EXPECT_EQ(waitpid(service.pid, nullptr, WNOHANG), 0) << "the service must stay up";
+
+    // Frames again: pings resume.
+    feed(2500);
+    systemd.drain(500);
+    EXPECT_GE(systemd.count("WATCHDOG=1", settled), 1u) << systemd.transcript();
+
+    // End of stream: the run ends by itself, cleanly.
+    ::close(service.stdinFd);
+    ASSERT_GE(systemd.waitFor("STOPPING=1", 20'000), 0) << systemd.transcript();
+    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "service.err");
+}
+
+// SIGTERM in the middle of an unpaced run (frames queued and in flight in every stage): the run
+// drains, every frame it finished is in the logs and in the summary, and it exits 0.
+TEST(ServiceProtocol, SigtermLosesNoCompletedFrame)
+{
+    TempDir dir;
+    test::writeFile(dir / "agent.yaml", serviceConfig("{uri: synthetic://shapes}", 3));
+    FakeSystemd systemd(dir / "notify.sock");
+    Service service = startService({"run", "--config", dir / "agent.yaml", "--as-fast-as-possible"},
+        dir.path(), dir / "notify.sock", 0, false);
+    ASSERT_GE(systemd.waitFor("READY=1", 60'000), 0)
+        << systemd.transcript() << test::readFile(dir / "service.err");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ASSERT_EQ(kill(service.pid, SIGTERM), 0);
+    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "service.err");
+    systemd.drain(100);
+    EXPECT_EQ(systemd.count("STOPPING=1"), 1u) << systemd.transcript();
+    // No WATCHDOG_USEC in the environment: no pings.
+    EXPECT_EQ(systemd.count("WATCHDOG=1"), 0u);
+
+    const auto dirs = runDirectories(dir / "logs");
+    ASSERT_EQ(dirs.size(), 1u);
+    test::RunFiles run = test::checkRun(dirs[0], "shapes");
+    EXPECT_EQ(run.summary["run"]["stop_reason"], "signal SIGTERM");
+    const auto& frames = run.summary["tasks"][0]["frames"];
+    const uint64_t processed = frames["processed"];
+    EXPECT_GT(processed, 10u);
+    // Unpaced: no frame is dropped, so every captured frame was processed and logged.
+    EXPECT_EQ(frames["dropped"], 0);
+    EXPECT_EQ(run.summary["source"]["frames_captured"], processed) << run.summary.dump();
+    EXPECT_EQ(run.csvRecords, processed);
+    EXPECT_EQ(run.jsonRecords, processed);
+}
+
+} // namespace
+} // namespace jetagent
