@@ -624,10 +624,11 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         }
         const int64_t now = monotonicNs();
         if (stopDeadline != 0 && now > stopDeadline) {
-            // A camera read or an inference that never returns: what was recorded is flushed, and
-            // the exit status tells systemd (or the user) that the stop was not clean.
+            // An inference that never returns (the sources' reads all return within a fraction of
+            // a second, stalled or not): what was recorded is flushed, and the exit status tells
+            // systemd (or the user) that the stop was not clean.
             log->error("the frames in flight did not finish within {:.0f} s of the stop signal (a "
-                       "stuck camera or engine); writing the logs and exiting without a summary",
+                       "hung engine); writing the logs and exiting without a summary",
                 options.stopTimeoutS);
             watchdog.setProbe(nullptr);
             if (monitor)
@@ -687,6 +688,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     outcome.startNs = pipeline.startNs();
     outcome.endNs = pipeline.endNs();
     outcome.stopReason = pipeline.stopReason();
+
     const Status failure = pipeline.failure();
     outcome.failure = failure.message();
     for (size_t i = 0; i < tasks.size(); ++i)
