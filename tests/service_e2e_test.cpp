@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include "run_checks.h"
 #include "test_support.h"
@@ -374,6 +375,99 @@ TEST(ServiceProtocol, SigtermLosesNoCompletedFrame)
     EXPECT_EQ(run.summary["source"]["frames_captured"], processed) << run.summary.dump();
     EXPECT_EQ(run.csvRecords, processed);
     EXPECT_EQ(run.jsonRecords, processed);
+}
+
+// A classifier slow enough to stand for a hung engine: `layers` 3x3 convolutions of 64 channels
+// at 224x224 (3.7 GFLOP each), then a global average pool to 64 classes.
+void writeSlowModel(const std::string& path, int layers)
+{
+    constexpr int kChannels = 64;
+    onnx::ModelProto model;
+    model.set_ir_version(7);
+    model.set_producer_name("jetagent-test");
+    model.add_opset_import()->set_version(13);
+    auto* graph = model.mutable_graph();
+    graph->set_name("slow");
+    std::string current = "input";
+    for (int i = 0; i < layers; ++i) {
+        const int in = i == 0 ? 3 : kChannels;
+        const std::string weights = "w" + std::to_string(i);
+        auto* w = graph->add_initializer();
+        w->set_name(weights);
+        w->set_data_type(onnx::TensorProto_DataType_FLOAT);
+        for (int d : {kChannels, in, 3, 3})
+            w->add_dims(d);
+        const float value = 1.0f / static_cast<float>(in * 9); // keeps magnitudes steady
+        for (int k = 0; k < kChannels * in * 9; ++k)
+            w->add_float_data(value);
+        auto* conv = graph->add_node();
+        conv->set_op_type("Conv");
+        conv->add_input(current);
+        conv->add_input(weights);
+        current = "c" + std::to_string(i);
+        conv->add_output(current);
+        auto* pads = conv->add_attribute();
+        pads->set_name("pads");
+        pads->set_type(onnx::AttributeProto_AttributeType_INTS);
+        for (int k = 0; k < 4; ++k)
+            pads->add_ints(1);
+    }
+    auto* pool = graph->add_node();
+    pool->set_op_type("GlobalAveragePool");
+    pool->add_input(current);
+    pool->add_output("pooled");
+    auto* flatten = graph->add_node();
+    flatten->set_op_type("Flatten");
+    flatten->add_input("pooled");
+    flatten->add_output("output");
+    auto shape = [](onnx::ValueInfoProto* value, const std::string& name,
+                     const std::vector<int>& dims) {
+        value->set_name(name);
+        auto* tensor = value->mutable_type()->mutable_tensor_type();
+        tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+        for (int d : dims)
+            tensor->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    shape(graph->add_input(), "input", {1, 3, 224, 224});
+    shape(graph->add_output(), "output", {1, kChannels});
+    test::writeFile(path, model.SerializeAsString());
+}
+
+// SIGTERM while an inference does not end (a hung engine, played by a model that takes many
+// seconds): --stop-timeout bounds the stop, the logs are flushed, and the exit status says the
+// stop was not clean.
+TEST(ServiceProtocol, StopIsBoundedWhenAnInferenceHangs)
+{
+    TempDir dir;
+    writeSlowModel(dir / "slow.onnx", 40);
+    test::writeFile(dir / "agent.yaml",
+        "source: {uri: synthetic://shapes, fps: 30}\n"
+        "tasks:\n"
+        "  - name: slow\n"
+        "    model: slow.onnx\n"
+        "    postprocess: {top_k: 1}\n"
+        "logging: {dir: logs, status_interval_s: 0}\n");
+    FakeSystemd systemd(dir / "notify.sock");
+    Service service = startService({"run", "--config", dir / "agent.yaml", "--stop-timeout", "1"},
+        dir.path(), dir / "notify.sock", 0, false);
+    ASSERT_GE(systemd.waitFor("READY=1", 120'000), 0)
+        << systemd.transcript() << test::readFile(dir / "service.err");
+    // The first inference starts with the first frame, a thirtieth of a second after READY.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto stopAt = Clock::now();
+    ASSERT_EQ(kill(service.pid, SIGTERM), 0);
+    const int exitCode = test::waitExit(service.pid, 60'000);
+    const double stopS = std::chrono::duration<double>(Clock::now() - stopAt).count();
+    const std::string err = test::readFile(dir / "service.err");
+    EXPECT_EQ(exitCode, 1) << err;
+    EXPECT_NE(err.find("did not finish within 1 s of the stop signal"), std::string::npos) << err;
+    // Not a measurement: only that the stop did not wait for the inference.
+    EXPECT_LT(stopS, 8.0);
+    const auto dirs = runDirectories(dir / "logs");
+    ASSERT_EQ(dirs.size(), 1u);
+    EXPECT_FALSE(test::readLines(dirs[0] + "/slow.frames.csv").empty()) << "the log was flushed";
+    EXPECT_FALSE(fs::exists(dirs[0] + "/summary.json"))
+        << "no summary from statistics a running worker still writes";
 }
 
 } // namespace
