@@ -37,14 +37,13 @@ struct AgentRun {
     Status failure; // what ended the run early, if anything; the summary is complete either way
 };
 
-// Runs `config` to its end (frame limit, duration, end of stream, a signal or a failure). A reload
+// Runs `initial` to its end (frame limit, duration, end of stream, a signal or a failure). A reload
 // (SIGHUP, with RunOptions::reload) ends the current run directory with its summary and goes on in
 // a new one under the new config, keeping the source and the engines whose settings did not change.
-// Problems
-// found before any frame is captured (a bad source, model, labels or log directory) are returned as
-// errors naming the config key; problems while running end the run with AgentRun::failure set,
-// after every completed frame has been logged and summarised.
-Expected<AgentRun> runAgent(const AgentConfig& config, const RunOptions& options);
+// Problems found before any frame is captured (a bad source, model, labels or log directory) are
+// returned as errors naming the config key; problems while running end the run with
+// AgentRun::failure set, after every completed frame has been logged and summarised.
+Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& options);
 
 // Sets the level of every logger ("trace" .. "error").
 void setLogLevel(const std::string& level);

@@ -74,15 +74,16 @@ ServiceNotifier ServiceNotifier::toSocket(const std::string& socket, int64_t wat
 
 ServiceNotifier ServiceNotifier::fromEnvironment()
 {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read at start-up, before any thread sets variables
     const char* socket = std::getenv("NOTIFY_SOCKET");
     if (!socket || !*socket)
         return ServiceNotifier();
     int64_t watchdog = 0;
-    if (const char* usec = std::getenv("WATCHDOG_USEC")) {
+    if (const char* usec = std::getenv("WATCHDOG_USEC")) { // NOLINT(concurrency-mt-unsafe)
         char* end = nullptr;
         const long long v = std::strtoll(usec, &end, 10);
         bool ours = true;
-        if (const char* pid = std::getenv("WATCHDOG_PID"))
+        if (const char* pid = std::getenv("WATCHDOG_PID")) // NOLINT(concurrency-mt-unsafe)
             ours = std::strtoll(pid, nullptr, 10) == static_cast<long long>(::getpid());
         if (end && *end == '\0' && v > 0 && ours)
             watchdog = v;
@@ -112,7 +113,7 @@ void ServiceNotifier::reloading(const std::string& status)
     send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec) + "\nSTATUS=" + status);
 }
 
-StartupKeepAlive::StartupKeepAlive(ServiceNotifier& notifier, std::string status)
+StartupKeepAlive::StartupKeepAlive(ServiceNotifier& notifier, const std::string& status)
     : notifier_(notifier)
 {
     if (!notifier_.enabled())

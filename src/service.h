@@ -63,7 +63,7 @@ private:
 // fixed TimeoutStartSec should be.
 class StartupKeepAlive {
 public:
-    StartupKeepAlive(ServiceNotifier& notifier, std::string status);
+    StartupKeepAlive(ServiceNotifier& notifier, const std::string& status);
     ~StartupKeepAlive();
     StartupKeepAlive(const StartupKeepAlive&) = delete;
     StartupKeepAlive& operator=(const StartupKeepAlive&) = delete;

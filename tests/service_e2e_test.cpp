@@ -157,6 +157,7 @@ Service startService(const std::vector<std::string>& args, const std::string& wo
             close(in[1]);
         }
         std::vector<char*> raw;
+        raw.reserve(argv.size() + 1);
         for (auto& a : argv)
             raw.push_back(a.data());
         raw.push_back(nullptr);
