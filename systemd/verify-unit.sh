@@ -125,6 +125,7 @@ echo "  every key is in systemd $max_version"
 # systemd-sysusers is possible.
 if [ "$(id -u)" = 0 ]; then
     echo "== systemd-sysusers and systemd-tmpfiles --create into the staged root"
+    mkdir -p "$root/etc"
     systemd-sysusers --root="$root" "$sysusers" || fail "systemd-sysusers rejects $sysusers"
     grep -q '^jetagent:x:[0-9]*:[0-9]*:[^:]*:/var/lib/jetagent:' "$root/etc/passwd" ||
         fail "systemd-sysusers made no jetagent user with home /var/lib/jetagent"
