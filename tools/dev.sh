@@ -40,8 +40,9 @@ packages=(
 )
 # The GStreamer tests' elements (videotestsrc, videoconvert, appsink), an X server for the live
 # window's test, and the vivid VM test's emulator, initramfs tools and module tooling
-# (tests/vm/vivid-test.sh).
-test_packages=(gstreamer1.0-plugins-base xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd)
+# (tests/vm/vivid-test.sh); systemd-analyze and systemd-sysusers for the unit's test
+# (systemd/verify-unit.sh) and dpkg-shlibdeps (dpkg-dev) for the .deb's Depends.
+test_packages=(gstreamer1.0-plugins-base xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev)
 lint_packages=(clang-format clang-tidy)
 # The model-zoo tests' reference exports (tools/export_torchvision.py).
 model_packages=(python3-torch python3-torchvision)
@@ -103,6 +104,20 @@ cross_build() {
         -DJETAGENT_SYSROOT="$sysroot"
 }
 
+# The .deb of a build: configured for /usr (the unit and /etc/jetagent paths are fixed at configure
+# time), packed by CPack into the build directory, then checked.
+package() { # DIR, Debian architecture
+    local dir=$1 arch=$2
+    step "packaging $dir ($arch)"
+    cmake -S . -B "$dir" -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+    rm -f "$dir"/jetagent_*.deb
+    cpack --config "$dir/CPackConfig.cmake" -B "$dir" >"$dir/cpack.log" 2>&1 ||
+        { cat "$dir/cpack.log" >&2; exit 1; }
+    local deb
+    deb=$(ls "$dir"/jetagent_*_"$arch".deb)
+    systemd/check-deb.sh "$deb" "$arch"
+}
+
 lint() {
     step "clang-format"
     git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
@@ -133,6 +148,7 @@ test)
     fi
     # The vivid VM test must run here, not skip: a missing tool is a failure.
     JETAGENT_REQUIRE_VM=1 run_tests "$build_dir"
+    package "$build_dir" "$(dpkg --print-architecture)"
     lint
     # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
     # without the model zoo (minutes natively, far longer under ASan).
@@ -144,6 +160,7 @@ test)
     # than native, so the slow label stays out).
     cross_build
     JETAGENT_SKIP_SLOW=1 run_tests "$build_dir-aarch64"
+    package "$build_dir-aarch64" arm64
     step "all tests passed"
     ;;
 cross)
@@ -152,6 +169,11 @@ cross)
 build)
     install_missing "${packages[@]}"
     configure_and_build "$build_dir"
+    ;;
+package)
+    install_missing "${packages[@]}" dpkg-dev
+    configure_and_build "$build_dir" -DCMAKE_INSTALL_PREFIX=/usr
+    package "$build_dir" "$(dpkg --print-architecture)"
     ;;
 deps)
     install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A built jetagent .deb, checked as dpkg sees it: its architecture, the config as a conffile,
+# the files a service install needs, maintainer scripts, and a binary built for that architecture.
+#
+#   systemd/check-deb.sh PACKAGE.deb DEBIAN_ARCH      (tools/dev.sh test and package run it)
+set -euo pipefail
+
+deb=${1:?usage: check-deb.sh PACKAGE.deb DEBIAN_ARCH}
+arch=${2:?usage: check-deb.sh PACKAGE.deb DEBIAN_ARCH}
+fail() {
+    echo "check-deb.sh: $deb: $*" >&2
+    exit 1
+}
+[ -f "$deb" ] || fail "no such file"
+
+field() { dpkg-deb --field "$deb" "$1"; }
+[ "$(field Package)" = jetagent ] || fail "Package is '$(field Package)', not jetagent"
+[ "$(field Architecture)" = "$arch" ] || fail "Architecture is '$(field Architecture)', not $arch"
+[ -n "$(field Maintainer)" ] || fail "no Maintainer"
+depends=$(field Depends)
+echo "$depends" | grep -q 'libopencv-core' || fail "Depends lacks the OpenCV runtime: '$depends'"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dpkg-deb --control "$deb" "$work/control"
+grep -qx '/etc/jetagent/agent.yaml' "$work/control/conffiles" 2>/dev/null ||
+    fail "conffiles does not list /etc/jetagent/agent.yaml"
+for script in postinst prerm postrm; do
+    [ -x "$work/control/$script" ] || fail "no executable $script"
+done
+grep -q 'systemd-sysusers' "$work/control/postinst" || fail "postinst does not create the user"
+if grep -v '^[[:space:]]*#' "$work/control/postinst" | grep -qE 'systemctl +(enable|start|restart)'; then
+    fail "postinst enables or starts the service; the user configures it first"
+fi
+
+dpkg-deb --contents "$deb" | awk '{print $NF}' | sed 's#^\./#/#' >"$work/contents"
+for path in /usr/bin/jetagent /lib/systemd/system/jetagent.service /usr/lib/sysusers.d/jetagent.conf \
+    /usr/lib/tmpfiles.d/jetagent.conf /etc/jetagent/agent.yaml \
+    /usr/share/jetagent/models/shapes_cnn.onnx /usr/share/jetagent/models/shapes_labels.txt \
+    /usr/share/jetagent/boards/orin-nano-nx.yaml /usr/share/jetagent/configs/agent.yaml; do
+    grep -qx "$path" "$work/contents" || fail "does not contain $path"
+done
+
+dpkg-deb --extract "$deb" "$work/root"
+case $arch in
+amd64) expected="x86-64" ;;
+arm64) expected="ARM aarch64" ;;
+*) fail "no expected 'file' output for architecture $arch" ;;
+esac
+description=$(file -b "$work/root/usr/bin/jetagent")
+echo "$description" | grep -q "$expected" || fail "usr/bin/jetagent is not $expected: $description"
+grep -q '^ExecStart=/usr/bin/jetagent run --config /etc/jetagent/agent.yaml$' \
+    "$work/root/lib/systemd/system/jetagent.service" || fail "the unit's ExecStart is not the installed binary and config"
+echo "check-deb.sh: $(basename "$deb"): $arch, conffile /etc/jetagent/agent.yaml, unit, sysusers, tmpfiles, models; the binary is $expected"

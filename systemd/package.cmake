@@ -1,0 +1,85 @@
+# The Debian package (CPack): `cpack --config CPackConfig.cmake` in a build configured with
+# -DCMAKE_INSTALL_PREFIX=/usr gives jetagent_<version>_<arch>.deb (tools/dev.sh package does both).
+# Natively, dpkg-shlibdeps derives Depends from the binary. A cross build cannot run it on the
+# target's libraries, so Depends comes from the binary's NEEDED entries through the Debian 12
+# table below; JetPack (Ubuntu) packages are best built natively on the board, where shlibdeps
+# names Ubuntu's packages.
+
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
+    set(_deb_arch arm64)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+    set(_deb_arch amd64)
+else()
+    set(_deb_arch "")
+endif()
+
+set(JETAGENT_PACKAGE_MAINTAINER
+    "Seed 214609b3 maintainers <maintainers@users.noreply.a-seed-214609b3.example>"
+    CACHE STRING "Maintainer field of the .deb")
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME jetagent)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "per-frame latency and energy of vision inference on NVIDIA Jetson")
+set(CPACK_PACKAGE_DESCRIPTION
+    "jetagent reads frames from cameras and video, runs classification and action recognition \
+models on them, and logs per-frame latency and energy. It runs as a systemd service \
+(jetagent.service, not enabled on install), as a live camera demo, or as a field power tool.")
+set(CPACK_PACKAGE_CONTACT "${JETAGENT_PACKAGE_MAINTAINER}")
+set(CPACK_PACKAGING_INSTALL_PREFIX "${CMAKE_INSTALL_PREFIX}")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${JETAGENT_PACKAGE_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "${_deb_arch}")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS systemd)
+
+# The shared libraries the binary may link, by soname, and their Debian 12 packages: the
+# cross build's Depends. A NEEDED entry missing here stops cpack (package_config.cmake).
+set(JETAGENT_DEB_SONAME_PACKAGES
+    "libopencv_core.so.406=libopencv-core406"
+    "libopencv_dnn.so.406=libopencv-dnn406"
+    "libopencv_highgui.so.406=libopencv-highgui406"
+    "libopencv_imgcodecs.so.406=libopencv-imgcodecs406"
+    "libopencv_imgproc.so.406=libopencv-imgproc406"
+    "libopencv_videoio.so.406=libopencv-videoio406"
+    "libonnx.so.1=libonnx1"
+    "libonnx_proto.so.1=libonnx1"
+    "libprotobuf.so.32=libprotobuf32"
+    "libspdlog.so.1.10=libspdlog1.10-fmt9" # as its shlibs file names it: built against fmt 9
+    "libfmt.so.9=libfmt9"
+    "libyaml-cpp.so.0.7=libyaml-cpp0.7"
+    "libgpiod.so.2=libgpiod2"
+    "libstdc++.so.6=libstdc++6"
+    "libgcc_s.so.1=libgcc-s1"
+    "libm.so.6=libc6"
+    "libc.so.6=libc6")
+if(CMAKE_CROSSCOMPILING)
+    set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+    find_program(JETAGENT_READELF NAMES ${JETAGENT_CROSS_PREFIX}readelf readelf)
+else()
+    set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+endif()
+
+# Maintainer scripts, and the config as a conffile: dpkg never overwrites an edited one.
+foreach(script postinst prerm postrm)
+    configure_file(debian/${script}.in debian/${script} @ONLY)
+endforeach()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/debian/conffiles "${JETAGENT_SERVICE_CONFIG}\n")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${CMAKE_CURRENT_BINARY_DIR}/debian/conffiles
+    ${CMAKE_CURRENT_BINARY_DIR}/debian/postinst
+    ${CMAKE_CURRENT_BINARY_DIR}/debian/prerm
+    ${CMAKE_CURRENT_BINARY_DIR}/debian/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# Debug information stays in the build tree: the package ships the stripped binary.
+set(CPACK_STRIP_FILES ON)
+
+# Checks and settings that need cpack's own run (read there, not at configure time).
+set(JETAGENT_PACKAGE_CROSS "${CMAKE_CROSSCOMPILING}")
+configure_file(package_config.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake.in @ONLY)
+file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake
+    INPUT ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake.in)
+set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake)
+
+include(CPack)
