@@ -258,20 +258,51 @@ TEST(ServiceProtocol, ReadyWatchdogReloadAndStop)
     EXPECT_GE(systemd.count("WATCHDOG=1", afterRefusal), 1u);
     EXPECT_NE(test::readFile(dir / "service.err").find("colour"), std::string::npos);
 
+    // A reload that changes nothing the task uses (the status interval): the engine is kept, so
+    // the next run has no cold start.
+    test::writeFile(config,
+        "source: {uri: synthetic://shapes, fps: 30}\n" + shapesTask(2) +
+            "logging: {dir: logs, status_interval_s: 30}\n");
+    ASSERT_EQ(kill(service.pid, SIGHUP), 0);
+    ASSERT_GE(systemd.waitFor("RELOADING=1", 20'000), 0) << systemd.transcript();
+    const int keptReady = systemd.waitFor("READY=1", 60'000);
+    ASSERT_GE(keptReady, 0) << systemd.transcript();
+    EXPECT_EQ(systemd.messages()[static_cast<size_t>(keptReady)].text.find("reload failed"),
+        std::string::npos)
+        << systemd.transcript();
+    ASSERT_GE(systemd.waitFor("WATCHDOG=1", 10'000), 0) << systemd.transcript();
+
     // The stop: STOPPING=1, exit 0, and every run directory complete.
     ASSERT_EQ(kill(service.pid, SIGTERM), 0);
     ASSERT_GE(systemd.waitFor("STOPPING=1", 20'000), 0) << systemd.transcript();
     EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "service.err");
 
-    // Two configs ran (the refused one left no directory): top_k 3, then 2.
+    // Three configs ran (the refused one left no directory): top_k 3, then 2 with a new engine,
+    // then the same task kept.
     const auto dirs = runDirectories(dir / "logs");
-    ASSERT_EQ(dirs.size(), 2u);
+    ASSERT_EQ(dirs.size(), 3u);
     test::RunFiles first = test::checkRun(dirs[0], "shapes");
     test::RunFiles second = test::checkRun(dirs[1], "shapes");
+    test::RunFiles third = test::checkRun(dirs[2], "shapes");
     EXPECT_EQ(first.summary["run"]["stop_reason"], "reload");
-    EXPECT_EQ(second.summary["run"]["stop_reason"], "signal SIGTERM");
+    EXPECT_EQ(second.summary["run"]["stop_reason"], "reload");
+    EXPECT_EQ(third.summary["run"]["stop_reason"], "signal SIGTERM");
     EXPECT_GT(first.csvRecords, 0u);
     EXPECT_GT(second.csvRecords, 0u);
+    EXPECT_GT(third.csvRecords, 0u);
+    auto firstRecord = [](const std::string& runDir) {
+        return nlohmann::json::parse(test::readLines(runDir + "/shapes.frames.jsonl").at(0));
+    };
+    EXPECT_EQ(firstRecord(dirs[0])["cold_start"], true);
+    EXPECT_EQ(firstRecord(dirs[1])["cold_start"], true) << "top_k changed: a new task";
+    EXPECT_EQ(firstRecord(dirs[2])["cold_start"], false) << "unchanged: the task was kept";
+    EXPECT_NE(test::readFile(dir / "service.err").find("task shapes: unchanged, kept"),
+        std::string::npos);
+    // While the source opened and the engine was built, before READY=1, systemd was asked to wait
+    // longer.
+    EXPECT_GE(systemd.count("EXTEND_TIMEOUT_USEC="), 1u);
+    EXPECT_TRUE(systemd.messages().at(0).has("EXTEND_TIMEOUT_USEC=")) << systemd.transcript();
+    EXPECT_GT(ready, 0);
     EXPECT_NE(test::readFile(dirs[0] + "/config.yaml").find("top_k: 3"), std::string::npos);
     EXPECT_NE(test::readFile(dirs[1] + "/config.yaml").find("top_k: 2"), std::string::npos);
     EXPECT_EQ(loggedTopK(dirs[0]), 3u);
