@@ -116,6 +116,23 @@ public:
         return gpiod_line_offset(line);
     }
 
+    Expected<GpioLineInfo> lineInfo(unsigned offset) override
+    {
+        auto line = getLine(offset);
+        if (!line)
+            return line.status();
+        GpioLineInfo info;
+        info.offset = offset;
+        const char* name = gpiod_line_name(*line);
+        const char* consumer = gpiod_line_consumer(*line);
+        info.name = name ? name : "";
+        info.consumer = consumer ? consumer : "";
+        info.used = gpiod_line_is_used(*line);
+        info.output = gpiod_line_direction(*line) == GPIOD_LINE_DIRECTION_OUTPUT;
+        info.activeLow = gpiod_line_active_state(*line) == GPIOD_LINE_ACTIVE_STATE_LOW;
+        return info;
+    }
+
     Expected<std::unique_ptr<GpioLine>> requestOutput(
         unsigned offset, const std::string& consumer, bool initialActive, bool activeLow) override
     {
@@ -211,6 +228,62 @@ Expected<std::unique_ptr<GpioChip>> openGpiodChip(const std::string& chip)
         return Status::notFound("GPIO chip '" + chip + "' not found; " + chipList());
     }
     return std::unique_ptr<GpioChip>(std::make_unique<GpiodChip>(handle));
+}
+
+std::vector<GpioChipReport> probeGpio(
+    const std::vector<std::string>& chips, const GpioChipOpener& opener)
+{
+    std::vector<GpioChipReport> reports;
+    for (const std::string& name : chips.empty() ? listGpioChips() : chips) {
+        GpioChipReport report;
+        report.chip = name;
+        auto chip = opener(name);
+        if (!chip) {
+            report.error = chip.status().message();
+            reports.push_back(std::move(report));
+            continue;
+        }
+        report.info = (*chip)->info();
+        for (unsigned offset = 0; offset < report.info.lines; ++offset) {
+            auto line = (*chip)->lineInfo(offset);
+            if (!line) {
+                report.error = line.status().message();
+                break;
+            }
+            report.lines.push_back(*line);
+        }
+        reports.push_back(std::move(report));
+    }
+    return reports;
+}
+
+std::string formatGpioReport(const std::vector<GpioChipReport>& reports)
+{
+    if (reports.empty())
+        return "No GPIO chips: /dev/gpiochip* does not exist.\n";
+    std::string out;
+    for (const GpioChipReport& r : reports) {
+        if (!r.error.empty() && r.info.name.empty()) {
+            out += r.chip + ": " + r.error + "\n";
+            continue;
+        }
+        out += r.info.name + " [" + r.info.label + "] " + std::to_string(r.info.lines) + " lines\n";
+        for (const GpioLineInfo& l : r.lines) {
+            std::string line = "  " + std::to_string(l.offset);
+            line.resize(std::max<size_t>(line.size() + 1, 8), ' ');
+            line += l.name.empty() ? "-" : l.name;
+            line.resize(std::max<size_t>(line.size() + 1, 28), ' ');
+            line += l.used ? "used by " + (l.consumer.empty() ? "the kernel" : l.consumer) : "free";
+            line += l.output ? ", output" : ", input";
+            if (l.activeLow)
+                line += ", active-low";
+            out += line + "\n";
+        }
+        if (!r.error.empty())
+            out += "  " + r.error + "\n";
+    }
+    out += "Configure a line as gpio.<signal>.chip and gpio.<signal>.line (its offset or name).\n";
+    return out;
 }
 
 std::string GpioLineSpec::describe() const

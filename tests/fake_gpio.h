@@ -116,7 +116,11 @@ private:
     std::map<std::string, Chip> chips_;
     std::vector<Change> changes_;
     std::map<std::string, std::deque<GpioEvent>> events_;
-    std::map<std::string, int> held_;
+    struct Holder {
+        std::string consumer;
+        bool output = false;
+    };
+    std::map<std::string, Holder> held_;
     std::map<std::string, bool> levels_;
 };
 
@@ -181,27 +185,49 @@ public:
             return Status::notFound("no line named '" + name + "'");
         return it->second;
     }
-    Expected<std::unique_ptr<GpioLine>> requestOutput(
-        unsigned offset, const std::string&, bool initialActive, bool) override
+    Expected<GpioLineInfo> lineInfo(unsigned offset) override
     {
-        auto line = request(offset);
+        if (offset >= chip_.info.lines)
+            return Status::notFound("line " + std::to_string(offset) + " out of range");
+        GpioLineInfo info;
+        info.offset = offset;
+        for (const auto& [name, o] : chip_.names)
+            if (o == offset)
+                info.name = name;
+        std::lock_guard<std::mutex> lock(gpio_.mutex_);
+        auto held = gpio_.held_.find(FakeGpio::key(chip_.info.name, offset));
+        if (held != gpio_.held_.end()) {
+            info.used = true;
+            info.consumer = held->second.consumer;
+            info.output = held->second.output;
+        }
+        return info;
+    }
+    Expected<std::unique_ptr<GpioLine>> requestOutput(
+        unsigned offset, const std::string& consumer, bool initialActive, bool) override
+    {
+        auto line = request(offset, consumer, true);
         if (line.ok())
             (void)(*line)->setValue(initialActive);
         return line;
     }
     Expected<std::unique_ptr<GpioLine>> requestEvents(
-        unsigned offset, const std::string&, GpioEdge, bool) override
+        unsigned offset, const std::string& consumer, GpioEdge, bool) override
     {
-        return request(offset);
+        return request(offset, consumer, false);
     }
 
 private:
-    Expected<std::unique_ptr<GpioLine>> request(unsigned offset)
+    Expected<std::unique_ptr<GpioLine>> request(
+        unsigned offset, const std::string& consumer, bool output)
     {
         if (offset >= chip_.info.lines)
             return Status::notFound("line " + std::to_string(offset) + " out of range");
         std::lock_guard<std::mutex> lock(gpio_.mutex_);
-        if (!gpio_.held_.emplace(FakeGpio::key(chip_.info.name, offset), 1).second)
+        if (!gpio_.held_
+                 .emplace(
+                     FakeGpio::key(chip_.info.name, offset), FakeGpio::Holder {consumer, output})
+                 .second)
             return Status::invalid(chip_.info.name + " line " + std::to_string(offset) +
                 " is busy: used by another consumer");
         return std::unique_ptr<GpioLine>(

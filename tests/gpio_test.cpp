@@ -460,3 +460,34 @@ TEST(GpioFrameLog, WindowColumnOnlyWhenEnabled)
 
 } // namespace
 } // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+TEST(GpioProbe, ListsLinesWithNamesAndWhoHoldsThem)
+{
+    test::FakeGpio gpio;
+    gpio.addChip("gpiochip0", 3, {{"PQ.06", 1}});
+    auto held = gpio.opener()("gpiochip0");
+    ASSERT_TRUE(held.ok());
+    auto line = (*held)->requestOutput(2, "jetagent-marker", false, false);
+    ASSERT_TRUE(line.ok());
+
+    const auto reports = probeGpio({"gpiochip0", "gpiochip9"}, gpio.opener());
+    ASSERT_EQ(reports.size(), 2u);
+    ASSERT_EQ(reports[0].lines.size(), 3u);
+    EXPECT_EQ(reports[0].lines[1].name, "PQ.06");
+    EXPECT_FALSE(reports[0].lines[1].used);
+    EXPECT_TRUE(reports[0].lines[2].used);
+    EXPECT_EQ(reports[0].lines[2].consumer, "jetagent-marker");
+    EXPECT_NE(reports[1].error.find("'gpiochip9' not found"), std::string::npos);
+    const std::string text = formatGpioReport(reports);
+    EXPECT_NE(text.find("gpiochip0 [fake-gpiochip0] 3 lines"), std::string::npos) << text;
+    EXPECT_NE(text.find("PQ.06"), std::string::npos) << text;
+    EXPECT_NE(text.find("used by jetagent-marker, output"), std::string::npos) << text;
+    EXPECT_NE(text.find("gpiochip9: GPIO chip 'gpiochip9' not found"), std::string::npos) << text;
+    EXPECT_EQ(formatGpioReport({}), "No GPIO chips: /dev/gpiochip* does not exist.\n");
+}
+
+} // namespace
+} // namespace jetagent

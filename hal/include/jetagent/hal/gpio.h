@@ -25,6 +25,16 @@ struct GpioChipInfo {
     unsigned lines = 0;
 };
 
+// What the kernel says about a line (gpioinfo's columns).
+struct GpioLineInfo {
+    unsigned offset = 0;
+    std::string name; // "" when unnamed
+    std::string consumer; // who holds it, "" when free or unnamed
+    bool used = false;
+    bool output = false;
+    bool activeLow = false;
+};
+
 // A requested line, released (and an output left as it is) when destroyed. The chip must outlive
 // it. Methods return a Status naming the chip and line on failure.
 class GpioLine {
@@ -56,6 +66,7 @@ public:
     virtual const GpioChipInfo& info() const = 0;
     // The offset of the line called `name` on this chip; NotFound naming the line and the chip.
     virtual Expected<unsigned> findLine(const std::string& name) = 0;
+    virtual Expected<GpioLineInfo> lineInfo(unsigned offset) = 0;
     virtual Expected<std::unique_ptr<GpioLine>> requestOutput(
         unsigned offset, const std::string& consumer, bool initialActive, bool activeLow) = 0;
     virtual Expected<std::unique_ptr<GpioLine>> requestEvents(
@@ -70,6 +81,18 @@ Expected<std::unique_ptr<GpioChip>> openGpiodChip(const std::string& chip);
 
 // The chips under /dev ("gpiochip0", ...), in natural order.
 std::vector<std::string> listGpioChips();
+
+// `jetagent probe gpio`: every chip (or those named) with its lines; a chip that cannot be opened
+// carries the error instead.
+struct GpioChipReport {
+    std::string chip; // as asked for
+    GpioChipInfo info;
+    std::vector<GpioLineInfo> lines;
+    std::string error;
+};
+std::vector<GpioChipReport> probeGpio(
+    const std::vector<std::string>& chips, const GpioChipOpener& opener = openGpiodChip);
+std::string formatGpioReport(const std::vector<GpioChipReport>& reports);
 
 // Where a line is: a chip and either an offset or a line name.
 struct GpioLineSpec {
