@@ -20,6 +20,7 @@
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_prepare.h"
 #include "jetagent/hal/camera_probe.h"
+#include "jetagent/hal/gpio.h"
 #include "jetagent/hal/v4l2_io.h"
 #include "jetagent/power/board_profile.h"
 #include "logging.h"
@@ -204,6 +205,7 @@ int runCli(int argc, char** argv)
             "  jetagent power --csv power.csv                         live rails and "
             "temperatures\n"
             "  jetagent probe cameras                                 cameras, formats, controls\n"
+            "  jetagent probe gpio                                    GPIO chips and lines\n"
             "  jetagent run -c my.yaml -s v4l2:///dev/video0 --display   the live camera demo\n"
             "  jetagent <command> --help                              options of one command\n\n") +
         kExitCodes);
@@ -415,6 +417,12 @@ int runCli(int argc, char** argv)
         "and rates listed; source.camera.format from the formats jetagent converts (marked); and\n"
         "source.camera.controls by the control names listed.\n"
         "CSI cameras on Jetson are not V4L2 capture nodes jetagent reads: use csi://N.\n");
+    std::vector<std::string> probeChips;
+    CLI::App* probeGpioCommand = probe->add_subcommand("gpio",
+        "Every GPIO chip and its lines: offsets, names, used or free (for the gpio section)");
+    probeGpioCommand->add_option("--chip", probeChips,
+        "Probe only this chip (name, path, label or number; repeatable); default: every "
+        "/dev/gpiochip*");
 
     CLI::App* backends = app.add_subcommand(
         "backends", "List inference backends and whether this build can use them");
@@ -499,6 +507,10 @@ int runCli(int argc, char** argv)
                     std::printf("%s\n", cameraReportJson(cameras).dump(2).c_str());
                 else
                     std::fputs(formatCameraReport(cameras).c_str(), stdout);
+                return kExitOk;
+            }
+            if (*probeGpioCommand) {
+                std::fputs(formatGpioReport(probeGpio(probeChips)).c_str(), stdout);
                 return kExitOk;
             }
         }

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -628,6 +629,75 @@ void readDisplay(ConfigReader& reader, const YAML::Node& node, DisplayConfig& di
     m.finish();
 }
 
+// chip and line of a GPIO section: the line is an offset (a number) or a line name.
+void readGpioLine(MapReader& m, const YAML::Node& node, GpioLineSpec& line)
+{
+    if (!m.take("line").IsDefined())
+        m.error(
+            "line", node, "missing: the line's offset on the chip, or its name (see `gpioinfo`)");
+    m.string("chip", line.chip);
+    std::string text;
+    if (!m.string("line", text))
+        return;
+    const bool digits =
+        std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+    if (digits) {
+        int64_t offset = 0;
+        if (m.integer("line", offset, 0, 65535))
+            line.offset = offset;
+    } else {
+        line.name = text;
+    }
+}
+
+void readGpio(ConfigReader& reader, const YAML::Node& node, GpioConfig& gpio)
+{
+    if (!expectMap(reader, node, "gpio"))
+        return;
+    MapReader m(reader, node, "gpio");
+    int index = 0;
+    const YAML::Node marker = m.take("marker");
+    if (marker.IsDefined() && expectMap(reader, marker, "gpio.marker")) {
+        GpioMarkerConfig& c = gpio.marker;
+        c.enabled = true;
+        MapReader s(reader, marker, "gpio.marker");
+        readGpioLine(s, marker, c.line);
+        if (s.choice("mode", {"busy", "toggle"}, index))
+            c.mode = index == 0 ? MarkerMode::Busy : MarkerMode::Toggle;
+        s.string("task", c.task);
+        s.boolean("active_low", c.activeLow);
+        s.finish();
+    }
+    const YAML::Node alert = m.take("alert");
+    if (alert.IsDefined() && expectMap(reader, alert, "gpio.alert")) {
+        GpioAlertConfig& c = gpio.alert;
+        c.enabled = true;
+        MapReader s(reader, alert, "gpio.alert");
+        readGpioLine(s, alert, c.line);
+        s.string("task", c.task);
+        if (!s.take("label").IsDefined())
+            s.error("label", alert, "missing: the label whose score raises the alert");
+        s.string("label", c.label);
+        s.number("threshold", c.threshold, 0.0, 1.0);
+        s.number("hold_s", c.holdS, 0.0, 3600.0);
+        s.boolean("active_low", c.activeLow);
+        s.finish();
+    }
+    const YAML::Node trigger = m.take("trigger");
+    if (trigger.IsDefined() && expectMap(reader, trigger, "gpio.trigger")) {
+        GpioTriggerConfig& c = gpio.trigger;
+        c.enabled = true;
+        MapReader s(reader, trigger, "gpio.trigger");
+        readGpioLine(s, trigger, c.line);
+        if (s.choice("mode", {"level", "toggle"}, index))
+            c.mode = index == 0 ? TriggerMode::Level : TriggerMode::Toggle;
+        s.number("debounce_ms", c.debounceMs, 0.0, 10000.0);
+        s.boolean("active_low", c.activeLow);
+        s.finish();
+    }
+    m.finish();
+}
+
 } // namespace
 
 std::string AgentConfig::where(const std::string& key) const
@@ -656,7 +726,8 @@ Expected<AgentConfig> parseConfig(
     }
     if (!root.IsMap())
         return Status::invalid(name +
-            ": expected a mapping with source, run, tasks, logging, power and display sections, "
+            ": expected a mapping with source, run, tasks, logging, power, display and gpio "
+            "sections, "
             "got " +
             describeNode(root));
 
@@ -669,6 +740,7 @@ Expected<AgentConfig> parseConfig(
         readLogging(reader, top.take("logging"), config.logging);
         readPower(reader, top.take("power"), baseDir, config.power);
         readDisplay(reader, top.take("display"), config.display);
+        readGpio(reader, top.take("gpio"), config.gpio);
         top.finish();
         // Each section's text, to tell on a reload what changed (comments and layout do not
         // count: the text is re-emitted from the parsed node).

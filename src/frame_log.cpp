@@ -125,6 +125,8 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
             appendf(out, ",%.4f", power);
         appendf(out, ",%d", r.energyWindowShort ? 1 : 0);
     }
+    if (windowColumn_)
+        appendf(out, ",%u", r.window);
     out += '\n';
 }
 
@@ -177,6 +179,8 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
         number("inference_power_W", inferencePowerW(r));
         appendf(out, ",\"energy_window_short\":%s", r.energyWindowShort ? "true" : "false");
     }
+    if (windowColumn_)
+        appendf(out, ",\"window\":%u", r.window);
     out += "}\n";
 }
 
@@ -288,9 +292,10 @@ Status FrameLogWriter::open(
                 createLog(dir + "/" + log->taskName() + ".frames.csv", log->csvPath_, log->csv_);
             if (!s)
                 return s;
-            if (std::fprintf(log->csv_, "%s%s%s%s%s\n", kFrameCsvHeader,
+            if (std::fprintf(log->csv_, "%s%s%s%s%s%s\n", kFrameCsvHeader,
                     log->clipColumns_ ? "," : "", log->clipColumns_ ? kFrameCsvClipColumns : "",
-                    log->power_ ? "," : "", log->power_ ? kFrameCsvEnergyColumns : "") < 0)
+                    log->power_ ? "," : "", log->power_ ? kFrameCsvEnergyColumns : "",
+                    log->windowColumn_ ? ",window" : "") < 0)
                 return Status::io("cannot write frame log '" + log->csvPath_ + "'");
         }
         if (jsonl) {

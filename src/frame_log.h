@@ -56,6 +56,10 @@ public:
     // the clip's window, inference time and result latency).
     void enableClipColumns() { clipColumns_ = true; }
     bool hasClipColumns() const { return clipColumns_; }
+    // Before FrameLogWriter::open: the files end with the GPIO trigger's measurement window
+    // (`window`, 0 outside any).
+    void enableWindowColumn() { windowColumn_ = true; }
+    bool hasWindowColumn() const { return windowColumn_; }
 
     // Worker thread: queue a record for writing. Never blocks; a full queue loses the record
     // (counted).
@@ -100,6 +104,7 @@ private:
     std::string jsonlPath_;
     const PowerSampler* power_ = nullptr;
     bool clipColumns_ = false;
+    bool windowColumn_ = false;
     TaskEnergy energy_;
 };
 

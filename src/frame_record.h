@@ -54,6 +54,10 @@ struct FrameRecord {
     int64_t clipInferenceNs = 0; // wall time of the clip model (clip mode) or the temporal head
                                  // (streaming), inside the inference stage
 
+    // The GPIO trigger's measurement window the frame was captured in (1, 2, ...); 0 outside any
+    // window or without a trigger.
+    uint32_t window = 0;
+
     int64_t endToEndNs() const { return doneNs - capturedNs; }
     bool hasClip() const { return clipFrames > 0; }
     bool correct() const { return ok && truth >= 0 && topK > 0 && labels[0] == truth; }

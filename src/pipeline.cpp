@@ -34,7 +34,7 @@ Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<
         // Unpaced: a FIFO deep enough for full batches.
         const size_t capacity = paced ? std::max(slot.task->liveQueueCapacity(), batch)
                                       : std::max(static_cast<size_t>(run.queueDepth), batch);
-        workers_.push_back(std::make_unique<Worker>(slot, capacity,
+        workers_.push_back(std::make_unique<Worker>(slot, workers_.size(), capacity,
             paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, maxSummarySamples));
         poolSize += capacity + batch; // queued, plus in the worker's hands
     }
@@ -213,11 +213,15 @@ void Pipeline::workerLoop(Worker& worker)
         const int64_t dequeuedNs = monotonicNs();
         for (size_t i = 0; i < n; ++i)
             raw[i] = frames[i].get();
+        if (hooks_)
+            hooks_->beforeInference(worker.index, frames[0]->sequence);
         Status status = task.process(raw.data(), n, dequeuedNs, records.data());
         const int64_t intervalStartNs = previousDoneNs > 0 ? previousDoneNs : dequeuedNs;
         previousDoneNs = records[n - 1].doneNs;
         for (size_t i = 0; i < n; ++i) {
             records[i].intervalStartNs = intervalStartNs;
+            if (hooks_)
+                hooks_->afterInference(worker.index, records[i]);
             worker.stats->add(records[i]);
             if (worker.slot.log)
                 worker.slot.log->submit(records[i]);

@@ -23,6 +23,23 @@
 
 namespace jetagent {
 
+// Called by each task's worker around Task::process, for signals that follow inference (GPIO).
+// `task` is the task's index in the pipeline's slots. Implementations run on the hot path: no
+// allocation, no blocking beyond a short lock.
+class FrameHooks {
+public:
+    virtual ~FrameHooks() = default;
+    FrameHooks() = default;
+    FrameHooks(const FrameHooks&) = delete;
+    FrameHooks& operator=(const FrameHooks&) = delete;
+
+    // Before the task processes a batch starting with frame `frameId`.
+    virtual void beforeInference(size_t task, uint64_t frameId) = 0;
+    // After, once per record, before the record goes to the statistics and the log (so the hook
+    // may fill in fields such as the measurement window).
+    virtual void afterInference(size_t task, FrameRecord& record) = 0;
+};
+
 class Pipeline {
 public:
     struct TaskSlot {
@@ -48,6 +65,8 @@ public:
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
 
+    // Before start(): `hooks` (which must outlive the run) sees every inference.
+    void setHooks(FrameHooks* hooks) { hooks_ = hooks; }
     void start();
     // Stops capture; frames already taken are finished and logged. Thread-safe; the first reason
     // stays.
@@ -73,13 +92,15 @@ public:
 
 private:
     struct Worker {
-        Worker(TaskSlot s, size_t capacity, FrameQueue::Policy policy, size_t maxSamples)
+        Worker(TaskSlot s, size_t i, size_t capacity, FrameQueue::Policy policy, size_t maxSamples)
             : slot(s),
+              index(i),
               queue(capacity, policy),
               stats(std::make_unique<TaskStats>(maxSamples, s.deadlineNs))
         {
         }
         TaskSlot slot;
+        size_t index;
         FrameQueue queue;
         std::unique_ptr<TaskStats> stats;
         std::thread thread;
@@ -95,6 +116,7 @@ private:
     FrameSource& source_;
     RunConfig run_;
     FrameQueue* viewer_ = nullptr;
+    FrameHooks* hooks_ = nullptr;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::unique_ptr<FramePool> pool_;
     std::thread sourceThread_;

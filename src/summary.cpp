@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gpio_signals.h"
 #include "jetagent/base/clock.h"
 #include "latency_stats.h"
 #include "text.h"
@@ -381,6 +382,8 @@ json summaryJson(const RunOutcome& o)
             {"output", o.display.output.empty() ? json(nullptr) : json(o.display.output)},
             {"frames_shown", o.display.shown}, {"frames_recorded", o.display.recorded},
             {"frames_skipped", o.display.skipped}};
+    if (!o.gpio.is_null())
+        j["gpio"] = o.gpio;
     j["run"] = {{"started_utc", o.context.startedUtc},
         {"wall_s", round4(nsToS(o.endNs - o.startNs))}, {"stop_reason", o.stopReason},
         {"failure", o.failure.empty() ? json(nullptr) : json(o.failure)},
@@ -431,6 +434,8 @@ std::string summaryText(const json& j)
             d["frames_recorded"].get<unsigned long long>(),
             d["frames_skipped"].get<unsigned long long>());
     }
+    if (j.contains("gpio"))
+        out += GpioSignals::summaryText(j["gpio"]);
     appendf(out, "context   jetagent %s, OpenCV %s, %s; %s, %s, %s (%d cores)\n",
         str(j, "jetagent_version").c_str(), str(ctx, "opencv").c_str(),
         str(ctx, "compiler").c_str(), str(ctx, "host").c_str(), str(ctx, "os").c_str(),

@@ -51,6 +51,7 @@ struct RunOutcome {
     PowerSamplerOptions powerOptions;
     PowerRunStats powerStats;
     DisplayOutcome display;
+    nlohmann::json gpio; // GpioSignals::summaryJson(); null when no GPIO was configured
 };
 
 nlohmann::json summaryJson(const RunOutcome& outcome);
