@@ -16,6 +16,7 @@
 #include "classification_task.h"
 #include "display.h"
 #include "frame_log.h"
+#include "gpio_signals.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/power/power_monitor.h"
@@ -280,8 +281,20 @@ struct Components {
     std::vector<int> keptFrom; // per task: the index of the running task it keeps, or -1
     std::unique_ptr<PowerMonitor> monitor;
     std::unique_ptr<DisplaySink> display;
+    std::unique_ptr<GpioSignals> gpio; // requested anew for each run: stop() releases the lines
     std::string runDirectory;
 };
+
+// The tasks `next` will run, in order: its own, and those it keeps from `running`.
+std::vector<const Task*> tasksOf(const Components& next, const Components& running)
+{
+    std::vector<const Task*> tasks;
+    for (size_t i = 0; i < next.tasks.size(); ++i)
+        tasks.push_back(i < next.keptFrom.size() && next.keptFrom[i] >= 0
+                ? running.tasks[static_cast<size_t>(next.keptFrom[i])].get()
+                : next.tasks[i].get());
+    return tasks;
+}
 
 // Builds the tasks of `config` on `info` into `out`, except those for which `old` (when given, and
 // when it ran on the same source shape) has a task with the same key: those are only marked in
@@ -353,6 +366,10 @@ Status openComponents(
     if (Status s = buildTasks(config, c.source->info(), nullptr, notify, c); !s)
         return s;
     c.keptFrom.clear();
+    auto gpio = GpioSignals::open(config, tasksOf(c, c));
+    if (!gpio)
+        return gpio.status();
+    c.gpio = std::move(gpio).value();
     auto power = openPower(config);
     if (!power)
         return power.status();
@@ -373,7 +390,7 @@ Status openComponents(
 
 // A reload's new components, prepared while the current config runs. The source is only kept or
 // marked for reopening here: a camera cannot be opened twice, so a changed source is switched
-// after the current run has drained (switchSource).
+// after the current run has drained (finishReload).
 struct Reload {
     AgentConfig config;
     Components next;
@@ -404,39 +421,54 @@ Status prepareReload(const AgentConfig& current, Components& running, const RunO
     return Status();
 }
 
-// The source half of a reload, once the current run has drained: close the old source, open the
-// new one and build the tasks on it. On failure the old source is reopened and the old tasks are
-// kept, so the old config goes on; an error is returned only when even that fails.
-Status switchSource(const AgentConfig& current, Components& running, ServiceNotifier& notify,
+// The half of a reload done once the current run has drained and let go of its devices: a changed
+// source is switched (a camera cannot be opened twice) and the GPIO lines are requested for the
+// new config. On failure the old source and lines are taken back and the old config goes on
+// (`switched` false); an error is returned only when even that fails.
+Status finishReload(const AgentConfig& current, Components& running, ServiceNotifier& notify,
     Reload& reload, bool& switched)
 {
     auto log = logger("agent");
     switched = false;
-    running.source.reset();
     Status problem;
-    {
+    if (reload.sourceChanged) {
+        running.source.reset();
         StartupKeepAlive keepAlive(notify, "opening " + reload.config.source.uri);
         auto source = openSource(reload.config);
         if (source) {
             reload.next.source = std::move(source).value();
             reload.next.sourceShape = sourceShape(reload.next.source->info());
+            problem = buildTasks(
+                reload.config, reload.next.source->info(), &running, notify, reload.next);
         } else {
             problem = source.status();
         }
     }
-    if (problem.ok())
-        problem =
-            buildTasks(reload.config, reload.next.source->info(), &running, notify, reload.next);
+    if (problem.ok()) {
+        auto gpio = GpioSignals::open(reload.config, tasksOf(reload.next, running));
+        if (gpio)
+            reload.next.gpio = std::move(gpio).value();
+        else
+            problem = gpio.status();
+    }
     if (problem.ok()) {
         switched = true;
         return Status();
     }
     log->error("reload failed, keeping the previous config: {}", problem.message());
     reload.next.source.reset();
-    auto old = openSource(current);
-    if (!old)
-        return old.status().withContext("reopening the previous source after a failed reload");
-    running.source = std::move(old).value();
+    if (!running.source) {
+        auto old = openSource(current);
+        if (!old)
+            return old.status().withContext("reopening the previous source after a failed reload");
+        running.source = std::move(old).value();
+    }
+    Components none;
+    auto gpio = GpioSignals::open(current, tasksOf(running, none));
+    if (!gpio)
+        return gpio.status().withContext(
+            "requesting the previous config's GPIO lines again after a failed reload");
+    running.gpio = std::move(gpio).value();
     return Status();
 }
 
@@ -507,6 +539,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             logs.back()->attachPower(&monitor->sampler());
         if (tc.type == "action")
             logs.back()->enableClipColumns();
+        if (c.gpio && c.gpio->hasTrigger())
+            logs.back()->enableWindowColumn();
         slots.push_back({tasks[i].get(), logs.back().get(), deadline});
     }
     RunEnd end;
@@ -550,6 +584,10 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     if (display)
         display->start(OverlayBuilder(pipeline, tasks, monitor),
             [&pipeline] { pipeline.requestStop("the window was closed"); });
+    if (c.gpio) {
+        pipeline.setHooks(c.gpio->hooks());
+        c.gpio->start(monotonicNs());
+    }
     pipeline.start();
 
     // The watchdog's probe: every task finished a frame since the last ping.
@@ -634,6 +672,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             if (monitor)
                 monitor->sampler().stop();
             writer.stop();
+            if (c.gpio)
+                c.gpio->stop(); // outputs inactive: a marker must not stay high
             std::fflush(nullptr);
             std::_Exit(1);
         }
@@ -668,6 +708,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     }
     pipeline.join();
     watchdog.setProbe(nullptr);
+    if (c.gpio)
+        c.gpio->stop();
     if (display)
         display->stop();
     // The sampler's last sample covers the last frame; only then may the writer give up waiting.
@@ -694,6 +736,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     for (size_t i = 0; i < tasks.size(); ++i)
         outcome.tasks.push_back({tasks[i].get(), &config.tasks[i], &pipeline.stats(i),
             pipeline.dropped(i), logs[i].get()});
+    if (c.gpio)
+        outcome.gpio = c.gpio->summaryJson();
     if (monitor) {
         outcome.power = &monitor->setup();
         outcome.powerOptions.railHz = config.power.railHz;
@@ -758,15 +802,13 @@ Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& option
             return std::move(end.run);
         }
         std::unique_ptr<Reload> reload = std::move(pending);
-        bool switched = true;
-        if (reload->sourceChanged) {
-            if (Status s = switchSource(config, running, notify, *reload, switched); !s) {
-                log->error("{}", s.message());
-                notify.stopping("stopping: " + s.message());
-                end.run.failure = s;
-                end.run.runDirectories = directories;
-                return std::move(end.run);
-            }
+        bool switched = false;
+        if (Status s = finishReload(config, running, notify, *reload, switched); !s) {
+            log->error("{}", s.message());
+            notify.stopping("stopping: " + s.message());
+            end.run.failure = s;
+            end.run.runDirectories = directories;
+            return std::move(end.run);
         }
         if (!switched) {
             // The old config goes on, in a new run directory of its own, with a fresh power
