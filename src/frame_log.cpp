@@ -333,7 +333,7 @@ bool TaskLog::openSegment(FrameLogFile& f)
 // Takes a created segment's descriptor and writes its header.
 void TaskLog::startSegment(FrameLogFile& f, int fd)
 {
-    struct stat st {};
+    struct stat st { };
     if (::fstat(fd, &st) == 0)
         f.id = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
     f.fd = fd;
@@ -411,10 +411,9 @@ void TaskLog::writePending(FrameLogFile& f)
     f.linesDropped.fetch_add(f.pendingLines - okLines, std::memory_order_relaxed);
     f.pending.clear();
     f.pendingLines = 0;
-    written_.store(std::min(csv_.enabled() ? csv_.linesOk.load(std::memory_order_relaxed)
-                                           : UINT64_MAX,
-                       jsonl_.enabled() ? jsonl_.linesOk.load(std::memory_order_relaxed)
-                                        : UINT64_MAX),
+    written_.store(
+        std::min(csv_.enabled() ? csv_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX,
+            jsonl_.enabled() ? jsonl_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX),
         std::memory_order_relaxed);
     if (error != 0)
         fail(f, error);
@@ -549,15 +548,15 @@ void FrameLogWriter::enforceCap()
     uint64_t total = 0;
     std::error_code ec;
     // Symbolic links are not followed: only files that really lie under the root are counted.
-    for (fs::recursive_directory_iterator it(
-             options_.root, fs::directory_options::skip_permission_denied, ec),
+    for (fs::recursive_directory_iterator
+             it(options_.root, fs::directory_options::skip_permission_denied, ec),
          end;
          !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
         const int index = segmentIndex(name);
         if (index < 0)
             continue;
-        struct stat st {};
+        struct stat st { };
         if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
             continue;
         Segment s;
@@ -589,8 +588,8 @@ void FrameLogWriter::enforceCap()
         if (total + reserved <= options_.maxTotalBytes)
             break;
         if (::unlink(s.path.c_str()) != 0) {
-            log->warn("cannot remove {} to keep logging.max_total_mb: {}", s.path,
-                errnoText(errno));
+            log->warn(
+                "cannot remove {} to keep logging.max_total_mb: {}", s.path, errnoText(errno));
             continue;
         }
         total -= s.size;

@@ -155,8 +155,8 @@ private:
     void close();
     std::string csvHeader() const;
     // The file side: segments, rotation, and failed writes. Writer thread only.
-    Status openFirst(FrameLogFile& f, const std::string& dir, const std::string& ext,
-        std::string header);
+    Status openFirst(
+        FrameLogFile& f, const std::string& dir, const std::string& ext, std::string header);
     bool openSegment(FrameLogFile& f);
     void startSegment(FrameLogFile& f, int fd);
     void append(FrameLogFile& f, const std::string& line, int64_t nowNs);

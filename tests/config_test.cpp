@@ -284,15 +284,15 @@ TEST(Config, LogSizeLimits)
     // With the cap left at its default, the error points at the key that was set.
     e = errorOf(withLogging("  max_file_mb: 600\n"));
     EXPECT_NE(e.find("test.yaml:4:16: logging.max_file_mb: "), std::string::npos) << e;
-    EXPECT_NE(e.find("max_total_mb (1024) must be at least 2 x max_file_mb (600)"),
-        std::string::npos)
+    EXPECT_NE(
+        e.find("max_total_mb (1024) must be at least 2 x max_file_mb (600)"), std::string::npos)
         << e;
     e = errorOf(withLogging("  max_file_mb: 0\n"));
     EXPECT_NE(e.find("logging.max_file_mb: "), std::string::npos) << e;
     EXPECT_NE(e.find("needs rotation"), std::string::npos) << e;
     e = errorOf(withLogging("  max_file_mb: -1\n"));
-    EXPECT_NE(e.find("logging.max_file_mb: must be between 0 and 65536 (got -1)"),
-        std::string::npos)
+    EXPECT_NE(
+        e.find("logging.max_file_mb: must be between 0 and 65536 (got -1)"), std::string::npos)
         << e;
     e = errorOf(withLogging("  max_total_mb: lots\n"));
     EXPECT_NE(e.find("logging.max_total_mb: expected an integer"), std::string::npos) << e;

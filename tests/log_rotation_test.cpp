@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include <fcntl.h>
@@ -184,8 +185,8 @@ TEST(LogRotation, TheCapHoldsAcrossRunsAndRemovesTheOldestFirst)
     constexpr uint64_t kCap = 8 * kSegmentBytes;
     // Two earlier runs, a day apart, whose closed segments together exceed what the cap leaves
     // beside the two files this run writes.
-    const std::vector<OldFile> old = {
-        {root / "run-a/t.frames.csv", 3 * 86400}, {root / "run-a/t.frames.jsonl", 3 * 86400 - 1},
+    const std::vector<OldFile> old = {{root / "run-a/t.frames.csv", 3 * 86400},
+        {root / "run-a/t.frames.jsonl", 3 * 86400 - 1},
         {root / "run-a/t.frames_000001.csv", 3 * 86400 - 2},
         {root / "run-b/t.frames.csv", 2 * 86400}, {root / "run-b/t.frames.jsonl", 2 * 86400 - 1},
         {root / "run-b/t.frames_000001.csv", 2 * 86400 - 2}};
@@ -263,6 +264,55 @@ TEST(LogRotation, TheCapHoldsAcrossRunsAndRemovesTheOldestFirst)
     }
     EXPECT_TRUE(fs::exists(root / "run-d/summary.json"));
     EXPECT_TRUE(fs::exists(root / "run-e/summary.json"));
+}
+
+TEST(LogRotation, AFileBeingWrittenIsNeverRemovedHoweverOld)
+{
+    test::TempDir dir;
+    // Two files open: an idle task's, older than anything the busy task closes, and the busy one's.
+    TaskLog idle("idle", {"cat", "dog"}, 0, 16);
+    TaskLog busy("t", {"cat", "dog"}, 0, 1024);
+    idle.submit(recordNumber(0));
+    submitRange(busy, 0, 400);
+    FrameLogOptions options;
+    options.root = dir.path();
+    options.maxFileBytes = kSegmentBytes;
+    options.maxTotalBytes = 4 * kSegmentBytes;
+    FrameLogWriter writer;
+    ASSERT_TRUE(writer.open(dir.path(), {&idle, &busy}, true, false, options).ok());
+    EXPECT_EQ(writer.segmentBytes(), kSegmentBytes); // two files fill half of the cap at most
+    writer.start();
+    writer.stop();
+    EXPECT_EQ(test::readLines(dir / "idle.frames.csv").size(), 2u);
+    EXPECT_EQ(idle.segmentsRemoved(), 0u);
+    EXPECT_GT(busy.segmentsRemoved(), 0u);
+    EXPECT_TRUE(fs::exists(segments(dir.path(), ".csv").back()));
+    EXPECT_LE(perFrameBytes(dir.path()), options.maxTotalBytes);
+}
+
+TEST(LogRotation, ManyOpenFilesGetSmallerSegmentsSoThatTheCapHolds)
+{
+    test::TempDir dir;
+    std::vector<std::unique_ptr<TaskLog>> logs;
+    std::vector<TaskLog*> raw;
+    for (int i = 0; i < 4; ++i) {
+        logs.push_back(std::make_unique<TaskLog>(
+            "t" + std::to_string(i), std::vector<std::string> {"a"}, 0, 1024));
+        submitRange(*logs.back(), 0, 300);
+        raw.push_back(logs.back().get());
+    }
+    FrameLogOptions options;
+    options.root = dir.path();
+    options.maxFileBytes = kSegmentBytes;
+    options.maxTotalBytes = 2 * kSegmentBytes; // allowed by the config for one file, not eight
+    FrameLogWriter writer;
+    ASSERT_TRUE(writer.open(dir.path(), raw, true, true, options).ok());
+    EXPECT_EQ(writer.segmentBytes(), 2 * kSegmentBytes / 16);
+    writer.start();
+    writer.stop();
+    EXPECT_LE(perFrameBytes(dir.path()), options.maxTotalBytes);
+    for (const auto& log : logs)
+        EXPECT_EQ(log->written(), 300u);
 }
 
 // While `full`, every file the writer creates is /dev/full, where the kernel fails each write with
@@ -364,7 +414,8 @@ TEST(LogDiskErrors, AReadOnlyDiskKeepsOnlyWholeLinesAndTheLogResumesInANewSegmen
     std::string line;
     TaskLog log("t", {"cat", "dog"}, 0, 1024);
     log.formatCsv(recordNumber(0), line);
-    ReadOnlyAfter disk(std::string(kFrameCsvHeader).size() + 1 + 10 * line.size() + line.size() / 2);
+    ReadOnlyAfter disk(
+        std::string(kFrameCsvHeader).size() + 1 + 10 * line.size() + line.size() / 2);
     FrameLogOptions options;
     options.files = &disk;
     options.retryNs = 0;
