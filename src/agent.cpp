@@ -556,8 +556,14 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         raw.reserve(logs.size());
         for (auto& l : logs)
             raw.push_back(l.get());
-        if (Status s =
-                writer.open(outcome.runDirectory, raw, config.logging.csv, config.logging.jsonl);
+        // The cap counts every run under logging.dir: the previous run's writer has stopped (its
+        // files are closed) before this one opens.
+        FrameLogOptions logOptions;
+        logOptions.root = config.logging.dir;
+        logOptions.maxFileBytes = static_cast<uint64_t>(config.logging.maxFileMb) << 20;
+        logOptions.maxTotalBytes = static_cast<uint64_t>(config.logging.maxTotalMb) << 20;
+        if (Status s = writer.open(outcome.runDirectory, raw, config.logging.csv,
+                config.logging.jsonl, logOptions);
             !s)
             startProblem = Status::invalid(s.message()).withContext(config.where("logging.dir"));
         else

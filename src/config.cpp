@@ -583,6 +583,24 @@ void readLogging(ConfigReader& reader, const YAML::Node& node, LoggingConfig& lo
         logging.level = levels[static_cast<size_t>(level)];
     m.number("status_interval_s", logging.statusIntervalS, 0.0, 3600.0);
     m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 100'000'000);
+    // Whole MiB: up to 64 GiB a file and 64 TiB in all (the counts stay within an int).
+    m.integerAs("max_file_mb", logging.maxFileMb, 0, 1 << 16);
+    m.integerAs("max_total_mb", logging.maxTotalMb, 0, 1 << 26);
+    if (logging.maxTotalMb > 0) {
+        // The cap removes closed segments only: it needs rotation, and room for the file being
+        // written beside at least one closed segment.
+        const YAML::Node at = node["max_total_mb"] ? node["max_total_mb"] : node["max_file_mb"];
+        const std::string key = node["max_total_mb"] ? "max_total_mb" : "max_file_mb";
+        if (logging.maxFileMb == 0)
+            m.error(key, at,
+                "a cap on the total (max_total_mb " + std::to_string(logging.maxTotalMb) +
+                    ") needs rotation: set max_file_mb above 0, or max_total_mb: 0 for no cap");
+        else if (logging.maxTotalMb < 2 * static_cast<int64_t>(logging.maxFileMb))
+            m.error(key, at,
+                "max_total_mb (" + std::to_string(logging.maxTotalMb) +
+                    ") must be at least 2 x max_file_mb (" + std::to_string(logging.maxFileMb) +
+                    "), so that the file being written and a closed one fit; 0 = no cap");
+    }
     m.finish();
 }
 

@@ -105,6 +105,9 @@ struct LoggingConfig {
     double statusIntervalS = 1.0; // seconds between console status lines; 0 = none
     uint64_t maxSummarySamples =
         1'000'000; // latencies kept for exact percentiles; beyond, a uniform sample
+    int maxFileMb =
+        64; // a per-frame file is closed and a new segment begun at this size; 0 = never
+    int maxTotalMb = 1024; // all per-frame files under dir, every run: oldest removed; 0 = no cap
 };
 
 enum class PowerSampling {

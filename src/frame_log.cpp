@@ -8,6 +8,12 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <tuple>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -219,6 +225,7 @@ void TaskLog::addEnergy(FrameRecord& r)
 void TaskLog::drain(std::string& scratch, bool final)
 {
     FrameRecord r;
+    bool any = false;
     while (const FrameRecord* next = ring_.front()) {
         // The sampler's newest sample must lie past the frame's end, or its window is not covered
         // yet; the record waits (at 100 Hz, about 10 ms).
@@ -227,85 +234,388 @@ void TaskLog::drain(std::string& scratch, bool final)
         ring_.pop(r);
         if (power_)
             addEnergy(r);
-        bool ok = true;
-        if (csv_) {
+        // A clock read per record only while a file waits to retry after a failed write.
+        const int64_t now = csv_.failing || jsonl_.failing ? monotonicNs() : 0;
+        if (csv_.enabled()) {
             scratch.clear();
             formatCsv(r, scratch);
-            ok = std::fwrite(scratch.data(), 1, scratch.size(), csv_) == scratch.size() && ok;
+            append(csv_, scratch, now);
         }
-        if (jsonl_) {
+        if (jsonl_.enabled()) {
             scratch.clear();
             formatJson(r, scratch);
-            ok = std::fwrite(scratch.data(), 1, scratch.size(), jsonl_) == scratch.size() && ok;
+            append(jsonl_, scratch, now);
         }
-        if (ok)
-            written_.fetch_add(1, std::memory_order_relaxed);
-        else
-            writeErrors_.fetch_add(1, std::memory_order_relaxed);
+        ++drained_;
+        any = true;
+    }
+    // One write per file and drain: lines reach the kernel within a drain period (0.1 s), so a
+    // crash of the agent loses none of them.
+    if (any) {
+        writePending(csv_);
+        writePending(jsonl_);
+        if (!csv_.enabled() && !jsonl_.enabled())
+            written_.store(drained_, std::memory_order_relaxed);
     }
 }
 
-void TaskLog::flush()
+uint64_t TaskLog::linesDroppedDisk() const
 {
-    for (std::FILE* f : {csv_, jsonl_})
-        if (f && std::fflush(f) != 0)
+    return std::max(csv_.linesDropped.load(std::memory_order_relaxed),
+        jsonl_.linesDropped.load(std::memory_order_relaxed));
+}
+
+std::string TaskLog::csvHeader() const
+{
+    std::string header = kFrameCsvHeader;
+    if (clipColumns_)
+        header = header + "," + kFrameCsvClipColumns;
+    if (power_)
+        header = header + "," + kFrameCsvEnergyColumns;
+    if (windowColumn_)
+        header += ",window";
+    return header + "\n";
+}
+
+std::string FrameLogFile::segmentPath(int segment) const
+{
+    char number[16] = "";
+    if (segment > 0)
+        std::snprintf(number, sizeof number, "_%06d", segment);
+    return dir + "/" + stem + number + "." + ext;
+}
+
+int FrameLogFiles::create(const std::string& path)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    return fd >= 0 ? fd : -errno;
+}
+
+ssize_t FrameLogFiles::write(int fd, const char* data, size_t size)
+{
+    return ::write(fd, data, size);
+}
+
+Status TaskLog::openFirst(
+    FrameLogFile& f, const std::string& dir, const std::string& ext, std::string header)
+{
+    f.dir = dir;
+    f.stem = taskName_ + ".frames";
+    f.ext = ext;
+    f.header = std::move(header);
+    f.firstPath = f.segmentPath(0);
+    const int fd = writer_->files().create(f.firstPath);
+    // At start a file that cannot be created is a setup error (a wrong directory, or an earlier
+    // run's log in the way); later on, the same failure only costs lines.
+    if (fd < 0)
+        return Status::io("cannot create frame log '" + f.firstPath + "': " + errnoText(-fd));
+    startSegment(f, fd);
+    return Status();
+}
+
+// Creates segment f.index, or the next number when the current segment's file exists. False, and
+// the file failing, when it cannot.
+bool TaskLog::openSegment(FrameLogFile& f)
+{
+    if (f.created) {
+        ++f.index;
+        f.created = false;
+    }
+    int fd = -EEXIST;
+    // Skipping names taken by stray files keeps them from stopping the log; none is overwritten.
+    for (int tries = 0; tries < 100 && fd == -EEXIST; ++tries) {
+        fd = writer_->files().create(f.segmentPath(f.index));
+        if (fd == -EEXIST)
+            ++f.index;
+    }
+    if (fd < 0) {
+        fail(f, -fd);
+        return false;
+    }
+    startSegment(f, fd);
+    return !f.failing;
+}
+
+// Takes a created segment's descriptor and writes its header.
+void TaskLog::startSegment(FrameLogFile& f, int fd)
+{
+    struct stat st { };
+    if (::fstat(fd, &st) == 0)
+        f.id = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+    f.fd = fd;
+    f.created = true;
+    f.size = 0;
+    f.failing = false;
+    segments_.fetch_add(1, std::memory_order_relaxed);
+    f.pending = f.header;
+    f.pendingLines = 0;
+    writePending(f);
+}
+
+void TaskLog::append(FrameLogFile& f, const std::string& line, int64_t nowNs)
+{
+    if (f.failing) {
+        if (nowNs < f.retryAtNs || !openSegment(f)) {
+            f.linesDropped.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        logger("log")->info("{}: writing again after a failed write", f.segmentPath(f.index));
+        writer_->enforceCap();
+    }
+    const uint64_t limit = writer_->segmentBytes();
+    const uint64_t size = f.size + f.pending.size();
+    // A segment always takes one line, however long, so that a line never waits forever.
+    if (limit > 0 && size + line.size() > limit && size > f.header.size()) {
+        writePending(f);
+        if (!f.failing) {
+            closeSegment(f);
+            if (openSegment(f))
+                writer_->enforceCap();
+        }
+        if (f.failing) {
+            f.linesDropped.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+    }
+    f.pending += line;
+    ++f.pendingLines;
+}
+
+void TaskLog::writePending(FrameLogFile& f)
+{
+    if (f.pending.empty())
+        return;
+    size_t done = 0;
+    int error = 0;
+    while (done < f.pending.size()) {
+        const ssize_t n =
+            writer_->files().write(f.fd, f.pending.data() + done, f.pending.size() - done);
+        if (n > 0) {
+            done += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        error = n < 0 ? errno : EIO;
+        break;
+    }
+    uint64_t okLines = f.pendingLines;
+    size_t kept = done;
+    if (error != 0) {
+        // Keep the complete lines and cut a torn one off, so that every segment stays a file that
+        // parses (best effort: a read-only file system refuses the cut as well).
+        kept = done == 0 ? 0 : f.pending.rfind('\n', done - 1) + 1;
+        if (kept < done && ::ftruncate(f.fd, static_cast<off_t>(f.size + kept)) != 0)
             writeErrors_.fetch_add(1, std::memory_order_relaxed);
+        // Only the header is pending with no lines, and it holds one newline.
+        okLines = std::min(f.pendingLines,
+            static_cast<uint64_t>(std::count(f.pending.begin(), f.pending.begin() + kept, '\n')));
+    }
+    f.size += kept;
+    bytes_.fetch_add(kept, std::memory_order_relaxed);
+    f.linesOk.fetch_add(okLines, std::memory_order_relaxed);
+    f.linesDropped.fetch_add(f.pendingLines - okLines, std::memory_order_relaxed);
+    f.pending.clear();
+    f.pendingLines = 0;
+    written_.store(
+        std::min(csv_.enabled() ? csv_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX,
+            jsonl_.enabled() ? jsonl_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX),
+        std::memory_order_relaxed);
+    if (error != 0)
+        fail(f, error);
+}
+
+void TaskLog::closeSegment(FrameLogFile& f)
+{
+    if (f.fd < 0)
+        return;
+    if (::close(f.fd) != 0)
+        writeErrors_.fetch_add(1, std::memory_order_relaxed);
+    f.fd = -1;
+    f.closed.push_back(f.id);
+}
+
+void TaskLog::fail(FrameLogFile& f, int error)
+{
+    writeErrors_.fetch_add(1, std::memory_order_relaxed);
+    lastErrno_.store(error, std::memory_order_relaxed);
+    if (f.fd >= 0 && f.created && f.size == 0) {
+        // Nothing got in, not even the header: remove the empty file and reuse its number.
+        ::unlink(f.segmentPath(f.index).c_str());
+        ::close(f.fd);
+        f.fd = -1;
+        f.created = false;
+        segments_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    closeSegment(f);
+    f.failing = true;
+    f.retryAtNs = monotonicNs() + writer_->options_.retryNs;
 }
 
 void TaskLog::close()
 {
-    for (std::FILE** f : {&csv_, &jsonl_})
-        if (*f) {
-            if (std::fclose(*f) != 0)
-                writeErrors_.fetch_add(1, std::memory_order_relaxed);
-            *f = nullptr;
-        }
+    for (FrameLogFile* f : {&csv_, &jsonl_}) {
+        if (!f->enabled())
+            continue;
+        writePending(*f);
+        closeSegment(*f);
+    }
 }
-
-namespace {
-
-// Creates a log file that must not exist yet ("x": an earlier run's log is never overwritten).
-Status createLog(const std::string& path, std::string& pathOut, std::FILE*& file)
-{
-    pathOut = path;
-    file = std::fopen(path.c_str(), "wx");
-    if (!file)
-        return Status::io("cannot create frame log '" + path + "': " + errnoText(errno));
-    std::setvbuf(file, nullptr, _IOFBF, 1 << 16);
-    return Status();
-}
-
-} // namespace
 
 FrameLogWriter::~FrameLogWriter()
 {
     stop();
 }
 
-Status FrameLogWriter::open(
-    const std::string& dir, const std::vector<TaskLog*>& logs, bool csv, bool jsonl)
+Status FrameLogWriter::open(const std::string& dir, const std::vector<TaskLog*>& logs, bool csv,
+    bool jsonl, const FrameLogOptions& options)
 {
     logs_ = logs;
-    for (TaskLog* log : logs_) {
-        if (csv) {
-            Status s =
-                createLog(dir + "/" + log->taskName() + ".frames.csv", log->csvPath_, log->csv_);
-            if (!s)
-                return s;
-            if (std::fprintf(log->csv_, "%s%s%s%s%s%s\n", kFrameCsvHeader,
-                    log->clipColumns_ ? "," : "", log->clipColumns_ ? kFrameCsvClipColumns : "",
-                    log->power_ ? "," : "", log->power_ ? kFrameCsvEnergyColumns : "",
-                    log->windowColumn_ ? ",window" : "") < 0)
-                return Status::io("cannot write frame log '" + log->csvPath_ + "'");
-        }
-        if (jsonl) {
-            Status s = createLog(
-                dir + "/" + log->taskName() + ".frames.jsonl", log->jsonlPath_, log->jsonl_);
-            if (!s)
-                return s;
-        }
+    options_ = options;
+    const uint64_t files = logs_.size() * ((csv ? 1 : 0) + (jsonl ? 1 : 0));
+    segmentBytes_ = options_.maxFileBytes;
+    // Every open file may grow to a full segment before it rotates: they get at most half the cap,
+    // so the closed segments always have room for at least as much again.
+    if (options_.maxTotalBytes > 0 && segmentBytes_ > 0 && files > 0 &&
+        segmentBytes_ > options_.maxTotalBytes / (2 * files)) {
+        segmentBytes_ = std::max<uint64_t>(options_.maxTotalBytes / (2 * files), 1);
+        logger("log")->info("{} per-frame files open: segments of {} bytes instead of {}, so "
+                            "that they fit in half of logging.max_total_mb",
+            files, segmentBytes_, options_.maxFileBytes);
     }
+    for (TaskLog* log : logs_) {
+        log->writer_ = this;
+        if (csv)
+            if (Status s = log->openFirst(log->csv_, dir, "csv", log->csvHeader()); !s)
+                return s;
+        if (jsonl)
+            if (Status s = log->openFirst(log->jsonl_, dir, "jsonl", ""); !s)
+                return s;
+    }
+    enforceCap();
     return Status();
+}
+
+namespace {
+
+struct Segment {
+    std::string path;
+    std::string dir;
+    int index = 0;
+    uint64_t size = 0;
+    int64_t mtimeNs = 0;
+    std::pair<uint64_t, uint64_t> id;
+};
+
+// The segment number of a per-frame file name (<task>.frames[_NNNNNN].csv or .jsonl); -1 when the
+// name is not one.
+int segmentIndex(const std::string& name)
+{
+    std::string base;
+    for (const char* ext : {".csv", ".jsonl"}) {
+        const size_t n = std::strlen(ext);
+        if (name.size() > n && name.compare(name.size() - n, n, ext) == 0)
+            base = name.substr(0, name.size() - n);
+    }
+    int index = 0;
+    const size_t underscore = base.rfind('_');
+    if (underscore != std::string::npos && underscore + 1 < base.size() &&
+        base.find_first_not_of("0123456789", underscore + 1) == std::string::npos) {
+        if (base.size() - underscore - 1 > 9)
+            return -1;
+        index = std::atoi(base.c_str() + underscore + 1);
+        base.resize(underscore);
+    }
+    const std::string suffix = ".frames";
+    if (base.size() <= suffix.size() ||
+        base.compare(base.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return -1;
+    return index;
+}
+
+} // namespace
+
+void FrameLogWriter::enforceCap()
+{
+    namespace fs = std::filesystem;
+    if (options_.maxTotalBytes == 0 || options_.root.empty())
+        return;
+    std::vector<std::pair<uint64_t, uint64_t>> open;
+    uint64_t reserved = 0;
+    for (TaskLog* log : logs_)
+        for (const FrameLogFile* f : {&log->csv_, &log->jsonl_})
+            if (f->enabled()) {
+                reserved += segmentBytes_;
+                if (f->fd >= 0)
+                    open.push_back(f->id);
+            }
+
+    std::vector<Segment> closed;
+    uint64_t total = 0;
+    std::error_code ec;
+    // Symbolic links are not followed: only files that really lie under the root are counted.
+    for (fs::recursive_directory_iterator
+             it(options_.root, fs::directory_options::skip_permission_denied, ec),
+         end;
+         !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const int index = segmentIndex(name);
+        if (index < 0)
+            continue;
+        struct stat st { };
+        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        Segment s;
+        s.id = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+        if (std::find(open.begin(), open.end(), s.id) != open.end())
+            continue; // being written: counted in `reserved` instead
+        s.path = it->path().string();
+        s.dir = it->path().parent_path().string();
+        s.index = index;
+        s.size = static_cast<uint64_t>(st.st_size);
+        s.mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+        total += s.size;
+        closed.push_back(std::move(s));
+    }
+    if (total + reserved <= options_.maxTotalBytes)
+        return;
+    // Oldest first by the time of the last line; the segment number orders a run's segments that
+    // the file system's clock granularity left with the same time.
+    std::sort(closed.begin(), closed.end(), [](const Segment& a, const Segment& b) {
+        return std::tie(a.mtimeNs, a.dir, a.index, a.path) <
+            std::tie(b.mtimeNs, b.dir, b.index, b.path);
+    });
+    auto log = logger("log");
+    uint64_t removed = 0;
+    uint64_t removedBytes = 0;
+    std::string first;
+    std::string last;
+    for (const Segment& s : closed) {
+        if (total + reserved <= options_.maxTotalBytes)
+            break;
+        if (::unlink(s.path.c_str()) != 0) {
+            log->warn(
+                "cannot remove {} to keep logging.max_total_mb: {}", s.path, errnoText(errno));
+            continue;
+        }
+        total -= s.size;
+        ++removed;
+        removedBytes += s.size;
+        (first.empty() ? first : last) = s.path;
+        for (TaskLog* l : logs_)
+            for (FrameLogFile* f : {&l->csv_, &l->jsonl_}) {
+                auto it = std::find(f->closed.begin(), f->closed.end(), s.id);
+                if (it != f->closed.end()) {
+                    f->closed.erase(it);
+                    l->segmentsRemoved_.fetch_add(1, std::memory_order_relaxed);
+                }
+            }
+    }
+    if (removed > 0)
+        log->info("removed {} per-frame log file(s), {} bytes, oldest first ({}{}{}) to keep the "
+                  "logs under {} within logging.max_total_mb ({} bytes)",
+            removed, removedBytes, first, last.empty() ? "" : " to ", last, options_.root,
+            options_.maxTotalBytes);
 }
 
 void FrameLogWriter::start()
@@ -318,9 +628,8 @@ void FrameLogWriter::loop()
     auto log = logger("log");
     std::string scratch;
     scratch.reserve(1024);
-    int64_t lastFlush = monotonicNs();
     int64_t lastWarning = 0;
-    uint64_t errorsWarned = 0;
+    uint64_t droppedWarned = 0;
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
         const bool stopping = stopping_;
@@ -328,20 +637,19 @@ void FrameLogWriter::loop()
         for (TaskLog* l : logs_)
             l->drain(scratch, stopping);
         const int64_t now = monotonicNs();
-        // Flushing once a second bounds what a crash can take with it to about a second of lines.
-        if (stopping || now - lastFlush > 1'000'000'000) {
-            for (TaskLog* l : logs_)
-                l->flush();
-            lastFlush = now;
+        uint64_t dropped = 0;
+        int error = 0;
+        for (TaskLog* l : logs_) {
+            dropped += l->linesDroppedDisk();
+            if (l->lastWriteErrno() != 0)
+                error = l->lastWriteErrno();
         }
-        uint64_t errors = 0;
-        for (TaskLog* l : logs_)
-            errors += l->writeErrors();
-        if (errors > errorsWarned && (now - lastWarning > 10'000'000'000 || lastWarning == 0)) {
-            log->warn("{} frame-log lines could not be written (disk full or read-only?); "
-                      "inference goes on",
-                errors);
-            errorsWarned = errors;
+        // Once a minute at most: a disk that stays full must not flood the journal.
+        if (dropped > droppedWarned && (lastWarning == 0 || now - lastWarning >= 60'000'000'000)) {
+            log->warn("{} frame-log lines dropped so far: {} (disk full or read-only?); inference "
+                      "goes on, and the logs resume when a write succeeds again",
+                dropped, errnoText(error));
+            droppedWarned = dropped;
             lastWarning = now;
         }
         lock.lock();

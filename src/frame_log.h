@@ -1,6 +1,7 @@
 // Per-frame logs: workers hand records to a background writer that formats them as CSV and JSON
 // Lines. A worker never waits on the disk: when the writer falls behind, records are dropped and
-// counted.
+// counted. Files rotate by size under a total cap, and a full or read-only disk costs log lines
+// (counted), never frames.
 #pragma once
 
 #include <atomic>
@@ -10,7 +11,10 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "frame_record.h"
 #include "jetagent/base/status.h"
@@ -19,6 +23,7 @@
 
 namespace jetagent {
 
+class FrameLogWriter;
 class PowerSampler;
 
 // The CSV columns, in order; units are in the names.
@@ -37,6 +42,59 @@ struct TaskEnergy {
     double totalFrameJ = 0.0; // sum of their frame-interval energies: the energy of the frames run
     uint64_t uncovered = 0; // frames whose window the sampler did not cover (no figure)
     uint64_t shortWindows = 0; // inference windows shorter than the sensor's update period
+};
+
+// The file operations of the frame-log writer: the real ones unless a test overrides them to make
+// writes fail the way a full or read-only disk does.
+class FrameLogFiles {
+public:
+    virtual ~FrameLogFiles() = default;
+    // Creates `path`, which must not exist yet (an earlier log is never overwritten): a descriptor
+    // open for writing, or -errno.
+    virtual int create(const std::string& path);
+    // As write(2): the bytes written, or -1 with errno set.
+    virtual ssize_t write(int fd, const char* data, size_t size);
+};
+
+// Sizes and retries of the per-frame files. The defaults keep one file per task and format.
+struct FrameLogOptions {
+    // logging.dir: the cap counts every per-frame file under it, earlier runs' too; "" = no cap.
+    std::string root;
+    // A file that would grow past this is closed and the next segment begins; 0 = never rotate.
+    // With many files open at once it is lowered so that they fill at most half the cap.
+    uint64_t maxFileBytes = 0;
+    // After each rotation and at open, the oldest closed segments under `root` are removed until
+    // they and the open files at their full size fit in this; 0 = no cap.
+    uint64_t maxTotalBytes = 0;
+    // After a failed write, lines are dropped (counted) this long before a new segment is tried.
+    int64_t retryNs = 5'000'000'000;
+    FrameLogFiles* files = nullptr; // nullptr: the real file system
+};
+
+// One per-frame file of a task (CSV or JSON Lines) as a series of segments: <stem>.<ext>, then
+// <stem>_000001.<ext>, ... (the underscore sorts after the dot byte-wise, so names list in order).
+// Owned by TaskLog and used only by the writer thread, apart from the counters.
+struct FrameLogFile {
+    std::string dir;
+    std::string stem; // <task>.frames
+    std::string ext; // csv or jsonl
+    std::string header; // written at the top of every segment ("" for JSON Lines)
+    std::string firstPath; // segment 0
+    int fd = -1;
+    int index = 0; // the current segment's number
+    bool created = false; // the current segment's file exists (a later one takes the next number)
+    uint64_t size = 0; // bytes in the current segment, tracked rather than asked of the disk
+    std::pair<uint64_t, uint64_t> id {0, 0}; // the open segment's device and inode
+    std::vector<std::pair<uint64_t, uint64_t>> closed; // this run's closed segments, still on disk
+    std::string pending; // lines formatted and not yet written
+    uint64_t pendingLines = 0;
+    bool failing = false; // a write failed: lines are dropped until retryAtNs
+    int64_t retryAtNs = 0;
+    std::atomic<uint64_t> linesOk {0};
+    std::atomic<uint64_t> linesDropped {0}; // for a failed write (disk full, read-only, I/O error)
+
+    bool enabled() const { return !stem.empty(); }
+    std::string segmentPath(int segment) const;
 };
 
 // One task's log: the record queue from its worker and the files it goes to.
@@ -71,9 +129,20 @@ public:
     {
         return written_.load(std::memory_order_relaxed);
     } // lines in each file
+    // Lines that a failed write dropped from the file that lost the most (a full or read-only
+    // disk); written() + linesDroppedDisk() is every record the writer took from the queue.
+    uint64_t linesDroppedDisk() const;
+    // Failed creates, writes and closes of the files.
     uint64_t writeErrors() const { return writeErrors_.load(std::memory_order_relaxed); }
-    const std::string& csvPath() const { return csvPath_; }
-    const std::string& jsonlPath() const { return jsonlPath_; }
+    // The first segment of each file ("" when that format is off).
+    const std::string& csvPath() const { return csv_.firstPath; }
+    const std::string& jsonlPath() const { return jsonl_.firstPath; }
+    uint64_t segmentsWritten() const { return segments_.load(std::memory_order_relaxed); }
+    // This run's segments of this task that the total cap removed.
+    uint64_t segmentsRemoved() const { return segmentsRemoved_.load(std::memory_order_relaxed); }
+    uint64_t bytesWritten() const { return bytes_.load(std::memory_order_relaxed); }
+    // The errno of the latest failed write, 0 when none failed.
+    int lastWriteErrno() const { return lastErrno_.load(std::memory_order_relaxed); }
     // Valid once the writer has stopped.
     const TaskEnergy& energy() const { return energy_; }
 
@@ -87,8 +156,17 @@ private:
     // past its end, unless `final` (the sampler has stopped: what it has is all there will be).
     void drain(std::string& scratch, bool final);
     void addEnergy(FrameRecord& r);
-    void flush();
     void close();
+    std::string csvHeader() const;
+    // The file side: segments, rotation, and failed writes. Writer thread only.
+    Status openFirst(
+        FrameLogFile& f, const std::string& dir, const std::string& ext, std::string header);
+    bool openSegment(FrameLogFile& f);
+    void startSegment(FrameLogFile& f, int fd);
+    void append(FrameLogFile& f, const std::string& line, int64_t nowNs);
+    void writePending(FrameLogFile& f);
+    void closeSegment(FrameLogFile& f);
+    void fail(FrameLogFile& f, int error);
 
     std::string taskName_;
     std::vector<std::string> csvLabels_; // labels escaped once for each format
@@ -98,10 +176,14 @@ private:
     std::atomic<uint64_t> lost_ {0};
     std::atomic<uint64_t> written_ {0};
     std::atomic<uint64_t> writeErrors_ {0};
-    std::FILE* csv_ = nullptr;
-    std::FILE* jsonl_ = nullptr;
-    std::string csvPath_;
-    std::string jsonlPath_;
+    std::atomic<uint64_t> segments_ {0};
+    std::atomic<uint64_t> segmentsRemoved_ {0};
+    std::atomic<uint64_t> bytes_ {0};
+    std::atomic<int> lastErrno_ {0};
+    uint64_t drained_ = 0; // records taken from the queue; counts as written without files
+    FrameLogFile csv_;
+    FrameLogFile jsonl_;
+    FrameLogWriter* writer_ = nullptr;
     const PowerSampler* power_ = nullptr;
     bool clipColumns_ = false;
     bool windowColumn_ = false;
@@ -116,15 +198,27 @@ public:
     FrameLogWriter& operator=(const FrameLogWriter&) = delete;
 
     // Creates <dir>/<task>.frames.csv and/or .jsonl for each log (neither: the writer only
-    // attributes energy). Errors name the file that failed.
-    Status open(const std::string& dir, const std::vector<TaskLog*>& logs, bool csv, bool jsonl);
+    // attributes energy), then applies the cap. Errors name the file that failed. A failed write
+    // later on drops lines (counted) and never stops the writer.
+    Status open(const std::string& dir, const std::vector<TaskLog*>& logs, bool csv, bool jsonl,
+        const FrameLogOptions& options = {});
     void start();
     // Writes everything still queued, flushes and closes the files. Safe to call twice.
     void stop();
 
-private:
-    void loop();
+    // The segment size in use: options.maxFileBytes, or less with many files open (see there).
+    uint64_t segmentBytes() const { return segmentBytes_; }
 
+private:
+    friend class TaskLog;
+    void loop();
+    // Removes the oldest closed per-frame segments under options.root until the cap holds.
+    void enforceCap();
+    FrameLogFiles& files() { return options_.files ? *options_.files : realFiles_; }
+
+    FrameLogOptions options_;
+    FrameLogFiles realFiles_;
+    uint64_t segmentBytes_ = 0;
     std::vector<TaskLog*> logs_;
     std::thread thread_;
     std::mutex mutex_;

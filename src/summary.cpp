@@ -65,7 +65,10 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
     j["frames"] = {{"processed", s.frames}, {"dropped", t.dropped}, {"failed", s.failed}};
     if (t.log) {
         json log = {{"lines_written", t.log->written()}, {"lines_lost", t.log->lost()},
-            {"write_errors", t.log->writeErrors()}};
+            {"lines_dropped_disk", t.log->linesDroppedDisk()},
+            {"write_errors", t.log->writeErrors()}, {"segments", t.log->segmentsWritten()},
+            {"segments_removed", t.log->segmentsRemoved()},
+            {"bytes_written", t.log->bytesWritten()}};
         if (!t.log->csvPath().empty())
             log["csv"] = t.log->csvPath();
         if (!t.log->jsonlPath().empty())
@@ -159,6 +162,10 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
             " frame-log lines were lost because the writer fell behind (logging.queue_capacity); "
             "the "
             "statistics include them");
+    if (t.log && t.log->linesDroppedDisk() > 0)
+        notes.push_back(std::to_string(t.log->linesDroppedDisk()) +
+            " frame-log lines were dropped because writing failed (disk full or read-only?); the "
+            "statistics and energy figures include them");
     j["notes"] = notes;
     if (t.log && t.log->hasPower()) {
         const TaskEnergy& e = t.log->energy();
@@ -463,9 +470,14 @@ std::string summaryText(const json& j)
             f["processed"].get<unsigned long long>(), f["dropped"].get<unsigned long long>(),
             f["failed"].get<unsigned long long>());
         if (t.contains("log"))
-            appendf(out, "; log lines written %llu, lost %llu",
+            appendf(out,
+                "; log lines written %llu, lost %llu, dropped (disk) %llu; %llu segment(s), %llu "
+                "removed by the cap",
                 t["log"]["lines_written"].get<unsigned long long>(),
-                t["log"]["lines_lost"].get<unsigned long long>());
+                t["log"]["lines_lost"].get<unsigned long long>(),
+                t["log"]["lines_dropped_disk"].get<unsigned long long>(),
+                t["log"]["segments"].get<unsigned long long>(),
+                t["log"]["segments_removed"].get<unsigned long long>());
         out += "\n";
         if (t.contains("cold_start")) {
             const json& c = t["cold_start"];

@@ -59,6 +59,8 @@ TEST(Config, DefaultsFillEverythingLeftOut)
     EXPECT_EQ(c.logging.dir, "jetagent-logs");
     EXPECT_TRUE(c.logging.csv);
     EXPECT_TRUE(c.logging.jsonl);
+    EXPECT_EQ(c.logging.maxFileMb, 64);
+    EXPECT_EQ(c.logging.maxTotalMb, 1024);
 }
 
 TEST(Config, EveryKeyIsRead)
@@ -100,7 +102,9 @@ TEST(Config, EveryKeyIsRead)
                    "  queue_capacity: 128\n"
                    "  level: debug\n"
                    "  status_interval_s: 0\n"
-                   "  max_summary_samples: 5000\n");
+                   "  max_summary_samples: 5000\n"
+                   "  max_file_mb: 8\n"
+                   "  max_total_mb: 100\n");
     ASSERT_TRUE(r.ok()) << r.status().message();
     const AgentConfig& c = r.value();
     EXPECT_EQ(c.source.uri, "file://clip.mp4");
@@ -133,6 +137,8 @@ TEST(Config, EveryKeyIsRead)
     EXPECT_EQ(c.logging.queueCapacity, 128);
     EXPECT_EQ(c.logging.level, "debug");
     EXPECT_EQ(c.logging.maxSummarySamples, 5000u);
+    EXPECT_EQ(c.logging.maxFileMb, 8);
+    EXPECT_EQ(c.logging.maxTotalMb, 100);
     EXPECT_EQ(c.lines.at("tasks[0].preprocess.crop"), 23);
     EXPECT_EQ(c.where("tasks[0].preprocess.crop"), "test.yaml:23: tasks[0].preprocess.crop");
 }
@@ -257,6 +263,39 @@ TEST(Config, AllErrorsAreReportedAtOnce)
     EXPECT_NE(e.find("source.width"), std::string::npos) << e;
     EXPECT_NE(e.find("source.height"), std::string::npos) << e;
     EXPECT_NE(e.find("run.frames"), std::string::npos) << e;
+}
+
+TEST(Config, LogSizeLimits)
+{
+    auto withLogging = [](const std::string& keys) {
+        return std::string(kMinimal) + "logging:\n" + keys;
+    };
+    // No cap, and no rotation with it, is allowed.
+    auto none = parse(withLogging("  max_file_mb: 0\n  max_total_mb: 0\n"));
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    EXPECT_EQ(none->logging.maxFileMb, 0);
+    EXPECT_EQ(none->logging.maxTotalMb, 0);
+    auto exact = parse(withLogging("  max_file_mb: 50\n  max_total_mb: 100\n"));
+    EXPECT_TRUE(exact.ok()) << exact.status().message();
+
+    std::string e = errorOf(withLogging("  max_file_mb: 8\n  max_total_mb: 15\n"));
+    EXPECT_NE(e.find("test.yaml:5:17: logging.max_total_mb: "), std::string::npos) << e;
+    EXPECT_NE(e.find("at least 2 x max_file_mb (8)"), std::string::npos) << e;
+    // With the cap left at its default, the error points at the key that was set.
+    e = errorOf(withLogging("  max_file_mb: 600\n"));
+    EXPECT_NE(e.find("test.yaml:4:16: logging.max_file_mb: "), std::string::npos) << e;
+    EXPECT_NE(
+        e.find("max_total_mb (1024) must be at least 2 x max_file_mb (600)"), std::string::npos)
+        << e;
+    e = errorOf(withLogging("  max_file_mb: 0\n"));
+    EXPECT_NE(e.find("logging.max_file_mb: "), std::string::npos) << e;
+    EXPECT_NE(e.find("needs rotation"), std::string::npos) << e;
+    e = errorOf(withLogging("  max_file_mb: -1\n"));
+    EXPECT_NE(
+        e.find("logging.max_file_mb: must be between 0 and 65536 (got -1)"), std::string::npos)
+        << e;
+    e = errorOf(withLogging("  max_total_mb: lots\n"));
+    EXPECT_NE(e.find("logging.max_total_mb: expected an integer"), std::string::npos) << e;
 }
 
 TEST(Config, MissingFileIsNotFound)
