@@ -562,8 +562,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         logOptions.root = config.logging.dir;
         logOptions.maxFileBytes = static_cast<uint64_t>(config.logging.maxFileMb) << 20;
         logOptions.maxTotalBytes = static_cast<uint64_t>(config.logging.maxTotalMb) << 20;
-        if (Status s = writer.open(outcome.runDirectory, raw, config.logging.csv,
-                config.logging.jsonl, logOptions);
+        if (Status s = writer.open(
+                outcome.runDirectory, raw, config.logging.csv, config.logging.jsonl, logOptions);
             !s)
             startProblem = Status::invalid(s.message()).withContext(config.where("logging.dir"));
         else

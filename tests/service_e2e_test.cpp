@@ -409,6 +409,29 @@ TEST(ServiceProtocol, SigtermLosesNoCompletedFrame)
     EXPECT_EQ(run.jsonRecords, processed);
 }
 
+// A GPIO chip that is not there (this machine has none) stops the service at start-up with the
+// config key in the message, for the journal and for `systemctl status`, before READY=1.
+TEST(ServiceProtocol, AMissingGpioChipFailsTheStartWithTheKey)
+{
+    TempDir dir;
+    test::writeFile(dir / "agent.yaml",
+        serviceConfig("{uri: synthetic://shapes, fps: 30}", 3) +
+            "gpio: {marker: {chip: gpiochip-jetagent-absent, line: 12}}\n");
+    FakeSystemd systemd(dir / "notify.sock");
+    Service service = startService({"run", "--config", dir / "agent.yaml"}, dir.path(),
+        dir / "notify.sock", kWatchdogUsec, false);
+    EXPECT_EQ(test::waitExit(service.pid, 60'000), 2);
+    const std::string err = test::readFile(dir / "service.err");
+    EXPECT_NE(err.find("gpio.marker.chip"), std::string::npos) << err;
+    EXPECT_NE(err.find("gpiochip-jetagent-absent"), std::string::npos) << err;
+    systemd.drain(200);
+    EXPECT_EQ(systemd.count("READY=1"), 0u) << systemd.transcript();
+    const int failed = systemd.waitFor("STATUS=start-up failed", 0);
+    ASSERT_GE(failed, 0) << systemd.transcript();
+    EXPECT_NE(systemd.messages()[static_cast<size_t>(failed)].text.find("gpio.marker.chip"),
+        std::string::npos);
+}
+
 // A classifier slow enough to stand for a hung engine: `layers` 3x3 convolutions of 64 channels
 // at 224x224 (3.7 GFLOP each), then a global average pool to 64 classes.
 void writeSlowModel(const std::string& path, int layers)
