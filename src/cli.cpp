@@ -1,6 +1,7 @@
 // The command line: jetagent run | bench | inspect | power | probe | capture | backends | version.
 #include "cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -510,8 +511,15 @@ int runCli(int argc, char** argv)
                 return kExitOk;
             }
             if (*probeGpioCommand) {
-                std::fputs(formatGpioReport(probeGpio(probeChips)).c_str(), stdout);
-                return kExitOk;
+                const auto reports = probeGpio(probeChips);
+                std::fputs(formatGpioReport(reports).c_str(), stdout);
+                // A chip asked for by name that cannot be opened is bad input; with no names, a
+                // machine without chips is a fine answer.
+                const bool missing =
+                    std::any_of(reports.begin(), reports.end(), [&](const GpioChipReport& r) {
+                        return !probeChips.empty() && !r.error.empty();
+                    });
+                return missing ? kExitUsage : kExitOk;
             }
         }
         if (*backends) {

@@ -78,6 +78,16 @@ TEST(Cli, UsageErrorsExitWithTwo)
     EXPECT_TRUE(has(missing.err, "config file 'absent.yaml' does not exist")) << missing.err;
 }
 
+TEST(Cli, ProbeGpioNamesAMissingChipAndExitsWithTwo)
+{
+    TempDir dir;
+    auto absent = runJetagent({"probe", "gpio", "--chip", "gpiochip-jetagent-absent"}, dir.path());
+    EXPECT_EQ(absent.exitCode, 2);
+    EXPECT_TRUE(has(absent.out, "GPIO chip 'gpiochip-jetagent-absent' not found")) << absent.out;
+    // Without a chip named, listing what is there (maybe nothing) succeeds.
+    EXPECT_EQ(runJetagent({"probe", "gpio"}, dir.path()).exitCode, 0);
+}
+
 TEST(Cli, ConfigErrorsNameFileLineAndKey)
 {
     TempDir dir;
