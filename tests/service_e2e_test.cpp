@@ -10,7 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -128,44 +127,26 @@ struct Service {
 };
 
 // Starts the binary as systemd would: NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID (its own pid)
-// in its environment; output to files in `workdir`.
+// in its environment; output to spawn.out and spawn.err in `workdir`.
 Service startService(const std::vector<std::string>& args, const std::string& workdir,
     const std::string& socket, long watchdogUsec, bool pipeStdin)
 {
-    std::vector<std::string> argv = test::jetagentCommand();
-    argv.insert(argv.end(), args.begin(), args.end());
+    test::SpawnOptions options;
+    options.environment.emplace_back("NOTIFY_SOCKET", socket);
+    if (watchdogUsec > 0) {
+        options.environment.emplace_back("WATCHDOG_USEC", std::to_string(watchdogUsec));
+        options.environment.emplace_back("WATCHDOG_PID", "$PID");
+    }
     int in[2] = {-1, -1};
     if (pipeStdin) {
         EXPECT_EQ(::pipe(in), 0);
+        options.stdinFd = in[0];
+        options.closeInChild = {in[1]};
     }
     Service s;
-    s.pid = fork();
-    if (s.pid == 0) {
-        if (chdir(workdir.c_str()) != 0)
-            _exit(127);
-        setenv("NOTIFY_SOCKET", socket.c_str(), 1);
-        if (watchdogUsec > 0) {
-            setenv("WATCHDOG_USEC", std::to_string(watchdogUsec).c_str(), 1);
-            setenv("WATCHDOG_PID", std::to_string(getpid()).c_str(), 1);
-        }
-        const int o = open("service.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        const int e = open("service.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        if (pipeStdin) {
-            dup2(in[0], 0);
-            close(in[1]);
-        }
-        std::vector<char*> raw;
-        raw.reserve(argv.size() + 1);
-        for (auto& a : argv)
-            raw.push_back(a.data());
-        raw.push_back(nullptr);
-        execvp(raw[0], raw.data());
-        _exit(127);
-    }
+    s.pid = test::spawnJetagent(args, workdir, options);
     if (pipeStdin) {
-        close(in[0]);
+        ::close(in[0]);
         s.stdinFd = in[1];
     }
     return s;
@@ -223,7 +204,7 @@ TEST(ServiceProtocol, ReadyWatchdogReloadAndStop)
 
     // READY=1 only once the source and the engine are up, with a state line.
     const int ready = systemd.waitFor("READY=1", 60'000);
-    ASSERT_GE(ready, 0) << systemd.transcript() << test::readFile(dir / "service.err");
+    ASSERT_GE(ready, 0) << systemd.transcript() << test::readFile(dir / "spawn.err");
     EXPECT_TRUE(systemd.messages()[static_cast<size_t>(ready)].has("STATUS=synthetic://shapes"));
     EXPECT_EQ(systemd.count("STOPPING=1"), 0u);
     // Pings while frames flow.
@@ -256,7 +237,7 @@ TEST(ServiceProtocol, ReadyWatchdogReloadAndStop)
     const size_t afterRefusal = systemd.messages().size();
     ASSERT_GE(systemd.waitFor("WATCHDOG=1", 10'000), 0) << systemd.transcript();
     EXPECT_GE(systemd.count("WATCHDOG=1", afterRefusal), 1u);
-    EXPECT_NE(test::readFile(dir / "service.err").find("colour"), std::string::npos);
+    EXPECT_NE(test::readFile(dir / "spawn.err").find("colour"), std::string::npos);
 
     // A reload that changes nothing the task uses (the status interval): the engine is kept, so
     // the next run has no cold start.
@@ -275,7 +256,7 @@ TEST(ServiceProtocol, ReadyWatchdogReloadAndStop)
     // The stop: STOPPING=1, exit 0, and every run directory complete.
     ASSERT_EQ(kill(service.pid, SIGTERM), 0);
     ASSERT_GE(systemd.waitFor("STOPPING=1", 20'000), 0) << systemd.transcript();
-    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "service.err");
+    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "spawn.err");
 
     // Three configs ran (the refused one left no directory): top_k 3, then 2 with a new engine,
     // then the same task kept.
@@ -296,8 +277,8 @@ TEST(ServiceProtocol, ReadyWatchdogReloadAndStop)
     EXPECT_EQ(firstRecord(dirs[0])["cold_start"], true);
     EXPECT_EQ(firstRecord(dirs[1])["cold_start"], true) << "top_k changed: a new task";
     EXPECT_EQ(firstRecord(dirs[2])["cold_start"], false) << "unchanged: the task was kept";
-    EXPECT_NE(test::readFile(dir / "service.err").find("task shapes: unchanged, kept"),
-        std::string::npos);
+    EXPECT_NE(
+        test::readFile(dir / "spawn.err").find("task shapes: unchanged, kept"), std::string::npos);
     // While the source opened and the engine was built, before READY=1, systemd was asked to wait
     // longer.
     EXPECT_GE(systemd.count("EXTEND_TIMEOUT_USEC="), 1u);
@@ -338,7 +319,7 @@ TEST(ServiceProtocol, NoWatchdogOnceTheSourceStalls)
     // The source waits for its first frame before the run starts.
     feed(1000);
     ASSERT_GE(systemd.waitFor("READY=1", 60'000), 0)
-        << systemd.transcript() << test::readFile(dir / "service.err");
+        << systemd.transcript() << test::readFile(dir / "spawn.err");
     feed(2500);
     systemd.drain(200);
     ASSERT_GE(systemd.count("WATCHDOG=1"), 2u) << systemd.transcript();
@@ -363,7 +344,7 @@ TEST(ServiceProtocol, NoWatchdogOnceTheSourceStalls)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const auto stopAt = Clock::now();
     ASSERT_EQ(kill(service.pid, SIGTERM), 0);
-    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "service.err");
+    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "spawn.err");
     const double stopS = std::chrono::duration<double>(Clock::now() - stopAt).count();
     EXPECT_LT(stopS, 10.0) << "bounded well inside --stop-timeout's default and systemd's";
     ::close(service.stdinFd);
@@ -386,10 +367,10 @@ TEST(ServiceProtocol, SigtermLosesNoCompletedFrame)
     Service service = startService({"run", "--config", dir / "agent.yaml", "--as-fast-as-possible"},
         dir.path(), dir / "notify.sock", 0, false);
     ASSERT_GE(systemd.waitFor("READY=1", 60'000), 0)
-        << systemd.transcript() << test::readFile(dir / "service.err");
+        << systemd.transcript() << test::readFile(dir / "spawn.err");
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     ASSERT_EQ(kill(service.pid, SIGTERM), 0);
-    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "service.err");
+    EXPECT_EQ(test::waitExit(service.pid, 30'000), 0) << test::readFile(dir / "spawn.err");
     systemd.drain(100);
     EXPECT_EQ(systemd.count("STOPPING=1"), 1u) << systemd.transcript();
     // No WATCHDOG_USEC in the environment: no pings.
@@ -421,7 +402,7 @@ TEST(ServiceProtocol, AMissingGpioChipFailsTheStartWithTheKey)
     Service service = startService({"run", "--config", dir / "agent.yaml"}, dir.path(),
         dir / "notify.sock", kWatchdogUsec, false);
     EXPECT_EQ(test::waitExit(service.pid, 60'000), 2);
-    const std::string err = test::readFile(dir / "service.err");
+    const std::string err = test::readFile(dir / "spawn.err");
     EXPECT_NE(err.find("gpio.marker.chip"), std::string::npos) << err;
     EXPECT_NE(err.find("gpiochip-jetagent-absent"), std::string::npos) << err;
     systemd.drain(200);
@@ -506,14 +487,14 @@ TEST(ServiceProtocol, StopIsBoundedWhenAnInferenceHangs)
     Service service = startService({"run", "--config", dir / "agent.yaml", "--stop-timeout", "1"},
         dir.path(), dir / "notify.sock", 0, false);
     ASSERT_GE(systemd.waitFor("READY=1", 120'000), 0)
-        << systemd.transcript() << test::readFile(dir / "service.err");
+        << systemd.transcript() << test::readFile(dir / "spawn.err");
     // The first inference starts with the first frame, a thirtieth of a second after READY.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const auto stopAt = Clock::now();
     ASSERT_EQ(kill(service.pid, SIGTERM), 0);
     const int exitCode = test::waitExit(service.pid, 60'000);
     const double stopS = std::chrono::duration<double>(Clock::now() - stopAt).count();
-    const std::string err = test::readFile(dir / "service.err");
+    const std::string err = test::readFile(dir / "spawn.err");
     EXPECT_EQ(exitCode, 1) << err;
     EXPECT_NE(err.find("did not finish within 1 s of the stop signal"), std::string::npos) << err;
     // Not a measurement: only that the stop did not wait for the inference.

@@ -106,6 +106,12 @@ CommandResult runJetagent(const std::vector<std::string>& args, const std::strin
 
 int spawnJetagent(const std::vector<std::string>& args, const std::string& workdir)
 {
+    return spawnJetagent(args, workdir, SpawnOptions());
+}
+
+int spawnJetagent(
+    const std::vector<std::string>& args, const std::string& workdir, const SpawnOptions& options)
+{
     std::vector<std::string> argv = jetagentCommand();
     argv.insert(argv.end(), args.begin(), args.end());
     const std::string out = workdir + "/spawn.out", err = workdir + "/spawn.err";
@@ -113,10 +119,17 @@ int spawnJetagent(const std::vector<std::string>& args, const std::string& workd
     if (pid == 0) {
         if (chdir(workdir.c_str()) != 0)
             _exit(127);
+        for (const auto& [name, value] : options.environment)
+            setenv(name.c_str(), value == "$PID" ? std::to_string(getpid()).c_str() : value.c_str(),
+                1);
         const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(o, 1);
         dup2(e, 2);
+        if (options.stdinFd >= 0)
+            dup2(options.stdinFd, 0);
+        for (int fd : options.closeInChild)
+            close(fd);
         std::vector<char*> raw;
         raw.reserve(argv.size() + 1);
         for (auto& a : argv)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_paths.h"
@@ -44,6 +45,14 @@ CommandResult runJetagent(const std::vector<std::string>& args, const std::strin
 // Starts the jetagent binary in the background (stdout/stderr to files in `workdir`); returns its
 // pid.
 int spawnJetagent(const std::vector<std::string>& args, const std::string& workdir);
+struct SpawnOptions {
+    // Set in the child's environment; the value "$PID" stands for the child's own pid.
+    std::vector<std::pair<std::string, std::string>> environment;
+    int stdinFd = -1; // becomes the child's standard input
+    std::vector<int> closeInChild; // e.g. the other end of that pipe
+};
+int spawnJetagent(
+    const std::vector<std::string>& args, const std::string& workdir, const SpawnOptions& options);
 // Waits up to `timeoutMs` for `pid` to exit; returns its exit code, or -1 on timeout (the process
 // is killed).
 int waitExit(int pid, int timeoutMs);
