@@ -29,6 +29,16 @@ const char* deviceName(Device d)
     return "?";
 }
 
+const char* ioMemoryName(IoMemory m)
+{
+    switch (m) {
+    case IoMemory::Auto: return "auto";
+    case IoMemory::Mapped: return "mapped";
+    case IoMemory::Device: return "device";
+    }
+    return "?";
+}
+
 bool parsePrecision(const std::string& text, Precision* out)
 {
     for (Precision p : {Precision::Fp32, Precision::Fp16, Precision::Int8})

@@ -237,6 +237,16 @@ Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(std::shared_ptr<con
         return Status::invalid("batch must be at least 1");
     if (options.threads < 0)
         return Status::invalid("threads must be 0 (backend default) or more");
+    // Settings only the tensorrt backend honours: refused rather than silently ignored.
+    const char* tensorrtOnly = options.dynamicBatch() ? "batch_min/batch_max (a dynamic batch)"
+        : options.workspaceMb > 0                     ? "workspace_mb"
+        : options.cudaGraph                           ? "cuda_graph"
+        : options.ioMemory != IoMemory::Auto          ? "io_memory"
+        : !options.gpuFallback                        ? "dla_gpu_fallback"
+                                                      : nullptr;
+    if (tensorrtOnly)
+        return Status::unsupported(std::string("the opencv backend has no setting ") +
+            tensorrtOnly + "; it is a tensorrt backend setting");
 
     // OpenCV's thread pool is process-wide: the last engine built decides it for all.
     if (options.threads > 0)

@@ -375,8 +375,22 @@ void readRun(ConfigReader& reader, const YAML::Node& node, RunConfig& run)
     m.finish();
 }
 
-void readEngine(
-    ConfigReader& reader, const YAML::Node& node, const std::string& path, EngineOptions& engine)
+void readCalibration(ConfigReader& reader, const YAML::Node& node, const std::string& path,
+    CalibrationConfig& calibration)
+{
+    if (!expectMap(reader, node, path))
+        return;
+    MapReader m(reader, node, path);
+    if (!m.take("source").IsDefined())
+        m.error("source", node, "missing: a directory of images or a video file to calibrate on");
+    m.string("source", calibration.source);
+    m.integerAs("frames", calibration.frames, 1, 1'000'000);
+    m.integerAs("batch", calibration.batch, 1, 256);
+    m.finish();
+}
+
+void readEngine(ConfigReader& reader, const YAML::Node& node, const std::string& path,
+    EngineOptions& engine, CalibrationConfig& calibration)
 {
     if (!expectMap(reader, node, path))
         return;
@@ -395,6 +409,27 @@ void readEngine(
     m.integerAs("threads", engine.threads, 0, 256);
     m.boolean("fusion", engine.fusion);
     m.string("cache_dir", engine.cacheDir);
+    m.integerAs("batch_min", engine.batchMin, 0, 256);
+    m.integerAs("batch_max", engine.batchMax, 0, 256);
+    if (engine.profileMin() > engine.batch)
+        m.error("batch_min", node["batch_min"],
+            "is " + std::to_string(engine.batchMin) + ", above batch (" +
+                std::to_string(engine.batch) + "), the batch the profile is optimised for");
+    if (engine.profileMax() < engine.batch)
+        m.error("batch_max", node["batch_max"],
+            "is " + std::to_string(engine.batchMax) + ", below batch (" +
+                std::to_string(engine.batch) + "), the batch the profile is optimised for");
+    m.integerAs("workspace_mb", engine.workspaceMb, 0, 1 << 20);
+    m.boolean("dla_gpu_fallback", engine.gpuFallback);
+    m.boolean("timing_cache", engine.timingCache);
+    m.boolean("cuda_graph", engine.cudaGraph);
+    if (m.choice("io_memory", {"auto", "mapped", "device"}, index))
+        engine.ioMemory = index == 0 ? IoMemory::Auto
+            : index == 1             ? IoMemory::Mapped
+                                     : IoMemory::Device;
+    const YAML::Node calib = m.take("calibration");
+    if (calib.IsDefined())
+        readCalibration(reader, calib, path + ".calibration", calibration);
     m.finish();
 }
 
@@ -538,7 +573,7 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
         m.string("model", task.model);
         m.string("labels", task.labels);
         m.number("deadline_ms", task.deadlineMs, 0.0, 1e7);
-        readEngine(reader, m.take("engine"), path + ".engine", task.engine);
+        readEngine(reader, m.take("engine"), path + ".engine", task.engine, task.calibration);
         readPreprocess(reader, m.take("preprocess"), path + ".preprocess", task.preprocess);
         readPostprocess(reader, m.take("postprocess"), path + ".postprocess", task.postprocess);
         const YAML::Node action = m.take("action");
@@ -564,6 +599,7 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
         task.labels = resolve(baseDir, task.labels);
         task.action.head = resolve(baseDir, task.action.head);
         task.engine.cacheDir = resolve(baseDir, expandHome(task.engine.cacheDir));
+        task.calibration.source = resolve(baseDir, expandHome(task.calibration.source));
         tasks.push_back(std::move(task));
     }
 }

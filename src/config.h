@@ -68,6 +68,15 @@ enum class ClipLayout {
     Ntchw, // N x T x C x H x W
 };
 
+// int8 calibration (engine.calibration): samples the engine is calibrated on, preprocessed exactly
+// as the task preprocesses frames.
+struct CalibrationConfig {
+    std::string source; // a directory of images or a video file, resolved relative to the config
+                        // file; empty = no calibration data
+    int frames = 500; // samples taken (evenly spread over the source when it has more)
+    int batch = 8; // samples per calibration batch
+};
+
 // Action recognition (type: action): how frames become clips and clips become results.
 struct ActionConfig {
     ActionMode mode = ActionMode::Clip; // clip: `model` takes the clip; streaming: `model` is the
@@ -90,6 +99,7 @@ struct TaskConfig {
     double deadlineMs =
         0.0; // a frame later than this end to end is a deadline miss; 0 = the source's frame period
     EngineOptions engine;
+    CalibrationConfig calibration; // engine.calibration in the file
     PreprocessConfig preprocess;
     PostprocessConfig postprocess; // action tasks: smoothing is over consecutive clips
     ActionConfig action; // type: action only

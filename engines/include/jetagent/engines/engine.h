@@ -25,6 +25,35 @@ const char* deviceName(Device d);
 bool parsePrecision(const std::string& text, Precision* out);
 bool parseDevice(const std::string& text, Device* out);
 
+// Samples for int8 calibration, preprocessed exactly as inference preprocesses frames. The agent
+// makes it (it knows the task's preprocessing); backends that calibrate (TensorRT) read it while
+// they build. Not thread-safe: one build reads it at a time.
+class CalibrationData {
+public:
+    virtual ~CalibrationData() = default;
+
+    // Identifies the samples and their preprocessing (a hash, hex): a changed calibration set,
+    // sample count or preprocessing gives a new key, so a cached calibration table is only ever
+    // reused for the data it was computed from.
+    virtual std::string key() const = 0;
+    virtual std::string description() const = 0; // for logs: "200 images from /data/calib"
+    virtual int batchSize() const = 0; // samples per batch (the first dimension)
+    virtual const TensorShape& sampleShape() const = 0; // one sample: 3 x H x W
+    // Writes the next batch, batchSize() x sampleShape() floats, to `out`. Returns false once
+    // every batch was given (a last partial batch is not given); an unreadable sample is an error
+    // naming it.
+    virtual Expected<bool> nextBatch(float* out) = 0;
+    virtual void rewind() = 0; // start again from the first batch
+};
+
+// Where a session keeps its input and output buffers on a GPU (TensorRT).
+enum class IoMemory {
+    Auto, // mapped where the GPU shares the host's memory (Jetson), device memory otherwise
+    Mapped, // pinned host memory mapped into the GPU (zero-copy); no host<->device transfers
+    Device, // device memory with pinned staging buffers and explicit copies
+};
+const char* ioMemoryName(IoMemory m);
+
 // How to build an engine. Every field is validated by the backend, which says what it cannot do.
 struct EngineOptions {
     std::string backend = "opencv"; // which backend builds the engine: "opencv" (CPU everywhere;
@@ -39,6 +68,22 @@ struct EngineOptions {
         true; // fuse layers (conv+bn+activation); false runs the unoptimised graph for comparison
     std::string cacheDir; // where prepared models (and compiled plans) are kept; empty = prepare
                           // in memory at every build (costs up to seconds per start)
+
+    // TensorRT only (other backends refuse values other than the defaults, except where noted).
+    int batchMin = 0; // dynamic batch profile: the smallest batch a session may run; 0 = batch
+    int batchMax = 0; // the largest; 0 = batch. `batch` is the profile's optimum (kOPT)
+    int64_t workspaceMb = 0; // builder workspace limit in MiB; 0 = TensorRT's default
+    bool gpuFallback = true; // dla0/dla1: layers the DLA cannot run go to the GPU; false: such a
+                             // model fails to build
+    bool timingCache = true; // keep the builder's timing cache in the cache directory (ignored by
+                             // other backends)
+    bool cudaGraph = false; // capture the enqueue into a CUDA graph (fixed shapes only)
+    IoMemory ioMemory = IoMemory::Auto;
+    std::shared_ptr<CalibrationData> calibration; // int8: the calibration samples
+
+    int profileMin() const { return batchMin > 0 ? batchMin : batch; }
+    int profileMax() const { return batchMax > 0 ? batchMax : batch; }
+    bool dynamicBatch() const { return profileMin() != batch || profileMax() != batch; }
 };
 
 // Times of one Session::run. Backends that cannot separate transfers from compute leave the
