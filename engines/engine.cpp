@@ -4,7 +4,11 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/engines/model_prepare.h"
+#include "jetagent/engines/tensorrt_support.h"
 #include "opencv_dnn_engine.h"
+#ifdef JETAGENT_HAVE_TENSORRT
+#include "tensorrt_engine.h"
+#endif
 
 namespace jetagent {
 
@@ -72,9 +76,17 @@ struct BackendEntry {
 
 const BackendEntry kBackends[] = {
     {"opencv", [] { return true; }, openCVDnnDetails, buildOpenCVDnnEngine},
+#ifdef JETAGENT_HAVE_TENSORRT
+    {"tensorrt", tensorRTAvailable, tensorRTDetails, buildTensorRTEngine},
+#else
     {"tensorrt", [] { return false; },
-        [] { return std::string("not compiled in (TensorRT was not found at build time)"); },
+        [] {
+            return std::string("not compiled in (TensorRT was not found when this jetagent was "
+                               "built; on a Jetson, install JetPack's TensorRT packages and "
+                               "configure with -DJETAGENT_TENSORRT=ON)");
+        },
         nullptr},
+#endif
 };
 
 } // namespace
@@ -101,6 +113,8 @@ Expected<std::shared_ptr<const Engine>> buildEngine(
         PrepareOptions prepare;
         prepare.backend = b.name;
         prepare.batch = options.batch;
+        if (options.backend == "tensorrt")
+            prepare.batch = tensorRTPreparedBatch(options);
         prepare.cacheDir = options.cacheDir;
         auto prepared = prepareModel(*model, prepare);
         if (!prepared)

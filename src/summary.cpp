@@ -59,6 +59,16 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
             {"build_ms", round4(nsToMs(e.buildNs))},
             {"model",
                 {{"path", e.modelPath}, {"sha256", e.modelSha256}, {"bytes", e.modelBytes}}}});
+        json& last = engines.back();
+        if (e.options.dynamicBatch())
+            last["batch_profile"] = {
+                e.options.profileMin(), e.options.batch, e.options.profileMax()};
+        if (!e.accelerator.empty())
+            last["accelerator"] = e.accelerator;
+        if (!e.planKey.empty())
+            last["plan"] = {{"key", e.planKey}, {"from_cache", e.planFromCache}};
+        if (!e.ioMemory.empty())
+            last["io_memory"] = e.ioMemory;
     }
     j["engines"] = engines;
 

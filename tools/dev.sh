@@ -19,6 +19,11 @@ usage: tools/dev.sh COMMAND
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
   deps    only install missing packages
+  check-tensorrt DIR [DIR...]
+          compile (without linking) the TensorRT backend against each TensorRT include directory
+          (NvInfer.h and NvOnnxParser.h; obtained by you, never committed) and the CUDA toolkit's
+          headers (CUDAToolkit_ROOT, default /usr/local/cuda), with warnings as errors, for machines
+          without TensorRT's libraries
 
 Environment:
   JETAGENT_BUILD_DIR   build directory (default: build)
@@ -174,6 +179,23 @@ package)
     install_missing "${packages[@]}" dpkg-dev
     configure_and_build "$build_dir" -DCMAKE_INSTALL_PREFIX=/usr
     package "$build_dir" "$(dpkg --print-architecture)"
+    ;;
+check-tensorrt)
+    shift
+    [ $# -ge 1 ] || { echo "check-tensorrt needs at least one TensorRT include directory" >&2; exit 2; }
+    install_missing "${packages[@]}"
+    for headers in "$@"; do
+        headers=$(cd "$headers" && pwd)
+        version=$(grep -E '^#define (NV_TENSORRT_(MAJOR|MINOR|PATCH)|TRT_(MAJOR|MINOR|PATCH)_ENTERPRISE) +[0-9]+' \
+            "$headers/NvInferVersion.h" | awk '{print $3}' | head -3 | paste -sd.)
+        step "TensorRT backend against $headers (TensorRT $version)"
+        dir="$build_dir-tensorrt-check"
+        cmake -S . -B "$dir" -G Ninja -DJETAGENT_WERROR=ON -DJETAGENT_BUILD_TESTS=OFF \
+            -DJETAGENT_TENSORRT=OFF -DJETAGENT_TENSORRT_CHECK_HEADERS="$headers" >/dev/null
+        rm -rf "$dir/engines/CMakeFiles/jetagent_tensorrt_check.dir"
+        cmake --build "$dir" --target jetagent_tensorrt_check -j "$jobs"
+    done
+    step "the TensorRT backend compiles against every version given"
     ;;
 deps)
     install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \

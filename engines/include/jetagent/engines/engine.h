@@ -110,6 +110,11 @@ struct EngineDescription {
     int64_t prepareNs = 0; // preparing the model, or reading it from the cache
     int64_t buildNs = 0; // building or loading the engine, before the first inference (includes
                          // prepareNs)
+    // Backends that compile plans for an accelerator (TensorRT):
+    std::string accelerator; // the GPU as CUDA names it: "Orin (sm_87, integrated, 2 DLA cores)"
+    std::string planKey; // the plan's cache key
+    bool planFromCache = false; // the plan was loaded, not built
+    std::string ioMemory; // "mapped" or "device": where the session buffers live
 };
 
 class Session {
