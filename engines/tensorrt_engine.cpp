@@ -224,6 +224,8 @@ public:
     void const* readCalibrationCache(std::size_t& length) noexcept override
     {
         length = 0;
+        if (tablePath_.empty()) // no usable cache: calibrate at every build
+            return nullptr;
         try {
             auto table = PlanCache::readFile(tablePath_);
             if (!table || !table.value())
@@ -240,6 +242,8 @@ public:
 
     void writeCalibrationCache(void const* ptr, std::size_t length) noexcept override
     {
+        if (tablePath_.empty())
+            return;
         try {
             Status s = PlanCache::writeFileAtomically(
                 tablePath_, std::string(static_cast<const char*>(ptr), length));
@@ -296,10 +300,12 @@ struct BuildInputs {
     std::string calibrationTable; // int8: where the table is kept
 };
 
-// Sets the batch of every input with an open first dimension in `profile`.
-Status setBatchProfile(
-    nv::INetworkDefinition& network, nv::IOptimizationProfile& profile, int min, int opt, int max)
+// Sets the batch of every input with an open first dimension in `profile`; `*dynamic` says
+// whether there was one (a network of fixed shapes takes no profile).
+Status setBatchProfile(nv::INetworkDefinition& network, nv::IOptimizationProfile& profile, int min,
+    int opt, int max, bool* dynamic)
 {
+    *dynamic = false;
     for (int i = 0; i < network.getNbInputs(); ++i) {
         const nv::ITensor* input = network.getInput(i);
         nv::Dims dims = input->getDimensions();
@@ -309,6 +315,7 @@ Status setBatchProfile(
                     dimsText(dims) + ": only the batch dimension may be left open");
         if (dims.nbDims == 0 || dims.d[0] >= 0)
             continue;
+        *dynamic = true;
         const std::pair<nv::OptProfileSelector, int> sizes[] = {
             {nv::OptProfileSelector::kMIN, min},
             {nv::OptProfileSelector::kOPT, opt},
@@ -374,12 +381,14 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
             config->setFlag(nv::BuilderFlag::kGPU_FALLBACK);
     }
 
+    // Profiles are owned by the builder.
     nv::IOptimizationProfile* profile = builder.createOptimizationProfile();
-    if (Status s = setBatchProfile(
-            *network, *profile, options.profileMin(), options.batch, options.profileMax());
+    bool dynamic = false;
+    if (Status s = setBatchProfile(*network, *profile, options.profileMin(), options.batch,
+            options.profileMax(), &dynamic);
         !s)
         return s;
-    if (config->addOptimizationProfile(profile) < 0)
+    if (dynamic && config->addOptimizationProfile(profile) < 0)
         return Status::invalid(withTrtErrors("TensorRT refused the optimization profile"));
 
     std::unique_ptr<EntropyCalibrator> calibrator;
@@ -396,16 +405,22 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
         if (!same)
             return Status::invalid("the calibration samples are " + sample.toString() +
                 ", but the model's input is " + dimsText(dims));
+        if (dims.d[0] >= 0 && dims.d[0] != data.batchSize())
+            return Status::invalid("the model's batch is fixed at " + std::to_string(dims.d[0]) +
+                ", so calibration.batch must be " + std::to_string(dims.d[0]) + ", not " +
+                std::to_string(data.batchSize()));
+        // Calibration runs its own profile, fixed at the calibration batch.
         nv::IOptimizationProfile* calibrationProfile = builder.createOptimizationProfile();
+        bool calibrationDynamic = false;
         if (Status s = setBatchProfile(*network, *calibrationProfile, data.batchSize(),
-                data.batchSize(), data.batchSize());
+                data.batchSize(), data.batchSize(), &calibrationDynamic);
             !s)
             return s;
         calibrator = std::make_unique<EntropyCalibrator>(data, in.calibrationTable);
         if (Status s = calibrator->prepare(); !s)
             return s;
         JETAGENT_TRT_DEPRECATED_BEGIN
-        if (!config->setCalibrationProfile(calibrationProfile))
+        if (calibrationDynamic && !config->setCalibrationProfile(calibrationProfile))
             return Status::invalid(withTrtErrors("TensorRT refused the calibration profile"));
         config->setInt8Calibrator(calibrator.get());
         JETAGENT_TRT_DEPRECATED_END
@@ -739,7 +754,7 @@ private:
     std::vector<Buffer> buffers_;
     std::vector<TensorShape> shapes_; // current shape per tensor
     std::vector<size_t> bytesNow_; // current size per tensor
-    std::vector<size_t> outputs_; // tensor indices of the outputs, in engine order
+    std::vector<size_t> outputs_; // tensor indices of the outputs, in the model's order
     cudaGraph_t graph_ = nullptr;
     cudaGraphExec_t graphExec_ = nullptr;
     int enqueues_ = 0;
@@ -765,6 +780,9 @@ public:
     {
         auto session = std::make_unique<TensorRTSession>(
             engine_, tensors_, memory_, description_.options.cudaGraph, model_->path);
+        // Contexts are made one at a time: TensorRT 8.x does not promise that creating them
+        // from several threads at once is safe.
+        std::lock_guard<std::mutex> lock(sessionMutex_);
         if (Status s = session->init(); !s)
             return s.withContext("model '" + model_->path + "'");
         return std::unique_ptr<Session>(std::move(session));
@@ -776,21 +794,40 @@ private:
     std::vector<IoTensor> tensors_;
     EngineDescription description_;
     IoMemory memory_;
+    mutable std::mutex sessionMutex_;
 };
 
 // The engine's inputs and outputs, checked to be float32 (what the engine interface carries).
-Expected<std::vector<IoTensor>> describeTensors(nv::ICudaEngine& engine, const std::string& path)
+// In the model's order (its inputs, then its outputs), which is the order of the engine
+// interface; the plan's own order of I/O tensors is not promised to be the same.
+Expected<std::vector<IoTensor>> describeTensors(nv::ICudaEngine& engine, const ModelFile& model)
 {
     std::vector<IoTensor> tensors;
-    for (int i = 0; i < engine.getNbIOTensors(); ++i) {
-        IoTensor t;
-        t.name = engine.getIOTensorName(i);
-        t.input = engine.getTensorIOMode(t.name.c_str()) == nv::TensorIOMode::kINPUT;
-        if (engine.getTensorDataType(t.name.c_str()) != nv::DataType::kFLOAT)
-            return Status::unsupported("model '" + path + "': tensor '" + t.name +
-                "' is not float32; the tensorrt backend carries float32 inputs and outputs");
-        tensors.push_back(std::move(t));
-    }
+    auto add = [&](const TensorInfo& info, bool input) -> Status {
+        for (int i = 0; i < engine.getNbIOTensors(); ++i) {
+            const char* name = engine.getIOTensorName(i);
+            if (info.name != name)
+                continue;
+            if ((engine.getTensorIOMode(name) == nv::TensorIOMode::kINPUT) != input)
+                break;
+            if (engine.getTensorDataType(name) != nv::DataType::kFLOAT)
+                return Status::unsupported("model '" + model.path + "': tensor '" + info.name +
+                    "' is not float32; the tensorrt backend carries float32 inputs and outputs");
+            IoTensor t;
+            t.name = info.name;
+            t.input = input;
+            tensors.push_back(std::move(t));
+            return Status();
+        }
+        return Status::runtime("model '" + model.path + "': the plan has no " +
+            (input ? "input" : "output") + " named '" + info.name + "'");
+    };
+    for (const TensorInfo& info : model.inputs)
+        if (Status s = add(info, true); !s)
+            return s;
+    for (const TensorInfo& info : model.outputs)
+        if (Status s = add(info, false); !s)
+            return s;
     return tensors;
 }
 
@@ -971,7 +1008,7 @@ Expected<std::shared_ptr<const Engine>> buildTensorRTEngine(std::shared_ptr<cons
         }
     }
 
-    auto tensors = describeTensors(*engine, model->path);
+    auto tensors = describeTensors(*engine, *model);
     if (!tensors)
         return tensors.status();
     if (Status s = sizeTensors(*engine, tensors.value(), model->path); !s)
