@@ -302,7 +302,6 @@ std::vector<const Task*> tasksOf(const Components& next, const Components& runni
 Status buildTasks(const AgentConfig& config, const SourceInfo& info, Components* old,
     ServiceNotifier& notify, Components& out)
 {
-    auto log = logger("agent");
     const bool sameSource = old && old->sourceShape == sourceShape(info);
     std::vector<int> claims(config.tasks.size(), -1);
     std::vector<bool> claimed(old ? old->tasks.size() : 0, false);

@@ -113,6 +113,22 @@ void ServiceNotifier::reloading(const std::string& status)
     send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec) + "\nSTATUS=" + status);
 }
 
+namespace {
+
+// Both helper threads sleep on `wake` until `done`: set it, wake the thread and wait for it.
+void stopAndJoin(std::mutex& mutex, bool& done, std::condition_variable& wake, std::thread& thread)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        done = true;
+    }
+    wake.notify_all();
+    if (thread.joinable())
+        thread.join();
+}
+
+} // namespace
+
 StartupKeepAlive::StartupKeepAlive(ServiceNotifier& notifier, const std::string& status)
     : notifier_(notifier)
 {
@@ -129,13 +145,7 @@ StartupKeepAlive::StartupKeepAlive(ServiceNotifier& notifier, const std::string&
 
 StartupKeepAlive::~StartupKeepAlive()
 {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable())
-        thread_.join();
+    stopAndJoin(mutex_, done_, wake_, thread_);
 }
 
 WatchdogPinger::WatchdogPinger(ServiceNotifier& notifier) : notifier_(notifier)
@@ -146,13 +156,7 @@ WatchdogPinger::WatchdogPinger(ServiceNotifier& notifier) : notifier_(notifier)
 
 WatchdogPinger::~WatchdogPinger()
 {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable())
-        thread_.join();
+    stopAndJoin(mutex_, done_, wake_, thread_);
 }
 
 void WatchdogPinger::setProbe(std::function<bool()> flowing)
