@@ -625,7 +625,9 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     while (!pipeline.waitFinished(0)) {
         if (display)
             display->pumpWindow();
-        const int sig = signals.wait(loopMs);
+        // While the frames in flight drain (a stop or a reload), the loop comes round every 5 ms,
+        // so that the end of the drain is noticed at once rather than at the next 100 ms tick.
+        const int sig = signals.wait(stopDeadline != 0 || pending ? 5 : loopMs);
         if (sig == SIGHUP && !options.reload) {
             log->warn("SIGHUP: this run has no config file to reload; ignored");
         } else if (sig == SIGHUP && stopDeadline == 0 && !pending) {
