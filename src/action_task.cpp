@@ -74,6 +74,14 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     const bool streaming = action.mode == ActionMode::Streaming;
     auto log = logger("engine");
 
+    if (!config.calibration.source.empty()) {
+        if (config.engine.precision == Precision::Int8)
+            return Status::invalid(agent.where(key + ".engine.calibration") +
+                ": int8 calibration of action (clip) models is not supported yet; use fp16 or "
+                "fp32 for this task");
+        log->warn("{}: ignored; precision is {}, calibration is for int8",
+            agent.where(key + ".engine.calibration"), precisionName(config.engine.precision));
+    }
     if (config.engine.batch != 1)
         return Status::invalid(agent.where(key + ".engine.batch") +
             ": an action task infers one clip at a time; batch must be 1 (got " +

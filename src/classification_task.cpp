@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "calibration.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/log.h"
 #include "task_setup.h"
 
 namespace jetagent {
@@ -42,25 +44,61 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
     auto model = loadModelFile(config.model);
     if (!model)
         return model.status().withContext(agent.where(key + ".model"));
-    auto engine = buildEngine(model.value(), config.engine);
+
+    // The model must take one image batch, N x 3 x H x W float. Checked on the model's declared
+    // input before the build, because int8 calibration needs the resolved preprocessing while the
+    // engine builds, and again on the engine's.
+    auto checkInput = [&](const std::vector<TensorInfo>& inputs) -> Status {
+        if (inputs.size() != 1)
+            return Status::invalid(agent.where(key + ".model") +
+                ": a classification model takes one input; '" + config.model + "' has " +
+                std::to_string(inputs.size()));
+        const TensorInfo& input = inputs[0];
+        if (input.dims.size() != 4 || (input.dims[1] != 3 && input.dims[1] != -1))
+            return Status::invalid(agent.where(key + ".model") + ": input '" + input.name +
+                "' of '" + config.model + "' is " + input.shapeString() +
+                "; a classification model takes N x 3 x H x W" +
+                (input.dims.size() == 5 ? " (a video model? use type: action)" : ""));
+        if (input.type != DataType::Float32)
+            return Status::invalid(agent.where(key + ".model") + ": input '" + input.name +
+                "' is " + dataTypeName(input.type) + "; only float32 inputs are supported");
+        return Status();
+    };
+    if (Status s = checkInput(model.value()->inputs); !s)
+        return s;
+    const TensorInfo& declared = model.value()->inputs[0];
+    PreprocessConfig pre = config.preprocess;
+    if (Status s = resolveImageInput(
+            agent, key, declared.dims[2], declared.dims[3], declared.shapeString(), pre);
+        !s)
+        return s;
+
+    EngineOptions options = config.engine;
+    if (!config.calibration.source.empty()) {
+        if (options.precision == Precision::Int8) {
+            auto calibration =
+                makeCalibrationData(config.calibration, pre, [&](const std::string& k) {
+                    return agent.where(key + ".engine.calibration." + k);
+                });
+            if (!calibration)
+                return calibration.status();
+            logger("engine")->info(
+                "task {}: int8 calibration on {}", config.name, calibration.value()->description());
+            options.calibration = std::move(calibration).value();
+        } else {
+            // Kept in the file so that switching precision back and forth needs no other edit.
+            logger("engine")->warn("{}: ignored; precision is {}, calibration is for int8",
+                agent.where(key + ".engine.calibration"), precisionName(options.precision));
+        }
+    }
+    auto engine = buildEngine(model.value(), options);
     if (!engine)
         return engine.status().withContext(agent.where(key + ".engine"));
 
-    // The model must take one image batch, N x 3 x H x W float.
     const auto& inputs = engine.value()->inputs();
-    if (inputs.size() != 1)
-        return Status::invalid(agent.where(key + ".model") +
-            ": a classification model takes one input; '" + config.model + "' has " +
-            std::to_string(inputs.size()));
+    if (Status s = checkInput(inputs); !s)
+        return s;
     const TensorInfo& input = inputs[0];
-    if (input.dims.size() != 4 || (input.dims[1] != 3 && input.dims[1] != -1))
-        return Status::invalid(agent.where(key + ".model") + ": input '" + input.name + "' of '" +
-            config.model + "' is " + input.shapeString() +
-            "; a classification model takes N x 3 x H x W" +
-            (input.dims.size() == 5 ? " (a video model? use type: action)" : ""));
-    if (input.type != DataType::Float32)
-        return Status::invalid(agent.where(key + ".model") + ": input '" + input.name + "' is " +
-            dataTypeName(input.type) + "; only float32 inputs are supported");
 
     int modelBatch = static_cast<int>(input.dims[0]);
     if (modelBatch > 0 && modelBatch != config.engine.batch)
@@ -68,7 +106,7 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
             ": the model's batch dimension is fixed at " + std::to_string(modelBatch) +
             ", but batch is " + std::to_string(config.engine.batch));
 
-    PreprocessConfig pre = config.preprocess;
+    // The engine's input as the model's: the preprocessing resolved above must still fit it.
     if (Status s =
             resolveImageInput(agent, key, input.dims[2], input.dims[3], input.shapeString(), pre);
         !s)

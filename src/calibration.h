@@ -1,0 +1,34 @@
+// int8 calibration samples from engine.calibration: a directory of images or a video file, read
+// through the same frame sources and preprocessed by the same Preprocessor as inference, so the
+// ranges TensorRT calibrates on are the ranges the engine sees at run time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "jetagent/engines/engine.h"
+
+namespace jetagent {
+
+// Names a key of the calibration section in errors, given "source" or "frames":
+// "demo.yaml:14: tasks[0].engine.calibration.source".
+using CalibrationKeyNamer = std::function<std::string(const std::string& key)>;
+
+// The source frame indices taken when `wanted` samples are taken from `available`: all of them
+// when there are not more, otherwise `wanted` indices spread evenly from the first frame on
+// (index i * available / wanted), ascending.
+std::vector<int64_t> spreadIndices(int64_t available, int64_t wanted);
+
+// Calibration data for a task whose preprocessing `resolved` has its crop and resize size
+// resolved from the model (resolveImageInput). The source is opened and listed here (a missing or
+// empty directory, or a video that cannot be decoded, is an error naming the source key; fewer
+// samples than one batch names the frames or source key); samples are decoded batch by batch in
+// nextBatch(), so only one batch is ever held in memory.
+Expected<std::shared_ptr<CalibrationData>> makeCalibrationData(const CalibrationConfig& config,
+    const PreprocessConfig& resolved, const CalibrationKeyNamer& where);
+
+} // namespace jetagent
