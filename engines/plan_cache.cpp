@@ -197,7 +197,8 @@ PlanCache PlanCache::open(const std::string& cacheDir)
             "engine cache directory '" + cache.dir_ + "' is not a directory" + kNoCacheAdvice;
         return cache;
     }
-    // access(W_OK) says yes to root on a read-only file system: only creating a file tells.
+    // Only creating a file answers for everything that can refuse one (permissions, a read-only
+    // mount, immutable attributes, security modules); access(W_OK) does not.
     const auto [fd, probe] = makeTemporary(cache.dir_ + "/.probe");
     if (fd < 0) {
         cache.warning_ = "engine cache directory '" + cache.dir_ + "' is not writable (" +
@@ -219,7 +220,7 @@ PlanLookup PlanCache::loadPlan(const std::string& key) const
         lookup.damaged = "'" + key + "' is not a plan key";
         return lookup;
     }
-    const std::string planPath = dir_ + "/" + key + ".plan";
+    const std::string planFile = planPath(key);
     const std::string metaPath = dir_ + "/" + key + ".json";
     // Metadata first: a plan without it is not worth reading.
     auto metaText = readFile(metaPath);
@@ -229,11 +230,11 @@ PlanLookup PlanCache::loadPlan(const std::string& key) const
     }
     if (!metaText->has_value()) {
         struct stat st { };
-        if (::stat(planPath.c_str(), &st) == 0)
+        if (::stat(planFile.c_str(), &st) == 0)
             lookup.damaged = "its plan has no metadata (a store was interrupted?)";
         return lookup;
     }
-    auto plan = readFile(planPath);
+    auto plan = readFile(planFile);
     if (!plan) {
         lookup.damaged = plan.status().message();
         return lookup;
@@ -279,16 +280,23 @@ Status PlanCache::storePlan(
     if (metadata.created.empty())
         metadata.created = utcNow();
 
-    const std::string planPath = dir_ + "/" + key + ".plan";
+    const std::string planFile = planPath(key);
     const std::string metaPath = dir_ + "/" + key + ".json";
     // An old entry's metadata goes first: while the new plan replaces the old one, readers find
     // no metadata (a plain miss) rather than metadata that describes the other plan.
     if (::unlink(metaPath.c_str()) != 0 && errno != ENOENT)
         return Status::io("cannot remove '" + metaPath + "': " + errnoText(errno));
-    Status s = writeFileAtomically(planPath, plan);
+    Status s = writeFileAtomically(planFile, plan);
     if (s)
         s = writeFileAtomically(metaPath, metadataToJson(key, metadata).dump(1) + "\n");
     return s;
+}
+
+std::string PlanCache::planPath(const std::string& key) const
+{
+    if (!usable_)
+        return std::string();
+    return dir_ + "/" + key + ".plan";
 }
 
 std::string PlanCache::calibrationTablePath(const std::string& tableKey) const

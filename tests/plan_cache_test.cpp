@@ -188,6 +188,8 @@ TEST(PlanCache, RoundTrip)
     const std::string plan = samplePlan(300001, 1);
 
     ASSERT_TRUE(cache.storePlan(key, plan, sampleMetadata(in)).ok());
+    EXPECT_EQ(cache.planPath(key), cache.directory() + "/" + key + ".plan");
+    EXPECT_TRUE(test::readFile(cache.planPath(key)) == plan);
     EXPECT_EQ(filesIn(cache.directory()), (std::vector<std::string> {key + ".json", key + ".plan"}))
         << "no temporary file may stay behind";
 
@@ -373,6 +375,7 @@ TEST(PlanCache, NoCacheDirectoryIsNotUsable)
         ErrorKind::Unsupported);
     EXPECT_EQ(cache.calibrationTablePath(calibrationTableKey(sampleInputs())), "");
     EXPECT_EQ(cache.timingCachePath("10.3.0", "Orin"), "");
+    EXPECT_EQ(cache.planPath(key), "");
 }
 
 TEST(PlanCache, ADirectoryUnderARegularFileIsNotUsable)

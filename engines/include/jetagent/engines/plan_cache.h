@@ -101,6 +101,9 @@ public:
     // for the caller to log as a warning: the plan in memory is still good.
     Status storePlan(const std::string& key, const std::string& plan, PlanMetadata metadata) const;
 
+    // Where the plan for `key` is (or would be) kept, for messages; empty when not usable.
+    std::string planPath(const std::string& key) const;
+
     // The int8 calibration table for `tableKey` (calibrationTableKey): a path in the cache
     // directory, which may not exist yet. Empty when the cache is not usable.
     std::string calibrationTablePath(const std::string& tableKey) const;
