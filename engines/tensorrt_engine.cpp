@@ -103,7 +103,7 @@ TrtLogger& trtLogger()
     return instance;
 }
 
-std::string withTrtErrors(std::string message)
+std::string withTrtErrors(const std::string& message)
 {
     const std::string errors = trtLogger().takeErrors();
     return errors.empty() ? message : message + " (TensorRT: " + errors + ")";
@@ -940,19 +940,8 @@ Expected<std::shared_ptr<const Engine>> buildTensorRTEngine(std::shared_ptr<cons
     const IoMemory memory = resolveIoMemory(options.ioMemory, platform);
     const TensorRTVersion version = decodeTensorRTLibraryVersion(getInferLibVersion());
 
-    PlanKeyInputs key;
-    key.modelSha256 = model->sha256;
-    key.preparedKey = prepared.key;
-    key.precision = precisionName(options.precision);
-    key.device = deviceName(options.device);
-    key.gpuFallback = options.gpuFallback;
-    key.batchMin = options.profileMin();
-    key.batchOpt = options.batch;
-    key.batchMax = options.profileMax();
-    key.workspaceMb = options.workspaceMb;
-    key.calibrationKey = options.precision == Precision::Int8 ? options.calibration->key() : "";
-    key.tensorrtVersion = version.toString();
-    key.gpuName = platform.describe();
+    const PlanKeyInputs key =
+        tensorRTPlanKeyInputs(model->sha256, prepared.key, options, version, platform);
     const std::string planKeyHex = planKey(key);
 
     PlanCache cache = PlanCache::open(options.cacheDir);
@@ -967,7 +956,8 @@ Expected<std::shared_ptr<const Engine>> buildTensorRTEngine(std::shared_ptr<cons
             plan = std::move(hit.plan->bytes);
             fromCache = true;
         } else if (!hit.damaged.empty()) {
-            log->warn("the cached plan {} is damaged ({}); rebuilding", planKeyHex, hit.damaged);
+            log->warn("the cached plan {} is damaged ({}); rebuilding", cache.planPath(planKeyHex),
+                hit.damaged);
         }
     }
     std::shared_ptr<nv::ICudaEngine> engine;

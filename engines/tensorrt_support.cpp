@@ -109,4 +109,24 @@ int64_t tensorRTPreparedBatch(const EngineOptions& options)
     return options.dynamicBatch() || calibrating ? 0 : options.batch;
 }
 
+PlanKeyInputs tensorRTPlanKeyInputs(const std::string& modelSha256, const std::string& preparedKey,
+    const EngineOptions& options, const TensorRTVersion& version, const GpuPlatform& platform)
+{
+    PlanKeyInputs key;
+    key.modelSha256 = modelSha256;
+    key.preparedKey = preparedKey;
+    key.precision = precisionName(options.precision);
+    key.device = deviceName(options.device);
+    key.gpuFallback = options.gpuFallback;
+    key.batchMin = options.profileMin();
+    key.batchOpt = options.batch;
+    key.batchMax = options.profileMax();
+    key.workspaceMb = options.workspaceMb;
+    if (options.precision == Precision::Int8 && options.calibration)
+        key.calibrationKey = options.calibration->key();
+    key.tensorrtVersion = version.toString();
+    key.gpuName = platform.describe();
+    return key;
+}
+
 } // namespace jetagent

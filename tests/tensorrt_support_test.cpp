@@ -246,6 +246,61 @@ TEST(TensorRTOptions, GpuDescriptionNamesComputeCapabilityAndDla)
     EXPECT_EQ(nano().describe(), "NVIDIA Tegra X1 (sm_53, integrated)");
 }
 
+// Which engine settings rebuild a plan and which reuse it: the key the backend computes from them.
+TEST(TensorRTPlanKey, SettingsThatChangeThePlanRebuildOthersReuseIt)
+{
+    const TensorRTVersion v {10, 3, 0};
+    auto keyOf = [&](const EngineOptions& o, const GpuPlatform& p = orin(),
+                     const TensorRTVersion& version = {10, 3, 0}) {
+        return planKey(tensorRTPlanKeyInputs("modelsha", "prepkey", o, version, p));
+    };
+    EngineOptions base = gpuOptions(Precision::Fp16);
+    const std::string k = keyOf(base);
+    EXPECT_EQ(keyOf(base), k);
+
+    // Reused: how the plan runs, not what it is.
+    EngineOptions runOnly = base;
+    runOnly.threads = 3;
+    runOnly.cudaGraph = true;
+    runOnly.ioMemory = IoMemory::Device;
+    runOnly.timingCache = false;
+    runOnly.cacheDir = "/elsewhere";
+    EXPECT_EQ(keyOf(runOnly), k);
+
+    // Rebuilt: each of these changes the plan.
+    std::vector<std::pair<const char*, EngineOptions>> changed;
+    auto add = [&](const char* what, auto edit) {
+        EngineOptions o = base;
+        edit(o);
+        changed.emplace_back(what, o);
+    };
+    add("precision", [](EngineOptions& o) { o.precision = Precision::Fp32; });
+    add("device", [](EngineOptions& o) { o.device = Device::Dla0; });
+    add("dla fallback", [](EngineOptions& o) { o.gpuFallback = false; });
+    add("batch", [](EngineOptions& o) { o.batch = 2; });
+    add("batch_min", [](EngineOptions& o) {
+        o.batch = 2;
+        o.batchMin = 1;
+    });
+    add("batch_max", [](EngineOptions& o) { o.batchMax = 8; });
+    add("workspace", [](EngineOptions& o) { o.workspaceMb = 256; });
+    for (const auto& [what, o] : changed)
+        EXPECT_NE(keyOf(o), k) << what;
+    EXPECT_NE(keyOf(base, nano()), k) << "GPU";
+    EXPECT_NE(keyOf(base, orin(), {10, 3, 1}), k) << "TensorRT version";
+    EXPECT_NE(planKey(tensorRTPlanKeyInputs("othersha", "prepkey", base, v, orin())), k);
+    EXPECT_NE(planKey(tensorRTPlanKeyInputs("modelsha", "other", base, v, orin())), k);
+
+    // int8: the calibration data is part of the key; for other precisions it is not there.
+    EngineOptions int8 = gpuOptions(Precision::Int8);
+    int8.calibration = std::make_shared<ShapeOnlyCalibration>(8);
+    const PlanKeyInputs in = tensorRTPlanKeyInputs("modelsha", "prepkey", int8, v, orin());
+    EXPECT_EQ(in.calibrationKey, "k");
+    EngineOptions fp16WithData = base;
+    fp16WithData.calibration = int8.calibration;
+    EXPECT_EQ(keyOf(fp16WithData), k);
+}
+
 Expected<AgentConfig> parse(const std::string& engine)
 {
     return parseConfig("tasks:\n  - model: m.onnx\n    engine:\n" + engine, "t.yaml", "/base");

@@ -8,6 +8,7 @@
 
 #include "jetagent/base/status.h"
 #include "jetagent/engines/engine.h"
+#include "jetagent/engines/plan_cache.h"
 
 namespace jetagent {
 
@@ -84,5 +85,12 @@ IoMemory resolveIoMemory(IoMemory requested, const GpuPlatform& platform);
 // the engine needs runtime dimensions: a dynamic batch profile, or int8 calibration, which runs
 // its own profile at the calibration batch.
 int64_t tensorRTPreparedBatch(const EngineOptions& options);
+
+// What the plan of `options` is keyed by (plan_cache.h): the model and its preparation, and of
+// the options those that change the plan (precision, device, DLA fallback, batch profile,
+// workspace, the calibration data for int8); the TensorRT version and the GPU. Threads, cuda_graph,
+// io_memory and timing_cache change how a plan runs or is built, not the plan: they are left out.
+PlanKeyInputs tensorRTPlanKeyInputs(const std::string& modelSha256, const std::string& preparedKey,
+    const EngineOptions& options, const TensorRTVersion& version, const GpuPlatform& platform);
 
 } // namespace jetagent
