@@ -512,8 +512,8 @@ int runCli(int argc, char** argv)
         }
         if (*compare) {
             setLogLevel(global.level("warn"));
-            // TODO(issue 9): compareOptions.makeCalibration = makeCalibrationData adapter
-            // (src/calibration.h) once it lands; until then --calibration is refused.
+            // TODO(issue 9): compareOptions.makeCalibration = makeCalibrationData;
+            // (src/calibration.h) once it lands; until then int8 calibration is refused.
             auto result = runCompare(compareOptions);
             if (!result)
                 return report(result.status());

@@ -567,11 +567,15 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
                 "int8 calibration data cannot be made by this build of compare yet (calibration "
                 "source " +
                 calibration.source + ")");
-        auto data = options.makeCalibration(calibration, pre);
+        auto data =
+            options.makeCalibration(calibration, pre, [&](const std::string& name) -> std::string {
+                if (name == "source" && !options.calibration.empty())
+                    return "--calibration";
+                return options.config.empty() ? "calibration " + name + " (default)"
+                                              : agent.where(key + ".engine.calibration." + name);
+            });
         if (!data)
-            return data.status().withContext(options.calibration.empty()
-                    ? agent.where(key + ".engine.calibration.source")
-                    : std::string("--calibration"));
+            return data.status();
         for (EngineOptions* o : {&referenceOptions, &candidateOptions})
             if (o->precision == Precision::Int8)
                 o->calibration = data.value();

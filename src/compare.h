@@ -60,10 +60,12 @@ struct LatencyFigures {
 };
 LatencyFigures latencyFigures(std::vector<int64_t> wallNs, const std::vector<RunTiming>& timings);
 
-// Makes int8 calibration samples from `calibration`, preprocessed as `pre` (src/calibration.h's
-// makeCalibrationData, passed in by the caller so that this file does not depend on it).
+// Makes int8 calibration samples from `calibration`, preprocessed as `pre`; `where` names a key of
+// the calibration section ("source", "frames") in errors. src/calibration.h's makeCalibrationData
+// has this signature; it is passed in so that this file does not depend on it.
 using CalibrationFactory = std::function<Expected<std::shared_ptr<CalibrationData>>(
-    const CalibrationConfig& calibration, const PreprocessConfig& pre)>;
+    const CalibrationConfig& calibration, const PreprocessConfig& pre,
+    const std::function<std::string(const std::string& key)>& where)>;
 
 struct CompareOptions {
     std::string model; // ONNX file; empty = the config task's model

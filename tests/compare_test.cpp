@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -337,6 +338,46 @@ TEST(CompareCommand, UsageErrorsExitTwoNamingTheBadPart)
         EXPECT_TRUE(has(help.out, part)) << part << " missing from compare --help";
     EXPECT_EQ(runJetagent({"compare", sourcePath("models/shapes_cnn.onnx")}, dir.path()).exitCode,
         2); // --candidate is required
+}
+
+TEST(CompareCommand, Int8EnginesGetCalibrationFromTheSeam)
+{
+    TempDir dir;
+    CompareOptions o;
+    o.model = sourcePath("models/shapes_cnn.onnx");
+    o.config = sourcePath("firmware-config/demo.yaml");
+    o.candidate = "opencv:cpu:int8"; // refused by the opencv backend, after calibration is made
+    o.calibration = dir / "calib";
+    o.frames = 2;
+    o.cacheDir = dir / "cache";
+
+    // Without the factory, int8 calibration is refused, naming the source.
+    auto refused = runCompare(o);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.status().kind(), ErrorKind::Unsupported);
+    EXPECT_TRUE(has(refused.status().message(), o.calibration)) << refused.status().message();
+
+    CalibrationConfig seen;
+    PreprocessConfig seenPre;
+    std::string sourceKey, framesKey;
+    o.makeCalibration = [&](const CalibrationConfig& c, const PreprocessConfig& p,
+                            const std::function<std::string(const std::string&)>& where)
+        -> Expected<std::shared_ptr<CalibrationData>> {
+        seen = c;
+        seenPre = p;
+        sourceKey = where("source");
+        framesKey = where("frames");
+        return Status::notFound(where("source") + ": '" + c.source + "' does not exist");
+    };
+    auto failed = runCompare(o);
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.status().kind(), ErrorKind::NotFound); // the factory's error, as it was
+    EXPECT_EQ(seen.source, o.calibration);
+    EXPECT_EQ(seenPre.cropWidth, 64); // resolved from the model, as inference preprocesses
+    EXPECT_EQ(seenPre.cropHeight, 64);
+    EXPECT_EQ(seenPre.resize, ResizeMode::Stretch); // the demo task's preprocessing
+    EXPECT_EQ(sourceKey, "--calibration");
+    EXPECT_TRUE(has(framesKey, "tasks[0].engine.calibration.frames")) << framesKey;
 }
 
 } // namespace
