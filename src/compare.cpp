@@ -557,7 +557,8 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
             resolveImageInput(agent, key, input.dims[2], input.dims[3], input.shapeString(), pre);
         !s)
         return options.config.empty()
-            ? s.withContext("give --config with a task whose preprocess section sets the crop")
+            ? Status::invalid(
+                  s.message() + " (with --config, that task's preprocess section sets the crop)")
             : s;
     const TensorShape sample {3, pre.cropHeight, pre.cropWidth};
 
