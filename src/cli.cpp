@@ -1,4 +1,5 @@
-// The command line: jetagent run | bench | inspect | power | probe | capture | backends | version.
+// The command line: jetagent run | bench | compare | inspect | power | probe | capture | backends |
+// version.
 #include "cli.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "agent.h"
 #include "bench.h"
 #include "capture.h"
+#include "compare.h"
 #include "config.h"
 #include "inspect.h"
 #include "jetagent/base/log.h"
@@ -201,6 +203,8 @@ int runCli(int argc, char** argv)
             "and streaming modes\n"
             "  jetagent run -c my.yaml --source file://clip.mp4 --as-fast-as-possible\n"
             "  jetagent bench -c firmware-config/bench-mobilenet_v2.yaml\n"
+            "  jetagent compare m.onnx --candidate tensorrt:gpu:fp16   outputs and latency "
+            "against the CPU\n"
             "  jetagent inspect model.onnx --prepared                 parameters, MACs, "
             "preparation\n"
             "  jetagent power --csv power.csv                         live rails and "
@@ -291,6 +295,52 @@ int runCli(int argc, char** argv)
         "frames, and prints the per-frame cost amortised over each stride. Clip models are slow\n"
         "on a CPU: try --rounds 1 --iterations 10 --warmup 1 for r3d_18.\n"
         "  jetagent bench -c firmware-config/bench-action-r3d_18.yaml --rounds 1 --warmup 1");
+
+    // compare
+    CompareOptions compareOptions;
+    CLI::App* compare = app.add_subcommand("compare",
+        "Run one model through a reference and a candidate engine on the same inputs; report "
+        "how far\nthe candidate's outputs are and both latencies (trust a TensorRT engine)");
+    compare->add_option(
+        "model", compareOptions.model, "ONNX model file (default: the model of --config's task)");
+    compare
+        ->add_option("--candidate", compareOptions.candidate,
+            "Engine under test: BACKEND:DEVICE:PRECISION[,key=value...], e.g. tensorrt:gpu:fp16")
+        ->required();
+    compare->add_option("--reference", compareOptions.reference,
+        "Engine it is judged against (default: --config's task engine, else opencv:cpu:fp32)");
+    compare->add_option("--reference-model", compareOptions.referenceModel,
+        "Run the reference on this model instead (same input; e.g. before an edit)");
+    compare->add_option("--inputs", compareOptions.inputs,
+        "Frame source for the inputs: an image directory, a video file, synthetic://shapes\n"
+        "(default: --config's source, else synthetic://shapes)");
+    compare->add_option("-n,--frames", compareOptions.frames, "Inputs compared (at most)")
+        ->capture_default_str()
+        ->check(CLI::Range(uint64_t {1}, uint64_t {1000000}));
+    compare->add_option("-c,--config", compareOptions.config,
+        "Agent config: its task's preprocess section, engine defaults and calibration source");
+    compare->add_option("--task", compareOptions.task, "Which task of --config (0-based)")
+        ->capture_default_str();
+    compare->add_option("--calibration", compareOptions.calibration,
+        "int8 engines: calibration images (a directory or video), replacing the task's "
+        "engine.calibration.source");
+    compare->add_option("--cache-dir", compareOptions.cacheDir,
+        "Engine cache for prepared models and plans (default: the config's, else the user's "
+        "cache)");
+    compare
+        ->add_option("--max-rel-error", compareOptions.maxRelError,
+            "Fail (exit 1) when an output's relative error is above X")
+        ->check(CLI::NonNegativeNumber);
+    compare
+        ->add_option("--min-top1", compareOptions.minTop1,
+            "Fail (exit 1) when top-1 agreement is below F (a fraction, 0..1)")
+        ->check(CLI::Range(0.0, 1.0));
+    compare->add_option("--warmup", compareOptions.warmup, "Untimed runs per engine first")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
+    compare->add_option("--json", compareOptions.json,
+        "Also write everything as one JSON document to this new file");
+    compare->footer(kCompareHelp);
 
     // capture
     SourceOptions captureSource;
@@ -442,8 +492,8 @@ int runCli(int argc, char** argv)
     }
     if (app.get_subcommands().empty()) {
         std::fprintf(stderr,
-            "%s\njetagent: a command is required (run, bench, inspect, power, probe, capture, "
-            "backends, version)\n",
+            "%s\njetagent: a command is required (run, bench, compare, inspect, power, probe, "
+            "capture, backends, version)\n",
             app.help().c_str());
         return kExitUsage;
     }
@@ -459,6 +509,20 @@ int runCli(int argc, char** argv)
             setLogLevel(global.level("warn"));
             Status s = runBench(config.value(), benchOptions);
             return s ? kExitOk : report(s);
+        }
+        if (*compare) {
+            setLogLevel(global.level("warn"));
+            // TODO(issue 9): compareOptions.makeCalibration = makeCalibrationData;
+            // (src/calibration.h) once it lands; until then int8 calibration is refused.
+            auto result = runCompare(compareOptions);
+            if (!result)
+                return report(result.status());
+            std::fputs(result->text.c_str(), stdout);
+            if (result->failedChecks.empty())
+                return kExitOk;
+            for (const std::string& failed : result->failedChecks)
+                std::fprintf(stderr, "jetagent: check failed: %s\n", failed.c_str());
+            return kExitFailure;
         }
         if (*capture) {
             SourceOptions source = captureSource;

@@ -1,0 +1,789 @@
+// `jetagent compare`: one model through a reference engine and a candidate engine on the same
+// preprocessed inputs.
+#include "compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+
+#include "jetagent/base/clock.h"
+#include "jetagent/engines/model_prepare.h"
+#include "latency_stats.h"
+#include "preprocess.h"
+#include "task_setup.h"
+
+namespace jetagent {
+
+const char* const kCompareHelp =
+    "\nRuns MODEL through the REFERENCE engine and the CANDIDATE engine on the same inputs, read\n"
+    "from --inputs and preprocessed once (so both see identical tensors), and reports how far\n"
+    "the candidate's outputs are from the reference's, and both engines' latencies. Use it to\n"
+    "trust a TensorRT fp16/int8 engine against the CPU backend before deploying it.\n\n"
+    "Engine specs: BACKEND[:DEVICE[:PRECISION]][,key=value...]\n"
+    "  BACKEND    opencv, tensorrt (`jetagent backends` lists what this build has)\n"
+    "  DEVICE     cpu, gpu, dla0, dla1              PRECISION  fp32, fp16, int8\n"
+    "  keys       the config's engine keys: fusion=on|off, threads=N, batch=N, batch_min=N,\n"
+    "             batch_max=N, workspace_mb=N, dla_gpu_fallback=on|off, timing_cache=on|off,\n"
+    "             cuda_graph=on|off, io_memory=auto|mapped|device\n"
+    "  What a spec leaves out comes from --config's task engine section, else the defaults\n"
+    "  (cpu, fp32, batch 1, fusion on). The opencv backend's thread pool is shared by the whole\n"
+    "  process, so two opencv engines must have the same threads.\n\n"
+    "Preprocessing: --config's task preprocess section; without --config torchvision's ImageNet\n"
+    "evaluation (shorter side resized to crop x 256/224, centre crop of the model's H x W,\n"
+    "RGB, /255, ImageNet mean and std).\n\n"
+    "Per output tensor:\n"
+    "  max abs error     max |cand - ref| over every value of every input\n"
+    "  relative error    max |cand - ref| / max |ref| over the same (one scale for the whole\n"
+    "                    output: a per-value ratio explodes where the reference is near zero)\n"
+    "  top-1 agreement   fraction of inputs whose argmax is the same (outputs of >= 2 values)\n"
+    "  top-5 overlap     mean of |top5(ref) & top5(cand)| / 5 (outputs of >= 5 values)\n"
+    "Latency per engine: median, p90 and p99 of Session::run wall time over one run per batch\n"
+    "of inputs, after --warmup untimed runs; and the means of the parts the backend times\n"
+    "(host-to-device, compute, device-to-host; '-' where it does not separate them).\n\n"
+    "--reference-model runs the reference on another model with the same input (the model\n"
+    "before simplification or quantization); both engines default to MODEL.\n\n"
+    "int8 engines calibrate on --calibration (or the task's engine.calibration), preprocessed\n"
+    "as the inputs are.\n\n"
+    "Exit codes: 0 every threshold given holds; 1 one does not (the report names it); 2 usage,\n"
+    "configuration or input error, or a backend this build does not have.\n\n"
+    "Examples:\n"
+    "  jetagent compare models/shapes_cnn.onnx --candidate opencv:cpu:fp32,fusion=off \\\n"
+    "      --config firmware-config/demo.yaml --frames 100\n"
+    "  jetagent compare resnet18.onnx --candidate tensorrt:gpu:fp16 --min-top1 0.99 --json r.json\n"
+    "  jetagent compare resnet18.onnx --candidate tensorrt:gpu:int8 --calibration calib/ \\\n"
+    "      --inputs file://images/\n";
+
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+
+bool parseSwitch(const std::string& value, bool* out)
+{
+    if (value == "on" || value == "true" || value == "1" || value == "yes") {
+        *out = true;
+        return true;
+    }
+    if (value == "off" || value == "false" || value == "0" || value == "no") {
+        *out = false;
+        return true;
+    }
+    return false;
+}
+
+bool parseCount(const std::string& value, int64_t lowest, int64_t highest, int64_t* out)
+{
+    if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+        value.size() > 9)
+        return false;
+    const int64_t v = std::stoll(value);
+    if (v < lowest || v > highest)
+        return false;
+    *out = v;
+    return true;
+}
+
+std::vector<std::string> split(const std::string& text, char separator)
+{
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (true) {
+        const size_t end = text.find(separator, start);
+        parts.push_back(text.substr(start, end == std::string::npos ? end : end - start));
+        if (end == std::string::npos)
+            return parts;
+        start = end + 1;
+    }
+}
+
+Status setSpecKey(
+    const std::string& spec, const std::string& key, const std::string& value, EngineOptions& o)
+{
+    auto bad = [&](const std::string& expected) {
+        return Status::invalid(
+            "engine spec '" + spec + "': " + key + "=" + value + ": expected " + expected);
+    };
+    int64_t n = 0;
+    constexpr int64_t kMaxBatch = 256;
+    constexpr int64_t kMaxThreads = 256;
+    constexpr int64_t kMaxWorkspaceMb = int64_t {1} << 20;
+    if (key == "fusion")
+        return parseSwitch(value, &o.fusion) ? Status() : bad("on or off");
+    if (key == "dla_gpu_fallback")
+        return parseSwitch(value, &o.gpuFallback) ? Status() : bad("on or off");
+    if (key == "timing_cache")
+        return parseSwitch(value, &o.timingCache) ? Status() : bad("on or off");
+    if (key == "cuda_graph")
+        return parseSwitch(value, &o.cudaGraph) ? Status() : bad("on or off");
+    if (key == "io_memory") {
+        for (IoMemory m : {IoMemory::Auto, IoMemory::Mapped, IoMemory::Device})
+            if (value == ioMemoryName(m)) {
+                o.ioMemory = m;
+                return Status();
+            }
+        return bad("auto, mapped or device");
+    }
+    if (key == "threads") {
+        if (!parseCount(value, 0, kMaxThreads, &n))
+            return bad("0 (the backend's default) to 256");
+        o.threads = static_cast<int>(n);
+        return Status();
+    }
+    if (key == "batch" || key == "batch_min" || key == "batch_max") {
+        if (!parseCount(value, key == "batch" ? 1 : 0, kMaxBatch, &n))
+            return bad(key == "batch" ? "1 to 256" : "0 (= batch) to 256");
+        (key == "batch"              ? o.batch
+                : key == "batch_min" ? o.batchMin
+                                     : o.batchMax) = static_cast<int>(n);
+        return Status();
+    }
+    if (key == "workspace_mb") {
+        if (!parseCount(value, 0, kMaxWorkspaceMb, &n))
+            return bad("0 (TensorRT's default) to 1048576");
+        o.workspaceMb = n;
+        return Status();
+    }
+    return Status::invalid("engine spec '" + spec + "': unknown key '" + key +
+        "' (known: fusion, threads, batch, batch_min, batch_max, workspace_mb, "
+        "dla_gpu_fallback, timing_cache, cuda_graph, io_memory)");
+}
+
+// An engine's settings and how it did, for the report and the JSON document.
+nlohmann::json describeEngine(
+    const std::string& spec, const EngineDescription& e, const LatencyFigures& l)
+{
+    const EngineOptions& o = e.options;
+    auto part = [](double ms) { return ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(ms); };
+    return {{"spec", spec}, {"backend", e.backend}, {"backend_version", e.backendVersion},
+        {"target", e.target}, {"device", deviceName(o.device)},
+        {"precision", precisionName(o.precision)}, {"batch", o.batch},
+        {"batch_min", o.profileMin()}, {"batch_max", o.profileMax()}, {"threads", o.threads},
+        {"fusion", o.fusion}, {"workspace_mb", o.workspaceMb}, {"dla_gpu_fallback", o.gpuFallback},
+        {"timing_cache", o.timingCache}, {"cuda_graph", o.cudaGraph},
+        {"io_memory", ioMemoryName(o.ioMemory)},
+        {"calibration", o.calibration ? nlohmann::json(o.calibration->description()) : nullptr},
+        {"cache_dir", o.cacheDir}, {"model", e.modelPath}, {"model_sha256", e.modelSha256},
+        {"preparation", e.preparation}, {"prepared_key", e.preparedKey},
+        {"prepared_from_cache", e.preparedFromCache}, {"prepare_ms", nsToMs(e.prepareNs)},
+        {"build_ms", nsToMs(e.buildNs)},
+        {"latency_ms",
+            {{"runs", l.runs}, {"median", l.medianMs}, {"p90", l.p90Ms}, {"p99", l.p99Ms},
+                {"mean", l.meanMs}}},
+        {"timing_mean_ms",
+            {{"h2d", part(l.hostToDeviceMs)}, {"compute", part(l.computeMs)},
+                {"d2h", part(l.deviceToHostMs)}}}};
+}
+
+// Every output of one engine over every input: per output, frames x classes floats.
+struct EngineRun {
+    std::vector<std::vector<float>> outputs;
+    std::vector<size_t> classes;
+    std::vector<int64_t> wallNs;
+    std::vector<RunTiming> timings;
+};
+
+Expected<EngineRun> runEngine(const Engine& engine, const std::string& role,
+    const std::vector<float>& inputs, size_t frames, const TensorShape& sample, int warmup)
+{
+    const int batch = engine.description().options.batch;
+    const size_t sampleElements = static_cast<size_t>(sample.elementCount());
+    auto created = engine.createSession();
+    if (!created)
+        return created.status().withContext(role + " engine");
+    Session& session = *created.value();
+    std::vector<float> buffer(sampleElements * static_cast<size_t>(batch));
+    TensorView view {buffer.data(), TensorShape {batch, sample[0], sample[1], sample[2]}};
+    // Rows past the last input (a last partial batch) repeat the last input; they are not compared.
+    auto fill = [&](size_t first) {
+        for (size_t r = 0; r < static_cast<size_t>(batch); ++r) {
+            const size_t frame = std::min(first + r, frames - 1);
+            std::copy_n(inputs.begin() + static_cast<std::ptrdiff_t>(frame * sampleElements),
+                sampleElements, buffer.begin() + static_cast<std::ptrdiff_t>(r * sampleElements));
+        }
+    };
+
+    fill(0);
+    for (int i = 0; i < warmup; ++i)
+        if (Status s = session.run(&view, 1, nullptr); !s)
+            return s.withContext(role + " engine, warm-up");
+
+    EngineRun run;
+    run.outputs.resize(session.outputCount());
+    run.classes.resize(session.outputCount());
+    for (size_t first = 0; first < frames; first += static_cast<size_t>(batch)) {
+        fill(first);
+        RunTiming timing;
+        const int64_t start = monotonicNs();
+        if (Status s = session.run(&view, 1, &timing); !s)
+            return s.withContext(role + " engine");
+        run.wallNs.push_back(monotonicNs() - start);
+        run.timings.push_back(timing);
+        const size_t rows = std::min(frames - first, static_cast<size_t>(batch));
+        for (size_t o = 0; o < session.outputCount(); ++o) {
+            const ConstTensorView out = session.output(o);
+            if (out.data == nullptr || out.shape.rank < 1 || out.shape[0] != batch)
+                return Status::runtime(role + " engine: output " + std::to_string(o) + " is " +
+                    out.shape.toString() + " for a batch of " + std::to_string(batch));
+            const size_t perRow =
+                static_cast<size_t>(out.shape.elementCount()) / static_cast<size_t>(batch);
+            if (first == 0)
+                run.classes[o] = perRow;
+            run.outputs[o].insert(run.outputs[o].end(), out.data, out.data + rows * perRow);
+        }
+    }
+    return run;
+}
+
+std::string formatMs(double ms)
+{
+    if (ms < 0)
+        return "-";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", ms);
+    return text;
+}
+
+std::string describePreprocessing(const PreprocessConfig& p)
+{
+    static const char* const kInterpolation[] = {"nearest", "linear", "area", "cubic"};
+    char text[320];
+    const int written = p.resize == ResizeMode::ShorterSide
+        ? std::snprintf(text, sizeof text, "shorter side to %d, centre crop %dx%d", p.resizeSize,
+              p.cropWidth, p.cropHeight)
+        : std::snprintf(text, sizeof text, "stretch to %dx%d", p.cropWidth, p.cropHeight);
+    const size_t used = static_cast<size_t>(std::max(written, 0));
+    std::snprintf(text + used, sizeof text - used,
+        ", %s, %s, /%g, mean [%g, %g, %g], std [%g, %g, %g]",
+        kInterpolation[static_cast<int>(p.interpolation)],
+        p.color == ColorOrder::Rgb ? "rgb" : "bgr", static_cast<double>(p.divisor),
+        static_cast<double>(p.mean[0]), static_cast<double>(p.mean[1]),
+        static_cast<double>(p.mean[2]), static_cast<double>(p.std[0]),
+        static_cast<double>(p.std[1]), static_cast<double>(p.std[2]));
+    return text;
+}
+
+std::string engineLine(const nlohmann::json& e)
+{
+    char text[512];
+    std::snprintf(text, sizeof text,
+        "%s\n            %s, device %s (target %s), %s, batch %d, threads %s, fusion %s; built in "
+        "%.1f ms (%s)",
+        e["spec"].get<std::string>().c_str(), e["backend_version"].get<std::string>().c_str(),
+        e["device"].get<std::string>().c_str(), e["target"].get<std::string>().c_str(),
+        e["precision"].get<std::string>().c_str(), e["batch"].get<int>(),
+        e["threads"].get<int>() > 0 ? std::to_string(e["threads"].get<int>()).c_str() : "default",
+        e["fusion"].get<bool>() ? "on" : "off", e["build_ms"].get<double>(),
+        e["prepared_from_cache"].get<bool>() ? "from the cache" : "not from the cache");
+    return text;
+}
+
+Status writeJson(const std::string& path, const nlohmann::json& document)
+{
+    std::ofstream out(path);
+    out << document.dump(2) << "\n";
+    out.close();
+    if (!out)
+        return Status::io("--json " + path + ": cannot be written");
+    return Status();
+}
+
+} // namespace
+
+Expected<EngineOptions> parseEngineSpec(const std::string& spec, const EngineOptions& base)
+{
+    const std::vector<std::string> items = split(spec, ',');
+    const std::vector<std::string> head = split(items[0], ':');
+    if (head[0].empty())
+        return Status::invalid("engine spec '" + spec +
+            "': no backend (expected BACKEND[:DEVICE[:PRECISION]][,key=value...], such as "
+            "opencv:cpu:fp32)");
+    if (head.size() > 3)
+        return Status::invalid("engine spec '" + spec + "': '" + items[0] +
+            "' has more than three parts (BACKEND:DEVICE:PRECISION)");
+    EngineOptions o = base;
+    if (head[0] != base.backend) {
+        // Settings of another backend would be refused by this one; keep only the shared ones.
+        const EngineOptions defaults;
+        o.batchMin = defaults.batchMin;
+        o.batchMax = defaults.batchMax;
+        o.workspaceMb = defaults.workspaceMb;
+        o.gpuFallback = defaults.gpuFallback;
+        o.timingCache = defaults.timingCache;
+        o.cudaGraph = defaults.cudaGraph;
+        o.ioMemory = defaults.ioMemory;
+        o.device = defaults.device;
+        o.precision = defaults.precision;
+    }
+    o.backend = head[0];
+    if (head.size() > 1 && !parseDevice(head[1], &o.device))
+        return Status::invalid("engine spec '" + spec + "': unknown device '" + head[1] +
+            "' (known: cpu, gpu, dla0, dla1)");
+    if (head.size() > 2 && !parsePrecision(head[2], &o.precision))
+        return Status::invalid("engine spec '" + spec + "': unknown precision '" + head[2] +
+            "' (known: fp32, fp16, int8)");
+    for (size_t i = 1; i < items.size(); ++i) {
+        const size_t equals = items[i].find('=');
+        if (equals == std::string::npos || equals == 0)
+            return Status::invalid("engine spec '" + spec + "': '" + items[i] +
+                "' is not key=value (such as fusion=off)");
+        if (Status s = setSpecKey(spec, items[i].substr(0, equals), items[i].substr(equals + 1), o);
+            !s)
+            return s;
+    }
+    if (o.profileMin() > o.batch || o.profileMax() < o.batch)
+        return Status::invalid("engine spec '" + spec + "': the batch profile " +
+            std::to_string(o.profileMin()) + ".." + std::to_string(o.profileMax()) +
+            " does not contain batch " + std::to_string(o.batch));
+    return o;
+}
+
+double OutputAgreement::relativeError() const
+{
+    if (nonFinite > 0)
+        return std::numeric_limits<double>::infinity();
+    if (maxAbsReference == 0)
+        return maxAbsError == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+    return maxAbsError / maxAbsReference;
+}
+
+double OutputAgreement::top1Agreement() const
+{
+    return inputs == 0 ? 0.0 : static_cast<double>(top1Agreements) / static_cast<double>(inputs);
+}
+
+double OutputAgreement::top5Overlap() const
+{
+    return inputs == 0 ? 0.0 : top5OverlapSum / static_cast<double>(inputs);
+}
+
+std::vector<size_t> topK(const float* row, size_t size, size_t k)
+{
+    std::vector<size_t> order(size);
+    std::iota(order.begin(), order.end(), size_t {0});
+    k = std::min(k, size);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+        [row](size_t a, size_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+    order.resize(k);
+    return order;
+}
+
+void accumulateAgreement(OutputAgreement& a, const float* reference, const float* candidate)
+{
+    for (size_t i = 0; i < a.classes; ++i) {
+        if (!std::isfinite(reference[i]) || !std::isfinite(candidate[i])) {
+            ++a.nonFinite;
+            continue;
+        }
+        const double r = reference[i];
+        a.maxAbsError = std::max(a.maxAbsError, std::fabs(static_cast<double>(candidate[i]) - r));
+        a.maxAbsReference = std::max(a.maxAbsReference, std::fabs(r));
+    }
+    ++a.inputs;
+    if (a.hasTop1() &&
+        topK(reference, a.classes, 1).front() == topK(candidate, a.classes, 1).front())
+        ++a.top1Agreements;
+    if (a.hasTop5()) {
+        constexpr size_t kTop = 5;
+        const auto ref = topK(reference, a.classes, kTop);
+        const auto cand = topK(candidate, a.classes, kTop);
+        size_t common = 0;
+        for (size_t c : cand)
+            common += static_cast<size_t>(std::count(ref.begin(), ref.end(), c));
+        a.top5OverlapSum += static_cast<double>(common) / static_cast<double>(kTop);
+    }
+}
+
+LatencyFigures latencyFigures(std::vector<int64_t> wallNs, const std::vector<RunTiming>& timings)
+{
+    LatencyFigures f;
+    f.runs = wallNs.size();
+    if (wallNs.empty())
+        return f;
+    std::sort(wallNs.begin(), wallNs.end());
+    constexpr double kMedian = 50, kP90 = 90, kP99 = 99;
+    f.medianMs = nsToMs(nearestRankPercentile(wallNs, kMedian));
+    f.p90Ms = nsToMs(nearestRankPercentile(wallNs, kP90));
+    f.p99Ms = nsToMs(nearestRankPercentile(wallNs, kP99));
+    f.meanMs = static_cast<double>(std::accumulate(wallNs.begin(), wallNs.end(), int64_t {0})) /
+        static_cast<double>(wallNs.size()) / kNsPerMs;
+    // A part is reported only when every run gave it.
+    auto mean = [&timings](int64_t RunTiming::*part) {
+        if (timings.empty())
+            return -1.0;
+        double sum = 0;
+        for (const RunTiming& t : timings) {
+            if (t.*part < 0)
+                return -1.0;
+            sum += static_cast<double>(t.*part);
+        }
+        return sum / static_cast<double>(timings.size()) / kNsPerMs;
+    };
+    f.hostToDeviceMs = mean(&RunTiming::hostToDeviceNs);
+    f.computeMs = mean(&RunTiming::computeNs);
+    f.deviceToHostMs = mean(&RunTiming::deviceToHostNs);
+    return f;
+}
+
+Expected<CompareResult> runCompare(const CompareOptions& options)
+{
+    // Everything that can be wrong with the command line is found before any engine is built.
+    if (options.candidate.empty())
+        return Status::invalid(
+            "--candidate is required (an engine spec such as tensorrt:gpu:fp16)");
+    if (options.frames == 0)
+        return Status::invalid("--frames must be at least 1");
+    if (options.minTop1 > 1)
+        return Status::invalid("--min-top1 is a fraction of the inputs, 0 to 1");
+    if (!options.json.empty() && std::filesystem::exists(options.json))
+        return Status::invalid("--json " + options.json + ": the file exists; give a new path");
+
+    AgentConfig agent;
+    TaskConfig task;
+    SourceOptions source;
+    std::string key = "compare";
+    if (!options.config.empty()) {
+        auto loaded = loadConfig(options.config);
+        if (!loaded)
+            return loaded.status();
+        agent = std::move(loaded).value();
+        if (options.task >= agent.tasks.size())
+            return Status::invalid("--task " + std::to_string(options.task) + ": " +
+                options.config + " has " + std::to_string(agent.tasks.size()) + " task(s)");
+        task = agent.tasks[options.task];
+        if (task.type != "classification")
+            return Status::invalid(agent.where("tasks[" + std::to_string(options.task) + "].type") +
+                ": compare takes a task with one image input (type: classification)");
+        source = agent.source;
+        key = "tasks[" + std::to_string(options.task) + "]";
+    } else {
+        agent.path = "the default preprocessing (no --config)";
+        task.engine.cacheDir = defaultCacheDir();
+        source.uri = "synthetic://shapes";
+    }
+    if (!options.inputs.empty())
+        source.uri = options.inputs;
+    source.loop = false;
+    if (!options.cacheDir.empty())
+        task.engine.cacheDir = options.cacheDir;
+    const std::string modelPath = options.model.empty() ? task.model : options.model;
+    if (modelPath.empty())
+        return Status::invalid("no model: give MODEL.onnx, or --config with a task");
+
+    const std::string referenceSpec = options.reference.empty()
+        ? (options.config.empty() ? std::string("opencv:cpu:fp32")
+                                  : task.engine.backend + ":" + deviceName(task.engine.device) +
+                      ":" + precisionName(task.engine.precision) + " (" + key + ".engine)")
+        : options.reference;
+    EngineOptions referenceOptions = task.engine;
+    if (!options.reference.empty()) {
+        auto parsed = parseEngineSpec(options.reference, task.engine);
+        if (!parsed)
+            return parsed.status().withContext("--reference");
+        referenceOptions = parsed.value();
+    }
+    auto candidateParsed = parseEngineSpec(options.candidate, task.engine);
+    if (!candidateParsed)
+        return candidateParsed.status().withContext("--candidate");
+    EngineOptions candidateOptions = candidateParsed.value();
+    if (referenceOptions.backend == "opencv" && candidateOptions.backend == "opencv" &&
+        referenceOptions.threads != candidateOptions.threads)
+        return Status::invalid("the opencv backend's thread pool is shared by the process: give "
+                               "both engines the same threads (reference " +
+            std::to_string(referenceOptions.threads) + ", candidate " +
+            std::to_string(candidateOptions.threads) + ")");
+    for (const EngineOptions* o : {&referenceOptions, &candidateOptions}) {
+        const char* role = o == &referenceOptions ? "--reference" : "--candidate";
+        bool known = false;
+        for (const BackendInfo& b : listBackends()) {
+            if (b.name != o->backend)
+                continue;
+            known = true;
+            if (!b.available)
+                return Status::unsupported(std::string(role) + ": backend '" + b.name +
+                    "' is not available in this build: " + b.details +
+                    " (`jetagent backends` lists the backends this build has)");
+        }
+        if (!known)
+            return Status::invalid(std::string(role) + ": unknown backend '" + o->backend +
+                "' (see `jetagent backends`)");
+    }
+    CalibrationConfig calibration = task.calibration;
+    if (!options.calibration.empty())
+        calibration.source = options.calibration;
+    const bool anyInt8 = referenceOptions.precision == Precision::Int8 ||
+        candidateOptions.precision == Precision::Int8;
+    if (!options.calibration.empty() && !anyInt8)
+        return Status::invalid("--calibration is for int8 engines; neither engine is int8");
+
+    auto model = loadModelFile(modelPath);
+    if (!model)
+        return model.status();
+    const ModelFile& file = *model.value();
+    if (file.inputs.size() != 1)
+        return Status::invalid("model '" + modelPath + "' has " +
+            std::to_string(file.inputs.size()) +
+            " inputs; compare feeds models that take one image batch, N x 3 x H x W");
+    const TensorInfo& input = file.inputs[0];
+    if (input.dims.size() != 4 || (input.dims[1] != 3 && input.dims[1] != -1) ||
+        input.type != DataType::Float32)
+        return Status::invalid("model '" + modelPath + "': input '" + input.name + "' is " +
+            dataTypeName(input.type) + " " + input.shapeString() +
+            "; compare feeds float32 image batches, N x 3 x H x W");
+    for (const EngineOptions* o : {&referenceOptions, &candidateOptions})
+        if (input.dims[0] > 0 && input.dims[0] != o->batch)
+            return Status::invalid("model '" + modelPath + "' has a fixed batch of " +
+                std::to_string(input.dims[0]) +
+                "; give its engines batch=" + std::to_string(input.dims[0]));
+
+    std::shared_ptr<const ModelFile> referenceModel = model.value();
+    if (!options.referenceModel.empty()) {
+        auto loaded = loadModelFile(options.referenceModel);
+        if (!loaded)
+            return loaded.status().withContext("--reference-model");
+        const auto& other = loaded.value()->inputs;
+        if (other.size() != 1 || other[0].dims != input.dims || other[0].type != input.type)
+            return Status::invalid("--reference-model " + options.referenceModel + ": its input (" +
+                (other.empty() ? std::string("none") : other[0].shapeString()) +
+                ") is not the same as the input of " + modelPath + " (" + input.shapeString() +
+                ")");
+        referenceModel = loaded.value();
+    }
+
+    PreprocessConfig pre = task.preprocess;
+    if (Status s =
+            resolveImageInput(agent, key, input.dims[2], input.dims[3], input.shapeString(), pre);
+        !s)
+        return options.config.empty()
+            ? Status::invalid(
+                  s.message() + " (with --config, that task's preprocess section sets the crop)")
+            : s;
+    const TensorShape sample {3, pre.cropHeight, pre.cropWidth};
+
+    if (anyInt8 && !calibration.source.empty()) {
+        if (!options.makeCalibration)
+            return Status::unsupported(
+                "int8 calibration data cannot be made by this build of compare yet (calibration "
+                "source " +
+                calibration.source + ")");
+        auto data =
+            options.makeCalibration(calibration, pre, [&](const std::string& name) -> std::string {
+                if (name == "source" && !options.calibration.empty())
+                    return "--calibration";
+                return options.config.empty() ? "calibration " + name + " (default)"
+                                              : agent.where(key + ".engine.calibration." + name);
+            });
+        if (!data)
+            return data.status();
+        for (EngineOptions* o : {&referenceOptions, &candidateOptions})
+            if (o->precision == Precision::Int8)
+                o->calibration = data.value();
+    }
+
+    // The inputs, preprocessed once: both engines get the very same tensors.
+    auto opened = openFrameSource(source);
+    if (!opened)
+        return opened.status().withContext("--inputs");
+    FrameSource& frames = *opened.value();
+    Preprocessor preprocessor(pre);
+    std::vector<float> inputs;
+    size_t count = 0;
+    Frame frame;
+    constexpr int64_t kFrameWaitNs = 10'000'000'000; // a camera's first frame, a stall
+    int64_t giveUp = monotonicNs() + kFrameWaitNs;
+    while (count < options.frames) {
+        auto read = frames.read(frame);
+        if (!read)
+            return read.status().withContext("--inputs");
+        if (read.value() == ReadResult::EndOfStream)
+            break;
+        if (read.value() == ReadResult::NoFrame) {
+            if (monotonicNs() > giveUp)
+                return Status::runtime("--inputs " + source.uri + ": no frame for 10 s");
+            continue;
+        }
+        giveUp = monotonicNs() + kFrameWaitNs;
+        inputs.resize((count + 1) * preprocessor.outputElements());
+        preprocessor.run(frame.image, inputs.data() + count * preprocessor.outputElements());
+        ++count;
+    }
+    if (count == 0)
+        return Status::invalid("--inputs " + source.uri + " gave no frame");
+
+    // Both engines are built before either runs, so that one that cannot be built fails at once.
+    auto reference = buildEngine(referenceModel, referenceOptions);
+    if (!reference)
+        return reference.status().withContext("--reference " + referenceSpec);
+    auto candidate = buildEngine(model.value(), candidateOptions);
+    if (!candidate)
+        return candidate.status().withContext("--candidate " + options.candidate);
+
+    auto referenceRun =
+        runEngine(*reference.value(), "reference", inputs, count, sample, options.warmup);
+    if (!referenceRun)
+        return referenceRun.status();
+    auto candidateRun =
+        runEngine(*candidate.value(), "candidate", inputs, count, sample, options.warmup);
+    if (!candidateRun)
+        return candidateRun.status();
+    const EngineRun& ref = referenceRun.value();
+    const EngineRun& cand = candidateRun.value();
+    if (ref.outputs.size() != cand.outputs.size())
+        return Status::runtime("the reference engine gives " + std::to_string(ref.outputs.size()) +
+            " outputs, the candidate " + std::to_string(cand.outputs.size()));
+
+    std::vector<OutputAgreement> agreements;
+    for (size_t o = 0; o < ref.outputs.size(); ++o) {
+        OutputAgreement a;
+        a.name = o < reference.value()->outputs().size() ? reference.value()->outputs()[o].name
+                                                         : "output" + std::to_string(o);
+        a.classes = ref.classes[o];
+        if (cand.classes[o] != a.classes)
+            return Status::runtime("output '" + a.name + "': the reference gives " +
+                std::to_string(a.classes) + " values per input, the candidate " +
+                std::to_string(cand.classes[o]));
+        for (size_t i = 0; i < count; ++i)
+            accumulateAgreement(
+                a, ref.outputs[o].data() + i * a.classes, cand.outputs[o].data() + i * a.classes);
+        agreements.push_back(a);
+    }
+
+    // The document.
+    const LatencyFigures refLatency = latencyFigures(ref.wallNs, ref.timings);
+    const LatencyFigures candLatency = latencyFigures(cand.wallNs, cand.timings);
+    CompareResult result;
+    nlohmann::json& doc = result.document;
+    doc["model"] = {{"path", modelPath}, {"sha256", file.sha256}, {"bytes", file.fileBytes},
+        {"input", input.name}, {"input_shape", input.shapeString()}};
+    doc["inputs"] = {{"uri", source.uri}, {"frames", count},
+        {"config", options.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(agent.path)},
+        {"task", options.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.task)},
+        {"preprocess", describePreprocess(pre)}};
+    doc["reference"] = describeEngine(referenceSpec, reference.value()->description(), refLatency);
+    doc["candidate"] =
+        describeEngine(options.candidate, candidate.value()->description(), candLatency);
+    doc["relative_error_definition"] =
+        "max|cand - ref| / max|ref| over every value of every input, per output";
+    doc["warmup"] = options.warmup;
+    nlohmann::json outputs = nlohmann::json::array();
+    for (const OutputAgreement& a : agreements) {
+        const double rel = a.relativeError();
+        outputs.push_back({{"name", a.name}, {"values_per_input", a.classes}, {"inputs", a.inputs},
+            {"max_abs_error", a.maxAbsError}, {"max_abs_reference", a.maxAbsReference},
+            {"relative_error", std::isfinite(rel) ? nlohmann::json(rel) : nlohmann::json(nullptr)},
+            {"non_finite", a.nonFinite},
+            {"top1_agreement",
+                a.hasTop1() ? nlohmann::json(a.top1Agreement()) : nlohmann::json(nullptr)},
+            {"top5_overlap",
+                a.hasTop5() ? nlohmann::json(a.top5Overlap()) : nlohmann::json(nullptr)}});
+    }
+    doc["outputs"] = outputs;
+
+    // The checks: each over every output it applies to, judged by the worst.
+    nlohmann::json checks = nlohmann::json::array();
+    char line[256];
+    if (options.maxRelError >= 0) {
+        double worst = 0;
+        std::string where = agreements.empty() ? "" : agreements[0].name;
+        for (const OutputAgreement& a : agreements)
+            if (!(a.relativeError() <= worst)) {
+                worst = a.relativeError();
+                where = a.name;
+            }
+        const bool ok = worst <= options.maxRelError;
+        std::snprintf(line, sizeof line, "relative error %.3g on output '%s' %s --max-rel-error %g",
+            worst, where.c_str(), ok ? "within" : "exceeds", options.maxRelError);
+        checks.push_back({{"check", "max_rel_error"}, {"threshold", options.maxRelError},
+            {"value", std::isfinite(worst) ? nlohmann::json(worst) : nlohmann::json(nullptr)},
+            {"output", where}, {"passed", ok}, {"message", line}});
+        if (!ok)
+            result.failedChecks.emplace_back(line);
+    }
+    if (options.minTop1 >= 0) {
+        double worst = 2;
+        std::string where;
+        for (const OutputAgreement& a : agreements)
+            if (a.hasTop1() && a.top1Agreement() < worst) {
+                worst = a.top1Agreement();
+                where = a.name;
+            }
+        if (where.empty())
+            return Status::invalid(
+                "--min-top1: no output of '" + modelPath + "' has two or more values per input");
+        const bool ok = worst >= options.minTop1;
+        std::snprintf(line, sizeof line, "top-1 agreement %.4f on output '%s' %s --min-top1 %g",
+            worst, where.c_str(), ok ? "meets" : "is below", options.minTop1);
+        checks.push_back({{"check", "min_top1"}, {"threshold", options.minTop1}, {"value", worst},
+            {"output", where}, {"passed", ok}, {"message", line}});
+        if (!ok)
+            result.failedChecks.emplace_back(line);
+    }
+    doc["checks"] = checks;
+    doc["passed"] = result.failedChecks.empty();
+
+    // The report.
+    std::string& t = result.text;
+    t += "== jetagent compare: candidate against reference, on the same inputs ==\n";
+    std::snprintf(line, sizeof line, "model       %s (sha256 %.16s..., %llu bytes), input %s %s\n",
+        modelPath.c_str(), file.sha256.c_str(), static_cast<unsigned long long>(file.fileBytes),
+        input.name.c_str(), input.shapeString().c_str());
+    t += line;
+    t += "inputs      " + source.uri + ", " + std::to_string(count) + " frames\n";
+    t += "preprocess  " + describePreprocessing(pre) +
+        (options.config.empty() ? std::string(" (torchvision's ImageNet defaults)")
+                                : " (" + agent.path + " " + key + ")") +
+        "\n";
+    if (!options.referenceModel.empty())
+        t += "ref. model  " + options.referenceModel + " (sha256 " +
+            referenceModel->sha256.substr(0, 16) + "...)\n";
+    t += "reference   " + engineLine(doc["reference"]) + "\n";
+    t += "candidate   " + engineLine(doc["candidate"]) + "\n\n";
+    t += "relative error = max|cand - ref| / max|ref| over every value of every input\n";
+    std::snprintf(line, sizeof line, "%-20s %8s %12s %12s %12s %9s %9s\n", "output", "values",
+        "max abs err", "max |ref|", "rel error", "top-1", "top-5");
+    t += line;
+    for (const OutputAgreement& a : agreements) {
+        char top1[32] = "-", top5[32] = "-";
+        if (a.hasTop1())
+            std::snprintf(top1, sizeof top1, "%.2f%%", 100.0 * a.top1Agreement());
+        if (a.hasTop5())
+            std::snprintf(top5, sizeof top5, "%.2f%%", 100.0 * a.top5Overlap());
+        std::snprintf(line, sizeof line, "%-20s %8zu %12.4g %12.4g %12.4g %9s %9s\n",
+            a.name.c_str(), a.classes, a.maxAbsError, a.maxAbsReference, a.relativeError(), top1,
+            top5);
+        t += line;
+        if (a.nonFinite > 0)
+            t += "  " + std::to_string(a.nonFinite) + " values were NaN or infinite\n";
+    }
+    std::snprintf(line, sizeof line, "\n%-12s %6s %9s %9s %9s %9s %9s %9s\n", "latency ms", "runs",
+        "median", "p90", "p99", "H2D", "compute", "D2H");
+    t += line;
+    auto latencyRow = [&](const char* name, const LatencyFigures& l) {
+        std::snprintf(line, sizeof line, "%-12s %6zu %9.3f %9.3f %9.3f %9s %9s %9s\n", name, l.runs,
+            l.medianMs, l.p90Ms, l.p99Ms, formatMs(l.hostToDeviceMs).c_str(),
+            formatMs(l.computeMs).c_str(), formatMs(l.deviceToHostMs).c_str());
+        t += line;
+    };
+    latencyRow("reference", refLatency);
+    latencyRow("candidate", candLatency);
+    std::snprintf(line, sizeof line,
+        "(Session::run wall time, one run per batch, after %d warm-up runs; H2D/compute/D2H: "
+        "means of the backend's own timing)\n",
+        options.warmup);
+    t += line;
+    if (!checks.empty()) {
+        t += "\nchecks\n";
+        for (const auto& c : checks)
+            t += std::string(c["passed"].get<bool>() ? "  PASS  " : "  FAIL  ") +
+                c["message"].get<std::string>() + "\n";
+    }
+
+    if (!options.json.empty())
+        if (Status s = writeJson(options.json, doc); !s)
+            return s;
+    return result;
+}
+
+} // namespace jetagent

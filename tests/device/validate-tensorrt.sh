@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# Validates the tensorrt backend on a Jetson, where no test here can reach: run it on the board from
+# the repository root. It builds jetagent with TensorRT, exports torchvision models and compares
+# TensorRT engines against the CPU backend with `jetagent compare`. Engine builds take minutes each
+# on a Nano, far less on an Orin: expect roughly 30-60 minutes there for the default set.
+#
+#   tests/device/validate-tensorrt.sh [--build DIR] [--models "mobilenet_v2 resnet18 ..."]
+#       [--onnx DIR] [--inputs DIR] [--calibration DIR] [--frames N] [--out DIR]
+#
+# 1. Prerequisites: CUDA (nvcc), TensorRT's NvInfer.h, cmake and ninja, and python3 with torch and
+#    torchvision for the export (not with --onnx; the interpreter is $PYTHON, default python3). It
+#    says what is missing and which JetPack package provides it, and stops.
+# 2. Builds jetagent into --build (default build-tensorrt) with -DJETAGENT_TENSORRT=ON (configure
+#    fails without TensorRT) and checks that `jetagent backends` lists tensorrt as available.
+# 3. Exports --models (default: mobilenet_v2 resnet18 resnet50 squeezenet1_1 shufflenet_v2_x1_0)
+#    with tools/export_torchvision.py into models/reference/, or takes <model>.onnx from --onnx DIR.
+#    The export has torchvision's random weights (nothing is downloaded), whose logits are nearly
+#    tied: fp16 may then flip more top-1 answers than a trained model would. Give --onnx a
+#    directory of models with trained weights for a stricter test.
+# 4. Inputs: --frames (default 200) synthetic frames saved with `jetagent capture` (or --inputs DIR,
+#    your own images), and as many for int8 calibration with another seed (or --calibration DIR).
+# 5. Per model, `jetagent compare --json` against opencv:cpu:fp32: tensorrt fp32 (relative error
+#    <= 1e-3), fp16 (top-1 agreement >= 99%), int8 calibrated (agreement reported, not judged).
+#    Then the first model's fp16 again: its plan must come from the cache (the JSON's
+#    candidate.prepared_from_cache). On boards with DLA cores (Xavier, Orin AGX/NX), the first
+#    model in fp16 on dla0 with GPU fallback (top-1 >= 99%).
+# 6. A table: model x precision x device -> median / p99 ms, mean H2D / compute / D2H ms,
+#    relative error and top-1 agreement; every compare's JSON and output stays in --out (default
+#    tensorrt-validation-DATE).
+# Prints a PASS/FAIL/SKIP table and exits 1 if any check failed (2 on a usage error).
+set -uo pipefail
+
+usage() { sed -n '2,32p' "$0"; }
+build="build-tensorrt"
+models="mobilenet_v2 resnet18 resnet50 squeezenet1_1 shufflenet_v2_x1_0"
+onnx_dir=""
+inputs=""
+calibration=""
+frames=200
+out="tensorrt-validation-$(date +%Y%m%d-%H%M%S)"
+python="${PYTHON:-python3}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --build) build="${2:?--build needs a directory}"; shift 2 ;;
+    --models) models="${2:?--models needs a list}"; shift 2 ;;
+    --onnx) onnx_dir="${2:?--onnx needs a directory}"; shift 2 ;;
+    --inputs) inputs="${2:?--inputs needs a directory}"; shift 2 ;;
+    --calibration) calibration="${2:?--calibration needs a directory}"; shift 2 ;;
+    --frames) frames="${2:?--frames needs a value}"; shift 2 ;;
+    --out) out="${2:?--out needs a directory}"; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+case "$frames" in ''|*[!0-9]*|0) echo "--frames must be a positive whole number" >&2; exit 2 ;; esac
+[ -n "$models" ] || { echo "--models is empty" >&2; exit 2; }
+for d in "$onnx_dir" "$inputs" "$calibration"; do
+    [ -z "$d" ] || [ -d "$d" ] || { echo "not a directory: $d" >&2; exit 2; }
+done
+if [ ! -f CMakeLists.txt ] || [ ! -f tools/export_torchvision.py ]; then
+    echo "run this from the root of a jetagent checkout" >&2
+    exit 2
+fi
+if [ -e "$out" ]; then
+    echo "--out $out exists; give a new directory (earlier results are kept)" >&2
+    exit 2
+fi
+
+rows=()
+failures=0
+record() { # RESULT CHECK DETAIL
+    rows+=("$(printf '%-4s  %-40s  %s' "$1" "$2" "$3")")
+    [ "$1" = FAIL ] && failures=$((failures + 1))
+    echo "$1  $2: $3"
+}
+finish() {
+    echo
+    echo "== results"
+    printf '%s\n' "${rows[@]}"
+    echo
+    if [ "$failures" -eq 0 ]; then echo "all checks passed"; else echo "$failures check(s) failed"; fi
+    [ "$failures" -eq 0 ]
+    exit $?
+}
+
+# One value of a JSON file, by a Python expression over `j` (the document); empty when missing.
+json_value() { # FILE EXPRESSION
+    python3 - "$1" "$2" <<'EOF' 2>/dev/null
+import json, sys
+with open(sys.argv[1]) as f:
+    j = json.load(f)
+try:
+    value = eval(sys.argv[2], {"j": j})
+except (KeyError, IndexError, TypeError, ValueError):
+    value = None
+print("" if value is None else value)
+EOF
+}
+
+echo "== 1. prerequisites"
+missing=0
+need() { # CHECK DETAIL-WHEN-MISSING
+    record FAIL "$1" "$2"
+    missing=$((missing + 1))
+}
+nvcc=$(command -v nvcc || true)
+[ -n "$nvcc" ] || [ ! -x /usr/local/cuda/bin/nvcc ] || nvcc=/usr/local/cuda/bin/nvcc
+if [ -n "$nvcc" ]; then
+    record PASS "CUDA" "$nvcc ($("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
+else
+    need "CUDA" "no nvcc on PATH nor /usr/local/cuda/bin/nvcc: JetPack's CUDA toolkit is missing (sudo apt install nvidia-jetpack, or cuda-toolkit-<version>); no GPU, no TensorRT here"
+fi
+nvinfer=""
+for d in /usr/include/aarch64-linux-gnu /usr/include/x86_64-linux-gnu /usr/include \
+    /usr/local/tensorrt/include /usr/local/TensorRT/include; do
+    [ -f "$d/NvInfer.h" ] && { nvinfer="$d/NvInfer.h"; break; }
+done
+if [ -n "$nvinfer" ]; then
+    record PASS "TensorRT headers" "$nvinfer ($(sed -n 's/^#define NV_TENSORRT_MAJOR \([0-9]*\).*/\1/p' \
+        "$(dirname "$nvinfer")/NvInferVersion.h" 2>/dev/null | head -n 1).x)"
+else
+    need "TensorRT headers" "NvInfer.h not found: TensorRT is missing (JetPack: sudo apt install nvidia-tensorrt-dev, or libnvinfer-dev libnvonnxparsers-dev)"
+fi
+for tool in cmake ninja python3 $([ "$python" = python3 ] || echo "$python"); do
+    if command -v "$tool" >/dev/null; then
+        record PASS "$tool" "$(command -v "$tool")"
+    else
+        need "$tool" "missing (sudo apt install $([ "$tool" = ninja ] && echo ninja-build || echo "$tool"))"
+    fi
+done
+if [ -z "$onnx_dir" ] && command -v "$python" >/dev/null; then
+    if versions=$("$python" -c 'import torch, torchvision; print(torch.__version__, torchvision.__version__)' 2>/dev/null); then
+        record PASS "torch, torchvision" "$versions"
+    else
+        need "torch, torchvision" "$python cannot import torch and torchvision, needed to export the models: install NVIDIA's PyTorch wheel for your JetPack (docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform) and a matching torchvision, or give --onnx DIR with exported models"
+    fi
+fi
+if [ "$missing" -gt 0 ]; then
+    echo "stopping: $missing prerequisite(s) missing (this script runs on a Jetson with JetPack)"
+    finish
+fi
+
+echo "== 2. build with TensorRT into $build"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJETAGENT_TENSORRT=ON \
+        > "$out/configure.txt" 2>&1 &&
+    ninja -C "$build" jetagent > "$out/build.txt" 2>&1; then
+    record PASS "build" "$build/src/jetagent"
+else
+    record FAIL "build" "configure or build failed; the last lines (all in $out/build.txt, configure.txt):"
+    tail -n 12 "$out/configure.txt" "$out/build.txt" 2>/dev/null | sed 's/^/      /'
+    finish
+fi
+jetagent="$build/src/jetagent"
+backends=$("$jetagent" backends 2>&1)
+echo "$backends"
+if echo "$backends" | grep -Eq '^tensorrt +available'; then
+    record PASS "backends" "$(echo "$backends" | grep '^tensorrt')"
+else
+    record FAIL "backends" "tensorrt is not listed as available: $(echo "$backends" | grep '^tensorrt')"
+    finish
+fi
+
+echo "== 3. models"
+declare -A model_file
+for m in $models; do
+    if [ -n "$onnx_dir" ]; then
+        f="$onnx_dir/$m.onnx"
+    else
+        "$python" tools/export_torchvision.py "$m" >> "$out/export.txt" 2>&1 ||
+            { record FAIL "export $m" "tools/export_torchvision.py failed (see $out/export.txt)"; continue; }
+        f="models/reference/$m.onnx"
+    fi
+    if [ -f "$f" ]; then
+        model_file[$m]="$f"
+        record PASS "model $m" "$f"
+    else
+        record FAIL "model $m" "$f is missing"
+    fi
+done
+
+echo "== 4. inputs"
+if [ -z "$inputs" ]; then
+    inputs="$out/inputs"
+    "$jetagent" capture --source synthetic://shapes --width 640 --height 480 --seed 7 \
+        -n "$frames" --out "$inputs" > "$out/capture.txt" 2>&1 ||
+        { record FAIL "inputs" "jetagent capture failed (see $out/capture.txt)"; finish; }
+fi
+if [ -z "$calibration" ]; then
+    calibration="$out/calibration"
+    "$jetagent" capture --source synthetic://shapes --width 640 --height 480 --seed 8 \
+        -n "$frames" --out "$calibration" > "$out/capture-calibration.txt" 2>&1 ||
+        { record FAIL "calibration inputs" "jetagent capture failed"; finish; }
+fi
+record PASS "inputs" "$inputs (calibration: $calibration)"
+
+echo "== 5. compare against opencv:cpu:fp32"
+cache="$out/cache"
+# Runs one comparison; its JSON and output go to $out/NAME.json and NAME.txt.
+compare() { # NAME MODEL CANDIDATE [compare options...]
+    local name="$1" model="$2" candidate="$3"
+    shift 3
+    echo "-- $name: $candidate"
+    "$jetagent" compare "$model" --candidate "$candidate" --reference opencv:cpu:fp32 \
+        --inputs "$inputs" --frames "$frames" --cache-dir "$cache" --json "$out/$name.json" "$@" \
+        > "$out/$name.txt" 2>&1
+}
+# Records the outcome of the compare just run: exit 0 PASS, 1 a threshold failed, else an error.
+judge() { # STATUS NAME DETAIL-PREFIX
+    local status="$1" name="$2" summary=""
+    if [ -f "$out/$name.json" ]; then
+        summary=$(json_value "$out/$name.json" \
+            '"rel err %.3g, top-1 %.2f%%, median %.2f ms" % (j["outputs"][0]["relative_error"] if j["outputs"][0]["relative_error"] is not None else float("inf"), 100 * (j["outputs"][0]["top1_agreement"] or 0), j["candidate"]["latency_ms"]["median"])')
+    fi
+    case "$status" in
+    0) record PASS "$name" "$3$summary" ;;
+    1) record FAIL "$name" "$3$summary: $(grep 'check failed' "$out/$name.txt" | head -n 1)" ;;
+    *) record FAIL "$name" "exit $status: $(tail -n 1 "$out/$name.txt")" ;;
+    esac
+}
+first=""
+for m in $models; do
+    f="${model_file[$m]:-}"
+    [ -n "$f" ] || continue
+    [ -n "$first" ] || first="$m"
+    compare "$m.fp32" "$f" tensorrt:gpu:fp32 --max-rel-error 1e-3
+    judge $? "$m.fp32" "rel err <= 1e-3: "
+    compare "$m.fp16" "$f" tensorrt:gpu:fp16 --min-top1 0.99
+    status=$?
+    judge "$status" "$m.fp16" "top-1 >= 99%: "
+    [ "$status" -eq 1 ] && echo "      (random weights leave logits nearly tied; see --onnx)"
+    compare "$m.int8" "$f" tensorrt:gpu:int8 --calibration "$calibration"
+    status=$?
+    if [ "$status" -eq 0 ]; then
+        judge 0 "$m.int8" "reported, not judged: "
+    else
+        judge "$status" "$m.int8" ""
+    fi
+done
+
+if [ -n "$first" ]; then
+    compare "$first.fp16.again" "${model_file[$first]}" tensorrt:gpu:fp16
+    status=$?
+    cached=$(json_value "$out/$first.fp16.again.json" 'j["candidate"]["prepared_from_cache"]')
+    if [ "$status" -eq 0 ] && [ "$cached" = True ]; then
+        record PASS "plan cache" "$first fp16 again: plan loaded from $cache in $(json_value \
+            "$out/$first.fp16.again.json" '"%.0f" % j["candidate"]["build_ms"]') ms (first: $(json_value \
+            "$out/$first.fp16.json" '"%.0f" % j["candidate"]["build_ms"]') ms)"
+    else
+        record FAIL "plan cache" "$first fp16 again: exit $status, candidate.prepared_from_cache '$cached' (want True)"
+    fi
+
+    dla=$(compgen -G '/dev/nvhost-nvdla*' || compgen -G '/sys/devices/platform/*nvdla*' ||
+        compgen -G '/sys/devices/platform/bus@0/*nvdla*' || true)
+    if [ -n "$dla" ]; then
+        compare "$first.dla0.fp16" "${model_file[$first]}" tensorrt:dla0:fp16,dla_gpu_fallback=on \
+            --min-top1 0.99
+        judge $? "$first.dla0.fp16" "top-1 >= 99%: "
+    else
+        record SKIP "dla0" "no DLA core on this board (no /dev/nvhost-nvdla*)"
+    fi
+fi
+
+echo
+echo "== 6. latency (ms; the reference is opencv:cpu:fp32 on the same inputs)"
+python3 - "$out" <<'EOF'
+import glob, json, os, sys
+rows = []
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    try:
+        j = json.load(open(path))
+    except (OSError, ValueError):
+        continue
+    model = os.path.basename(j["model"]["path"])
+    model = model[:-5] if model.endswith(".onnx") else model
+    o = j["outputs"][0]
+    for role in ("reference", "candidate"):
+        e = j[role]
+        if role == "reference" and any(r[0] == model and r[2] == "cpu" for r in rows):
+            continue
+        t = e["timing_mean_ms"]
+        part = lambda v: "-" if v is None else "%.3f" % v
+        agree = "(reference, opencv)" if role == "reference" else "%.3g / %.2f%%" % (
+            o["relative_error"] if o["relative_error"] is not None else float("inf"),
+            100 * (o["top1_agreement"] or 0))
+        rows.append((model, e["precision"] + ("" if e["prepared_from_cache"] is False else "*"),
+                     e["device"], "%.3f" % e["latency_ms"]["median"], "%.3f" % e["latency_ms"]["p99"],
+                     part(t["h2d"]), part(t["compute"]), part(t["d2h"]), agree))
+header = ("model", "precision", "device", "median", "p99", "H2D", "compute", "D2H", "rel err / top-1")
+fmt = "%-20s %-10s %-6s %9s %9s %8s %8s %8s  %s"
+print(fmt % header)
+for r in rows:
+    print(fmt % r)
+print("(* plan or prepared model loaded from the cache)")
+EOF
+finish
