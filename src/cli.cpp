@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "bench.h"
+#include "calibration.h"
 #include "capture.h"
 #include "compare.h"
 #include "config.h"
@@ -512,8 +513,7 @@ int runCli(int argc, char** argv)
         }
         if (*compare) {
             setLogLevel(global.level("warn"));
-            // TODO(issue 9): compareOptions.makeCalibration = makeCalibrationData;
-            // (src/calibration.h) once it lands; until then int8 calibration is refused.
+            compareOptions.makeCalibration = makeCalibrationData;
             auto result = runCompare(compareOptions);
             if (!result)
                 return report(result.status());

@@ -168,6 +168,8 @@ nlohmann::json describeEngine(
         {"cache_dir", o.cacheDir}, {"model", e.modelPath}, {"model_sha256", e.modelSha256},
         {"preparation", e.preparation}, {"prepared_key", e.preparedKey},
         {"prepared_from_cache", e.preparedFromCache}, {"prepare_ms", nsToMs(e.prepareNs)},
+        {"accelerator", e.accelerator}, {"plan_key", e.planKey},
+        {"plan_from_cache", e.planFromCache}, {"io_memory_used", e.ioMemory},
         {"build_ms", nsToMs(e.buildNs)},
         {"latency_ms",
             {{"runs", l.runs}, {"median", l.medianMs}, {"p90", l.p90Ms}, {"p99", l.p99Ms},
@@ -276,7 +278,10 @@ std::string engineLine(const nlohmann::json& e)
         e["precision"].get<std::string>().c_str(), e["batch"].get<int>(),
         e["threads"].get<int>() > 0 ? std::to_string(e["threads"].get<int>()).c_str() : "default",
         e["fusion"].get<bool>() ? "on" : "off", e["build_ms"].get<double>(),
-        e["prepared_from_cache"].get<bool>() ? "from the cache" : "not from the cache");
+        e["plan_key"].get<std::string>().empty()
+            ? (e["prepared_from_cache"].get<bool>() ? "model prepared from the cache"
+                                                    : "model prepared afresh")
+            : (e["plan_from_cache"].get<bool>() ? "plan from the cache" : "plan built"));
     return text;
 }
 

@@ -22,7 +22,7 @@
 # 5. Per model, `jetagent compare --json` against opencv:cpu:fp32: tensorrt fp32 (relative error
 #    <= 1e-3), fp16 (top-1 agreement >= 99%), int8 calibrated (agreement reported, not judged).
 #    Then the first model's fp16 again: its plan must come from the cache (the JSON's
-#    candidate.prepared_from_cache). On boards with DLA cores (Xavier, Orin AGX/NX), the first
+#    candidate.plan_from_cache). On boards with DLA cores (Xavier, Orin AGX/NX), the first
 #    model in fp16 on dla0 with GPU fallback (top-1 >= 99%).
 # 6. A table: model x precision x device -> median / p99 ms, mean H2D / compute / D2H ms,
 #    relative error and top-1 agreement; every compare's JSON and output stays in --out (default
@@ -234,6 +234,8 @@ for m in $models; do
     status=$?
     if [ "$status" -eq 0 ]; then
         judge 0 "$m.int8" "reported, not judged: "
+    elif grep -q 'no fast int8' "$out/$m.int8.txt"; then
+        record SKIP "$m.int8" "this GPU has no fast int8 (Nano, TX2): the backend refuses it"
     else
         judge "$status" "$m.int8" ""
     fi
@@ -242,23 +244,23 @@ done
 if [ -n "$first" ]; then
     compare "$first.fp16.again" "${model_file[$first]}" tensorrt:gpu:fp16
     status=$?
-    cached=$(json_value "$out/$first.fp16.again.json" 'j["candidate"]["prepared_from_cache"]')
+    cached=$(json_value "$out/$first.fp16.again.json" 'j["candidate"]["plan_from_cache"]')
     if [ "$status" -eq 0 ] && [ "$cached" = True ]; then
         record PASS "plan cache" "$first fp16 again: plan loaded from $cache in $(json_value \
             "$out/$first.fp16.again.json" '"%.0f" % j["candidate"]["build_ms"]') ms (first: $(json_value \
             "$out/$first.fp16.json" '"%.0f" % j["candidate"]["build_ms"]') ms)"
     else
-        record FAIL "plan cache" "$first fp16 again: exit $status, candidate.prepared_from_cache '$cached' (want True)"
+        record FAIL "plan cache" "$first fp16 again: exit $status, candidate.plan_from_cache '$cached' (want True)"
     fi
 
-    dla=$(compgen -G '/dev/nvhost-nvdla*' || compgen -G '/sys/devices/platform/*nvdla*' ||
-        compgen -G '/sys/devices/platform/bus@0/*nvdla*' || true)
-    if [ -n "$dla" ]; then
+    # TensorRT itself counts the DLA cores (IRuntime::getNbDLACores); `jetagent backends` says
+    # "N DLA core(s)" in the GPU's description when there are any.
+    if echo "$backends" | grep '^tensorrt' | grep -q 'DLA core'; then
         compare "$first.dla0.fp16" "${model_file[$first]}" tensorrt:dla0:fp16,dla_gpu_fallback=on \
             --min-top1 0.99
         judge $? "$first.dla0.fp16" "top-1 >= 99%: "
     else
-        record SKIP "dla0" "no DLA core on this board (no /dev/nvhost-nvdla*)"
+        record SKIP "dla0" "no DLA core on this board (TensorRT reports none)"
     fi
 fi
 
@@ -284,7 +286,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
         agree = "(reference, opencv)" if role == "reference" else "%.3g / %.2f%%" % (
             o["relative_error"] if o["relative_error"] is not None else float("inf"),
             100 * (o["top1_agreement"] or 0))
-        rows.append((model, e["precision"] + ("" if e["prepared_from_cache"] is False else "*"),
+        rows.append((model, e["precision"] + ("" if e["plan_from_cache"] is False else "*"),
                      e["device"], "%.3f" % e["latency_ms"]["median"], "%.3f" % e["latency_ms"]["p99"],
                      part(t["h2d"]), part(t["compute"]), part(t["d2h"]), agree))
 header = ("model", "precision", "device", "median", "p99", "H2D", "compute", "D2H", "rel err / top-1")
