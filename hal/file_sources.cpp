@@ -129,57 +129,84 @@ Expected<ReadResult> VideoFileSource::read(Frame& frame)
 
 // --- image directories ---------------------------------------------------------------------------
 
-Expected<std::unique_ptr<FrameSource>> ImageDirectorySource::open(
-    const SourceOptions& options, const std::string& path)
+Expected<ImageDirectoryListing> listImageDirectory(const std::string& path)
 {
     std::error_code ec;
     if (!fs::is_directory(path, ec))
         return Status::notFound("image directory '" + path + "' does not exist");
+    // The images of one directory, in natural order; subdirectories go to `dirs` when given.
+    auto scan = [&ec](const fs::path& dir, std::vector<std::string>* dirs) {
+        std::vector<std::string> images;
+        for (const auto& entry : fs::directory_iterator(dir, ec)) {
+            const std::string name = entry.path().filename().string();
+            if (name.empty() || name[0] == '.')
+                continue;
+            if (entry.is_directory(ec)) {
+                if (dirs)
+                    dirs->push_back(name);
+            } else if (hasImageExtension(name)) {
+                images.push_back(name);
+            }
+        }
+        std::sort(images.begin(), images.end(), naturalLess);
+        return images;
+    };
+    ImageDirectoryListing listing;
+    std::vector<std::string> classDirs;
+    for (const auto& name : scan(path, &classDirs))
+        listing.files.push_back({(fs::path(path) / name).string(), name, -1});
+    if (ec)
+        return Status::io("cannot list image directory '" + path + "': " + ec.message());
+    std::sort(classDirs.begin(), classDirs.end(), naturalLess);
+    for (const auto& dir : classDirs) {
+        const auto files = scan(fs::path(path) / dir, nullptr);
+        if (files.empty())
+            continue;
+        const int cls = static_cast<int>(listing.classNames.size());
+        listing.classNames.push_back(dir);
+        for (const auto& name : files)
+            listing.files.push_back(
+                {(fs::path(path) / dir / name).string(), (fs::path(dir) / name).string(), cls});
+    }
+    if (listing.files.empty())
+        return Status::invalid("image directory '" + path +
+            "' holds no images (looked for .jpg .jpeg .png .bmp .ppm .pgm .pnm .tif .tiff .webp, "
+            "at the top level and one level of class subdirectories)");
+    return listing;
+}
 
+cv::Mat decodeImageFile(const std::string& path, std::vector<unsigned char>& buffer)
+{
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+    if (size <= 0)
+        return cv::Mat();
+    buffer.resize(static_cast<size_t>(size));
+    in.seekg(0);
+    if (!in.read(reinterpret_cast<char*>(buffer.data()), size))
+        return cv::Mat();
+    try {
+        // Into a new Mat: imdecode's reuse-a-destination form hands back the destination's old
+        // image when it cannot decode, which would pass a corrupt file off as its predecessor.
+        return cv::imdecode(buffer, cv::IMREAD_COLOR);
+    } catch (const cv::Exception&) {
+        return cv::Mat();
+    }
+}
+
+Expected<std::unique_ptr<FrameSource>> ImageDirectorySource::open(
+    const SourceOptions& options, const std::string& path)
+{
+    auto listing = listImageDirectory(path);
+    if (!listing)
+        return listing.status();
     std::unique_ptr<ImageDirectorySource> source(new ImageDirectorySource());
     source->loop_ = options.loop;
     source->info_.uri = options.uri;
     source->info_.kind = "image-directory";
     source->info_.fps = options.fps;
-
-    std::vector<std::string> topLevel;
-    std::vector<std::string> classDirs;
-    for (const auto& entry : fs::directory_iterator(path, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name[0] == '.')
-            continue;
-        if (entry.is_directory(ec))
-            classDirs.push_back(name);
-        else if (hasImageExtension(name))
-            topLevel.push_back(name);
-    }
-    if (ec)
-        return Status::io("cannot list image directory '" + path + "': " + ec.message());
-    std::sort(topLevel.begin(), topLevel.end(), naturalLess);
-    std::sort(classDirs.begin(), classDirs.end(), naturalLess);
-
-    for (const auto& name : topLevel)
-        source->entries_.push_back({(fs::path(path) / name).string(), -1});
-    for (const auto& dir : classDirs) {
-        std::vector<std::string> files;
-        for (const auto& entry : fs::directory_iterator(fs::path(path) / dir, ec)) {
-            const std::string name = entry.path().filename().string();
-            if (!name.empty() && name[0] != '.' && !entry.is_directory(ec) &&
-                hasImageExtension(name))
-                files.push_back(name);
-        }
-        if (files.empty())
-            continue;
-        std::sort(files.begin(), files.end(), naturalLess);
-        const int cls = static_cast<int>(source->info_.classNames.size());
-        source->info_.classNames.push_back(dir);
-        for (const auto& name : files)
-            source->entries_.push_back({(fs::path(path) / dir / name).string(), cls});
-    }
-    if (source->entries_.empty())
-        return Status::invalid("image directory '" + path +
-            "' holds no images (looked for .jpg .jpeg .png .bmp .ppm .pgm .pnm .tif .tiff .webp, "
-            "at the top level and one level of class subdirectories)");
+    source->info_.classNames = std::move(listing.value().classNames);
+    source->entries_ = std::move(listing.value().files);
     source->info_.frameCount = options.loop ? -1 : static_cast<int64_t>(source->entries_.size());
     return std::unique_ptr<FrameSource>(std::move(source));
 }
@@ -194,29 +221,13 @@ Expected<ReadResult> ImageDirectorySource::read(Frame& frame)
                 return ReadResult::EndOfStream;
             position_ = 0;
         }
-        const Entry& entry = entries_[position_++];
+        const ImageDirectoryListing::File& entry = entries_[position_++];
         frame.captureNs = monotonicNs();
 
-        std::ifstream in(entry.path, std::ios::binary | std::ios::ate);
-        const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
-        bool decoded = false;
-        if (size > 0) {
-            fileBuffer_.resize(static_cast<size_t>(size));
-            in.seekg(0);
-            if (in.read(reinterpret_cast<char*>(fileBuffer_.data()), size)) {
-                try {
-                    // Into a new Mat: imdecode's reuse-a-destination form hands back the
-                    // destination's old image when it cannot decode, which would pass a corrupt
-                    // file off as its predecessor.
-                    cv::Mat image = cv::imdecode(fileBuffer_, cv::IMREAD_COLOR);
-                    decoded = !image.empty();
-                    if (decoded)
-                        frame.image = image;
-                } catch (const cv::Exception&) {
-                    decoded = false;
-                }
-            }
-        }
+        cv::Mat image = decodeImageFile(entry.path, fileBuffer_);
+        const bool decoded = !image.empty();
+        if (decoded)
+            frame.image = image;
         if (!decoded) {
             ++skipped_;
             log->warn("skipping '{}': not a readable image", entry.path);

@@ -9,7 +9,6 @@
 #include "jetagent/base/log.h"
 #include "jetagent/engines/sha256.h"
 #include "jetagent/hal/file_sources.h"
-#include "jetagent/hal/natural_order.h"
 #include "preprocess.h"
 
 namespace fs = std::filesystem;
@@ -27,41 +26,6 @@ std::vector<int64_t> spreadIndices(int64_t available, int64_t wanted)
 }
 
 namespace {
-
-// The files of an image directory in the order ImageDirectorySource delivers them (top-level
-// images, then each class subdirectory's), so a sample's index names its file in errors and keys.
-// The source's own count is checked against this list, so the two cannot silently disagree.
-std::vector<std::string> listImages(const std::string& dir)
-{
-    std::error_code ec;
-    std::vector<std::string> topLevel;
-    std::vector<std::string> classDirs;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name[0] == '.')
-            continue;
-        if (entry.is_directory(ec))
-            classDirs.push_back(name);
-        else if (hasImageExtension(name))
-            topLevel.push_back(name);
-    }
-    std::sort(topLevel.begin(), topLevel.end(), naturalLess);
-    std::sort(classDirs.begin(), classDirs.end(), naturalLess);
-    std::vector<std::string> files = topLevel;
-    for (const auto& sub : classDirs) {
-        std::vector<std::string> inside;
-        for (const auto& entry : fs::directory_iterator(fs::path(dir) / sub, ec)) {
-            const std::string name = entry.path().filename().string();
-            if (!name.empty() && name[0] != '.' && !entry.is_directory(ec) &&
-                hasImageExtension(name))
-                inside.push_back(name);
-        }
-        std::sort(inside.begin(), inside.end(), naturalLess);
-        for (const auto& name : inside)
-            files.push_back((fs::path(sub) / name).string());
-    }
-    return files;
-}
 
 // "size 1234 mtime 1700000000123456789": what identifies a file's content cheaply.
 std::string fileStamp(const std::string& path)
@@ -114,29 +78,18 @@ public:
     {
         if (given_ == batches_)
             return false;
-        if (!source_) {
-            if (Status s = open(); !s)
-                return s;
-        }
         const size_t elements = preprocessor_.outputElements();
         for (size_t j = 0; j < static_cast<size_t>(config_.batch); ++j) {
             const int64_t target = selected_[given_ * static_cast<size_t>(config_.batch) + j];
-            for (;;) {
-                const uint64_t skippedBefore = directory_ ? directory_->skippedFiles() : 0;
-                auto read = source_->read(frame_);
-                if (!read)
-                    return read.status().withContext("calibration source '" + path_ + "'");
-                if (directory_ && directory_->skippedFiles() != skippedBefore)
-                    // A skipped file would shift every later sample off what the key describes.
-                    return Status::invalid(sourceWhere_ + ": calibration image '" +
-                        (fs::path(path_) / files_[static_cast<size_t>(position_)]).string() +
+            if (isDirectory_) {
+                // Only the selected images are read, decoded as the directory source decodes.
+                const auto& file = files_[static_cast<size_t>(target)];
+                frame_.image = decodeImageFile(file.path, buffer_);
+                if (frame_.image.empty())
+                    return Status::invalid(sourceWhere_ + ": calibration image '" + file.path +
                         "' is not a readable image");
-                if (read.value() == ReadResult::EndOfStream)
-                    return endedEarly();
-                if (read.value() != ReadResult::Frame)
-                    continue;
-                if (position_++ == target)
-                    break;
+            } else if (auto read = readVideoFrame(target); !read || !read.value()) {
+                return read ? endedEarly() : Expected<bool>(read.status());
             }
             preprocessor_.run(frame_.image, out + j * elements);
         }
@@ -147,7 +100,6 @@ public:
     void rewind() override
     {
         source_.reset();
-        directory_ = nullptr;
         given_ = 0;
         position_ = 0;
     }
@@ -166,19 +118,22 @@ public:
         if (config_.frames < config_.batch)
             return Status::invalid(where("frames") + ": " + std::to_string(config_.frames) +
                 " frames make no calibration batch of " + std::to_string(config_.batch));
-        if (Status s = open(); !s)
-            return s;
-
-        const SourceInfo& info = source_->info();
-        const bool isDirectory = directory_ != nullptr;
-        int64_t available = info.frameCount;
-        if (isDirectory) {
-            files_ = listImages(path_);
-            if (static_cast<int64_t>(files_.size()) != available)
-                return Status::runtime(sourceWhere_ + ": listed " + std::to_string(files_.size()) +
-                    " images in '" + path_ + "', but the image source holds " +
-                    std::to_string(available));
+        isDirectory_ = fs::is_directory(path_, ec);
+        int64_t available = -1;
+        std::string kind = "image-directory";
+        if (isDirectory_) {
+            auto listing = listImageDirectory(path_);
+            if (!listing)
+                return listing.status().withContext(sourceWhere_);
+            files_ = std::move(listing.value().files);
+            available = static_cast<int64_t>(files_.size());
+        } else {
+            if (Status s = open(); !s)
+                return s;
+            available = source_->info().frameCount;
+            kind = source_->info().kind;
         }
+        const bool isDirectory = isDirectory_;
         const bool countKnown = available >= 0;
         selected_ = countKnown ? spreadIndices(available, config_.frames)
                                : spreadIndices(config_.frames, config_.frames);
@@ -209,15 +164,14 @@ public:
             description_ += " (its first frames; frame count unknown)";
         description_ += ", batches of " + std::to_string(config_.batch);
 
-        std::string canonical = "jetagent calibration 1\nsource " + path_ + "\nkind " + info.kind +
+        std::string canonical = "jetagent calibration 1\nsource " + path_ + "\nkind " + kind +
             "\nframes " + std::to_string(config_.frames) + "\nbatch " +
             std::to_string(config_.batch) + "\npreprocess " +
             canonicalPreprocess(preprocessor_.config()) + "\n";
         if (isDirectory) {
             for (int64_t index : selected_) {
-                const std::string& name = files_[static_cast<size_t>(index)];
-                canonical +=
-                    "file " + name + " " + fileStamp((fs::path(path_) / name).string()) + "\n";
+                const auto& file = files_[static_cast<size_t>(index)];
+                canonical += "file " + file.relative + " " + fileStamp(file.path) + "\n";
             }
         } else {
             canonical += "video " + fileStamp(path_) + "\nindices";
@@ -241,9 +195,26 @@ private:
         if (!opened)
             return opened.status().withContext(sourceWhere_);
         source_ = std::move(opened).value();
-        directory_ = dynamic_cast<ImageDirectorySource*>(source_.get());
         position_ = 0;
         return Status();
+    }
+
+    // Reads the video up to frame `target` into frame_; false when it ends first.
+    Expected<bool> readVideoFrame(int64_t target)
+    {
+        if (!source_) {
+            if (Status s = open(); !s)
+                return s;
+        }
+        for (;;) {
+            auto read = source_->read(frame_);
+            if (!read)
+                return read.status().withContext("calibration source '" + path_ + "'");
+            if (read.value() == ReadResult::EndOfStream)
+                return false;
+            if (read.value() == ReadResult::Frame && position_++ == target)
+                return true;
+        }
     }
 
     // The source ended before the selection did: a video whose frame count was an estimate or
@@ -268,12 +239,13 @@ private:
     std::string sourceWhere_;
     std::string key_;
     std::string description_;
-    std::vector<std::string> files_; // directories: every image, relative, in the source's order
+    bool isDirectory_ = false;
+    std::vector<ImageDirectoryListing::File> files_; // directories: every image, in source order
+    std::vector<unsigned char> buffer_; // reused for every image file read
     std::vector<int64_t> selected_; // source indices of the samples, ascending
     size_t batches_ = 0;
 
-    std::unique_ptr<FrameSource> source_;
-    ImageDirectorySource* directory_ = nullptr; // source_, when it is a directory
+    std::unique_ptr<FrameSource> source_; // videos
     Frame frame_;
     int64_t position_ = 0; // index of the frame the source delivers next
     size_t given_ = 0; // batches given since the last rewind

@@ -286,6 +286,18 @@ TEST(Calibration, ErrorsNameTheKeyAndWhatWasFound)
         std::string::npos)
         << second.status().message();
 
+    // Only the selected images are read: a corrupt one the spread passes over does no harm.
+    fs::create_directory(dir / "skipped");
+    writeImages(dir / "skipped", 8, 0);
+    test::writeFile(dir / "skipped/img2.png", "not a png"); // index 1; frames 4 take 0, 2, 4, 6
+    auto skipped = make(dir / "skipped", 4, 2, pre);
+    ASSERT_TRUE(skipped.ok()) << skipped.status().message();
+    for (int b = 0; b < 2; ++b) {
+        auto got = skipped.value()->nextBatch(out.data());
+        ASSERT_TRUE(got.ok()) << got.status().message();
+        EXPECT_TRUE(got.value());
+    }
+
     // A file that is no video.
     test::writeFile(dir / "clip.avi", "no video here");
     auto notVideo = make(dir / "clip.avi", 4, 2, pre);

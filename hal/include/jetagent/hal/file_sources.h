@@ -35,6 +35,25 @@ private:
     uint64_t next_ = 0;
 };
 
+// An image directory's images in the order ImageDirectorySource gives them: the top-level images,
+// then each class subdirectory's, each in natural name order; hidden files are left out.
+struct ImageDirectoryListing {
+    struct File {
+        std::string path; // the directory joined with the file's relative name
+        std::string relative; // "cat/001.png"
+        int truthClass = -1; // index into classNames; -1 at the top level
+    };
+    std::vector<File> files;
+    std::vector<std::string> classNames; // subdirectories that hold images
+};
+
+// Lists `path`. Errors: not a directory (NotFound), cannot be listed (Io), no image (InvalidInput).
+Expected<ImageDirectoryListing> listImageDirectory(const std::string& path);
+
+// Decodes one image file to 8-bit BGR as ImageDirectorySource does, reading it through `buffer`
+// (reused); an empty Mat when the file cannot be read or decoded.
+cv::Mat decodeImageFile(const std::string& path, std::vector<unsigned char>& buffer);
+
 // A directory of images, in natural name order. Images in subdirectories take the subdirectory's
 // name as their class (the layout torchvision's ImageFolder reads), so accuracy can be measured on
 // them.
@@ -50,15 +69,10 @@ public:
     uint64_t skippedFiles() const { return skipped_; }
 
 private:
-    struct Entry {
-        std::string path;
-        int truthClass;
-    };
-
     ImageDirectorySource() = default;
 
     SourceInfo info_;
-    std::vector<Entry> entries_;
+    std::vector<ImageDirectoryListing::File> entries_;
     bool loop_ = false;
     size_t position_ = 0;
     uint64_t next_ = 0;
