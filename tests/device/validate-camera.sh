@@ -47,28 +47,10 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The table, printed at the end.
-rows=()
-failures=0
-record() { # RESULT CHECK DETAIL
-    rows+=("$(printf '%-4s  %-36s  %s' "$1" "$2" "$3")")
-    [ "$1" = FAIL ] && failures=$((failures + 1))
-    echo "$1  $2: $3"
-}
+# The check table (record, finish) and json_value.
+# shellcheck source=tests/device/checks.sh
+. "$(dirname "$0")/checks.sh"
 
-# One value of a JSON file, by a Python expression over `j` (the document); empty when missing.
-json_value() { # FILE EXPRESSION
-    python3 - "$1" "$2" <<'EOF' 2>/dev/null
-import json, sys
-with open(sys.argv[1]) as f:
-    j = json.load(f)
-try:
-    value = eval(sys.argv[2], {"j": j})
-except (KeyError, IndexError, TypeError, ValueError):
-    value = None
-print("" if value is None else value)
-EOF
-}
 
 # The demo config with its source replaced (model paths made absolute, as the copy lives elsewhere).
 make_config() { # FILE WIDTH HEIGHT FPS
@@ -196,9 +178,4 @@ else
     check_run "v4l2://$node" "v4l2://$node" "$width" "$height" "$rate"
 fi
 
-echo
-echo "== results"
-printf '%s\n' "${rows[@]}"
-echo
-if [ "$failures" -eq 0 ]; then echo "all checks passed"; else echo "$failures check(s) failed"; fi
-[ "$failures" -eq 0 ]
+finish
