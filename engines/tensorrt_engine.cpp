@@ -483,6 +483,7 @@ struct IoTensor {
     std::string name;
     bool input = false;
     nv::Dims maxDims {}; // the shape at the profile's largest batch
+    int64_t minBatch = 1; // inputs: the profile's smallest batch (a fixed model's batch)
     size_t maxBytes = 0;
 };
 
@@ -631,6 +632,8 @@ public:
         const size_t t = outputs_[index];
         view.data = static_cast<const float*>(buffers_[t].host);
         view.shape = shapes_[t];
+        if (runBatch_ > givenBatch_ && view.shape.rank > 0 && view.shape[0] == runBatch_)
+            view.shape.dims[0] = givenBatch_; // padded run: the given rows come first
         return view;
     }
 
@@ -658,12 +661,16 @@ private:
         if (!fits)
             return Status::invalid("model '" + modelPath_ + "': input '" + tensor.name +
                 "' given " + view.shape.toString() + ", the engine takes up to " + dimsText(max));
-        if (shapes_.size() == tensors_.size() && shapes_[t] == view.shape)
+        if (given_.size() == tensors_.size() && given_[t] == view.shape)
             return Status();
+        // A batch below the profile's smallest (the last frames of a stream, a worker that found
+        // fewer frames than a batch) runs padded up to it; output() shows the given rows only.
+        TensorShape run = view.shape;
+        run.dims[0] = std::max(run[0], tensor.minBatch);
         nv::Dims dims {};
-        dims.nbDims = view.shape.rank;
+        dims.nbDims = run.rank;
         for (int d = 0; d < dims.nbDims; ++d)
-            dims.d[d] = static_cast<std::remove_reference_t<decltype(dims.d[0])>>(view.shape[d]);
+            dims.d[d] = static_cast<std::remove_reference_t<decltype(dims.d[0])>>(run[d]);
         if (!context_->setInputShape(tensor.name.c_str(), dims))
             return Status::invalid(withTrtErrors("model '" + modelPath_ + "': input '" +
                 tensor.name + "' cannot take " + view.shape.toString() +
@@ -682,7 +689,10 @@ private:
             if (!tensors_[i].input)
                 outputs_.push_back(i);
         }
-        shapes_[t] = view.shape;
+        given_.resize(tensors_.size());
+        given_[t] = view.shape;
+        givenBatch_ = view.shape[0];
+        runBatch_ = run[0];
         dropGraph();
         return Status();
     }
@@ -752,7 +762,10 @@ private:
     cudaStream_t stream_ = nullptr;
     std::array<cudaEvent_t, 4> events_ {};
     std::vector<Buffer> buffers_;
-    std::vector<TensorShape> shapes_; // current shape per tensor
+    std::vector<TensorShape> shapes_; // current shape per tensor, as it runs
+    std::vector<TensorShape> given_; // inputs: the shape last given to run()
+    int64_t givenBatch_ = 0; // the batch given, and the batch it runs at (padded up to the
+    int64_t runBatch_ = 0; // profile's smallest)
     std::vector<size_t> bytesNow_; // current size per tensor
     std::vector<size_t> outputs_; // tensor indices of the outputs, in the model's order
     cudaGraph_t graph_ = nullptr;
@@ -840,8 +853,11 @@ Status sizeTensors(nv::ICudaEngine& engine, std::vector<IoTensor>& tensors, cons
     for (IoTensor& t : tensors)
         if (t.input) {
             t.maxDims = engine.getProfileShape(t.name.c_str(), 0, nv::OptProfileSelector::kMAX);
+            const nv::Dims min =
+                engine.getProfileShape(t.name.c_str(), 0, nv::OptProfileSelector::kMIN);
             if (t.maxDims.nbDims < 0) // a fixed input has no profile entry
                 t.maxDims = engine.getTensorShape(t.name.c_str());
+            t.minBatch = min.nbDims > 0 ? min.d[0] : t.maxDims.nbDims > 0 ? t.maxDims.d[0] : 1;
             if (!context->setInputShape(t.name.c_str(), t.maxDims))
                 return Status::runtime(withTrtErrors("model '" + path + "': input '" + t.name +
                     "' refuses its own maximum shape " + dimsText(t.maxDims)));
