@@ -564,20 +564,15 @@ public:
 
     Status run(const TensorView* inputs, size_t inputCount, RunTiming* timing) override
     {
-        size_t given = 0;
-        for (size_t i = 0; i < tensors_.size(); ++i) {
-            if (!tensors_[i].input)
-                continue;
-            if (given >= inputCount)
-                break;
-            if (Status s = setInput(i, inputs[given]); !s)
-                return s;
-            ++given;
-        }
-        if (given != inputCount || given == 0)
+        if (inputCount != inputTensors())
             return Status::invalid("model '" + modelPath_ + "' takes " +
                 std::to_string(inputTensors()) + " inputs, " + std::to_string(inputCount) +
                 " given");
+        size_t given = 0;
+        for (size_t i = 0; i < tensors_.size(); ++i)
+            if (tensors_[i].input)
+                if (Status s = setInput(i, inputs[given++]); !s)
+                    return s;
 
         // Host side of the transfer: into the pinned staging buffer, or (mapped) into the very
         // memory the GPU reads, which is then the whole transfer.
