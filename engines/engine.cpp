@@ -117,6 +117,13 @@ Expected<std::shared_ptr<const Engine>> buildEngine(
             prepare.batch = tensorRTPreparedBatch(options);
         prepare.cacheDir = options.cacheDir;
         auto prepared = prepareModel(*model, prepare);
+        if (!prepared && prepared.status().kind() == ErrorKind::Io && !prepare.cacheDir.empty()) {
+            // A cache that cannot be written costs time at every start, not the run.
+            logger("engine")->warn(
+                "{}; preparing '{}' in memory instead", prepared.status().message(), model->path);
+            prepare.cacheDir.clear();
+            prepared = prepareModel(*model, prepare);
+        }
         if (!prepared)
             return prepared.status();
         const PreparedModel& p = prepared.value();

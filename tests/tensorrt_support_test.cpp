@@ -1,5 +1,7 @@
 // The TensorRT backend's GPU-free logic: version paths, library version numbers, GPU capabilities,
 // option checks; and the engine settings in config and in the backends without TensorRT.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "config.h"
@@ -9,6 +11,8 @@
 
 namespace jetagent {
 namespace {
+
+namespace fs = std::filesystem;
 
 TEST(TensorRTVersions, ApiPathsPerVersion)
 {
@@ -393,6 +397,20 @@ TEST(EngineConfig, OpenCVRefusesTensorRTSettings)
     auto g = buildEngine(model.value(), graph);
     ASSERT_FALSE(g.ok());
     EXPECT_NE(g.status().message().find("cuda_graph"), std::string::npos);
+}
+
+TEST(EngineConfig, AnUnwritableCacheIsAWarningNotAFailure)
+{
+    auto model = loadModelFile(test::sourcePath("models/shapes_cnn.onnx"));
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    test::TempDir dir;
+    test::writeFile(dir / "file", "not a directory");
+    EngineOptions o;
+    o.cacheDir = dir / "file"; // its prepared/ subdirectory cannot be created
+    auto e = buildEngine(model.value(), o);
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    EXPECT_FALSE(e.value()->description().preparedFromCache);
+    EXPECT_FALSE(fs::exists(dir / "file/prepared"));
 }
 
 } // namespace
