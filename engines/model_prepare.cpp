@@ -13,6 +13,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/sha256.h"
 
 namespace jetagent {
@@ -85,44 +86,14 @@ bool reportFromJson(const nlohmann::json& j, PreparedModel* p)
     }
 }
 
-// Writes `data` to `path` through a temporary file and a rename, so that readers (another
-// jetagent starting at the same time) see either nothing or the whole file.
-Status writeAtomically(const fs::path& path, const std::string& data)
-{
-    const fs::path tmp =
-        path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            return Status::io("cannot write '" + tmp.string() + "': " + errnoText(errno));
-        out.write(data.data(), static_cast<std::streamsize>(data.size()));
-        out.close();
-        if (!out) {
-            std::error_code ec;
-            fs::remove(tmp, ec);
-            return Status::io("cannot write '" + tmp.string() + "' (disk full?)");
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        return Status::io("cannot rename into '" + path.string() + "': " + ec.message());
-    }
-    return Status();
-}
-
+// The whole file, or false when it is absent or unreadable (a cache miss).
 bool readWhole(const fs::path& path, std::string* out)
 {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in)
+    auto read = readFileIfPresent(path.string());
+    if (!read || !read.value())
         return false;
-    const std::streamoff size = in.tellg();
-    if (size < 0)
-        return false;
-    out->assign(static_cast<size_t>(size), '\0');
-    in.seekg(0);
-    return size == 0 || static_cast<bool>(in.read(out->data(), size));
+    *out = std::move(*read.value());
+    return true;
 }
 
 } // namespace
@@ -201,7 +172,7 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
             const auto j = nlohmann::json::parse(reportText, nullptr, false);
             PreparedModel cached = prepared;
             if (!j.is_discarded() && reportFromJson(j, &cached) &&
-                // The rename in writeAtomically() makes a torn file unlikely; a size check
+                // The rename in writeFileAtomically() makes a torn file unlikely; a size check
                 // catches the rest without hashing 100 MB on every start.
                 j.value("bytes", uint64_t {0}) == bytes.size()) {
                 cached.bytes = std::make_shared<const std::string>(std::move(bytes));
@@ -240,9 +211,9 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
     prepared.ns = monotonicNs() - start;
 
     if (!onnxPath.empty()) {
-        Status s = writeAtomically(onnxPath, *prepared.bytes);
+        Status s = writeFileAtomically(onnxPath.string(), *prepared.bytes);
         if (s)
-            s = writeAtomically(reportPath, reportToJson(prepared).dump(1));
+            s = writeFileAtomically(reportPath.string(), reportToJson(prepared).dump(1));
         if (!s)
             return s.withContext("caching the prepared model of '" + model.path + "'");
     }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/sha256.h"
 
 namespace jetagent {
@@ -115,28 +116,6 @@ Expected<PlanMetadata> metadataFromJson(const std::string& text)
     return m;
 }
 
-// Creates a temporary file named after `pathPrefix` (opened read-write): its descriptor and path,
-// or -1 with errno set.
-std::pair<int, std::string> makeTemporary(const std::string& pathPrefix)
-{
-    std::string name = pathPrefix + ".tmp.XXXXXX";
-    const int fd = ::mkstemp(name.data());
-    return {fd, name};
-}
-
-Status syncDirectory(const std::string& dir)
-{
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return Status::io("cannot open directory '" + dir + "': " + errnoText(errno));
-    const int rc = ::fsync(fd);
-    const int error = errno;
-    ::close(fd);
-    if (rc != 0)
-        return Status::io("cannot sync directory '" + dir + "': " + errnoText(error));
-    return Status();
-}
-
 } // namespace
 
 std::string describePlanKey(const PlanKeyInputs& in)
@@ -199,7 +178,7 @@ PlanCache PlanCache::open(const std::string& cacheDir)
     }
     // Only creating a file answers for everything that can refuse one (permissions, a read-only
     // mount, immutable attributes, security modules); access(W_OK) does not.
-    const auto [fd, probe] = makeTemporary(cache.dir_ + "/.probe");
+    const auto [fd, probe] = makeTemporaryFile(cache.dir_ + "/.probe");
     if (fd < 0) {
         cache.warning_ = "engine cache directory '" + cache.dir_ + "' is not writable (" +
             errnoText(errno) + ")" + kNoCacheAdvice;
@@ -223,7 +202,7 @@ PlanLookup PlanCache::loadPlan(const std::string& key) const
     const std::string planFile = planPath(key);
     const std::string metaPath = dir_ + "/" + key + ".json";
     // Metadata first: a plan without it is not worth reading.
-    auto metaText = readFile(metaPath);
+    auto metaText = readFileIfPresent(metaPath);
     if (!metaText) {
         lookup.damaged = metaText.status().message();
         return lookup;
@@ -234,7 +213,7 @@ PlanLookup PlanCache::loadPlan(const std::string& key) const
             lookup.damaged = "its plan has no metadata (a store was interrupted?)";
         return lookup;
     }
-    auto plan = readFile(planFile);
+    auto plan = readFileIfPresent(planFile);
     if (!plan) {
         lookup.damaged = plan.status().message();
         return lookup;
@@ -332,7 +311,7 @@ Expected<std::vector<PlanMetadata>> PlanCache::listPlans(const std::string& cach
         const fs::path& path = it->path();
         if (path.extension() != ".json" || !isKey(path.stem().string()))
             continue;
-        auto text = readFile(path.string());
+        auto text = readFileIfPresent(path.string());
         if (!text || !text->has_value())
             continue; // removed meanwhile, or unreadable: loadPlan reports it when it matters
         auto meta = metadataFromJson(**text);
@@ -345,89 +324,6 @@ Expected<std::vector<PlanMetadata>> PlanCache::listPlans(const std::string& cach
     std::sort(plans.begin(), plans.end(),
         [](const PlanMetadata& a, const PlanMetadata& b) { return a.created < b.created; });
     return plans;
-}
-
-Status PlanCache::writeFileAtomically(const std::string& path, const std::string& bytes)
-{
-    // Plain variables, not a structured binding: C++17 lambdas cannot capture those.
-    const std::pair<int, std::string> tmp = makeTemporary(path);
-    const int fd = tmp.first;
-    const std::string& tmpPath = tmp.second;
-    if (fd < 0)
-        return Status::io("cannot write '" + path + "': " + errnoText(errno));
-    auto fail = [&](const std::string& what, int error) {
-        ::close(fd);
-        ::unlink(tmpPath.c_str());
-        return Status::io("cannot write '" + path + "': " + what + ": " + errnoText(error));
-    };
-    // mkstemp creates 0600; cached files are meant to be read by other users too (jetagent
-    // backends, a user's own runs against the service's cache).
-    if (::fchmod(fd, 0644) != 0)
-        return fail("chmod", errno);
-    size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return fail("write", errno);
-        done += static_cast<size_t>(n);
-    }
-    // The data reaches the disk before the rename does: after a power cut the file is the old
-    // one or the whole new one.
-    if (::fsync(fd) != 0)
-        return fail("fsync", errno);
-    if (::close(fd) != 0) {
-        const int error = errno;
-        ::unlink(tmpPath.c_str());
-        return Status::io("cannot write '" + path + "': close: " + errnoText(error));
-    }
-    if (::rename(tmpPath.c_str(), path.c_str()) != 0) {
-        const int error = errno;
-        ::unlink(tmpPath.c_str());
-        return Status::io("cannot rename into '" + path + "': " + errnoText(error));
-    }
-    // Makes the rename itself durable, and so keeps the order of two writes (plan, then metadata).
-    const fs::path parent = fs::path(path).parent_path();
-    return syncDirectory(parent.empty() ? "." : parent.string());
-}
-
-Expected<std::optional<std::string>> PlanCache::readFile(const std::string& path)
-{
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return std::optional<std::string>();
-        return Status::io("cannot read '" + path + "': " + errnoText(errno));
-    }
-    struct stat st { };
-    if (::fstat(fd, &st) != 0) {
-        const int error = errno;
-        ::close(fd);
-        return Status::io("cannot read '" + path + "': " + errnoText(error));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return Status::io("cannot read '" + path + "': not a regular file");
-    }
-    std::string bytes;
-    bytes.reserve(static_cast<size_t>(st.st_size));
-    char buffer[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            const int error = errno;
-            ::close(fd);
-            return Status::io("cannot read '" + path + "': " + errnoText(error));
-        }
-        if (n == 0)
-            break;
-        bytes.append(buffer, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return std::optional<std::string>(std::move(bytes));
 }
 
 } // namespace jetagent

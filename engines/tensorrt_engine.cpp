@@ -227,7 +227,7 @@ public:
         if (tablePath_.empty()) // no usable cache: calibrate at every build
             return nullptr;
         try {
-            auto table = PlanCache::readFile(tablePath_);
+            auto table = readFileIfPresent(tablePath_);
             if (!table || !table.value())
                 return nullptr;
             table_ = std::move(*table.value());
@@ -245,8 +245,8 @@ public:
         if (tablePath_.empty())
             return;
         try {
-            Status s = PlanCache::writeFileAtomically(
-                tablePath_, std::string(static_cast<const char*>(ptr), length));
+            Status s =
+                writeFileAtomically(tablePath_, std::string(static_cast<const char*>(ptr), length));
             if (!s)
                 logger("tensorrt")->warn("int8: calibration table not kept: {}", s.message());
         } catch (...) { // NOLINT(bugprone-empty-catch): nothing may escape into TensorRT
@@ -434,7 +434,7 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
     if (options.timingCache && in.cache.usable()) {
         timingPath = in.cache.timingCachePath(kHeaderVersion.toString(), in.platform.describe());
         std::string blob;
-        auto existing = PlanCache::readFile(timingPath);
+        auto existing = readFileIfPresent(timingPath);
         if (existing && existing.value())
             blob = std::move(*existing.value());
         timingCache.reset(config->createTimingCache(blob.data(), blob.size()));
@@ -470,7 +470,7 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
     if (timingCache && !timingPath.empty()) {
         TrtPtr<nv::IHostMemory> blob(timingCache->serialize());
         if (blob) {
-            Status s = PlanCache::writeFileAtomically(
+            Status s = writeFileAtomically(
                 timingPath, std::string(static_cast<const char*>(blob->data()), blob->size()));
             if (!s)
                 log->warn("timing cache not kept: {}", s.message());

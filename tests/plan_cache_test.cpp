@@ -482,9 +482,9 @@ TEST(AtomicFile, WritesAndReplacesLeavingNoTemporaryFile)
     test::TempDir tmp;
     const std::string path = tmp / "table";
     const std::string first = samplePlan(100000, 4);
-    ASSERT_TRUE(PlanCache::writeFileAtomically(path, first).ok());
+    ASSERT_TRUE(writeFileAtomically(path, first).ok());
     EXPECT_TRUE(test::readFile(path) == first);
-    ASSERT_TRUE(PlanCache::writeFileAtomically(path, "short").ok());
+    ASSERT_TRUE(writeFileAtomically(path, "short").ok());
     EXPECT_EQ(test::readFile(path), "short");
     EXPECT_EQ(filesIn(tmp.path()), std::vector<std::string> {"table"});
     struct stat st { };
@@ -497,14 +497,14 @@ TEST(AtomicFile, AFailedWriteNamesThePathAndLeavesNothing)
     test::TempDir tmp;
     test::writeFile(tmp / "file", "x");
     const std::string path = tmp / "file/table";
-    const Status s = PlanCache::writeFileAtomically(path, "bytes");
+    const Status s = writeFileAtomically(path, "bytes");
     EXPECT_EQ(s.kind(), ErrorKind::Io);
     EXPECT_NE(s.message().find("'" + path + "'"), std::string::npos) << s.message();
     EXPECT_EQ(filesIn(tmp.path()), std::vector<std::string> {"file"});
 
     // Renaming over a directory fails after the temporary file was written: it goes too.
     fs::create_directory(tmp / "dir");
-    const Status over = PlanCache::writeFileAtomically(tmp / "dir", "bytes");
+    const Status over = writeFileAtomically(tmp / "dir", "bytes");
     EXPECT_EQ(over.kind(), ErrorKind::Io);
     EXPECT_NE(over.message().find("'" + (tmp / "dir") + "'"), std::string::npos) << over.message();
     EXPECT_EQ(filesIn(tmp.path()), (std::vector<std::string> {"dir", "file"}));
@@ -513,18 +513,18 @@ TEST(AtomicFile, AFailedWriteNamesThePathAndLeavesNothing)
 TEST(AtomicFile, ReadFileTellsAbsentFromUnreadable)
 {
     test::TempDir tmp;
-    const auto absent = PlanCache::readFile(tmp / "none");
+    const auto absent = readFileIfPresent(tmp / "none");
     ASSERT_TRUE(absent.ok()) << absent.status().message();
     EXPECT_FALSE(absent->has_value());
 
     const std::string bytes = samplePlan(200000, 5);
     test::writeFile(tmp / "plan", bytes);
-    const auto read = PlanCache::readFile(tmp / "plan");
+    const auto read = readFileIfPresent(tmp / "plan");
     ASSERT_TRUE(read.ok()) << read.status().message();
     ASSERT_TRUE(read->has_value());
     EXPECT_TRUE(**read == bytes);
 
-    const auto directory = PlanCache::readFile(tmp.path());
+    const auto directory = readFileIfPresent(tmp.path());
     EXPECT_EQ(directory.status().kind(), ErrorKind::Io);
     EXPECT_NE(directory.status().message().find(tmp.path()), std::string::npos)
         << directory.status().message();

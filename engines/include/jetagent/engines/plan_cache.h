@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "jetagent/base/status.h"
+#include "jetagent/engines/cache_file.h"
 
 namespace jetagent {
 
@@ -118,16 +119,6 @@ public:
     // listed here may still be found damaged by loadPlan. A directory that cannot be listed is an
     // error (Io) naming it.
     static Expected<std::vector<PlanMetadata>> listPlans(const std::string& cacheDir);
-
-    // Writes `bytes` to `path` through a temporary file in the same directory, synced and renamed
-    // over it, so that readers (another jetagent, the next start after a power cut) see the old
-    // file or the whole new one, never part. Io error naming the path on failure; no temporary
-    // file is left behind.
-    static Status writeFileAtomically(const std::string& path, const std::string& bytes);
-
-    // The whole content of `path`; nullopt when it does not exist; Io error naming it when it
-    // exists but cannot be read.
-    static Expected<std::optional<std::string>> readFile(const std::string& path);
 
 private:
     std::string dir_;
