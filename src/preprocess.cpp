@@ -13,11 +13,11 @@ int toOpenCVInterpolation(Interpolation interpolation)
 {
     switch (interpolation) {
     case Interpolation::Nearest: return cv::INTER_NEAREST;
-    case Interpolation::Linear: return cv::INTER_LINEAR;
+    case Interpolation::Linear: return cv::INTER_LINEAR_EXACT;
     case Interpolation::Area: return cv::INTER_AREA;
     case Interpolation::Cubic: return cv::INTER_CUBIC;
     }
-    return cv::INTER_LINEAR;
+    return cv::INTER_LINEAR_EXACT;
 }
 
 CropGeometry computeCropGeometry(int frameWidth, int frameHeight, const PreprocessConfig& config)
@@ -47,9 +47,13 @@ CropGeometry computeCropGeometry(int frameWidth, int frameHeight, const Preproce
 Preprocessor::Preprocessor(const PreprocessConfig& config) : config_(config)
 {
     assert(config.cropWidth > 0 && config.cropHeight > 0);
+    channels_.divisor = config.divisor;
     for (int c = 0; c < 3; ++c) {
         // Frames are BGR: RGB models read channel 2 first.
-        sourceChannel_[static_cast<size_t>(c)] = config.color == ColorOrder::Rgb ? 2 - c : c;
+        channels_.sourceChannel[static_cast<size_t>(c)] =
+            config.color == ColorOrder::Rgb ? 2 - c : c;
+        channels_.mean[static_cast<size_t>(c)] = config.mean[static_cast<size_t>(c)];
+        channels_.std[static_cast<size_t>(c)] = config.std[static_cast<size_t>(c)];
         const float divisor = config.divisor;
         const float mean = config.mean[static_cast<size_t>(c)];
         const float stdev = config.std[static_cast<size_t>(c)];
@@ -66,7 +70,13 @@ void Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
     assert(bgr.type() == CV_8UC3);
     const CropGeometry g = computeCropGeometry(bgr.cols, bgr.rows, config_);
     const cv::Mat* source = &bgr;
-    if (g.resizedWidth != bgr.cols || g.resizedHeight != bgr.rows) {
+    const bool resize = g.resizedWidth != bgr.cols || g.resizedHeight != bgr.rows;
+    if (resize && config_.interpolation == Interpolation::Linear) {
+        bilinear_.run(bgr, g.resizedWidth, g.resizedHeight, g.cropX, g.cropY, g.cropWidth,
+            g.cropHeight, channels_, out, channelStride);
+        return;
+    }
+    if (resize) {
         cv::resize(bgr, resized_, cv::Size(g.resizedWidth, g.resizedHeight), 0, 0,
             toOpenCVInterpolation(config_.interpolation));
         source = &resized_;
@@ -76,7 +86,8 @@ void Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
     const float* t0 = table_[0].data();
     const float* t1 = table_[1].data();
     const float* t2 = table_[2].data();
-    const int s0 = sourceChannel_[0], s1 = sourceChannel_[1], s2 = sourceChannel_[2];
+    const int s0 = channels_.sourceChannel[0], s1 = channels_.sourceChannel[1],
+              s2 = channels_.sourceChannel[2];
     size_t i = 0;
     for (int y = 0; y < g.cropHeight; ++y) {
         const uint8_t* row = source->ptr<uint8_t>(g.cropY + y) + 3 * g.cropX;

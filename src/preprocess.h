@@ -6,6 +6,7 @@
 
 #include <opencv2/core/mat.hpp>
 
+#include "bilinear_crop.h"
 #include "config.h"
 
 namespace jetagent {
@@ -28,10 +29,11 @@ struct CropGeometry {
 CropGeometry computeCropGeometry(int frameWidth, int frameHeight, const PreprocessConfig& config);
 
 // Turns BGR frames into the model's input tensor. Each output value is computed in float32 exactly
-// as
-// ((float)v / divisor - mean[c]) / std[c], via a table of the 256 possible values per channel, so
-// the result is bit-identical to that formula. Owns its buffers: after the first frame of a given
-// size, no allocation per frame.
+// as ((float)v / divisor - mean[c]) / std[c] (for nearest, area and cubic via a table of the 256
+// possible values per channel), so the result is bit-identical to that formula. `linear` is the
+// exact fixed-point bilinear of bilinear_crop.h, computed only for the pixels the crop keeps; the
+// other kernels are OpenCV's resize of the whole frame. Owns its buffers: after the first frame of
+// a given size, no allocation per frame.
 class Preprocessor {
 public:
     explicit Preprocessor(const PreprocessConfig& config);
@@ -52,11 +54,13 @@ public:
 private:
     PreprocessConfig config_;
     std::array<std::array<float, 256>, 3> table_ {}; // per output channel
-    std::array<int, 3> sourceChannel_ {}; // BGR channel feeding each output channel
-    cv::Mat resized_;
+    ChannelMap channels_; // the same normalisation, for the bilinear path
+    BilinearCrop bilinear_; // linear interpolation: resize, crop and normalise in one pass
+    cv::Mat resized_; // the other interpolations: the frame resized by OpenCV
 };
 
-// The OpenCV interpolation flag for a config value.
+// The OpenCV interpolation flag for a config value (linear: INTER_LINEAR_EXACT, which the
+// bilinear path reproduces bit for bit).
 int toOpenCVInterpolation(Interpolation interpolation);
 
 } // namespace jetagent
