@@ -49,9 +49,9 @@ std::string canonicalPreprocess(const PreprocessConfig& p)
 {
     std::string text = "resize " + std::to_string(static_cast<int>(p.resize)) + " resize_size " +
         std::to_string(p.resizeSize) + " crop " + std::to_string(p.cropWidth) + "x" +
-        std::to_string(p.cropHeight) + " interpolation " +
-        std::to_string(static_cast<int>(p.interpolation)) + " color " +
-        std::to_string(static_cast<int>(p.color)) + " divisor " + exact(p.divisor) + " mean";
+        std::to_string(p.cropHeight) + " interpolation " + interpolationKernel(p.interpolation) +
+        " color " + std::to_string(static_cast<int>(p.color)) + " divisor " + exact(p.divisor) +
+        " mean";
     for (float m : p.mean)
         text += " " + exact(m);
     text += " std";

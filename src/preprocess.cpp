@@ -20,6 +20,17 @@ int toOpenCVInterpolation(Interpolation interpolation)
     return cv::INTER_LINEAR_EXACT;
 }
 
+const char* interpolationKernel(Interpolation interpolation)
+{
+    switch (interpolation) {
+    case Interpolation::Nearest: return "opencv-nearest";
+    case Interpolation::Linear: return "bilinear-exact-q8"; // bilinear_crop.h
+    case Interpolation::Area: return "opencv-area";
+    case Interpolation::Cubic: return "opencv-cubic";
+    }
+    return "unknown";
+}
+
 CropGeometry computeCropGeometry(int frameWidth, int frameHeight, const PreprocessConfig& config)
 {
     CropGeometry g;

@@ -59,6 +59,10 @@ private:
     cv::Mat resized_; // the other interpolations: the frame resized by OpenCV
 };
 
+// The kernel that produces a config value's pixels, named so that keys built from it (int8
+// calibration data) change when the kernel does.
+const char* interpolationKernel(Interpolation interpolation);
+
 // The OpenCV interpolation flag for a config value (linear: INTER_LINEAR_EXACT, which the
 // bilinear path reproduces bit for bit).
 int toOpenCVInterpolation(Interpolation interpolation);
