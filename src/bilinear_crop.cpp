@@ -24,11 +24,6 @@ namespace {
 
 constexpr int32_t kRoundAndUnbias = 8388608 + 32768;
 
-inline float normalise(int32_t value, float divisor, float mean, float stdev)
-{
-    return (static_cast<float>(value) / divisor - mean) / stdev;
-}
-
 } // namespace
 
 LinearTap linearTap(int sourceSize, int resizedSize, int index)
@@ -165,15 +160,12 @@ void BilinearCrop::runRows(const cv::Mat& bgr, int rowBegin, int rowEnd, int16_t
             const int16_t* v = planes[channels.sourceChannel[static_cast<size_t>(c)]];
             float* dst = out + static_cast<size_t>(c) * channelStride +
                 static_cast<size_t>(y) * static_cast<size_t>(width);
-            const float divisor = channels.divisor;
-            const float mean = channels.mean[static_cast<size_t>(c)];
-            const float stdev = channels.std[static_cast<size_t>(c)];
             int x = 0;
 #if CV_SIMD128
             const cv::v_int32x4 round = cv::v_setall_s32(kRoundAndUnbias);
-            const cv::v_float32x4 vDivisor = cv::v_setall_f32(divisor);
-            const cv::v_float32x4 vMean = cv::v_setall_f32(mean);
-            const cv::v_float32x4 vStd = cv::v_setall_f32(stdev);
+            const cv::v_float32x4 vDivisor = cv::v_setall_f32(channels.divisor);
+            const cv::v_float32x4 vMean = cv::v_setall_f32(channels.mean[static_cast<size_t>(c)]);
+            const cv::v_float32x4 vStd = cv::v_setall_f32(channels.std[static_cast<size_t>(c)]);
             for (; x + 4 <= width; x += 4) {
                 const int32_t* offsets = columnOffset_.data() + x;
                 int32_t pairs[4]; // (v0, v1) of four outputs, each two adjacent int16
@@ -190,7 +182,8 @@ void BilinearCrop::runRows(const cv::Mat& bgr, int rowBegin, int rowEnd, int16_t
                 const int16_t* s = v + columnOffset_[static_cast<size_t>(x)];
                 const int32_t d = s[0] * columnWeights_[2 * static_cast<size_t>(x)] +
                     s[1] * columnWeights_[2 * static_cast<size_t>(x) + 1];
-                dst[x] = normalise((d + kRoundAndUnbias) >> 16, divisor, mean, stdev);
+                dst[x] =
+                    normalisedValue((d + kRoundAndUnbias) >> 16, channels, static_cast<size_t>(c));
             }
         }
     }
@@ -203,7 +196,7 @@ void BilinearCrop::run(const cv::Mat& bgr, int resizedWidth, int resizedHeight, 
     assert(bgr.type() == CV_8UC3 && cropWidth > 0 && cropHeight > 0);
     const Geometry g {
         bgr.cols, bgr.rows, resizedWidth, resizedHeight, cropX, cropY, cropWidth, cropHeight};
-    if (!(g == geometry_) || rows_.empty())
+    if (!(g == geometry_)) // the default geometry has no crop, so the first frame plans too
         plan(g);
     const int stripes = std::min(maxStripes_, std::max(1, cv::getNumThreads()));
     if (stripes == 1) {

@@ -42,6 +42,14 @@ struct ChannelMap {
     std::array<float, 3> std {1.0f, 1.0f, 1.0f};
 };
 
+// Output channel c's value for an 8-bit sample: ((float)v / divisor - mean) / std in float32, the
+// one formula every preprocessing path uses (the bilinear kernel's vector loop does the same
+// operations four lanes at a time).
+inline float normalisedValue(int32_t value, const ChannelMap& m, size_t c)
+{
+    return (static_cast<float>(value) / m.divisor - m.mean[c]) / m.std[c];
+}
+
 class BilinearCrop {
 public:
     // Writes the crop (cropX, cropY, cropWidth x cropHeight) of the frame resized to resizedWidth x

@@ -65,14 +65,9 @@ Preprocessor::Preprocessor(const PreprocessConfig& config) : config_(config)
             config.color == ColorOrder::Rgb ? 2 - c : c;
         channels_.mean[static_cast<size_t>(c)] = config.mean[static_cast<size_t>(c)];
         channels_.std[static_cast<size_t>(c)] = config.std[static_cast<size_t>(c)];
-        const float divisor = config.divisor;
-        const float mean = config.mean[static_cast<size_t>(c)];
-        const float stdev = config.std[static_cast<size_t>(c)];
-        for (int v = 0; v < 256; ++v) {
-            const float scaled = static_cast<float>(v) / divisor;
-            const float centred = scaled - mean;
-            table_[static_cast<size_t>(c)][static_cast<size_t>(v)] = centred / stdev;
-        }
+        for (int v = 0; v < 256; ++v)
+            table_[static_cast<size_t>(c)][static_cast<size_t>(v)] =
+                normalisedValue(v, channels_, static_cast<size_t>(c));
     }
 }
 
