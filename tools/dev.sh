@@ -55,6 +55,39 @@ cross_packages=(g++-aarch64-linux-gnu qemu-user-static mmdebstrap)
 
 step() { printf '\n== %s\n' "$*"; }
 
+# Stage timing: `timed NAME COMMAND...` runs one stage and records how long it took; the table of
+# every stage run so far is printed when the script ends, whether it passed or failed, so CI's time
+# budget (90 minutes, 65 planned) can be read off each run.
+stage_names=()
+stage_secs=()
+stage_running=""
+stage_start=0
+timed() { # NAME, command...
+    stage_running=$1
+    stage_start=$SECONDS
+    shift
+    "$@"
+    stage_names+=("$stage_running")
+    stage_secs+=($((SECONDS - stage_start)))
+    stage_running=""
+}
+print_stage_times() {
+    local rc=$? i total=0
+    if [ -n "$stage_running" ]; then
+        stage_names+=("$stage_running (FAILED)")
+        stage_secs+=($((SECONDS - stage_start)))
+    fi
+    [ ${#stage_names[@]} -eq 0 ] && return $rc
+    printf '\n== stage times\n'
+    for i in "${!stage_names[@]}"; do
+        printf '  %-40s %4d:%02d\n' "${stage_names[$i]}" $((stage_secs[i] / 60)) $((stage_secs[i] % 60))
+        total=$((total + stage_secs[i]))
+    done
+    printf '  %-40s %4d:%02d%s\n' total $((total / 60)) $((total % 60)) "$([ $rc -ne 0 ] && echo ' (failed)')"
+    return $rc
+}
+trap print_stage_times EXIT
+
 install_missing() {
     local missing=()
     for p in "$@"; do
@@ -100,6 +133,15 @@ run_tests() { # DIR, extra ctest arguments...
     ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" "${args[@]}"
 }
 
+# The model zoo's ONNX files and PyTorch references: the BatchNorm-keeping variants too, for the
+# models that have BatchNorm. Up-to-date exports are skipped.
+export_models() {
+    step "exporting torchvision reference models (tools/export_torchvision.py)"
+    /usr/bin/python3 tools/export_torchvision.py
+    /usr/bin/python3 tools/export_torchvision.py --keep-batchnorm mobilenet_v2 resnet18 resnet50 \
+        densenet121 shufflenet_v2_x1_0 resnext50_32x4d r3d_18
+}
+
 cross_build() {
     install_missing "${cross_packages[@]}"
     step "arm64 sysroot (cross/make-debian-sysroot.sh)"
@@ -140,32 +182,27 @@ demo)
     "$build_dir/src/jetagent" run --config firmware-config/demo.yaml
     ;;
 test)
-    install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
+    timed "install packages" install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
         "${cross_packages[@]}" "${model_packages[@]}"
-    configure_and_build "$build_dir"
+    timed "build (native)" configure_and_build "$build_dir"
     if [ "${JETAGENT_SKIP_SLOW:-0}" != 1 ]; then
-        # The model zoo's ONNX files and PyTorch references: the BatchNorm-keeping variants too, for
-        # the models that have BatchNorm. Up-to-date exports are skipped.
-        step "exporting torchvision reference models (tools/export_torchvision.py)"
-        /usr/bin/python3 tools/export_torchvision.py
-        /usr/bin/python3 tools/export_torchvision.py --keep-batchnorm mobilenet_v2 resnet18 resnet50 \
-            densenet121 shufflenet_v2_x1_0 resnext50_32x4d r3d_18
+        timed "export reference models" export_models
     fi
     # The vivid VM test must run here, not skip: a missing tool is a failure.
-    JETAGENT_REQUIRE_VM=1 run_tests "$build_dir"
-    package "$build_dir" "$(dpkg --print-architecture)"
-    lint
+    JETAGENT_REQUIRE_VM=1 timed "tests (native, all labels)" run_tests "$build_dir"
+    timed "package (amd64)" package "$build_dir" "$(dpkg --print-architecture)"
+    timed "lint (clang-format, clang-tidy)" lint
     # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
     # without the model zoo (minutes natively, far longer under ASan).
-    configure_and_build "$build_dir-sanitize" -DJETAGENT_SANITIZE=ON
+    timed "build (ASan+UBSan)" configure_and_build "$build_dir-sanitize" -DJETAGENT_SANITIZE=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_tests "$build_dir-sanitize" -LE zoo -LE vm
+        timed "tests (ASan+UBSan, no zoo/vm)" run_tests "$build_dir-sanitize" -LE zoo -LE vm
     # aarch64: the same sources cross-compiled, the unit tests run under qemu-user (10-40x slower
     # than native, so the slow label stays out).
-    cross_build
-    JETAGENT_SKIP_SLOW=1 run_tests "$build_dir-aarch64"
-    package "$build_dir-aarch64" arm64
+    timed "build (aarch64 cross)" cross_build
+    JETAGENT_SKIP_SLOW=1 timed "tests (aarch64 under qemu, no slow)" run_tests "$build_dir-aarch64"
+    timed "package (arm64)" package "$build_dir-aarch64" arm64
     step "all tests passed"
     ;;
 cross)
