@@ -382,6 +382,26 @@ TEST(Cli, BenchWritesNoRunDirectoriesUnlessAskedAndJson)
         << kept.out;
 }
 
+TEST(Cli, BenchOfAnActionTaskWritesJsonToo)
+{
+    TempDir dir;
+    const std::string config = sourcePath("firmware-config/demo-action.yaml");
+    auto r = runJetagent({"bench", "-c", config, "--rounds", "1", "--iterations", "10", "--warmup",
+                             "1", "--json", "a.json"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto doc = nlohmann::json::parse(test::readFile(dir / "a.json"));
+    EXPECT_EQ(doc["bench"], "action");
+    EXPECT_EQ(doc["method"]["periods"], 10);
+    EXPECT_EQ(doc["figures"]["clip_model"]["n"], 10);
+    EXPECT_GT(doc["per_frame_cost_ms"].get<double>(), 0.0);
+    EXPECT_EQ(doc["engines"][0]["model"], sourcePath("models/motion_clip3d.onnx"));
+    // It runs the task alone: there is no agent run whose logs --log-dir could keep.
+    auto logs = runJetagent({"bench", "-c", config, "--log-dir", "logs"}, dir.path());
+    EXPECT_EQ(logs.exitCode, 2);
+    EXPECT_TRUE(has(logs.err, "--log-dir: an action task's bench")) << logs.err;
+}
+
 // The README's "Trying it without a board" commands, as written there.
 TEST(Cli, ReadmeTryingItWithoutABoardRunsAsWritten)
 {
