@@ -316,14 +316,15 @@ TEST(Cli, ProbeCamerasNamesAMissingDeviceAndExitsWithTwo)
     EXPECT_EQ(runJetagent({"probe", "cameras"}, dir.path()).exitCode, 0);
 }
 
-// The other rows: 0 in HelpTeachesCommandsExamplesAndExitCodes; 1 while running in
+// The other rows: 0 in HelpTeachesCommandsExamplesAndExitCodes and service_e2e_test's
+// SigtermLosesNoCompletedFrame; 1 while running in
 // FailureWhileRunningExitsWithOneAndKeepsTheSummary, a compare check in compare_test's
-// AThresholdThatDoesNotHoldExitsOneAndNamesIt, --stop-timeout in service_e2e_test; 2 for the
-// command line in UsageErrorsExitWithTwo, config in ConfigErrorsNameFileLineAndKey, models and
-// backends in MissingOrCorruptModelIsAClearErrorWithExitTwo and BadSourcesAndEnginesExitWithTwo,
-// files in BadSourcesAndEnginesExitWithTwo, GPIO chips in
-// ProbeGpioNamesAMissingChipAndExitsWithTwo, outputs in
-// CaptureWritesAnImageFolderAndRefusesToOverwrite, power_e2e_test's CSV test and
+// AThresholdThatDoesNotHoldExitsOneAndNamesIt, --stop-timeout in service_e2e_test's
+// StopIsBoundedWhenAnInferenceHangs; 2 for the command line in UsageErrorsExitWithTwo, config in
+// ConfigErrorsNameFileLineAndKey, models and backends in
+// MissingOrCorruptModelIsAClearErrorWithExitTwo and BadSourcesAndEnginesExitWithTwo, files in
+// BadSourcesAndEnginesExitWithTwo, GPIO chips in ProbeGpioNamesAMissingChipAndExitsWithTwo, outputs
+// in CaptureWritesAnImageFolderAndRefusesToOverwrite, power_e2e_test's CSV test and
 // BenchWritesNoRunDirectoriesUnlessAskedAndJson below.
 
 size_t benchScratchDirectories()
