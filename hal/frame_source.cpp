@@ -1,6 +1,7 @@
 // Opens the frame source a URI names.
 #include "jetagent/hal/frame_source.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "jetagent/hal/file_sources.h"
@@ -20,6 +21,24 @@ constexpr int kSyntheticWidth = 320;
 constexpr int kSyntheticHeight = 240;
 constexpr double kGeneratedFps = 30.0;
 
+// A camera as jetson-inference's users name it: a bare number N is /dev/videoN, and a device node
+// (/dev/video*, /dev/v4l/...) is a V4L2 camera, not a video file. "" when `uri` is neither.
+std::string cameraShorthand(const std::string& uri)
+{
+    constexpr size_t kMaxDigits = 3;
+    if (!uri.empty() && uri.size() <= kMaxDigits &&
+        std::all_of(uri.begin(), uri.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return "v4l2:///dev/video" + uri;
+    if (uri.rfind("/dev/video", 0) == 0 || uri.rfind("/dev/v4l/", 0) == 0)
+        return "v4l2://" + uri;
+    return "";
+}
+
+// The schemes this build reads, on one line, for errors.
+constexpr const char* kSchemeList =
+    "synthetic://shapes, synthetic://motion, file://PATH (or a bare path), v4l2://DEVICE (or a "
+    "camera number N for /dev/videoN), csi://N, rtsp://HOST/PATH, gst://PIPELINE";
+
 } // namespace
 
 const char* frameSourceUriHelp()
@@ -35,6 +54,9 @@ const char* frameSourceUriHelp()
            "  PATH                 the same as file://PATH\n"
            "  v4l2:///dev/video0   a V4L2 camera by node, or v4l2://NAME by its card name or "
            "bus-info\n"
+           "  N, /dev/videoN       the same as v4l2:///dev/videoN (a bare number is a camera, as "
+           "in\n"
+           "                       jetson-inference; file://N reads a file named N)\n"
            "                       (see `jetagent probe cameras`; names survive renumbering)\n"
            "  csi://0              a Jetson CSI camera by sensor id (nvarguscamerasrc, GStreamer)\n"
            "  rtsp://HOST/PATH     an RTSP stream (GStreamer rtspsrc, decoded in software)\n"
@@ -61,6 +83,11 @@ Expected<std::unique_ptr<FrameSource>> openFrameSource(const SourceOptions& opti
 
     if (scheme == "v4l2")
         return openV4L2Source(options);
+    if (const std::string camera = cameraShorthand(uri); !camera.empty()) {
+        SourceOptions v4l2 = options;
+        v4l2.uri = camera;
+        return openV4L2Source(v4l2);
+    }
     if (scheme == "csi" || scheme == "rtsp" || scheme == "gst")
         return openGStreamerSource(options);
     if (scheme == "synthetic") {
@@ -87,8 +114,14 @@ Expected<std::unique_ptr<FrameSource>> openFrameSource(const SourceOptions& opti
             return ImageDirectorySource::open(generated, rest);
         return VideoFileSource::open(generated, rest);
     }
-    return Status::invalid("unknown source scheme '" + scheme + "' in '" + uri +
-        "'; this build reads:\n" + frameSourceUriHelp());
+    if (scheme == "http" || scheme == "https")
+        return Status::invalid("'" + uri + "': jetagent does not read " + scheme +
+            ":// sources (file sources never open the network); for a network camera use "
+            "rtsp://HOST/PATH, or a GStreamer pipeline such as gst://souphttpsrc location=" +
+            uri + " ! decodebin ! videoconvert ! video/x-raw,format=BGR ! appsink. Sources: " +
+            kSchemeList);
+    return Status::invalid(
+        "unknown source scheme '" + scheme + "' in '" + uri + "'; sources: " + kSchemeList);
 }
 
 } // namespace jetagent

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "action_task.h"
 #include "agent.h"
@@ -48,6 +52,79 @@ void appendAfter(const SampleSeries& series, size_t skip, std::vector<int64_t>& 
         out.insert(out.end(), kept.begin() + static_cast<std::ptrdiff_t>(skip), kept.end());
 }
 
+nlohmann::json figuresJson(const Figures& f)
+{
+    return {{"median_ms", f.median}, {"p90_ms", f.p90}, {"mean_ms", f.mean}, {"n", f.n}};
+}
+
+nlohmann::json engineJson(const EngineDescription& e)
+{
+    return {{"model", e.modelPath}, {"model_sha256", e.modelSha256}, {"model_bytes", e.modelBytes},
+        {"backend_version", e.backendVersion}, {"target", e.target},
+        {"precision", precisionName(e.options.precision)}, {"batch", e.options.batch},
+        {"threads", e.options.threads}, {"fusion", e.options.fusion}};
+}
+
+nlohmann::json contextJson(const RunContext& c)
+{
+    return {{"host", c.host}, {"os", c.os}, {"kernel", c.kernel}, {"machine", c.machine},
+        {"cpu", c.cpu}, {"cores", c.cores}, {"jetagent", c.jetagentVersion},
+        {"build_type", c.buildType}, {"compiler", c.compiler}, {"opencv", c.opencvVersion},
+        {"started_utc", c.startedUtc}};
+}
+
+// --json must name a new file: checked before anything is measured.
+Status checkJsonPath(const std::string& path)
+{
+    std::error_code ec;
+    if (!path.empty() && std::filesystem::exists(path, ec))
+        return Status::invalid("--json " + path + ": the file exists; give a new path");
+    return Status();
+}
+
+Status writeJson(const std::string& path, const nlohmann::json& document)
+{
+    if (path.empty())
+        return Status();
+    std::ofstream out(path);
+    out << document.dump(2) << "\n";
+    out.close();
+    if (!out)
+        return Status::io("--json " + path + ": cannot be written");
+    return Status();
+}
+
+// A directory of its own under the system temp directory, removed with the object: where the
+// agent's rounds write when no --log-dir was given.
+class ScratchDirectory {
+public:
+    ScratchDirectory() = default;
+    ScratchDirectory(const ScratchDirectory&) = delete;
+    ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+    ~ScratchDirectory()
+    {
+        std::error_code ec;
+        if (!path_.empty())
+            std::filesystem::remove_all(path_, ec);
+    }
+
+    Status create()
+    {
+        std::error_code ec;
+        std::string pattern =
+            (std::filesystem::temp_directory_path(ec) / "jetagent-bench-XXXXXX").string();
+        if (ec || ::mkdtemp(pattern.data()) == nullptr)
+            return Status::io("cannot create a temporary directory for the agent's run logs (" +
+                pattern + "); give --log-dir DIR");
+        path_ = pattern;
+        return Status();
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
 std::string describeEngine(const EngineDescription& e)
 {
     char text[512];
@@ -65,6 +142,9 @@ std::string describeEngine(const EngineDescription& e)
 // frame in `stride`; the amortised cost spreads it over them.
 Status runActionBench(const AgentConfig& config, const BenchOptions& options)
 {
+    if (!options.logDir.empty())
+        return Status::invalid("--log-dir: an action task's bench runs the task alone, not the "
+                               "agent, and writes no run logs");
     const RunContext context = collectRunContext();
     auto source = openFrameSource(config.source);
     if (!source)
@@ -186,7 +266,140 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
         amortised.n,
         streaming ? "one backbone pass per frame plus the head every stride"
                   : "preprocessing per frame plus one clip inference every stride");
-    return Status();
+
+    nlohmann::json engineList = nlohmann::json::array();
+    for (const EngineDescription& e : engines)
+        engineList.push_back(engineJson(e));
+    const nlohmann::json doc = {{"bench", "action"}, {"config", config.path},
+        {"source",
+            {{"uri", config.source.uri}, {"width", pool[0].image.cols},
+                {"height", pool[0].image.rows}, {"frames_replayed", pool.size()}}},
+        {"mode", streaming ? "streaming" : "clip"}, {"clip_length", length},
+        {"frame_step", action.frameStep}, {"stride", action.stride}, {"engines", engineList},
+        {"host", contextJson(context)},
+        {"method",
+            {{"rounds", options.rounds}, {"iterations", options.iterations},
+                {"warmup", options.warmup}, {"warmup_frames", warmupFrames},
+                {"periods", timedPeriods}, {"frames_per_period", period}}},
+        {"figures",
+            {{"per_frame_amortised", figuresJson(amortised)},
+                {"frames_without_clip", figuresJson(figures(withoutClip))},
+                {"preprocess", figuresJson(figures(preprocess))},
+                {"backbone_pass", streaming ? figuresJson(figures(frameInference)) : nullptr},
+                {"frames_with_clip", figuresJson(figures(withClip))},
+                {streaming ? "temporal_head" : "clip_model", figuresJson(figures(clipInference))}}},
+        {"per_frame_cost_ms", amortised.median}};
+    return writeJson(options.json, doc);
+}
+
+// The agent's and the engine's samples over every round.
+struct BenchSeries {
+    std::vector<int64_t> engineRuns, interval, service, inference, preprocess, endToEnd;
+    std::vector<double> roundRatios; // agent median / engine median of the same round
+    std::string lastRunDir;
+};
+
+// What the report says about the configuration.
+struct BenchSetup {
+    const RunContext* context;
+    const EngineDescription* engine;
+    int batch;
+    const PreprocessConfig* pre;
+    int width, height; // the source's frames
+    int fifoDepth;
+};
+
+// Prints the figures beside their configuration, and writes both to --json.
+Status reportBench(const AgentConfig& config, const BenchOptions& options, const BenchSetup& setup,
+    const BenchSeries& series)
+{
+    const Figures engine = figures(series.engineRuns);
+    const Figures interval = figures(series.interval);
+    const Figures service = figures(series.service);
+    const Figures inference = figures(series.inference);
+    const Figures preprocess = figures(series.preprocess);
+    const Figures e2e = figures(series.endToEnd);
+    const EngineDescription& e = *setup.engine;
+    const RunContext& context = *setup.context;
+    const PreprocessConfig& pre = *setup.pre;
+    const int batch = setup.batch;
+    std::vector<double> roundRatios = series.roundRatios;
+
+    std::printf("== jetagent bench: the whole agent against the bare engine ==\n");
+    std::printf("config      %s\n", config.path.c_str());
+    std::printf("model       %s (sha256 %.16s..., %llu bytes), input %dx3x%dx%d\n",
+        e.modelPath.c_str(), e.modelSha256.c_str(), static_cast<unsigned long long>(e.modelBytes),
+        batch, pre.cropHeight, pre.cropWidth);
+    std::printf("engine      %s on %s, %s, batch %d, threads %s, fusion %s\n",
+        e.backendVersion.c_str(), e.target.c_str(), precisionName(e.options.precision),
+        e.options.batch,
+        e.options.threads > 0 ? std::to_string(e.options.threads).c_str() : "default (all cores)",
+        e.options.fusion ? "on" : "off");
+    std::printf("source      %s, %dx%d, as fast as possible (FIFO depth %d)\n",
+        config.source.uri.c_str(), setup.width, setup.height, setup.fifoDepth);
+    std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
+        context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
+        context.buildType.c_str());
+    std::printf("method      %d rounds, each: %d runs of the engine (a new session each round) "
+                "then an agent run\n"
+                "            of %d frames, after %d warm-up inferences each\n",
+        options.rounds, options.iterations, options.iterations, options.warmup);
+    if (options.logDir.empty())
+        std::printf("agent logs  none kept (--log-dir DIR keeps the last round's)\n\n");
+    else
+        std::printf("agent logs  %s (last round)\n\n", series.lastRunDir.c_str());
+    std::printf("%-52s %9s %9s %9s %7s\n", "ms per inference", "median", "p90", "mean", "n");
+    auto row = [](const char* name, const Figures& f) {
+        std::printf("%-52s %9.3f %9.3f %9.3f %7zu\n", name, f.median, f.p90, f.mean, f.n);
+    };
+    row("(a) bare engine: Session::run in a loop", engine);
+    row("(b) whole agent: interval between results", interval);
+    row("    worker service time (dequeue to result)", service);
+    row("      preprocess", preprocess);
+    row("      inference stage", inference);
+    row("    end to end (includes FIFO queueing)", e2e);
+
+    const double ratio = engine.median > 0 ? interval.median / engine.median : 0.0;
+    std::printf(
+        "\nagent / engine, pooled medians (b/a):   %.4f (the agent adds %+.3f ms, %+.2f%%)\n",
+        ratio, interval.median - engine.median, 100.0 * (ratio - 1.0));
+
+    // Each round's ratio compares an agent run with the engine loop just before it, so drift of the
+    // machine (other tenants, clocks) cancels; their median is the figure the goal is judged on.
+    std::sort(roundRatios.begin(), roundRatios.end());
+    const size_t n = roundRatios.size();
+    const double paired = n ? roundRatios[nearestRankIndex(n, 50)] : 0.0;
+    const double q1 = n ? roundRatios[nearestRankIndex(n, 25)] : 0.0;
+    const double q3 = n ? roundRatios[nearestRankIndex(n, 75)] : 0.0;
+    std::printf("agent / engine, median of %zu paired rounds: %.4f (interquartile %.4f .. %.4f)\n",
+        n, paired, q1, q3);
+    const double allowance = std::max(0.03, 0.3 / engine.median);
+    const bool met = paired - 1.0 <= allowance;
+    std::printf("goal: the agent adds at most 3%% or 0.3 ms, whichever is larger (%.2f%% here): %s "
+                "(paired: %+.2f%%)\n",
+        100.0 * allowance, met ? "met" : "NOT met", 100.0 * (paired - 1.0));
+
+    const nlohmann::json doc = {{"bench", "agent_vs_engine"}, {"config", config.path},
+        {"engine", engineJson(e)}, {"input_shape", {batch, 3, pre.cropHeight, pre.cropWidth}},
+        {"source",
+            {{"uri", config.source.uri}, {"width", setup.width}, {"height", setup.height},
+                {"fifo_depth", setup.fifoDepth}}},
+        {"host", contextJson(context)},
+        {"method",
+            {{"rounds", options.rounds}, {"iterations", options.iterations},
+                {"warmup", options.warmup}}},
+        {"agent_logs",
+            options.logDir.empty() ? nlohmann::json(nullptr) : nlohmann::json(series.lastRunDir)},
+        {"figures",
+            {{"engine", figuresJson(engine)}, {"agent_interval", figuresJson(interval)},
+                {"agent_service", figuresJson(service)},
+                {"agent_preprocess", figuresJson(preprocess)},
+                {"agent_inference", figuresJson(inference)},
+                {"agent_end_to_end", figuresJson(e2e)}}},
+        {"ratio_pooled_medians", ratio},
+        {"ratio_paired", {{"rounds", n}, {"median", paired}, {"q1", q1}, {"q3", q3}}},
+        {"goal", {{"allowance", allowance}, {"met", met}}}};
+    return writeJson(options.json, doc);
 }
 
 } // namespace
@@ -195,6 +408,8 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
 {
     if (config.tasks.empty())
         return Status::invalid(config.where("tasks") + ": the benchmark needs a task");
+    if (Status s = checkJsonPath(options.json); !s)
+        return s;
     if (config.tasks[0].type == "action")
         return runActionBench(config, options);
     auto log = logger("bench");
@@ -238,11 +453,19 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
     runOptions.printStatus = false;
     runOptions.printSummary = false;
     runOptions.runPrefix = "bench-";
+    ScratchDirectory scratch;
+    if (options.logDir.empty()) {
+        if (Status s = scratch.create(); !s)
+            return s;
+        agentConfig.logging.dir = scratch.path();
+    } else {
+        agentConfig.logging.dir = options.logDir;
+    }
 
-    std::vector<int64_t> engineRuns, agentInterval, agentService, agentInference, agentPreprocess,
-        agentE2e;
-    std::vector<double> roundRatios; // agent median / engine median of the same round
-    std::string lastRunDir;
+    BenchSeries series;
+    std::vector<int64_t>& engineRuns = series.engineRuns;
+    std::vector<int64_t>& agentInterval = series.interval;
+    std::string& lastRunDir = series.lastRunDir;
     for (int round = 0; round < options.rounds; ++round) {
         const size_t engineBefore = engineRuns.size(), agentBefore = agentInterval.size();
         // A new session each round, as the agent builds its own each run: how fast a network runs
@@ -266,10 +489,15 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
         // The cold-start inference is already kept out of the series; skip the rest of the warm-up.
         const size_t skip = static_cast<size_t>(std::max(options.warmup - 1, 0));
         appendAfter(s.interval, skip, agentInterval);
-        appendAfter(s.service, skip, agentService);
-        appendAfter(s.inference, skip, agentInference);
-        appendAfter(s.preprocess, skip, agentPreprocess);
-        appendAfter(s.endToEnd, skip, agentE2e);
+        appendAfter(s.service, skip, series.service);
+        appendAfter(s.inference, skip, series.inference);
+        appendAfter(s.preprocess, skip, series.preprocess);
+        appendAfter(s.endToEnd, skip, series.endToEnd);
+        // One run directory at a time: the last round's is the one kept (with --log-dir).
+        if (!lastRunDir.empty() && lastRunDir != run->runDirectory) {
+            std::error_code ec;
+            std::filesystem::remove_all(lastRunDir, ec);
+        }
         lastRunDir = run->runDirectory;
         const Figures engineRound = figures(
             {engineRuns.begin() + static_cast<std::ptrdiff_t>(engineBefore), engineRuns.end()});
@@ -277,69 +505,14 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
             figures({agentInterval.begin() + static_cast<std::ptrdiff_t>(agentBefore),
                 agentInterval.end()});
         if (engineRound.median > 0 && agentRound.n > 0)
-            roundRatios.push_back(agentRound.median / engineRound.median);
+            series.roundRatios.push_back(agentRound.median / engineRound.median);
         log->debug(
             "round {}: {} engine runs, agent run in {}", round + 1, engineRuns.size(), lastRunDir);
     }
 
-    const Figures engine = figures(engineRuns);
-    const Figures interval = figures(agentInterval);
-    const Figures service = figures(agentService);
-    const Figures inference = figures(agentInference);
-    const Figures preprocess = figures(agentPreprocess);
-    const Figures e2e = figures(agentE2e);
-    const EngineDescription& e = classification.engine()->description();
-
-    std::printf("== jetagent bench: the whole agent against the bare engine ==\n");
-    std::printf("config      %s\n", config.path.c_str());
-    std::printf("model       %s (sha256 %.16s..., %llu bytes), input %dx3x%dx%d\n",
-        e.modelPath.c_str(), e.modelSha256.c_str(), static_cast<unsigned long long>(e.modelBytes),
-        batch, pre.cropHeight, pre.cropWidth);
-    std::printf("engine      %s on %s, %s, batch %d, threads %s, fusion %s\n",
-        e.backendVersion.c_str(), e.target.c_str(), precisionName(e.options.precision),
-        e.options.batch,
-        e.options.threads > 0 ? std::to_string(e.options.threads).c_str() : "default (all cores)",
-        e.options.fusion ? "on" : "off");
-    std::printf("source      %s, %dx%d, as fast as possible (FIFO depth %d)\n",
-        config.source.uri.c_str(), frame.image.cols, frame.image.rows, agentConfig.run.queueDepth);
-    std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
-        context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
-        context.buildType.c_str());
-    std::printf("method      %d rounds, each: %d runs of the engine (a new session each round) "
-                "then an agent run\n"
-                "            of %d frames, after %d warm-up inferences each\n",
-        options.rounds, options.iterations, options.iterations, options.warmup);
-    std::printf("agent logs  %s (last round)\n\n", lastRunDir.c_str());
-    std::printf("%-52s %9s %9s %9s %7s\n", "ms per inference", "median", "p90", "mean", "n");
-    auto row = [](const char* name, const Figures& f) {
-        std::printf("%-52s %9.3f %9.3f %9.3f %7zu\n", name, f.median, f.p90, f.mean, f.n);
-    };
-    row("(a) bare engine: Session::run in a loop", engine);
-    row("(b) whole agent: interval between results", interval);
-    row("    worker service time (dequeue to result)", service);
-    row("      preprocess", preprocess);
-    row("      inference stage", inference);
-    row("    end to end (includes FIFO queueing)", e2e);
-
-    const double ratio = engine.median > 0 ? interval.median / engine.median : 0.0;
-    std::printf(
-        "\nagent / engine, pooled medians (b/a):   %.4f (the agent adds %+.3f ms, %+.2f%%)\n",
-        ratio, interval.median - engine.median, 100.0 * (ratio - 1.0));
-
-    // Each round's ratio compares an agent run with the engine loop just before it, so drift of the
-    // machine (other tenants, clocks) cancels; their median is the figure the goal is judged on.
-    std::sort(roundRatios.begin(), roundRatios.end());
-    const size_t n = roundRatios.size();
-    const double paired = n ? roundRatios[nearestRankIndex(n, 50)] : 0.0;
-    const double q1 = n ? roundRatios[nearestRankIndex(n, 25)] : 0.0;
-    const double q3 = n ? roundRatios[nearestRankIndex(n, 75)] : 0.0;
-    std::printf("agent / engine, median of %zu paired rounds: %.4f (interquartile %.4f .. %.4f)\n",
-        n, paired, q1, q3);
-    const double allowance = std::max(0.03, 0.3 / engine.median);
-    std::printf("goal: the agent adds at most 3%% or 0.3 ms, whichever is larger (%.2f%% here): %s "
-                "(paired: %+.2f%%)\n",
-        100.0 * allowance, paired - 1.0 <= allowance ? "met" : "NOT met", 100.0 * (paired - 1.0));
-    return Status();
+    const BenchSetup setup {&context, &classification.engine()->description(), batch, &pre,
+        frame.image.cols, frame.image.rows, agentConfig.run.queueDepth};
+    return reportBench(config, options, setup, series);
 }
 
 } // namespace jetagent

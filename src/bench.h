@@ -13,10 +13,15 @@ struct BenchOptions {
     int iterations = 10; // timed inferences per round, for the engine loop and for the agent alike
     int warmup = 5; // untimed inferences before each
     int rounds = 100; // engine and agent alternate this many times
+    // Where the agent's rounds write their run directories: "" = a temporary directory removed at
+    // the end (nothing is left behind); else this directory, which keeps the last round's only.
+    std::string logDir;
+    std::string json; // "" = none; else a new file for the figures and the configuration, as JSON
 };
 
 // Runs the first task of `config` (a) as a bare engine loop and (b) through the whole agent on its
-// source as fast as possible, and prints both medians, their ratio and the configuration.
+// source as fast as possible, and prints both medians, their ratio and the configuration (and
+// writes them to options.json). An action task: its cost per frame instead.
 Status runBench(const AgentConfig& config, const BenchOptions& options);
 
 } // namespace jetagent

@@ -27,6 +27,7 @@
 #include "jetagent/hal/gpio.h"
 #include "jetagent/hal/v4l2_io.h"
 #include "jetagent/power/board_profile.h"
+#include "jetagent/power/fixture_boards.h"
 #include "logging.h"
 #include "power_command.h"
 #include "version.h"
@@ -167,6 +168,14 @@ std::string boardProfileIds()
     return ids;
 }
 
+std::string fixtureBoardIds()
+{
+    std::string ids;
+    for (const fixtures::BoardSpec& b : fixtures::fixtureBoards())
+        ids += (ids.empty() ? "" : ", ") + b.id;
+    return ids;
+}
+
 void printBackends()
 {
     for (const BackendInfo& b : listBackends())
@@ -283,6 +292,10 @@ int runCli(int argc, char** argv)
     bench->add_option("--rounds", benchOptions.rounds, "Rounds of engine loop then agent run")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
+    bench->add_option("-o,--log-dir", benchOptions.logDir,
+        "Keep the last round's agent run directory under DIR (default: none is kept)");
+    bench->add_option("--json", benchOptions.json,
+        "Also write the figures and the configuration as one JSON document to this new file");
     bench->footer(
         "\nTimes (a) the bare engine, Session::run in a loop on a preprocessed frame, and (b) the "
         "whole\n"
@@ -290,7 +303,9 @@ int runCli(int argc, char** argv)
         "and\n"
         "prints both medians, their ratio and the configuration. The agent's figure is the "
         "interval\n"
-        "between its results: everything it does per frame, threads and logging included.\n\n"
+        "between its results: everything it does per frame, threads and logging included.\n"
+        "The agent's rounds write their logs into a temporary directory, removed at the end;\n"
+        "--log-dir DIR keeps the last round's run directory there instead.\n\n"
         "When the first task is an action task, times instead its work per frame (preprocessing,\n"
         "the backbone in streaming mode) and its clip inferences, rounds x iterations strides of\n"
         "frames, and prints the per-frame cost amortised over each stride. Clip models are slow\n"
@@ -434,6 +449,10 @@ int runCli(int argc, char** argv)
         ->check(CLI::Range(0.1, 1000.0));
     power->add_flag("--list", powerOptions.list,
         "Print the board, its profile and the sensors found, then exit");
+    power->add_option("--fixture", powerOptions.fixture,
+        "Read a built-in fixture board's tree instead of this machine's (" + fixtureBoardIds() +
+            "; 'list' describes them): written into --sysfs-root DIR if given (a new or empty\n"
+            "directory, kept for power.sysfs_root in a config), else into a temporary one");
     power->footer(
         "\nFinds the board's power rails (INA3221 under hwmon or the legacy iio driver, INA2xx,\n"
         "power_supply, Intel RAPL), thermal zones, GPU and CPU clocks, EMC rate, throttle "
@@ -451,7 +470,9 @@ int runCli(int argc, char** argv)
         "Examples:\n"
         "  jetagent power                                   live view, once a second\n"
         "  jetagent power -i 200 --csv run1.csv -d 600      ten minutes at 5 lines a second\n"
-        "  jetagent power --list                            what this board has\n");
+        "  jetagent power --list                            what this board has\n"
+        "  jetagent power --fixture orin-nano-jp6 -d 3      an Orin Nano's tree, without the "
+        "board\n");
 
     // probe
     CLI::App* probe = app.add_subcommand("probe", "Describe the hardware jetagent can use");
@@ -561,6 +582,8 @@ int runCli(int argc, char** argv)
         }
         if (*power) {
             setLogLevel(global.level("warn"));
+            if (!powerOptions.fixture.empty() && power->count("--sysfs-root"))
+                powerOptions.fixtureDir = powerOptions.sysfsRoot;
             Status s = runPowerCommand(powerOptions);
             return s ? kExitOk : report(s);
         }
@@ -572,7 +595,13 @@ int runCli(int argc, char** argv)
                     std::printf("%s\n", cameraReportJson(cameras).dump(2).c_str());
                 else
                     std::fputs(formatCameraReport(cameras).c_str(), stdout);
-                return kExitOk;
+                // As for GPIO chips: a device named with --device that cannot be probed is bad
+                // input (the report says why); with none named, what was found is the answer.
+                const bool failed =
+                    std::any_of(cameras.begin(), cameras.end(), [&](const CameraDescription& c) {
+                        return !probeDevices.empty() && !c.error.empty();
+                    });
+                return failed ? kExitUsage : kExitOk;
             }
             if (*probeGpioCommand) {
                 const auto reports = probeGpio(probeChips);

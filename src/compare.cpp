@@ -21,8 +21,10 @@ namespace jetagent {
 const char* const kCompareHelp =
     "\nRuns MODEL through the REFERENCE engine and the CANDIDATE engine on the same inputs, read\n"
     "from --inputs and preprocessed once (so both see identical tensors), and reports how far\n"
-    "the candidate's outputs are from the reference's, and both engines' latencies. Use it to\n"
-    "trust a TensorRT fp16/int8 engine against the CPU backend before deploying it.\n\n"
+    "the candidate's outputs are from the reference's, and both engines' latencies. Inputs are\n"
+    "read 32 at a time and the engines take turns on each window, so memory does not grow with\n"
+    "--frames. Use it to trust a TensorRT fp16/int8 engine against the CPU backend before\n"
+    "deploying it.\n\n"
     "Engine specs: BACKEND[:DEVICE[:PRECISION]][,key=value...]\n"
     "  BACKEND    opencv, tensorrt (`jetagent backends` lists what this build has)\n"
     "  DEVICE     cpu, gpu, dla0, dla1              PRECISION  fp32, fp16, int8\n"
@@ -179,64 +181,218 @@ nlohmann::json describeEngine(
                 {"d2h", part(l.deviceToHostMs)}}}};
 }
 
-// Every output of one engine over every input: per output, frames x classes floats.
-struct EngineRun {
-    std::vector<std::vector<float>> outputs;
-    std::vector<size_t> classes;
-    std::vector<int64_t> wallNs;
-    std::vector<RunTiming> timings;
+// Inputs are read and preprocessed a window at a time, and both engines run on a window before
+// the next is read: memory holds one window of inputs and of reference outputs whatever --frames
+// is, and each engine still runs this many inputs back to back between turns.
+constexpr size_t kWindowFrames = 32;
+
+// The frames of --inputs, preprocessed, one window at a time.
+class InputWindows {
+public:
+    InputWindows(FrameSource& source, const PreprocessConfig& pre, std::string uri, uint64_t limit,
+        size_t windowFrames)
+        : source_(source),
+          preprocessor_(pre),
+          uri_(std::move(uri)),
+          limit_(limit),
+          window_(windowFrames),
+          data_(windowFrames * preprocessor_.outputElements())
+    {
+    }
+
+    // Reads the next window; its frames, 0 once the source or --frames is exhausted.
+    Expected<size_t> next()
+    {
+        constexpr int64_t kFrameWaitNs = 10'000'000'000; // a camera's first frame, a stall
+        int64_t giveUp = monotonicNs() + kFrameWaitNs;
+        size_t count = 0;
+        while (count < window_ && read_ < limit_ && !ended_) {
+            auto read = source_.read(frame_);
+            if (!read)
+                return read.status().withContext("--inputs");
+            if (read.value() == ReadResult::EndOfStream) {
+                ended_ = true;
+                break;
+            }
+            if (read.value() == ReadResult::NoFrame) {
+                if (monotonicNs() > giveUp)
+                    return Status::runtime("--inputs " + uri_ + ": no frame for 10 s");
+                continue;
+            }
+            giveUp = monotonicNs() + kFrameWaitNs;
+            preprocessor_.run(frame_.image, data_.data() + count * preprocessor_.outputElements());
+            ++count;
+            ++read_;
+        }
+        return count;
+    }
+
+    const float* data() const { return data_.data(); }
+    uint64_t framesRead() const { return read_; }
+
+private:
+    FrameSource& source_;
+    Preprocessor preprocessor_;
+    std::string uri_;
+    uint64_t limit_;
+    size_t window_;
+    std::vector<float> data_;
+    Frame frame_;
+    uint64_t read_ = 0;
+    bool ended_ = false;
 };
 
-Expected<EngineRun> runEngine(const Engine& engine, const std::string& role,
-    const std::vector<float>& inputs, size_t frames, const TensorShape& sample, int warmup)
-{
-    const int batch = engine.description().options.batch;
-    const size_t sampleElements = static_cast<size_t>(sample.elementCount());
-    auto created = engine.createSession();
-    if (!created)
-        return created.status().withContext(role + " engine");
-    Session& session = *created.value();
-    std::vector<float> buffer(sampleElements * static_cast<size_t>(batch));
-    TensorView view {buffer.data(), TensorShape {batch, sample[0], sample[1], sample[2]}};
-    // Rows past the last input (a last partial batch) repeat the last input; they are not compared.
-    auto fill = [&](size_t first) {
-        for (size_t r = 0; r < static_cast<size_t>(batch); ++r) {
-            const size_t frame = std::min(first + r, frames - 1);
-            std::copy_n(inputs.begin() + static_cast<std::ptrdiff_t>(frame * sampleElements),
-                sampleElements, buffer.begin() + static_cast<std::ptrdiff_t>(r * sampleElements));
+// One engine's session, its timings over every input, and its outputs for the current window:
+// per output, frames x classes floats.
+class EngineRun {
+public:
+    EngineRun(std::string role, const TensorShape& sample) : role_(std::move(role)), sample_(sample)
+    {
+    }
+
+    Status start(const Engine& engine)
+    {
+        batch_ = engine.description().options.batch;
+        auto created = engine.createSession();
+        if (!created)
+            return created.status().withContext(role_ + " engine");
+        session_ = std::move(created).value();
+        buffer_.assign(sampleElements() * static_cast<size_t>(batch_), 0.0f);
+        view_ =
+            TensorView {buffer_.data(), TensorShape {batch_, sample_[0], sample_[1], sample_[2]}};
+        return Status();
+    }
+
+    // Untimed runs on the window's first batch.
+    Status warmUp(const float* inputs, size_t frames, int runs)
+    {
+        fill(inputs, frames, 0);
+        for (int i = 0; i < runs; ++i)
+            if (Status s = session_->run(&view_, 1, nullptr); !s)
+                return s.withContext(role_ + " engine, warm-up");
+        return Status();
+    }
+
+    // Timed runs over a window of `frames` inputs, one per batch; keeps their outputs.
+    Status runWindow(const float* inputs, size_t frames)
+    {
+        for (auto& rows : outputs_)
+            rows.clear();
+        for (size_t first = 0; first < frames; first += static_cast<size_t>(batch_)) {
+            fill(inputs, frames, first);
+            RunTiming timing;
+            const int64_t start = monotonicNs();
+            if (Status s = session_->run(&view_, 1, &timing); !s)
+                return s.withContext(role_ + " engine");
+            wallNs_.push_back(monotonicNs() - start);
+            timings_.push_back(timing);
+            if (Status s = keepOutputs(std::min(frames - first, static_cast<size_t>(batch_))); !s)
+                return s;
         }
-    };
+        return Status();
+    }
 
-    fill(0);
-    for (int i = 0; i < warmup; ++i)
-        if (Status s = session.run(&view, 1, nullptr); !s)
-            return s.withContext(role + " engine, warm-up");
+    size_t outputCount() const { return outputs_.size(); }
+    size_t classes(size_t output) const { return classes_[output]; }
+    const float* rows(size_t output) const { return outputs_[output].data(); }
+    const std::vector<int64_t>& wallNs() const { return wallNs_; }
+    const std::vector<RunTiming>& timings() const { return timings_; }
 
-    EngineRun run;
-    run.outputs.resize(session.outputCount());
-    run.classes.resize(session.outputCount());
-    for (size_t first = 0; first < frames; first += static_cast<size_t>(batch)) {
-        fill(first);
-        RunTiming timing;
-        const int64_t start = monotonicNs();
-        if (Status s = session.run(&view, 1, &timing); !s)
-            return s.withContext(role + " engine");
-        run.wallNs.push_back(monotonicNs() - start);
-        run.timings.push_back(timing);
-        const size_t rows = std::min(frames - first, static_cast<size_t>(batch));
-        for (size_t o = 0; o < session.outputCount(); ++o) {
-            const ConstTensorView out = session.output(o);
-            if (out.data == nullptr || out.shape.rank < 1 || out.shape[0] != batch)
-                return Status::runtime(role + " engine: output " + std::to_string(o) + " is " +
-                    out.shape.toString() + " for a batch of " + std::to_string(batch));
-            const size_t perRow =
-                static_cast<size_t>(out.shape.elementCount()) / static_cast<size_t>(batch);
-            if (first == 0)
-                run.classes[o] = perRow;
-            run.outputs[o].insert(run.outputs[o].end(), out.data, out.data + rows * perRow);
+private:
+    size_t sampleElements() const { return static_cast<size_t>(sample_.elementCount()); }
+
+    // Rows past the window's last input (a last partial batch) repeat it; they are not compared.
+    void fill(const float* inputs, size_t frames, size_t first)
+    {
+        for (size_t r = 0; r < static_cast<size_t>(batch_); ++r) {
+            const size_t frame = std::min(first + r, frames - 1);
+            std::copy_n(inputs + frame * sampleElements(), sampleElements(),
+                buffer_.begin() + static_cast<std::ptrdiff_t>(r * sampleElements()));
         }
     }
-    return run;
+
+    // The session's outputs are known once it has run: the first run fixes their number and
+    // sizes, and every later run must give the same.
+    Status keepOutputs(size_t rows)
+    {
+        const size_t count = session_->outputCount();
+        if (classes_.empty()) {
+            classes_.assign(count, 0);
+            outputs_.resize(count);
+        } else if (count != classes_.size()) {
+            return Status::runtime(role_ + " engine: gave " + std::to_string(count) +
+                " outputs, earlier " + std::to_string(classes_.size()));
+        }
+        for (size_t o = 0; o < count; ++o) {
+            const ConstTensorView out = session_->output(o);
+            if (out.data == nullptr || out.shape.rank < 1 || out.shape[0] != batch_)
+                return Status::runtime(role_ + " engine: output " + std::to_string(o) + " is " +
+                    out.shape.toString() + " for a batch of " + std::to_string(batch_));
+            const size_t perRow =
+                static_cast<size_t>(out.shape.elementCount()) / static_cast<size_t>(batch_);
+            if (classes_[o] == 0)
+                classes_[o] = perRow;
+            else if (classes_[o] != perRow)
+                return Status::runtime(role_ + " engine: output " + std::to_string(o) + " gave " +
+                    std::to_string(perRow) + " values per input, earlier " +
+                    std::to_string(classes_[o]));
+            outputs_[o].insert(outputs_[o].end(), out.data, out.data + rows * perRow);
+        }
+        return Status();
+    }
+
+    std::string role_;
+    TensorShape sample_;
+    int batch_ = 1;
+    std::unique_ptr<Session> session_;
+    std::vector<float> buffer_;
+    TensorView view_ {};
+    std::vector<size_t> classes_;
+    std::vector<std::vector<float>> outputs_;
+    std::vector<int64_t> wallNs_;
+    std::vector<RunTiming> timings_;
+};
+
+// Runs both engines over every window of `inputs` (the first already read), accumulating how far
+// the candidate is from the reference per output. Returns the frames compared.
+Expected<size_t> compareWindows(InputWindows& inputs, size_t firstWindow, const Engine& reference,
+    EngineRun& ref, EngineRun& cand, std::vector<OutputAgreement>& agreements)
+{
+    size_t count = 0;
+    for (size_t frames = firstWindow; frames > 0;) {
+        if (Status s = ref.runWindow(inputs.data(), frames); !s)
+            return s;
+        if (Status s = cand.runWindow(inputs.data(), frames); !s)
+            return s;
+        if (ref.outputCount() != cand.outputCount())
+            return Status::runtime("the reference engine gives " +
+                std::to_string(ref.outputCount()) + " outputs, the candidate " +
+                std::to_string(cand.outputCount()));
+        if (agreements.empty()) {
+            for (size_t o = 0; o < ref.outputCount(); ++o) {
+                OutputAgreement a;
+                a.name = o < reference.outputs().size() ? reference.outputs()[o].name
+                                                        : "output" + std::to_string(o);
+                a.classes = ref.classes(o);
+                if (cand.classes(o) != a.classes)
+                    return Status::runtime("output '" + a.name + "': the reference gives " +
+                        std::to_string(a.classes) + " values per input, the candidate " +
+                        std::to_string(cand.classes(o)));
+                agreements.push_back(a);
+            }
+        }
+        for (size_t o = 0; o < agreements.size(); ++o) {
+            OutputAgreement& a = agreements[o];
+            for (size_t i = 0; i < frames; ++i)
+                accumulateAgreement(a, ref.rows(o) + i * a.classes, cand.rows(o) + i * a.classes);
+        }
+        count += frames;
+        auto next = inputs.next();
+        if (!next)
+            return next.status();
+        frames = next.value();
+    }
+    return count;
 }
 
 std::string formatMs(double ms)
@@ -587,34 +743,19 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
                 o->calibration = data.value();
     }
 
-    // The inputs, preprocessed once: both engines get the very same tensors.
+    // The inputs, preprocessed once: both engines get the very same tensors. The first window is
+    // read before the engines are built, so that a source that gives nothing fails at once.
     auto opened = openFrameSource(source);
     if (!opened)
         return opened.status().withContext("--inputs");
-    FrameSource& frames = *opened.value();
-    Preprocessor preprocessor(pre);
-    std::vector<float> inputs;
-    size_t count = 0;
-    Frame frame;
-    constexpr int64_t kFrameWaitNs = 10'000'000'000; // a camera's first frame, a stall
-    int64_t giveUp = monotonicNs() + kFrameWaitNs;
-    while (count < options.frames) {
-        auto read = frames.read(frame);
-        if (!read)
-            return read.status().withContext("--inputs");
-        if (read.value() == ReadResult::EndOfStream)
-            break;
-        if (read.value() == ReadResult::NoFrame) {
-            if (monotonicNs() > giveUp)
-                return Status::runtime("--inputs " + source.uri + ": no frame for 10 s");
-            continue;
-        }
-        giveUp = monotonicNs() + kFrameWaitNs;
-        inputs.resize((count + 1) * preprocessor.outputElements());
-        preprocessor.run(frame.image, inputs.data() + count * preprocessor.outputElements());
-        ++count;
-    }
-    if (count == 0)
+    const int maxBatch = std::max(referenceOptions.batch, candidateOptions.batch);
+    const size_t window = (kWindowFrames + static_cast<size_t>(maxBatch) - 1) /
+        static_cast<size_t>(maxBatch) * static_cast<size_t>(maxBatch);
+    InputWindows inputs(*opened.value(), pre, source.uri, options.frames, window);
+    auto firstWindow = inputs.next();
+    if (!firstWindow)
+        return firstWindow.status();
+    if (firstWindow.value() == 0)
         return Status::invalid("--inputs " + source.uri + " gave no frame");
 
     // Both engines are built before either runs, so that one that cannot be built fails at once.
@@ -625,39 +766,24 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
     if (!candidate)
         return candidate.status().withContext("--candidate " + options.candidate);
 
-    auto referenceRun =
-        runEngine(*reference.value(), "reference", inputs, count, sample, options.warmup);
-    if (!referenceRun)
-        return referenceRun.status();
-    auto candidateRun =
-        runEngine(*candidate.value(), "candidate", inputs, count, sample, options.warmup);
-    if (!candidateRun)
-        return candidateRun.status();
-    const EngineRun& ref = referenceRun.value();
-    const EngineRun& cand = candidateRun.value();
-    if (ref.outputs.size() != cand.outputs.size())
-        return Status::runtime("the reference engine gives " + std::to_string(ref.outputs.size()) +
-            " outputs, the candidate " + std::to_string(cand.outputs.size()));
-
-    std::vector<OutputAgreement> agreements;
-    for (size_t o = 0; o < ref.outputs.size(); ++o) {
-        OutputAgreement a;
-        a.name = o < reference.value()->outputs().size() ? reference.value()->outputs()[o].name
-                                                         : "output" + std::to_string(o);
-        a.classes = ref.classes[o];
-        if (cand.classes[o] != a.classes)
-            return Status::runtime("output '" + a.name + "': the reference gives " +
-                std::to_string(a.classes) + " values per input, the candidate " +
-                std::to_string(cand.classes[o]));
-        for (size_t i = 0; i < count; ++i)
-            accumulateAgreement(
-                a, ref.outputs[o].data() + i * a.classes, cand.outputs[o].data() + i * a.classes);
-        agreements.push_back(a);
+    EngineRun ref("reference", sample), cand("candidate", sample);
+    for (auto [run, engine] :
+        {std::pair {&ref, reference.value().get()}, std::pair {&cand, candidate.value().get()}}) {
+        if (Status s = run->start(*engine); !s)
+            return s;
+        if (Status s = run->warmUp(inputs.data(), firstWindow.value(), options.warmup); !s)
+            return s;
     }
+    std::vector<OutputAgreement> agreements;
+    auto compared =
+        compareWindows(inputs, firstWindow.value(), *reference.value(), ref, cand, agreements);
+    if (!compared)
+        return compared.status();
+    const size_t count = compared.value();
 
     // The document.
-    const LatencyFigures refLatency = latencyFigures(ref.wallNs, ref.timings);
-    const LatencyFigures candLatency = latencyFigures(cand.wallNs, cand.timings);
+    const LatencyFigures refLatency = latencyFigures(ref.wallNs(), ref.timings());
+    const LatencyFigures candLatency = latencyFigures(cand.wallNs(), cand.timings());
     CompareResult result;
     nlohmann::json& doc = result.document;
     doc["model"] = {{"path", modelPath}, {"sha256", file.sha256}, {"bytes", file.fileBytes},
@@ -672,6 +798,7 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
     doc["relative_error_definition"] =
         "max|cand - ref| / max|ref| over every value of every input, per output";
     doc["warmup"] = options.warmup;
+    doc["window_frames"] = window;
     nlohmann::json outputs = nlohmann::json::array();
     for (const OutputAgreement& a : agreements) {
         const double rel = a.relativeError();
@@ -774,9 +901,9 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
     latencyRow("reference", refLatency);
     latencyRow("candidate", candLatency);
     std::snprintf(line, sizeof line,
-        "(Session::run wall time, one run per batch, after %d warm-up runs; H2D/compute/D2H: "
-        "means of the backend's own timing)\n",
-        options.warmup);
+        "(Session::run wall time, one run per batch, after %d warm-up runs, the engines taking "
+        "turns\n%zu inputs at a time; H2D/compute/D2H: means of the backend's own timing)\n",
+        options.warmup, window);
     t += line;
     if (!checks.empty()) {
         t += "\nchecks\n";

@@ -6,8 +6,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/power/fixture_boards.h"
 #include "jetagent/power/power_monitor.h"
 #include "stop_signals.h"
 #include "text.h"
@@ -238,9 +241,7 @@ void listZones(const PowerMonitor& monitor)
     }
 }
 
-} // namespace
-
-Status runPowerCommand(const PowerCommandOptions& options)
+Status measurePower(const PowerCommandOptions& options)
 {
     PowerMonitorOptions mo;
     mo.sysfsRoot = options.sysfsRoot;
@@ -335,6 +336,65 @@ Status runPowerCommand(const PowerCommandOptions& options)
         std::printf("CSV: %s\n", options.csvPath.c_str());
     }
     return Status();
+}
+
+std::string fixtureBoardList()
+{
+    constexpr size_t kColumn = 16;
+    std::string text;
+    for (const fixtures::BoardSpec& b : fixtures::fixtureBoards())
+        text += "  " + b.id + std::string(b.id.size() < kColumn ? kColumn - b.id.size() : 1, ' ') +
+            b.description + "\n";
+    return text;
+}
+
+} // namespace
+
+Status runPowerCommand(const PowerCommandOptions& options)
+{
+    if (options.fixture.empty())
+        return measurePower(options);
+    if (options.fixture == "list") {
+        std::printf(
+            "Fixture boards (jetagent power --fixture NAME):\n%s", fixtureBoardList().c_str());
+        return Status();
+    }
+    const fixtures::BoardSpec* board = fixtures::findFixtureBoard(options.fixture);
+    if (board == nullptr)
+        return Status::invalid("--fixture '" + options.fixture +
+            "': no such fixture board; known:\n" + fixtureBoardList());
+
+    // The tree goes where --sysfs-root says (a new or empty directory, kept for power.sysfs_root
+    // in a config), else into a temporary directory removed at the end.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string root = options.fixtureDir;
+    bool temporary = false;
+    if (root.empty()) {
+        std::string pattern = (fs::temp_directory_path(ec) / "jetagent-fixture-XXXXXX").string();
+        if (ec || ::mkdtemp(pattern.data()) == nullptr)
+            return Status::io("cannot create a temporary directory for the fixture tree (" +
+                pattern + "); give --sysfs-root DIR");
+        root = pattern;
+        temporary = true;
+    } else if (fs::exists(root, ec) && !fs::is_empty(root, ec)) {
+        return Status::invalid("--sysfs-root " + root +
+            ": the directory is not empty; --fixture writes its tree into a new or empty one");
+    } else if (fs::create_directories(root, ec); ec) {
+        return Status::invalid("--sysfs-root " + root + ": " + ec.message());
+    }
+    Status written = fixtures::lowerBoard(*board).write(root);
+    Status result = written;
+    if (written) {
+        std::printf("fixture   %s (%s), tree in %s%s\n", board->id.c_str(),
+            board->description.c_str(), root.c_str(), temporary ? " (removed at exit)" : "");
+        PowerCommandOptions onFixture = options;
+        onFixture.sysfsRoot = root;
+        result = measurePower(onFixture);
+    }
+    if (temporary)
+        fs::remove_all(root, ec);
+    return result;
 }
 
 } // namespace jetagent

@@ -17,10 +17,15 @@ struct PowerCommandOptions {
     double railHz = 100.0; // rail sampling rate behind the averages
     double stateHz = 2.0;
     bool list = false; // print what was found and exit
+    // A built-in fixture board's tree ("orin-nano-jp6") read instead of the machine's; "list"
+    // prints their names. The tree is written into fixtureDir (new or empty, kept) or, when that
+    // is "", into a temporary directory removed at the end.
+    std::string fixture;
+    std::string fixtureDir;
 };
 
-// Runs until the duration ends or SIGINT/SIGTERM. Errors: a bad root or board, an existing or
-// unwritable CSV file.
+// Runs until the duration ends or SIGINT/SIGTERM. Errors: a bad root, board or fixture, an existing
+// or unwritable CSV file.
 Status runPowerCommand(const PowerCommandOptions& options);
 
 } // namespace jetagent

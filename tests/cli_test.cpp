@@ -1,5 +1,12 @@
-// The command line as users meet it: help texts, exit codes, and error messages.
+// The command line as users meet it: help texts, exit codes, and error messages. The README's
+// table of exit codes has a test here for each row (or in compare_test, power_e2e_test and
+// service_e2e_test, named beside the row's test below).
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +19,7 @@ namespace {
 using test::runJetagent;
 using test::sourcePath;
 using test::TempDir;
+namespace fs = std::filesystem;
 
 bool has(const std::string& text, const std::string& part)
 {
@@ -236,6 +244,227 @@ TEST(Cli, InspectErrorsAreUsageErrors)
     EXPECT_EQ(help.exitCode, 0);
     for (const char* part : {"--json", "--input-shape", "--prepared", "--no-cache", "Examples"})
         EXPECT_TRUE(has(help.out, part)) << part << " missing from inspect --help";
+}
+
+// Exit 2, a source that cannot be opened: cameras named as jetson-inference's users name them.
+TEST(Cli, CameraNumbersAndDeviceNodesAreV4L2Cameras)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", demoConfig("synthetic://shapes"));
+    for (const char* source : {"97", "/dev/video97", "v4l2:///dev/video97"}) {
+        auto r = runJetagent({"run", "-c", "c.yaml", "-s", source}, dir.path());
+        EXPECT_EQ(r.exitCode, 2) << source << ": " << r.err;
+        EXPECT_TRUE(has(r.err, "/dev/video97 does not exist; V4L2 capture devices found"))
+            << source << ": " << r.err;
+        EXPECT_FALSE(has(r.err, "video file")) << source << ": " << r.err;
+    }
+    // A file named like a number is still reachable.
+    auto file = runJetagent({"run", "-c", "c.yaml", "-s", "file://0"}, dir.path());
+    EXPECT_EQ(file.exitCode, 2) << file.err;
+    EXPECT_TRUE(has(file.err, "video file '0' does not exist")) << file.err;
+}
+
+// Exit 2, an unknown scheme: the message says what this build reads, and nothing else.
+TEST(Cli, HttpIsNotASourceAndTheMessageSaysWhatIs)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", demoConfig("synthetic://shapes"));
+    auto http = runJetagent({"run", "-c", "c.yaml", "-s", "http://camera.local/x.mp4"}, dir.path());
+    EXPECT_EQ(http.exitCode, 2) << http.err;
+    for (const char* part : {"does not read http:// sources", "file sources never open the network",
+             "rtsp://HOST/PATH", "gst://souphttpsrc location=http://camera.local/x.mp4",
+             "synthetic://shapes", "v4l2://DEVICE", "csi://N", "gst://PIPELINE"})
+        EXPECT_TRUE(has(http.err, part)) << part << " missing from: " << http.err;
+    EXPECT_FALSE(has(http.err, "subdirectory")) << http.err; // no help text beyond the schemes
+    EXPECT_EQ(std::count(http.err.begin(), http.err.end(), '\n'), 1) << http.err;
+
+    auto other = runJetagent({"run", "-c", "c.yaml", "-s", "ftp://x/y.mp4"}, dir.path());
+    EXPECT_EQ(other.exitCode, 2) << other.err;
+    EXPECT_TRUE(has(other.err, "unknown source scheme 'ftp' in 'ftp://x/y.mp4'; sources: "))
+        << other.err;
+}
+
+// Exit 2, a GStreamer source that cannot be opened, as for files and V4L2 cameras. Needs the
+// GStreamer source's open errors to be input errors (the change to hal/gstreamer_source.cpp that
+// names missing elements).
+TEST(Cli, GStreamerSourcesThatCannotOpenExitWithTwo)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", demoConfig("synthetic://shapes"));
+    auto gst =
+        runJetagent({"run", "-c", "c.yaml", "-s", "gst://nosuchelement ! appsink"}, dir.path());
+    EXPECT_EQ(gst.exitCode, 2) << gst.err;
+    EXPECT_TRUE(has(gst.err, "nosuchelement")) << gst.err;
+    if (std::system("gst-inspect-1.0 nvarguscamerasrc >/dev/null 2>&1") == 0)
+        GTEST_SKIP() << "nvarguscamerasrc is installed: csi://0 may open a real camera";
+    auto csi = runJetagent({"run", "-c", "c.yaml", "-s", "csi://0"}, dir.path());
+    EXPECT_EQ(csi.exitCode, 2) << csi.err;
+    EXPECT_TRUE(has(csi.err, "nvarguscamerasrc")) << csi.err;
+}
+
+// Exit 2, a device named to `probe cameras --device` that cannot be probed (as for probe gpio).
+TEST(Cli, ProbeCamerasNamesAMissingDeviceAndExitsWithTwo)
+{
+    TempDir dir;
+    auto absent = runJetagent({"probe", "cameras", "--device", "/dev/video97"}, dir.path());
+    EXPECT_EQ(absent.exitCode, 2);
+    EXPECT_TRUE(has(absent.out, "/dev/video97:")) << absent.out;
+    EXPECT_TRUE(has(absent.out, "error: cannot open: No such file or directory")) << absent.out;
+    auto json = runJetagent({"probe", "cameras", "--device", "/dev/video97", "--json"}, dir.path());
+    EXPECT_EQ(json.exitCode, 2);
+    // Without a device named, listing what is there (maybe nothing) succeeds.
+    EXPECT_EQ(runJetagent({"probe", "cameras"}, dir.path()).exitCode, 0);
+}
+
+// The other rows: 0 in HelpTeachesCommandsExamplesAndExitCodes and service_e2e_test's
+// SigtermLosesNoCompletedFrame; 1 while running in
+// FailureWhileRunningExitsWithOneAndKeepsTheSummary, a compare check in compare_test's
+// AThresholdThatDoesNotHoldExitsOneAndNamesIt, --stop-timeout in service_e2e_test's
+// StopIsBoundedWhenAnInferenceHangs; 2 for the command line in UsageErrorsExitWithTwo, config in
+// ConfigErrorsNameFileLineAndKey, models and backends in
+// MissingOrCorruptModelIsAClearErrorWithExitTwo and BadSourcesAndEnginesExitWithTwo, files in
+// BadSourcesAndEnginesExitWithTwo, GPIO chips in ProbeGpioNamesAMissingChipAndExitsWithTwo, outputs
+// in CaptureWritesAnImageFolderAndRefusesToOverwrite, power_e2e_test's CSV test and
+// BenchWritesNoRunDirectoriesUnlessAskedAndJson below.
+
+size_t benchScratchDirectories()
+{
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
+        n += e.path().filename().string().rfind("jetagent-bench-", 0) == 0;
+    return n;
+}
+
+TEST(Cli, BenchWritesNoRunDirectoriesUnlessAskedAndJson)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", demoConfig("synthetic://shapes"));
+    const std::vector<std::string> quick {
+        "bench", "-c", "c.yaml", "--rounds", "3", "--iterations", "10", "--warmup", "1"};
+    const size_t scratchBefore = benchScratchDirectories();
+    auto args = quick;
+    args.insert(args.end(), {"--json", "b.json"});
+    auto r = runJetagent(args, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "agent logs  none kept")) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "logs")) << "bench wrote the agent's run logs";
+    EXPECT_EQ(benchScratchDirectories(), scratchBefore) << "the temporary log directory stayed";
+
+    const auto doc = nlohmann::json::parse(test::readFile(dir / "b.json"));
+    EXPECT_EQ(doc["bench"], "agent_vs_engine");
+    EXPECT_EQ(doc["config"], "c.yaml");
+    EXPECT_EQ(doc["method"]["rounds"], 3);
+    EXPECT_EQ(doc["method"]["iterations"], 10);
+    EXPECT_EQ(doc["figures"]["engine"]["n"], 30);
+    EXPECT_EQ(doc["figures"]["agent_interval"]["n"], 27); // 9 intervals between 10 results
+    EXPECT_GT(doc["figures"]["engine"]["median_ms"].get<double>(), 0.0);
+    EXPECT_EQ(doc["ratio_paired"]["rounds"], 3);
+    EXPECT_TRUE(doc["goal"]["met"].is_boolean());
+    EXPECT_EQ(doc["engine"]["precision"], "fp32");
+    EXPECT_EQ(doc["engine"]["model"], sourcePath("models/shapes_cnn.onnx"));
+    EXPECT_EQ(doc["source"]["uri"], "synthetic://shapes");
+    EXPECT_EQ(doc["input_shape"], nlohmann::json::parse("[1, 3, 64, 64]"));
+    EXPECT_GT(doc["host"]["cores"].get<int>(), 0);
+    EXPECT_TRUE(doc["agent_logs"].is_null());
+
+    // --json never overwrites; the check comes before anything is measured.
+    auto again = runJetagent(args, dir.path());
+    EXPECT_EQ(again.exitCode, 2);
+    EXPECT_TRUE(has(again.err, "--json b.json: the file exists")) << again.err;
+
+    // --log-dir: the last round's run directory, and only it.
+    args = quick;
+    args.insert(args.end(), {"--log-dir", "kept"});
+    auto kept = runJetagent(args, dir.path());
+    ASSERT_EQ(kept.exitCode, 0) << kept.err;
+    const std::string run = test::onlyRunDirectory(dir / "kept");
+    EXPECT_TRUE(fs::exists(run + "/summary.json"));
+    EXPECT_TRUE(has(kept.out, "kept/" + fs::path(run).filename().string() + " (last round)"))
+        << kept.out;
+}
+
+TEST(Cli, BenchOfAnActionTaskWritesJsonToo)
+{
+    TempDir dir;
+    const std::string config = sourcePath("firmware-config/demo-action.yaml");
+    auto r = runJetagent({"bench", "-c", config, "--rounds", "1", "--iterations", "10", "--warmup",
+                             "1", "--json", "a.json"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto doc = nlohmann::json::parse(test::readFile(dir / "a.json"));
+    EXPECT_EQ(doc["bench"], "action");
+    EXPECT_EQ(doc["method"]["periods"], 10);
+    EXPECT_EQ(doc["figures"]["clip_model"]["n"], 10);
+    EXPECT_GT(doc["per_frame_cost_ms"].get<double>(), 0.0);
+    EXPECT_EQ(doc["engines"][0]["model"], sourcePath("models/motion_clip3d.onnx"));
+    // It runs the task alone: there is no agent run whose logs --log-dir could keep.
+    auto logs = runJetagent({"bench", "-c", config, "--log-dir", "logs"}, dir.path());
+    EXPECT_EQ(logs.exitCode, 2);
+    EXPECT_TRUE(has(logs.err, "--log-dir: an action task's bench")) << logs.err;
+}
+
+// The README's "Trying it without a board" commands, as written there.
+TEST(Cli, ReadmeTryingItWithoutABoardRunsAsWritten)
+{
+    std::ifstream readme(sourcePath("README.md"));
+    ASSERT_TRUE(readme) << "README.md";
+    std::string line;
+    bool inSection = false, inBlock = false;
+    std::vector<std::string> commands;
+    while (std::getline(readme, line)) {
+        if (line.rfind("**Trying it without a board.**", 0) == 0)
+            inSection = true;
+        else if (inSection && !inBlock && line == "```sh")
+            inBlock = true;
+        else if (inBlock && line == "```")
+            break;
+        else if (inBlock && !line.empty())
+            commands.push_back(line.substr(0, line.find(" #")));
+    }
+    ASSERT_GE(commands.size(), 3u) << "no command block in the section";
+
+    TempDir dir;
+    std::string binary;
+    for (const auto& a : test::jetagentCommand())
+        binary += "'" + a + "' ";
+    const std::string prefix = "build/src/jetagent ";
+    for (const std::string& command : commands) {
+        ASSERT_EQ(command.rfind(prefix, 0), 0u) << command;
+        const std::string shell = "cd '" + dir.path() + "' && " + binary +
+            command.substr(prefix.size()) + " >out.txt 2>err.txt </dev/null";
+        const int status = std::system(shell.c_str());
+        const std::string out = test::readFile(dir / "out.txt");
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            << command << "\n"
+            << out << test::readFile(dir / "err.txt");
+        EXPECT_FALSE(out.empty()) << command;
+        if (has(command, "--fixture list")) {
+            for (const char* id : {"nano-jp4", "tx2-jp4", "xavier-nx-jp5", "orin-nano-jp6",
+                     "agx-orin-jp5", "x86-host", "thor-jp7"})
+                EXPECT_TRUE(has(out, id)) << id << " missing from:\n" << out;
+        } else if (has(command, "orin-nano-jp6 --list")) {
+            EXPECT_TRUE(has(out, "VDD_IN")) << out;
+        } else if (has(command, "-d ")) {
+            EXPECT_TRUE(has(out, " avg ")) << command << "\n" << out; // the closing summary
+        }
+    }
+}
+
+// A fixture name that does not exist, and a --sysfs-root that is not empty, are input errors.
+TEST(Cli, PowerFixtureErrorsExitWithTwo)
+{
+    TempDir dir;
+    auto unknown = runJetagent({"power", "--fixture", "orin-agx"}, dir.path());
+    EXPECT_EQ(unknown.exitCode, 2);
+    EXPECT_TRUE(has(unknown.err, "--fixture 'orin-agx': no such fixture board; known:"))
+        << unknown.err;
+    EXPECT_TRUE(has(unknown.err, "agx-orin-jp5")) << unknown.err;
+    fs::create_directories(dir / "full");
+    test::writeFile(dir / "full/x", "x");
+    auto full = runJetagent(
+        {"power", "--fixture", "x86-host", "--sysfs-root", dir / "full", "--list"}, dir.path());
+    EXPECT_EQ(full.exitCode, 2);
+    EXPECT_TRUE(has(full.err, "the directory is not empty")) << full.err;
 }
 
 } // namespace

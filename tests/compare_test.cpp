@@ -1,12 +1,15 @@
 // `jetagent compare`: the metrics against hand-computed values, engine specs, and the command on
 // the demo model.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -295,6 +298,55 @@ TEST(CompareCommand, AThresholdThatDoesNotHoldExitsOneAndNamesIt)
     args.back() = dir / "same.json";
     auto same = runJetagent(args, dir.path());
     EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
+}
+
+TEST(CompareCommand, WarmupZeroAndWindowsWithAPartialBatch)
+{
+    // --warmup 0: the outputs are sized from the session's first timed run, not before it. A
+    // batch-4 candidate over 70 inputs: windows of 32, 32 and 6 frames, the last batch partial.
+    TempDir dir;
+    auto args = demoArgs(dir,
+        {"--candidate", "opencv:cpu:fp32,batch=4", "--min-top1", "1", "--json", dir / "w.json"});
+    args[5] = "70"; // --frames
+    args[7] = "0"; // --warmup
+    auto r = runJetagent(args, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const auto doc = nlohmann::json::parse(readFile(dir / "w.json"));
+    EXPECT_EQ(doc["warmup"], 0);
+    EXPECT_EQ(doc["window_frames"], 32);
+    EXPECT_EQ(doc["inputs"]["frames"], 70);
+    EXPECT_EQ(doc["outputs"][0]["inputs"], 70);
+    EXPECT_EQ(doc["outputs"][0]["top1_agreement"], 1.0);
+    EXPECT_EQ(doc["reference"]["latency_ms"]["runs"], 70);
+    EXPECT_EQ(doc["candidate"]["latency_ms"]["runs"], 8 + 8 + 2);
+}
+
+// The largest resident set of any child waited for so far, in KiB.
+long childrenPeakRssKib()
+{
+    struct rusage usage { };
+    getrusage(RUSAGE_CHILDREN, &usage);
+    return usage.ru_maxrss;
+}
+
+TEST(CompareCommand, MemoryDoesNotGrowWithFrames)
+{
+    // The inputs used to be kept whole: 48 KiB per frame of the demo model, 14 MiB more for 400
+    // frames than for 100. Streamed, the peak stays where 100 frames put it.
+    TempDir dir;
+    auto args = demoArgs(dir, {"--candidate", "opencv:cpu:fp32,fusion=off"});
+    args[5] = "100";
+    auto small = runJetagent(args, dir.path());
+    ASSERT_EQ(small.exitCode, 0) << small.err;
+    const long smallKib = childrenPeakRssKib();
+    args[5] = "400";
+    auto large = runJetagent(args, dir.path());
+    ASSERT_EQ(large.exitCode, 0) << large.err;
+    EXPECT_TRUE(has(large.out, "400 frames")) << large.out;
+    // RUSAGE_CHILDREN keeps the maximum over every child: the second figure is the larger peak.
+    const long largeKib = childrenPeakRssKib();
+    std::printf("peak RSS: 100 frames %ld KiB, 400 frames %ld KiB\n", smallKib, largeKib);
+    EXPECT_LT(largeKib - smallKib, 4 * 1024) << "peak RSS grew with the frame count";
 }
 
 TEST(CompareCommand, TensorrtIsNotCompiledInHere)
