@@ -123,6 +123,18 @@ package() { # DIR, Debian architecture
     systemd/check-deb.sh "$deb" "$arch"
 }
 
+# The package installed, run, reinstalled, removed and purged on this machine (as root).
+install_test() { # DIR
+    local deb start
+    deb=$(ls "$1"/jetagent_*_"$(dpkg --print-architecture)".deb)
+    step "installing $deb for real (systemd/test-deb-install.sh)"
+    start=$(date +%s)
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" systemd/test-deb-install.sh "$deb"
+    echo "install test: $(($(date +%s) - start)) s"
+}
+
 lint() {
     step "clang-format"
     git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
@@ -154,6 +166,7 @@ test)
     # The vivid VM test must run here, not skip: a missing tool is a failure.
     JETAGENT_REQUIRE_VM=1 run_tests "$build_dir"
     package "$build_dir" "$(dpkg --print-architecture)"
+    install_test "$build_dir"
     lint
     # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
     # without the model zoo (minutes natively, far longer under ASan).
