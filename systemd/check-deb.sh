@@ -42,6 +42,21 @@ for path in /usr/bin/jetagent /lib/systemd/system/jetagent.service /usr/lib/sysu
 done
 
 dpkg-deb --extract "$deb" "$work/root"
+# Templates configured with a variable left as @NAME@ (or, set empty, as a path with a part
+# missing): in the maintainer scripts, the conffiles and the systemd entries.
+configured=("$work"/control/{postinst,prerm,postrm,conffiles} "$work/root/etc/jetagent/agent.yaml"
+    "$work/root/lib/systemd/system/jetagent.service" "$work/root/usr/lib/tmpfiles.d/jetagent.conf")
+if unexpanded=$(grep -HnoE '@[A-Za-z_][A-Za-z0-9_]*@' "${configured[@]}"); then
+    fail "unexpanded template variables: ${unexpanded//$work\//}"
+fi
+# Every sysusers.d or tmpfiles.d entry the postinst applies is one the package ships.
+entries=$(grep -v '^[[:space:]]*#' "$work/control/postinst" |
+    grep -oE 'systemd-(sysusers|tmpfiles)( +--[a-z-]+)* +/[^ ;|&]*' | awk '{print $NF}')
+[ "$(echo "$entries" | grep -c .)" -ge 2 ] ||
+    fail "postinst applies no sysusers.d and tmpfiles.d entries by path: '$entries'"
+for entry in $entries; do
+    grep -qx "$entry" "$work/contents" || fail "postinst applies $entry, which the package does not contain"
+done
 case $arch in
 amd64) expected="x86-64" ;;
 arm64) expected="ARM aarch64" ;;

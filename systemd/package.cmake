@@ -54,16 +54,18 @@ set(JETAGENT_DEB_SONAME_PACKAGES
     "libgcc_s.so.1=libgcc-s1"
     "libm.so.6=libc6"
     "libc.so.6=libc6")
+# readelf is used by cross builds only (package_config.cmake), but looked up for every build so
+# that the template's @JETAGENT_READELF@ is always set.
+find_program(JETAGENT_READELF NAMES ${JETAGENT_CROSS_PREFIX}readelf readelf)
 if(CMAKE_CROSSCOMPILING)
     set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
-    find_program(JETAGENT_READELF NAMES ${JETAGENT_CROSS_PREFIX}readelf readelf)
 else()
     set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 endif()
 
 # Maintainer scripts, and the config as a conffile: dpkg never overwrites an edited one.
 foreach(script postinst prerm postrm)
-    configure_file(debian/${script}.in debian/${script} @ONLY)
+    jetagent_configure_file(debian/${script}.in debian/${script})
 endforeach()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/debian/conffiles "${JETAGENT_SERVICE_CONFIG}\n")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
@@ -77,7 +79,7 @@ set(CPACK_STRIP_FILES ON)
 
 # Checks and settings that need cpack's own run (read there, not at configure time).
 set(JETAGENT_PACKAGE_CROSS "${CMAKE_CROSSCOMPILING}")
-configure_file(package_config.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake.in @ONLY)
+jetagent_configure_file(package_config.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake.in)
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake
     INPUT ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake.in)
 set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_BINARY_DIR}/package_config.cmake)

@@ -165,6 +165,18 @@ package() { # DIR, Debian architecture
     systemd/check-deb.sh "$deb" "$arch"
 }
 
+# The package installed, run, reinstalled, removed and purged on this machine (as root).
+install_test() { # DIR
+    local deb start
+    deb=$(ls "$1"/jetagent_*_"$(dpkg --print-architecture)".deb)
+    step "installing $deb for real (systemd/test-deb-install.sh)"
+    start=$(date +%s)
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" systemd/test-deb-install.sh "$deb"
+    echo "install test: $(($(date +%s) - start)) s"
+}
+
 lint() {
     step "clang-format"
     git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
@@ -191,6 +203,7 @@ test)
     # The vivid VM test must run here, not skip: a missing tool is a failure.
     JETAGENT_REQUIRE_VM=1 timed "tests (native, all labels)" run_tests "$build_dir"
     timed "package (amd64)" package "$build_dir" "$(dpkg --print-architecture)"
+    timed "package install test (apt, amd64)" install_test "$build_dir"
     timed "lint (clang-format, clang-tidy)" lint
     # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
     # without the model zoo (minutes natively, far longer under ASan).

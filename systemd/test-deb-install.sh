@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# The jetagent .deb installed for real on this machine with apt and dpkg, as root (tools/dev.sh test
+# runs it after packaging, amd64):
+#   1. `apt-get install ./jetagent_*.deb`: the maintainer scripts succeed without systemd as PID 1;
+#      the jetagent system user and its groups (jetagent.sysusers), the conffile and the modes and
+#      owners of the installed files;
+#   2. the installed binary runs as the jetagent user with the installed config for a few seconds,
+#      in the directories the unit's StateDirectory=, CacheDirectory= and LogsDirectory= give it,
+#      and writes its run logs under /var/log/jetagent;
+#   3. the conffile edited, the package installed over itself: the edit is kept, without a prompt;
+#   4. `apt-get remove`: the binary, unit, sysusers.d and tmpfiles.d entries gone; the conffile,
+#      the run logs and the user kept;
+#   5. `apt-get purge`: the conffile and the engine cache gone; the run logs and the user kept
+#      (systemd/debian/postrm says why).
+# Whatever happens, the trap purges the package and removes what it made (the user, the groups
+# sysusers created, /etc/jetagent and /var/{lib,cache,log}/jetagent, packages apt pulled in), then
+# checks that users, groups and installed packages are as before. It refuses to run where jetagent
+# is installed or has left files behind.
+#
+#   systemd/test-deb-install.sh PACKAGE.deb
+set -euo pipefail
+
+usage="usage: test-deb-install.sh PACKAGE.deb (as root; installs and purges the package)"
+deb=${1:?$usage}
+started=$(date +%s)
+fail() {
+    echo "test-deb-install.sh: FAILED: $*" >&2
+    exit 1
+}
+say() { echo "test-deb-install.sh: $*"; }
+
+[ "$(id -u)" = 0 ] || fail "must run as root: it installs the package with apt"
+[ -f "$deb" ] || fail "no such file: $deb"
+deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
+for tool in apt-get dpkg dpkg-query runuser getent userdel groupdel; do
+    command -v "$tool" >/dev/null || fail "$tool is missing"
+done
+
+config=/etc/jetagent/agent.yaml
+unit=/lib/systemd/system/jetagent.service
+sysusers=/usr/lib/sysusers.d/jetagent.conf
+tmpfiles=/usr/lib/tmpfiles.d/jetagent.conf
+state_dirs=(/etc/jetagent /var/lib/jetagent /var/cache/jetagent /var/log/jetagent)
+groups_used=(jetagent video gpio i2c)
+
+status=$(dpkg-query -W -f='${db:Status-Status}' jetagent 2>/dev/null || true)
+if [ -n "$status" ] && [ "$status" != not-installed ]; then
+    fail "jetagent is already on this machine (dpkg status '$status'); this test installs and" \
+        "purges it, so it runs only where jetagent is not installed: 'apt-get purge jetagent' first"
+fi
+for dir in "${state_dirs[@]}"; do
+    [ ! -e "$dir" ] || fail "$dir exists (left by an earlier jetagent?); this test would delete it:" \
+        "move it away first"
+done
+
+work=$(mktemp -d)
+# What the machine has before: restored and compared at the end.
+installed_packages() { dpkg-query -W -f='${db:Status-Status} ${Package}:${Architecture}\n' | awk '$1 == "installed" {print $2}' | sort; }
+installed_packages >"$work/packages.before"
+getent passwd | cut -d: -f1 | sort >"$work/users.before"
+getent group | cut -d: -f1,4 | sort >"$work/groups.before"
+user_existed=0
+getent passwd jetagent >/dev/null && user_existed=1
+for group in "${groups_used[@]}"; do
+    getent group "$group" >/dev/null && echo "$group" >>"$work/groups.existed"
+done
+touch "$work/groups.existed"
+
+apt_quiet=(env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=300)
+
+cleanup() {
+    local rc=$? problems=""
+    set +e
+    if dpkg-query -W -f='${db:Status-Status}' jetagent 2>/dev/null | grep -qvx not-installed; then
+        dpkg --purge jetagent >"$work/cleanup.log" 2>&1 ||
+            dpkg --purge --force-remove-reinstreq jetagent >>"$work/cleanup.log" 2>&1 ||
+            problems+=" (dpkg --purge jetagent failed: $(tail -n 3 "$work/cleanup.log"))"
+    fi
+    local pulled
+    pulled=$(cat "$work/pulled" 2>/dev/null)
+    # shellcheck disable=SC2086
+    [ -z "$pulled" ] || "${apt_quiet[@]}" purge $pulled >>"$work/cleanup.log" 2>&1 ||
+        problems+=" (could not purge the packages apt pulled in: $pulled)"
+    if [ "$user_existed" = 0 ] && getent passwd jetagent >/dev/null; then
+        userdel jetagent || problems+=" (userdel jetagent failed)"
+    fi
+    for group in "${groups_used[@]}"; do
+        if ! grep -qx "$group" "$work/groups.existed" && getent group "$group" >/dev/null; then
+            groupdel "$group" || problems+=" (groupdel $group failed)"
+        fi
+    done
+    rm -rf "${state_dirs[@]}"
+    installed_packages >"$work/packages.after"
+    getent passwd | cut -d: -f1 | sort >"$work/users.after"
+    getent group | cut -d: -f1,4 | sort >"$work/groups.after"
+    for what in packages users groups; do
+        if ! cmp -s "$work/$what.before" "$work/$what.after"; then
+            problems+=" ($what differ from before: $(diff "$work/$what.before" "$work/$what.after" | grep '^[<>]' | tr '\n' ' '))"
+        fi
+    done
+    rm -rf "$work"
+    if [ -n "$problems" ]; then
+        echo "test-deb-install.sh: cleanup did not restore the machine:$problems" >&2
+        [ "$rc" = 0 ] && rc=1
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+
+# Runs apt-get with stdin closed (a conffile prompt would fail, not wait); prints its log on failure.
+apt_run() { # what, apt-get arguments...
+    local what=$1
+    shift
+    if ! "${apt_quiet[@]}" "$@" </dev/null >"$work/apt.log" 2>&1; then
+        sed 's/^/    /' "$work/apt.log" >&2
+        local scripts
+        scripts=$(grep -o '[a-z-]* script subprocess returned error exit status [0-9]*' "$work/apt.log" | sort -u | tr '\n' ';')
+        fail "$what: 'apt-get $*' failed${scripts:+: $scripts} (apt's output is above)"
+    fi
+}
+mode_owner() { stat -c '%a %U:%G' "$1"; }
+expect_mode() { # path, "mode user:group"
+    [ -e "$1" ] || fail "$1 is missing"
+    [ "$(mode_owner "$1")" = "$2" ] || fail "$1 is $(mode_owner "$1"), expected $2"
+}
+expect_status() { # dpkg status of jetagent: "ii ", "rc ", or absent (unknown, or known as "un ")
+    local now
+    now=$(dpkg-query -W -f='${db:Status-Abbrev}' jetagent 2>/dev/null || echo absent)
+    [ "$now" = "un " ] && now=absent
+    [ "$now" = "$1" ] || fail "dpkg status of jetagent is '$now', expected '$1'"
+}
+
+# 1. Install.
+say "installing $(basename "$deb") with apt-get (systemd as PID 1: $([ -d /run/systemd/system ] && echo yes || echo no))"
+apt_run "install" install "$deb"
+# What apt installed besides jetagent (its dependencies, systemd as recommended): purged at the end.
+installed_packages | comm -13 "$work/packages.before" - | grep -v '^jetagent:' >"$work/pulled" || true
+expect_status "ii "
+[ -s "$work/pulled" ] && say "apt also installed: $(tr '\n' ' ' <"$work/pulled")"
+entry=$(getent passwd jetagent) || fail "the postinst made no jetagent user"
+IFS=: read -r _ _ uid _ _ home shell <<<"$entry"
+[ "$uid" -lt 1000 ] || fail "jetagent is not a system user (uid $uid)"
+[ "$home" = /var/lib/jetagent ] || fail "jetagent's home is $home, not /var/lib/jetagent"
+case $shell in */nologin | */false) ;; *) fail "jetagent has a login shell: $shell" ;; esac
+member_of=" $(id -nG jetagent) "
+for group in "${groups_used[@]}"; do
+    [[ $member_of == *" $group "* ]] || fail "jetagent is not in group $group (it is in:$member_of)"
+done
+dpkg-query -W -f='${Conffiles}\n' jetagent | grep -q "^ $config " || fail "$config is not a conffile"
+# The config may hold rtsp:// credentials: the service's group reads it, nobody else.
+expect_mode "$config" "640 root:jetagent"
+expect_mode /usr/bin/jetagent "755 root:root"
+for file in "$unit" "$sysusers" "$tmpfiles"; do expect_mode "$file" "644 root:root"; done
+say "installed: user jetagent (uid $uid, groups$member_of), $config 640 root:jetagent, conffile"
+
+# 2. Run as the service would: the unit's *Directory= made with its modes, its UMask=, its user.
+directory_of() { # a unit key: StateDirectory, CacheDirectory, LogsDirectory -> "/var/... mode"
+    local base name mode
+    case $1 in StateDirectory) base=/var/lib ;; CacheDirectory) base=/var/cache ;; LogsDirectory) base=/var/log ;; esac
+    name=$(sed -n "s/^$1=//p" "$unit")
+    mode=$(sed -n "s/^$1Mode=//p" "$unit")
+    if [ -z "$name" ] || [ -z "$mode" ]; then fail "$unit sets no $1= or $1Mode="; fi
+    echo "$base/$name $mode"
+}
+for key in StateDirectory CacheDirectory LogsDirectory; do
+    read -r dir mode <<<"$(directory_of "$key")"
+    install -d -o jetagent -g jetagent -m "$mode" "$dir"
+done
+umask_value=$(sed -n 's/^UMask=//p' "$unit")
+say "running /usr/bin/jetagent run --config $config --duration 3 as jetagent"
+rc=0
+(cd /var/lib/jetagent && umask "$umask_value" &&
+    timeout -s KILL 120 runuser -u jetagent -- /usr/bin/jetagent run --config "$config" --duration 3) \
+    >"$work/run.log" 2>&1 || rc=$?
+if [ "$rc" != 0 ]; then
+    sed 's/^/    /' "$work/run.log" >&2
+    fail "the installed jetagent exited $rc as the jetagent user with $config (its output is above)"
+fi
+runs=$(find /var/log/jetagent -mindepth 1 -maxdepth 1 -type d)
+[ "$(printf '%s\n' "$runs" | grep -c .)" = 1 ] || fail "expected one run directory in /var/log/jetagent, found: ${runs:-none}"
+frames_file=$(find "$runs" -name '*.jsonl' -size +0 | head -n 1)
+[ -n "$frames_file" ] || fail "the run wrote no per-frame JSONL log in $runs: $(ls "$runs")"
+frames=$(grep -c '"frame' "$frames_file" || true)
+[ "$frames" -gt 0 ] || fail "$frames_file has no frame records"
+owners=$(find "$runs" ! -user jetagent)
+[ -z "$owners" ] || fail "files in $runs not owned by jetagent: $owners"
+cached=$(find /var/cache/jetagent -type f -user jetagent | wc -l)
+[ "$cached" -gt 0 ] || fail "the run left nothing in its engine cache /var/cache/jetagent (engine.cache_dir)"
+say "ran: exit 0, $frames frame records in $frames_file, $cached files in /var/cache/jetagent"
+
+# 3. The conffile edited, then the package installed over itself: the edit stays.
+marker="# edited by test-deb-install.sh $$"
+echo "$marker" >>"$config"
+apt_run "reinstall over an edited conffile" install --reinstall "$deb"
+expect_status "ii "
+grep -qx "$marker" "$config" || fail "reinstalling the package replaced the edited $config"
+expect_mode "$config" "640 root:jetagent"
+say "reinstalled: the edited conffile kept"
+
+# 4. Remove: the program and its systemd entries go; the config, logs and user stay.
+apt_run "remove" remove jetagent
+expect_status "rc "
+for file in /usr/bin/jetagent "$unit" "$sysusers" "$tmpfiles"; do
+    [ ! -e "$file" ] || fail "$file is still there after 'apt-get remove'"
+done
+grep -qx "$marker" "$config" || fail "'apt-get remove' did not keep the conffile $config"
+[ -s "$frames_file" ] || fail "'apt-get remove' deleted the run logs ($frames_file)"
+getent passwd jetagent >/dev/null || fail "'apt-get remove' deleted the jetagent user"
+say "removed: program and unit gone; config, run logs and user kept"
+
+# 5. Purge: the config and the engine cache go; the logs and the user stay.
+apt_run "purge" purge jetagent
+expect_status absent
+if [ -e /etc/jetagent ]; then fail "'apt-get purge' left /etc/jetagent: $(ls -A /etc/jetagent)"; fi
+[ ! -e /var/cache/jetagent ] || fail "'apt-get purge' left the engine cache /var/cache/jetagent"
+[ -s "$frames_file" ] || fail "'apt-get purge' deleted the run logs ($frames_file)"
+getent passwd jetagent >/dev/null || fail "'apt-get purge' deleted the jetagent user"
+say "purged: config and cache gone; run logs and user kept"
+say "passed in $(($(date +%s) - started)) s (cleanup follows)"
