@@ -165,8 +165,8 @@ double noteScore(const cv::Mat& decoded, uint64_t j)
     cv::threshold(text, text, 128, 255, cv::THRESH_BINARY);
     const cv::Rect band(std::max(0, x - 6), 0, text.cols + 12, 6 * style.lineHeight);
     cv::Mat grey;
-    cv::cvtColor(decoded(band & cv::Rect(0, 0, decoded.cols, decoded.rows)), grey,
-        cv::COLOR_BGR2GRAY);
+    cv::cvtColor(
+        decoded(band & cv::Rect(0, 0, decoded.cols, decoded.rows)), grey, cv::COLOR_BGR2GRAY);
     cv::threshold(grey, grey, 170, 255, cv::THRESH_BINARY);
     cv::Mat score;
     cv::matchTemplate(grey, text, score, cv::TM_CCORR_NORMED);
@@ -207,8 +207,8 @@ Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t fram
         if (k < 0)
             continue;
         next = static_cast<uint64_t>(k) + 1;
-        SCOPED_TRACE("recorded frame " + std::to_string(i) + " = source frame " +
-            std::to_string(k));
+        SCOPED_TRACE(
+            "recorded frame " + std::to_string(i) + " = source frame " + std::to_string(k));
         const LabelMatch label = readLabel(decoded[i], shapes, static_cast<uint64_t>(k));
         // The right name differs by the codec's noise only; the others by whole glyphs.
         EXPECT_LT(label.error, 12.0) << label.label;
@@ -231,8 +231,8 @@ Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t fram
             continue;
         --earlier;
         EXPECT_EQ(label.label, earlier->second);
-        EXPECT_GT(noteScore(decoded[i], earlier->first), 0.7) << "no note naming frame "
-                                                              << earlier->first;
+        EXPECT_GT(noteScore(decoded[i], earlier->first), 0.7)
+            << "no note naming frame " << earlier->first;
     }
     return c;
 }
