@@ -4,7 +4,8 @@
 //   TaskLog
 //
 // Each frame is decoded once and shared read-only by every task. Paced sources hand over through
-// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped).
+// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped). A view
+// (FrameView: the window, the recording) gets every frame and every record beside the tasks.
 #pragma once
 
 #include <atomic>
