@@ -156,36 +156,28 @@ Expected<std::unique_ptr<PowerMonitor>> openPower(const AgentConfig& config)
     return monitor;
 }
 
-// Builds the live view's overlay from the tasks' latest results and the power monitor; called
-// from the view's thread, once per frame.
+// Builds the live view's overlay from the tasks' results at the frame being drawn and the power
+// monitor; called from the view's thread, once per frame.
 class OverlayBuilder {
 public:
-    OverlayBuilder(const Pipeline& pipeline, const std::vector<std::unique_ptr<Task>>& tasks,
-        const PowerMonitor* monitor)
-        : pipeline_(&pipeline), tasks_(&tasks), monitor_(monitor)
+    OverlayBuilder(const std::vector<std::unique_ptr<Task>>& tasks, const PowerMonitor* monitor)
+        : tasks_(&tasks), monitor_(monitor)
     {
     }
 
-    Overlay operator()()
+    void operator()(const std::vector<TaskAtFrame>& atFrame, Overlay& overlay) const
     {
-        constexpr int64_t kRateWindowNs = 1'000'000'000;
         constexpr int32_t kShownResults = 3;
-        const int64_t now = monotonicNs();
-        ++viewFrames_;
-        if (rateStartNs_ == 0) {
-            rateStartNs_ = now;
-            framesAtStart_.assign(tasks_->size(), 0);
-        }
-        std::vector<uint64_t> frames(tasks_->size());
-        Overlay overlay;
-        for (size_t i = 0; i < tasks_->size(); ++i) {
-            const Pipeline::LiveView view = pipeline_->live(i);
+        for (size_t i = 0; i < tasks_->size() && i < atFrame.size(); ++i) {
             const Task& task = *(*tasks_)[i];
+            const TaskAtFrame& a = atFrame[i];
             OverlayTask t;
             t.name = task.name();
-            t.haveResult = view.haveLast && view.last.topK > 0;
-            if (t.haveResult) {
-                const FrameRecord& r = view.last;
+            t.haveResult = a.haveResult;
+            t.fps = a.fps;
+            if (a.haveResult) {
+                const FrameRecord& r = a.result;
+                t.failed = !r.ok || r.topK == 0;
                 for (int32_t k = 0; k < std::min(r.topK, kShownResults); ++k) {
                     const int32_t label = r.labels[static_cast<size_t>(k)];
                     const auto& labels = task.labels();
@@ -194,37 +186,21 @@ public:
                             : "#" + std::to_string(label),
                         r.scores[static_cast<size_t>(k)]);
                 }
-                t.endToEndMs = nsToMs(r.endToEndNs());
+                t.endToEndMs = nsToMs(r.hasClip() ? r.resultLatencyNs() : r.endToEndNs());
+                t.resultFrame = r.frameId;
+                t.origin = !a.inferred ? OverlayTask::Origin::EarlierFrame
+                    : r.hasClip()      ? OverlayTask::Origin::Clip
+                                       : OverlayTask::Origin::ThisFrame;
             }
-            t.fps = i < rates_.size() ? rates_[i] : 0.0;
-            frames[i] = view.frames;
             overlay.tasks.push_back(std::move(t));
         }
-        if (now - rateStartNs_ >= kRateWindowNs) {
-            const double seconds = nsToS(now - rateStartNs_);
-            rates_.resize(tasks_->size());
-            for (size_t i = 0; i < tasks_->size(); ++i)
-                rates_[i] = static_cast<double>(frames[i] - framesAtStart_[i]) / seconds;
-            viewRate_ = static_cast<double>(viewFrames_) / seconds;
-            viewFrames_ = 0;
-            framesAtStart_ = frames;
-            rateStartNs_ = now;
-        }
-        overlay.sourceFps = viewRate_;
         if (monitor_)
             overlay.board = powerStatus(*monitor_);
-        return overlay;
     }
 
 private:
-    const Pipeline* pipeline_;
     const std::vector<std::unique_ptr<Task>>* tasks_;
     const PowerMonitor* monitor_;
-    int64_t rateStartNs_ = 0;
-    uint64_t viewFrames_ = 0;
-    double viewRate_ = 0.0;
-    std::vector<uint64_t> framesAtStart_;
-    std::vector<double> rates_;
 };
 
 // Identity of a file a task reads, so that a reload rebuilds a task whose model or labels were
@@ -374,8 +350,11 @@ Status openComponents(
         return power.status();
     c.monitor = std::move(power).value();
     if (config.display.window || !config.display.output.empty()) {
-        auto sink =
-            DisplaySink::open(config.display, c.source->info(), config.run.pacing == Pacing::None);
+        size_t maxBatch = 1;
+        for (const auto& task : c.tasks)
+            maxBatch = std::max(maxBatch, static_cast<size_t>(std::max(task->batchSize(), 1)));
+        auto sink = DisplaySink::open(config.display, c.source->info(),
+            config.run.pacing == Pacing::None, c.tasks.size(), maxBatch);
         if (!sink)
             return sink.status();
         c.display = std::move(sink).value();
@@ -540,6 +519,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             logs.back()->enableClipColumns();
         if (c.gpio && c.gpio->hasTrigger())
             logs.back()->enableWindowColumn();
+        if (config.run.pacing == Pacing::None)
+            logs.back()->enableQueueColumn();
         slots.push_back({tasks[i].get(), logs.back().get(), deadline});
     }
     RunEnd end;
@@ -569,9 +550,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             writer.start();
     }
 
-    Pipeline pipeline(source, config.run, slots,
-        static_cast<size_t>(config.logging.maxSummarySamples),
-        display ? &display->queue() : nullptr);
+    Pipeline pipeline(
+        source, config.run, slots, static_cast<size_t>(config.logging.maxSummarySamples), display);
     if (!startProblem.ok()) {
         // Nothing ran: the pipeline never starts, and the run ends with the problem as its failure.
         end.run.failure = startProblem;
@@ -587,7 +567,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     if (firstRun && !source.info().detail.empty())
         log->info("source: {}", source.info().detail);
     if (display)
-        display->start(OverlayBuilder(pipeline, tasks, monitor),
+        display->start(OverlayBuilder(tasks, monitor),
             [&pipeline] { pipeline.requestStop("the window was closed"); });
     if (c.gpio) {
         pipeline.setHooks(c.gpio->hooks());
@@ -733,6 +713,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         outcome.display.shown = display->framesShown();
         outcome.display.recorded = display->framesRecorded();
         outcome.display.skipped = display->framesSkipped();
+        outcome.display.earlierResult = display->framesWithEarlierResult();
     }
     outcome.startNs = pipeline.startNs();
     outcome.endNs = pipeline.endNs();

@@ -86,16 +86,14 @@ void TaskLog::submit(const FrameRecord& record)
 
 void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
 {
-    const bool miss = deadlineNs_ > 0 && r.ok && r.endToEndNs() > deadlineNs_;
     auto label = [&](int index) -> const std::string& {
         return index >= 0 && static_cast<size_t>(index) < csvLabels_.size()
             ? csvLabels_[static_cast<size_t>(index)]
             : kEmpty;
     };
     appendf(out, "%" PRIu64 ",%" PRId64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%d,", r.frameId,
-        r.capturedNs, nsToMs(r.dequeuedNs - r.capturedNs), nsToMs(r.preprocessedNs - r.dequeuedNs),
-        nsToMs(r.inferredNs - r.preprocessedNs), nsToMs(r.computeNs),
-        nsToMs(r.doneNs - r.inferredNs), nsToMs(r.endToEndNs()), r.batch);
+        r.capturedNs, nsToMs(r.waitNs()), nsToMs(r.preprocessNs()), nsToMs(r.inferenceNs()),
+        nsToMs(r.computeNs), nsToMs(r.postprocessNs()), nsToMs(r.endToEndNs()), r.batch);
     if (r.topK > 0) {
         out += label(r.labels[0]);
         appendf(out, ",%.6f,", static_cast<double>(r.scores[0]));
@@ -103,14 +101,17 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
         out += ",,";
     }
     out += label(r.truth);
-    appendf(
-        out, ",%d,%d,%d,%d", r.correct() ? 1 : 0, miss ? 1 : 0, r.coldStart ? 1 : 0, r.ok ? 1 : 0);
+    // deadline_miss is empty where no deadline is judged (unpaced runs).
+    appendf(out, ",%d,%s,%d,%d", r.correct() ? 1 : 0,
+        r.unpaced                           ? ""
+            : r.deadlineMissed(deadlineNs_) ? "1"
+                                            : "0",
+        r.coldStart ? 1 : 0, r.ok ? 1 : 0);
     if (clipColumns_) {
         if (r.hasClip())
             appendf(out, ",%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%d,%d,%.4f,%.4f",
                 r.hasResult ? 1 : 0, r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs,
-                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs),
-                nsToMs(r.doneNs - r.clipLastNs));
+                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs), nsToMs(r.resultLatencyNs()));
         else
             appendf(out, ",%d,,,,,,,,", r.hasResult ? 1 : 0);
     }
@@ -133,19 +134,20 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
     }
     if (windowColumn_)
         appendf(out, ",%u", r.window);
+    if (queueColumn_)
+        appendf(out, ",%.4f", nsToMs(r.queueNs()));
     out += '\n';
 }
 
 void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
 {
-    const bool miss = deadlineNs_ > 0 && r.ok && r.endToEndNs() > deadlineNs_;
     appendf(out, "{\"frame\":%" PRIu64 ",\"capture_ns\":%" PRId64, r.frameId, r.capturedNs);
-    appendf(out, ",\"wait_ms\":%.4f,\"preprocess_ms\":%.4f", nsToMs(r.dequeuedNs - r.capturedNs),
-        nsToMs(r.preprocessedNs - r.dequeuedNs));
-    appendf(out, ",\"inference_ms\":%.4f,\"compute_ms\":%.4f",
-        nsToMs(r.inferredNs - r.preprocessedNs), nsToMs(r.computeNs));
+    appendf(out, ",\"wait_ms\":%.4f,\"preprocess_ms\":%.4f", nsToMs(r.waitNs()),
+        nsToMs(r.preprocessNs()));
+    appendf(out, ",\"inference_ms\":%.4f,\"compute_ms\":%.4f", nsToMs(r.inferenceNs()),
+        nsToMs(r.computeNs));
     appendf(out, ",\"postprocess_ms\":%.4f,\"e2e_ms\":%.4f,\"batch\":%d,\"top\":[",
-        nsToMs(r.doneNs - r.inferredNs), nsToMs(r.endToEndNs()), r.batch);
+        nsToMs(r.postprocessNs()), nsToMs(r.endToEndNs()), r.batch);
     for (int i = 0; i < r.topK; ++i) {
         const int index = r.labels[static_cast<size_t>(i)];
         out += i ? ",{\"label\":" : "{\"label\":";
@@ -159,7 +161,10 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
         ? jsonLabels_[static_cast<size_t>(r.truth)]
         : "null";
     appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s",
-        r.truth >= 0 ? (r.correct() ? "true" : "false") : "null", miss ? "true" : "false",
+        r.truth >= 0 ? (r.correct() ? "true" : "false") : "null",
+        r.unpaced                           ? "null"
+            : r.deadlineMissed(deadlineNs_) ? "true"
+                                            : "false",
         r.coldStart ? "true" : "false", r.ok ? "true" : "false");
     if (clipColumns_) {
         appendf(out, ",\"result\":%s,\"clip\":", r.hasResult ? "true" : "false");
@@ -169,7 +174,7 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
                 ",\"last_capture_ns\":%" PRId64 ",\"frames\":%d,\"gaps\":%d,\"inference_ms\":%.4f,"
                 "\"result_latency_ms\":%.4f}",
                 r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs, r.clipFrames, r.clipGaps,
-                nsToMs(r.clipInferenceNs), nsToMs(r.doneNs - r.clipLastNs));
+                nsToMs(r.clipInferenceNs), nsToMs(r.resultLatencyNs()));
         else
             out += "null";
     }
@@ -187,6 +192,8 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     }
     if (windowColumn_)
         appendf(out, ",\"window\":%u", r.window);
+    if (queueColumn_)
+        appendf(out, ",\"queue_ms\":%.4f", nsToMs(r.queueNs()));
     out += "}\n";
 }
 
@@ -274,6 +281,8 @@ std::string TaskLog::csvHeader() const
         header = header + "," + kFrameCsvEnergyColumns;
     if (windowColumn_)
         header += ",window";
+    if (queueColumn_)
+        header += ",queue_ms";
     return header + "\n";
 }
 

@@ -118,6 +118,10 @@ public:
     // (`window`, 0 outside any).
     void enableWindowColumn() { windowColumn_ = true; }
     bool hasWindowColumn() const { return windowColumn_; }
+    // Before FrameLogWriter::open, for unpaced runs: the files end with `queue_ms`, the time each
+    // frame sat in the FIFO before its worker took it (kept out of wait and end to end there).
+    void enableQueueColumn() { queueColumn_ = true; }
+    bool hasQueueColumn() const { return queueColumn_; }
 
     // Worker thread: queue a record for writing. Never blocks; a full queue loses the record
     // (counted).
@@ -187,6 +191,7 @@ private:
     const PowerSampler* power_ = nullptr;
     bool clipColumns_ = false;
     bool windowColumn_ = false;
+    bool queueColumn_ = false;
     TaskEnergy energy_;
 };
 

@@ -13,8 +13,9 @@ struct FrameRecord {
 
     uint64_t frameId = 0; // the source's sequence number
     // CLOCK_MONOTONIC timestamps, contiguous so that the stages add up to the end-to-end latency
-    // exactly: wait = dequeued - captured, preprocess = preprocessed - dequeued, inference =
-    // inferred - preprocessed, postprocess = done - inferred, end to end = done - captured.
+    // exactly: wait = dequeued - start, preprocess = preprocessed - dequeued, inference = inferred
+    // - preprocessed, postprocess = done - inferred, end to end = done - start, where the start is
+    // the capture in paced runs and the dequeue in unpaced ones (see `unpaced`).
     int64_t capturedNs = 0;
     int64_t dequeuedNs = 0;
     int64_t preprocessedNs = 0;
@@ -38,6 +39,11 @@ struct FrameRecord {
     int32_t truth = -1; // label index of the true class, -1 when unknown
     bool ok = true; // false when inference failed for this frame
     bool coldStart = false; // the task's first frame: first-run allocations and warm-up included
+    // An unpaced run (pacing none): the source reads ahead into a FIFO as fast as it can, so the
+    // time from capture to dequeue is queueing behind earlier frames that grows with the FIFO's
+    // depth, not latency the frame would see in the field. Latency then starts at the dequeue, the
+    // queueing is reported on its own, and no deadline is judged.
+    bool unpaced = false;
 
     // Action tasks give every frame a record (its preprocessing, and in streaming mode its
     // backbone pass); the frames after which a clip was inferred carry the result, labels and
@@ -49,7 +55,7 @@ struct FrameRecord {
                           // the task never saw (dropped by a live queue or the device)
     uint64_t clipFirstId = 0; // sequence numbers of the clip's oldest and newest frame
     uint64_t clipLastId = 0;
-    int64_t clipFirstNs = 0; // their capture times; the result latency is doneNs - clipLastNs
+    int64_t clipFirstNs = 0; // their capture times; see resultLatencyNs()
     int64_t clipLastNs = 0;
     int64_t clipInferenceNs = 0; // wall time of the clip model (clip mode) or the temporal head
                                  // (streaming), inside the inference stage
@@ -58,7 +64,29 @@ struct FrameRecord {
     // window or without a trigger.
     uint32_t window = 0;
 
-    int64_t endToEndNs() const { return doneNs - capturedNs; }
+    // Every figure derived from the timestamps, computed here and nowhere else.
+    int64_t latencyStartNs() const { return unpaced ? dequeuedNs : capturedNs; }
+    int64_t endToEndNs() const { return doneNs - latencyStartNs(); }
+    int64_t waitNs() const { return dequeuedNs - latencyStartNs(); } // 0 when unpaced
+    int64_t queueNs() const { return unpaced ? dequeuedNs - capturedNs : 0; } // unpaced only
+    int64_t preprocessNs() const { return preprocessedNs - dequeuedNs; }
+    int64_t inferenceNs() const { return inferredNs - preprocessedNs; }
+    int64_t postprocessNs() const { return doneNs - inferredNs; }
+    // Action results: from the newest clip frame's capture (unpaced: its dequeue, when later) to
+    // the result.
+    int64_t resultLatencyNs() const
+    {
+        return doneNs - (unpaced && dequeuedNs > clipLastNs ? dequeuedNs : clipLastNs);
+    }
+    // Deadlines mean something only where frames arrive at the source's pace.
+    static bool deadlineJudged(int64_t deadlineNs, bool unpacedRun)
+    {
+        return deadlineNs > 0 && !unpacedRun;
+    }
+    bool deadlineMissed(int64_t deadlineNs) const
+    {
+        return deadlineJudged(deadlineNs, unpaced) && ok && endToEndNs() > deadlineNs;
+    }
     bool hasClip() const { return clipFrames > 0; }
     bool correct() const { return ok && truth >= 0 && topK > 0 && labels[0] == truth; }
 };

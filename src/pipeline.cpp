@@ -23,8 +23,8 @@ std::chrono::steady_clock::time_point toTimePoint(int64_t ns)
 } // namespace
 
 Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
-    size_t maxSummarySamples, FrameQueue* viewer)
-    : source_(source), run_(run), viewer_(viewer)
+    size_t maxSummarySamples, FrameView* view)
+    : source_(source), run_(run), view_(view)
 {
     const bool paced = run.pacing == Pacing::Realtime;
     size_t poolSize = 2; // one being filled, one spare
@@ -38,8 +38,8 @@ Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<
             paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, maxSummarySamples));
         poolSize += capacity + batch; // queued, plus in the worker's hands
     }
-    if (viewer_)
-        poolSize += viewer_->capacity() + 1; // queued, plus the one being drawn
+    if (view_)
+        poolSize += view_->frames().capacity() + 1; // queued, plus the one being drawn
     pool_ = std::make_unique<FramePool>(poolSize);
 }
 
@@ -172,8 +172,8 @@ void Pipeline::sourceLoop()
         captured_.store(produced, std::memory_order_relaxed);
         for (auto& w : workers_)
             w->queue.push(frame);
-        if (viewer_)
-            viewer_->push(frame);
+        if (view_)
+            view_->frames().push(frame);
         frame.reset();
 
         if (paced) {
@@ -193,8 +193,8 @@ void Pipeline::sourceLoop()
             lateRestarts);
     for (auto& w : workers_)
         w->queue.close();
-    if (viewer_)
-        viewer_->close();
+    if (view_)
+        view_->frames().close();
     threadDone();
 }
 
@@ -208,6 +208,7 @@ void Pipeline::workerLoop(Worker& worker)
     std::vector<FrameRecord> records(batch);
     int consecutiveFailures = 0;
     int64_t previousDoneNs = 0;
+    const bool unpaced = run_.pacing == Pacing::None; // the queue is a FIFO the source fills ahead
 
     while (size_t n = worker.queue.pop(frames.data(), batch)) {
         const int64_t dequeuedNs = monotonicNs();
@@ -220,11 +221,14 @@ void Pipeline::workerLoop(Worker& worker)
         previousDoneNs = records[n - 1].doneNs;
         for (size_t i = 0; i < n; ++i) {
             records[i].intervalStartNs = intervalStartNs;
+            records[i].unpaced = unpaced;
             if (hooks_)
                 hooks_->afterInference(worker.index, records[i]);
             worker.stats->add(records[i]);
             if (worker.slot.log)
                 worker.slot.log->submit(records[i]);
+            if (view_)
+                view_->onRecord(worker.index, records[i]);
             frames[i].reset(); // back to the pool
         }
         {
@@ -250,6 +254,8 @@ void Pipeline::workerLoop(Worker& worker)
                      std::to_string(kMaxConsecutiveFailures) + " times in a row"),
                 "task " + task.name() + " failed");
     }
+    if (view_)
+        view_->onTaskFinished(worker.index);
     threadDone();
 }
 

@@ -4,7 +4,8 @@
 //   TaskLog
 //
 // Each frame is decoded once and shared read-only by every task. Paced sources hand over through
-// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped).
+// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped). A view
+// (FrameView: the window, the recording) gets every frame and every record beside the tasks.
 #pragma once
 
 #include <atomic>
@@ -40,6 +41,23 @@ public:
     virtual void afterInference(size_t task, FrameRecord& record) = 0;
 };
 
+// A view of the run beside the tasks (the live window, the recording): it takes every captured
+// frame and every task's records, so that it can draw each frame with that frame's own results.
+// The workers call onRecord once per record, in frame order, and onTaskFinished when they end;
+// both run on the hot path: no allocation, no blocking beyond a short lock.
+class FrameView {
+public:
+    virtual ~FrameView() = default;
+    FrameView() = default;
+    FrameView(const FrameView&) = delete;
+    FrameView& operator=(const FrameView&) = delete;
+
+    // Where the source thread puts every frame it captures; closed with the tasks' queues.
+    virtual FrameQueue& frames() = 0;
+    virtual void onRecord(size_t task, const FrameRecord& record) = 0;
+    virtual void onTaskFinished(size_t task) = 0;
+};
+
 class Pipeline {
 public:
     struct TaskSlot {
@@ -57,10 +75,9 @@ public:
         FrameRecord last;
     };
 
-    // `viewer`, when given, receives every frame too (the live view); it is closed with the
-    // tasks' queues.
+    // `view`, when given (it must outlive the run), receives every frame and every record too.
     Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
-        size_t maxSummarySamples, FrameQueue* viewer = nullptr);
+        size_t maxSummarySamples, FrameView* view = nullptr);
     ~Pipeline();
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -115,7 +132,7 @@ private:
 
     FrameSource& source_;
     RunConfig run_;
-    FrameQueue* viewer_ = nullptr;
+    FrameView* view_ = nullptr;
     FrameHooks* hooks_ = nullptr;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::unique_ptr<FramePool> pool_;

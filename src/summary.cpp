@@ -16,6 +16,10 @@ namespace {
 
 using nlohmann::json;
 
+const char* const kUnpacedDeadline =
+    "unpaced run (pacing none): the source reads frames ahead into a FIFO as fast as it can, so "
+    "no frame arrives at a time a deadline could count from";
+
 double round4(double v)
 {
     return std::round(v * 1e4) / 1e4;
@@ -89,33 +93,44 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
     if (s.haveColdStart) {
         const FrameRecord& c = s.coldStart;
         j["cold_start"] = {{"frame", c.frameId}, {"e2e_ms", round4(nsToMs(c.endToEndNs()))},
-            {"wait_ms", round4(nsToMs(c.dequeuedNs - c.capturedNs))},
-            {"preprocess_ms", round4(nsToMs(c.preprocessedNs - c.dequeuedNs))},
-            {"inference_ms", round4(nsToMs(c.inferredNs - c.preprocessedNs))},
-            {"postprocess_ms", round4(nsToMs(c.doneNs - c.inferredNs))}};
+            {"wait_ms", round4(nsToMs(c.waitNs()))},
+            {"preprocess_ms", round4(nsToMs(c.preprocessNs()))},
+            {"inference_ms", round4(nsToMs(c.inferenceNs()))},
+            {"postprocess_ms", round4(nsToMs(c.postprocessNs()))}};
+        if (c.unpaced)
+            j["cold_start"]["queue_ms"] = round4(nsToMs(c.queueNs()));
     }
+    const bool unpaced = run.config && run.config->run.pacing == Pacing::None;
     j["latency_ms"] = {{"end_to_end", distributionJson(s.endToEnd)},
         {"wait", distributionJson(s.wait)}, {"preprocess", distributionJson(s.preprocess)},
         {"inference", distributionJson(s.inference)}, {"compute", distributionJson(s.compute)},
         {"postprocess", distributionJson(s.postprocess)}, {"service", distributionJson(s.service)},
         {"interval", distributionJson(s.interval)}};
+    // Unpaced: the time in the FIFO, kept out of end to end (see FrameRecord::unpaced).
+    if (unpaced)
+        j["latency_ms"]["queue"] = distributionJson(s.queue);
+    j["latency_from"] = unpaced ? "dequeue" : "capture";
 
     // Results per second between the first and the last result (batches finish together, so this is
     // frames after the first batch over the time they took).
     const int64_t span = s.lastDoneNs - s.firstDoneNs;
-    const uint64_t completed = s.frames - s.failed;
     const uint64_t firstBatch = s.haveColdStart ? static_cast<uint64_t>(s.coldStart.batch) : 1;
     j["throughput_fps"] = span > 0 && s.frames > firstBatch
         ? round4(static_cast<double>(s.frames - firstBatch) / nsToS(span))
         : 0.0;
 
     j["deadline"] = {{"ms", round4(nsToMs(s.deadlineNs()))},
-        {"from", t.config->deadlineMs > 0 ? "config" : "source frame period"},
-        {"misses", s.deadlineMisses},
+        {"from", t.config->deadlineMs > 0 ? "config" : "source frame period"}, {"judged", !unpaced},
+        {"frames_judged", s.deadlineJudged}, {"misses", s.deadlineMisses},
         {"miss_rate",
-            completed
-                ? round4(static_cast<double>(s.deadlineMisses) / static_cast<double>(completed))
-                : 0.0}};
+            s.deadlineJudged ? round4(static_cast<double>(s.deadlineMisses) /
+                                   static_cast<double>(s.deadlineJudged))
+                             : 0.0}};
+    if (unpaced) {
+        j["deadline"]["misses"] = nullptr;
+        j["deadline"]["miss_rate"] = nullptr;
+        j["deadline"]["why_not_judged"] = kUnpacedDeadline;
+    }
     if (s.deadlineNs() <= 0)
         j["deadline"] = nullptr;
 
@@ -398,7 +413,8 @@ json summaryJson(const RunOutcome& o)
         j["display"] = {{"window", o.display.window},
             {"output", o.display.output.empty() ? json(nullptr) : json(o.display.output)},
             {"frames_shown", o.display.shown}, {"frames_recorded", o.display.recorded},
-            {"frames_skipped", o.display.skipped}};
+            {"frames_skipped", o.display.skipped},
+            {"frames_with_earlier_result", o.display.earlierResult}};
     if (!o.gpio.is_null())
         j["gpio"] = o.gpio;
     j["run"] = {{"started_utc", o.context.startedUtc},
@@ -443,13 +459,18 @@ std::string summaryText(const json& j)
         appendf(out, "FAILURE   %s\n", str(run, "failure").c_str());
     if (j.contains("display")) {
         const json& d = j["display"];
-        appendf(out, "view      %s%s%s: %llu frames shown, %llu recorded, %llu skipped\n",
+        appendf(out, "view      %s%s%s: %llu frames shown, %llu recorded, %llu skipped",
             d["window"].get<bool>() ? "window" : "",
             d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
             d["output"].is_null() ? "" : ("recording " + d["output"].get<std::string>()).c_str(),
             d["frames_shown"].get<unsigned long long>(),
             d["frames_recorded"].get<unsigned long long>(),
             d["frames_skipped"].get<unsigned long long>());
+        const auto earlier = d["frames_with_earlier_result"].get<unsigned long long>();
+        if (earlier > 0)
+            appendf(out, "; %llu drawn with an earlier frame's result (never inferred, marked so)",
+                earlier);
+        out += "\n";
     }
     if (j.contains("gpio"))
         out += GpioSignals::summaryText(j["gpio"]);
@@ -499,21 +520,30 @@ std::string summaryText(const json& j)
         }
         const json& lat = t["latency_ms"];
         const unsigned long long n = lat["end_to_end"]["n"].get<unsigned long long>();
+        const bool fromDequeue = str(t, "latency_from") == "dequeue";
         appendf(out,
             "  latency, ms (steady state, n=%llu)   min     mean      p50      p90      p95      "
             "p99    p99.9      max    CoV\n",
             n);
-        const char* rows[][2] = {{"end_to_end", "end to end"}, {"wait", "  wait"},
-            {"preprocess", "  preprocess"}, {"inference", "  inference"},
+        const char* rows[][2] = {
+            {"end_to_end", fromDequeue ? "end to end (from dequeue)" : "end to end"},
+            {"wait", "  wait"}, {"preprocess", "  preprocess"}, {"inference", "  inference"},
             {"compute", "    engine compute"}, {"postprocess", "  postprocess"}};
         for (const auto& row : rows)
-            distributionRow(row[1], lat[row[0]], out);
+            if (!(fromDequeue && std::string(row[0]) == "wait")) // zero by definition there
+                distributionRow(row[1], lat[row[0]], out);
+        if (lat.contains("queue"))
+            distributionRow("queue (FIFO, not in e2e)", lat["queue"], out);
         appendf(out, "  throughput %.2f fps", t["throughput_fps"].get<double>());
         if (!t["deadline"].is_null()) {
             const json& d = t["deadline"];
-            appendf(out, "; deadline %.3f ms (%s): %llu misses (%.2f%%)", d["ms"].get<double>(),
-                str(d, "from").c_str(), d["misses"].get<unsigned long long>(),
-                100.0 * d["miss_rate"].get<double>());
+            if (d["judged"].get<bool>())
+                appendf(out, "; deadline %.3f ms (%s): %llu misses (%.2f%%)", d["ms"].get<double>(),
+                    str(d, "from").c_str(), d["misses"].get<unsigned long long>(),
+                    100.0 * d["miss_rate"].get<double>());
+            else
+                appendf(out, "; deadline %.3f ms (%s): not judged, %s", d["ms"].get<double>(),
+                    str(d, "from").c_str(), str(d, "why_not_judged").c_str());
         }
         out += "\n";
         const bool action = t.contains("clips");

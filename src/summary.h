@@ -32,6 +32,8 @@ struct DisplayOutcome {
     uint64_t shown = 0; // frames drawn in the window
     uint64_t recorded = 0; // frames written into the recording
     uint64_t skipped = 0; // frames the view let go because it was busy (live sources)
+    uint64_t earlierResult = 0; // frames drawn with an earlier frame's result: a task never
+                                // inferred them (its live queue dropped them)
 };
 
 struct RunOutcome {

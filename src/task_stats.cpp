@@ -10,6 +10,7 @@ TaskStats::TaskStats(size_t maxSamples, int64_t deadlineNs)
       inference(maxSamples),
       compute(maxSamples),
       postprocess(maxSamples),
+      queue(maxSamples),
       service(maxSamples),
       interval(maxSamples),
       resultLatency(maxSamples),
@@ -18,8 +19,8 @@ TaskStats::TaskStats(size_t maxSamples, int64_t deadlineNs)
 {
     // Enough room for a few minutes at camera rates before the first growth; growth is rare and
     // amortised.
-    for (SampleSeries* s :
-        {&endToEnd, &wait, &preprocess, &inference, &compute, &postprocess, &service, &interval})
+    for (SampleSeries* s : {&endToEnd, &wait, &preprocess, &inference, &compute, &postprocess,
+             &queue, &service, &interval})
         s->reserve(16384);
 }
 
@@ -36,7 +37,9 @@ void TaskStats::add(const FrameRecord& r)
         return;
     }
     const int64_t e2e = r.endToEndNs();
-    if (deadlineNs_ > 0 && e2e > deadlineNs_)
+    if (FrameRecord::deadlineJudged(deadlineNs_, r.unpaced))
+        ++deadlineJudged;
+    if (r.deadlineMissed(deadlineNs_))
         ++deadlineMisses;
     if (r.truth >= 0) {
         ++scored;
@@ -51,7 +54,7 @@ void TaskStats::add(const FrameRecord& r)
             coldResult = r;
             haveColdResult = true;
         } else if (!r.coldStart) {
-            resultLatency.add(r.doneNs - r.clipLastNs);
+            resultLatency.add(r.resultLatencyNs());
             clipInference.add(r.clipInferenceNs);
         }
     }
@@ -63,11 +66,13 @@ void TaskStats::add(const FrameRecord& r)
         return;
     }
     endToEnd.add(e2e);
-    wait.add(r.dequeuedNs - r.capturedNs);
-    preprocess.add(r.preprocessedNs - r.dequeuedNs);
-    inference.add(r.inferredNs - r.preprocessedNs);
+    wait.add(r.waitNs());
+    preprocess.add(r.preprocessNs());
+    inference.add(r.inferenceNs());
     compute.add(r.computeNs);
-    postprocess.add(r.doneNs - r.inferredNs);
+    postprocess.add(r.postprocessNs());
+    if (r.unpaced)
+        queue.add(r.queueNs());
     service.add(r.doneNs - r.dequeuedNs);
     // Frames of one batch finish together; the interval is measured between batches.
     if (previousDoneNs_ > 0 && r.doneNs != previousDoneNs_)

@@ -27,8 +27,10 @@ public:
 
     int64_t deadlineNs() const { return deadlineNs_; }
 
-    // Steady state: every successful frame after the first inference.
-    SampleSeries endToEnd, wait, preprocess, inference, compute, postprocess;
+    // Steady state: every successful frame after the first inference. In unpaced runs end to end
+    // starts at the dequeue and `queue` holds the time each frame sat in the FIFO before it (see
+    // FrameRecord::unpaced); in paced runs `queue` stays empty.
+    SampleSeries endToEnd, wait, preprocess, inference, compute, postprocess, queue;
     SampleSeries service; // dequeued -> done: the worker's time per frame, waiting excluded
     SampleSeries
         interval; // between consecutive results: the run's pace, everything the agent does included
@@ -43,6 +45,7 @@ public:
     uint64_t frames = 0; // records, failed ones included
     uint64_t failed = 0;
     uint64_t deadlineMisses = 0; // successful frames (cold start included) over the deadline
+    uint64_t deadlineJudged = 0; // successful frames judged against it (none in unpaced runs)
     uint64_t scored = 0; // successful frames whose true class is known
     uint64_t correct = 0; // ... and whose top-1 label is it
     bool haveColdStart = false;

@@ -1,12 +1,16 @@
 // Whole runs of the jetagent binary: logs, summaries, several tasks on one source, clean stops.
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 
+#include "jetagent/hal/synthetic_shapes.h"
 #include "run_checks.h"
 #include "test_support.h"
 
@@ -77,6 +81,79 @@ TEST(AgentRun, AsFastAsPossibleLogsEveryFrameAndSummarises)
     EXPECT_EQ(t["notes"][0].get<std::string>().rfind("p95 rests on 119", 0), 0u) << t["notes"];
     EXPECT_TRUE(fs::exists(run + "/summary.txt"));
     EXPECT_EQ(test::readFile(run + "/config.yaml"), test::readFile(dir / "c.yaml"));
+}
+
+// Median of the e2e_ms (column 7) or queue_ms (last column) of CSV lines [from, to).
+double medianColumn(const std::vector<std::string>& csv, size_t from, size_t to, bool queue)
+{
+    std::vector<double> values;
+    for (size_t i = from; i < to; ++i) {
+        const std::string& line = csv[i];
+        std::vector<std::string> f;
+        size_t start = 0;
+        for (size_t comma = line.find(',');; comma = line.find(',', start)) {
+            f.push_back(line.substr(start, comma - start));
+            if (comma == std::string::npos)
+                break;
+            start = comma + 1;
+        }
+        values.push_back(std::stod(queue ? f.back() : f.at(7)));
+    }
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+TEST(AgentRun, AnOfflineImageFolderKeepsQueueingOutOfLatencyAndJudgesNoDeadline)
+{
+    // An image folder read as fast as possible into a deep FIFO: the reader runs far ahead of
+    // the model, so frames wait longer and longer from the run's start. That wait is queueing,
+    // reported apart; end to end starts at the dequeue and no deadline is judged, however tight.
+    constexpr int kImages = 80;
+    TempDir dir;
+    fs::create_directories(dir / "images/circle");
+    const ShapesRenderer shapes(160, 120, 3);
+    cv::Mat image;
+    for (int i = 0; i < kImages; ++i) {
+        shapes.render(static_cast<uint64_t>(i), image);
+        char name[32];
+        std::snprintf(name, sizeof name, "/images/circle/%03d.png", i);
+        ASSERT_TRUE(cv::imwrite(dir.path() + name, image));
+    }
+    std::string tasks = task("shapes", "{threads: 1}");
+    tasks += "    deadline_ms: 2\n";
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: " + (dir / "images") +
+            "}\n"
+            "run: {queue_depth: 64}\n"
+            "tasks:\n" +
+            tasks + "logging: {dir: logs, status_interval_s: 0}\n");
+    auto r = runJetagent({"run", "-c", "c.yaml", "--as-fast-as-possible"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes"); // wait 0, queue_ms, deadline_miss empty
+    EXPECT_EQ(files.csvRecords, static_cast<size_t>(kImages));
+    const auto& t = files.summary["tasks"][0];
+    EXPECT_EQ(t["latency_from"], "dequeue");
+    EXPECT_FALSE(t["deadline"]["judged"].get<bool>());
+    EXPECT_TRUE(t["deadline"]["misses"].is_null());
+    EXPECT_NE(
+        t["deadline"]["why_not_judged"].get<std::string>().find("unpaced"), std::string::npos);
+    EXPECT_EQ(t["latency_ms"]["queue"]["n"], kImages - 1);
+    EXPECT_NE(r.out.find("not judged, unpaced run"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("queue (FIFO, not in e2e)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("misses ("), std::string::npos) << r.out;
+
+    // The FIFO filled: the last frames queued longer than the first. Their end to end did not
+    // grow with it (a generous bound: the machine may be busy).
+    const auto csv = test::readLines(run + "/shapes.frames.csv");
+    const double firstQueue = medianColumn(csv, 2, 12, true);
+    const double lastQueue = medianColumn(csv, csv.size() - 10, csv.size(), true);
+    EXPECT_GT(lastQueue, firstQueue + 5.0);
+    const double firstE2e = medianColumn(csv, 2, 12, false);
+    const double lastE2e = medianColumn(csv, csv.size() - 10, csv.size(), false);
+    EXPECT_LT(lastE2e, 3.0 * firstE2e + 5.0) << "first " << firstE2e << " ms, last " << lastE2e;
+    EXPECT_LT(lastE2e, lastQueue);
 }
 
 TEST(AgentRun, TasksOnOneSourceSeeTheSameFrames)

@@ -1,5 +1,8 @@
 // The live view: the overlay drawn on frames, and recordings of the annotated stream.
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <opencv2/imgproc.hpp>
@@ -42,13 +45,39 @@ TEST(Overlay, DrawsAPanelAtTheTopLeftAndLeavesTheRestAlone)
 TEST(Overlay, SurvivesTinyAndEmptyImagesAndTasksWithoutResults)
 {
     Overlay o = sampleOverlay();
-    o.tasks.push_back(OverlayTask {"waiting", false, {}, 0.0, 0.0});
+    OverlayTask waiting;
+    waiting.name = "waiting";
+    o.tasks.push_back(waiting);
     cv::Mat tiny(8, 8, CV_8UC3, cv::Scalar::all(255));
     drawOverlay(tiny, o); // the panel is clipped to the image
     EXPECT_EQ(tiny.size(), cv::Size(8, 8));
     cv::Mat empty;
     drawOverlay(empty, o);
     EXPECT_TRUE(empty.empty());
+}
+
+// A frame of the test sources: uniform grey `i * 10`, captured at 30 fps.
+FramePtr testFrame(int i)
+{
+    auto frame = std::make_shared<Frame>();
+    frame->image = cv::Mat(240, 320, CV_8UC3, cv::Scalar::all(i * 10));
+    frame->sequence = static_cast<uint64_t>(i);
+    frame->captureNs = 1'000'000'000 + i * 33'333'333LL;
+    return frame;
+}
+
+// The record a classification worker makes of frame `i`: top-1 label i % 3.
+FrameRecord testRecord(uint64_t i)
+{
+    FrameRecord r;
+    r.frameId = i;
+    r.capturedNs = 1'000'000'000 + static_cast<int64_t>(i) * 33'333'333LL;
+    r.dequeuedNs = r.preprocessedNs = r.inferredNs = r.capturedNs + 1'000'000;
+    r.doneNs = r.capturedNs + 2'000'000;
+    r.topK = 1;
+    r.labels[0] = static_cast<int32_t>(i % 3);
+    r.scores[0] = 0.9f;
+    return r;
 }
 
 TEST(DisplaySink, RecordsEveryFrameOfAnOfflineRun)
@@ -63,14 +92,15 @@ TEST(DisplaySink, RecordsEveryFrameOfAnOfflineRun)
     auto sink = DisplaySink::open(config, info, /*offline=*/true);
     ASSERT_TRUE(sink.ok()) << sink.status().message();
     constexpr int kFrames = 20;
-    (*sink)->start([] { return sampleOverlay(); }, nullptr);
+    (*sink)->start(
+        [](const std::vector<TaskAtFrame>&, Overlay& o) { o.tasks = sampleOverlay().tasks; },
+        nullptr);
     for (int i = 0; i < kFrames; ++i) {
-        auto frame = std::make_shared<Frame>();
-        frame->image = cv::Mat(240, 320, CV_8UC3, cv::Scalar::all(i * 10));
-        frame->sequence = static_cast<uint64_t>(i);
-        ASSERT_TRUE((*sink)->queue().push(frame));
+        ASSERT_TRUE((*sink)->frames().push(testFrame(i)));
+        (*sink)->onRecord(0, testRecord(static_cast<uint64_t>(i)));
     }
-    (*sink)->queue().close();
+    (*sink)->onTaskFinished(0);
+    (*sink)->frames().close();
     (*sink)->stop();
     EXPECT_EQ((*sink)->framesRecorded(), static_cast<uint64_t>(kFrames));
     EXPECT_EQ((*sink)->framesSkipped(), 0u);
@@ -88,6 +118,118 @@ TEST(DisplaySink, RecordsEveryFrameOfAnOfflineRun)
     cv::cvtColor(first(cv::Rect(0, 0, 160, 30)), grey, cv::COLOR_BGR2GRAY);
     cv::minMaxLoc(grey, nullptr, &maxValue);
     EXPECT_GT(maxValue, 150.0);
+}
+
+// What the view passed to the overlay function for each frame it drew.
+struct Drawn {
+    uint64_t frame = 0;
+    double sourceFps = 0.0;
+    TaskAtFrame task;
+};
+
+TEST(DisplaySink, DrawsEachFrameWithItsOwnResultAndMarksTheFramesATaskNeverInferred)
+{
+    auto sink = DisplaySink::open(DisplayConfig(), SourceInfo(), /*offline=*/false);
+    ASSERT_TRUE(sink.ok()) << sink.status().message();
+    std::mutex mutex;
+    std::vector<Drawn> drawn;
+    (*sink)->start(
+        [&](const std::vector<TaskAtFrame>& tasks, Overlay& o) {
+            std::lock_guard<std::mutex> lock(mutex);
+            drawn.push_back({o.frame, o.sourceFps, tasks.at(0)});
+        },
+        nullptr);
+    // The worker is slower than the view: each frame's record comes 20 ms after the frame, so
+    // the view must wait for it. Frame 3 is never inferred (a live queue dropped it): the view
+    // learns so from frame 4's record.
+    constexpr int kFrames = 7;
+    std::thread worker([&] {
+        for (int i = 0; i < kFrames; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (i != 3)
+                (*sink)->onRecord(0, testRecord(static_cast<uint64_t>(i)));
+        }
+        (*sink)->onTaskFinished(0);
+    });
+    for (int i = 0; i < kFrames; ++i) {
+        ASSERT_TRUE((*sink)->frames().push(testFrame(i)));
+        // The live queue keeps only the newest frames: let the view draw each before the next.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (std::chrono::steady_clock::now() < until) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (drawn.size() > static_cast<size_t>(i))
+                    break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    (*sink)->frames().close();
+    worker.join();
+    (*sink)->stop();
+
+    ASSERT_EQ(drawn.size(), static_cast<size_t>(kFrames)) << "skipped " << (*sink)->framesSkipped();
+    for (const Drawn& d : drawn) {
+        SCOPED_TRACE("frame " + std::to_string(d.frame));
+        ASSERT_TRUE(d.task.haveResult);
+        if (d.frame == 3) {
+            EXPECT_FALSE(d.task.inferred);
+            EXPECT_EQ(d.task.result.frameId, 2u); // the newest result before it, marked
+        } else {
+            EXPECT_TRUE(d.task.inferred);
+            EXPECT_EQ(d.task.result.frameId, d.frame);
+            EXPECT_EQ(d.task.result.labels[0], static_cast<int32_t>(d.frame % 3));
+        }
+        // From the capture times: 30 fps from the second frame on.
+        if (d.frame > 0) {
+            EXPECT_NEAR(d.sourceFps, 30.0, 0.01);
+        }
+    }
+    EXPECT_EQ((*sink)->framesWithEarlierResult(), 1u);
+}
+
+TEST(OverlayLines, WrapToTheImageAndSayWhoseResultIsShown)
+{
+    Overlay o = sampleOverlay();
+    o.frame = 43;
+    o.tasks[0].origin = OverlayTask::Origin::EarlierFrame;
+    o.tasks[0].resultFrame = 42;
+    OverlayTask clip;
+    clip.name = "actions";
+    clip.haveResult = true;
+    clip.top = {{"waving", 0.8f}};
+    clip.origin = OverlayTask::Origin::Clip;
+    clip.resultFrame = 40;
+    o.tasks.push_back(clip);
+    const cv::Size size(320, 240);
+    const OverlayStyle style = overlayStyle(size);
+    const auto lines = overlayLines(o, style, size.width);
+    std::string all;
+    int baseline = 0;
+    for (const auto& line : lines) {
+        all += line + "\n";
+        EXPECT_LE(
+            cv::getTextSize(line, cv::FONT_HERSHEY_SIMPLEX, style.scale, style.thickness, &baseline)
+                .width,
+            size.width - 2 * style.margin)
+            << line;
+    }
+    EXPECT_EQ(lines[0].rfind("shapes: circle 0.91", 0), 0u) << all;
+    for (const char* part : {"ring 0.02", "4.2 ms", "29.9 fps",
+             "^ result of frame 42:", "this frame was not inferred", "actions: waving 0.80",
+             "clip to frame 40", "frame 43", "source 30.0 fps", "5.231 W VDD_IN"})
+        EXPECT_NE(all.find(part), std::string::npos) << part << " in\n" << all;
+    // The note comes right under its task's line(s), before the next task.
+    EXPECT_LT(all.find("result of frame 42"), all.find("actions:"));
+
+    o.sourceFps = 0.0;
+    o.tasks.resize(1);
+    o.tasks[0].origin = OverlayTask::Origin::ThisFrame;
+    std::string own;
+    for (const auto& line : overlayLines(o, style, 1280))
+        own += line + "\n";
+    EXPECT_EQ(own.find("result of frame"), std::string::npos) << own;
+    EXPECT_NE(own.find("source rate not yet known"), std::string::npos) << own;
 }
 
 TEST(DisplaySink, BadOutputsAreClearErrors)

@@ -75,6 +75,40 @@ TEST(TaskLog, JsonLineParsesWithEveryField)
     EXPECT_EQ(j["ok"], true);
 }
 
+TEST(TaskLog, UnpacedFramesKeepTheirQueueingOutOfEndToEndAndHaveNoDeadline)
+{
+    // Deadline 1 ms: the paced record (4.25 ms end to end) misses it.
+    TaskLog paced("t", {"cat", "dog"}, 1'000'000, 16);
+    std::string line;
+    paced.formatCsv(sampleRecord(), line);
+    EXPECT_NE(line.find(",1,1,0,1\n"), std::string::npos) << line; // correct, missed, ...
+
+    TaskLog log("t", {"cat", "dog"}, 1'000'000, 16);
+    log.enableQueueColumn();
+    FrameRecord r = sampleRecord();
+    r.unpaced = true;
+    r.capturedNs -= 40'000'000; // 40 ms in the FIFO behind earlier frames, 0.5 ms before that
+    std::string csv, json;
+    log.formatCsv(r, csv);
+    log.formatJson(r, json);
+    // wait 0, end to end from the dequeue (3.75 ms), deadline_miss empty, queue_ms at the end.
+    EXPECT_EQ(csv,
+        "42,960000000,0.0000,0.5000,3.0000,2.9000,0.2500,3.7500,1,dog,0.750000,dog,1,,0,1,"
+        "40.5000\n");
+    const auto j = nlohmann::json::parse(json);
+    EXPECT_DOUBLE_EQ(j["wait_ms"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(j["e2e_ms"].get<double>(), 3.75);
+    EXPECT_DOUBLE_EQ(j["queue_ms"].get<double>(), 40.5);
+    EXPECT_TRUE(j["deadline_miss"].is_null());
+
+    // The header names the column last.
+    test::TempDir dir;
+    FrameLogWriter writer;
+    ASSERT_TRUE(writer.open(dir.path(), {&log}, true, false).ok());
+    writer.stop();
+    EXPECT_EQ(test::readLines(dir / "t.frames.csv")[0], std::string(kFrameCsvHeader) + ",queue_ms");
+}
+
 TEST(TaskLog, FailedFramesHaveNoResult)
 {
     TaskLog log("t", {"a"}, 1, 16);

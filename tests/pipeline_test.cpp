@@ -76,6 +76,19 @@ private:
     std::vector<std::string> labels_ {"a"};
 };
 
+// A view that only takes the frames (and counts the records).
+class FrameOnlyView final : public FrameView {
+public:
+    FrameQueue& frames() override { return queue_; }
+    void onRecord(size_t, const FrameRecord&) override { ++records; }
+    void onTaskFinished(size_t) override { ++finished; }
+    std::atomic<uint64_t> records {0};
+    std::atomic<int> finished {0};
+
+private:
+    FrameQueue queue_ {4, FrameQueue::Policy::Block};
+};
+
 TEST(Pipeline, NoFrameFromALiveSourceIsWaitedThroughNotCounted)
 {
     constexpr uint64_t kFrames = 50;
@@ -83,7 +96,8 @@ TEST(Pipeline, NoFrameFromALiveSourceIsWaitedThroughNotCounted)
     RecordingTask task;
     RunConfig run;
     run.pacing = Pacing::None; // FIFO: every frame reaches the task
-    FrameQueue viewer(4, FrameQueue::Policy::Block);
+    FrameOnlyView view;
+    FrameQueue& viewer = view.frames();
     std::vector<uint64_t> viewed;
     std::thread viewThread([&] {
         FramePtr f;
@@ -91,7 +105,7 @@ TEST(Pipeline, NoFrameFromALiveSourceIsWaitedThroughNotCounted)
             viewed.push_back(f->sequence);
     });
     {
-        Pipeline pipeline(source, run, {{&task, nullptr, 0}}, 1000, &viewer);
+        Pipeline pipeline(source, run, {{&task, nullptr, 0}}, 1000, &view);
         pipeline.start();
         ASSERT_TRUE(pipeline.waitFinished(10'000));
         pipeline.join();
@@ -105,6 +119,8 @@ TEST(Pipeline, NoFrameFromALiveSourceIsWaitedThroughNotCounted)
     for (uint64_t i = 0; i < kFrames; ++i)
         EXPECT_EQ(task.sequences[i], i);
     EXPECT_EQ(viewed, task.sequences); // the view saw the same frames, in order
+    EXPECT_EQ(view.records.load(), kFrames); // and every record
+    EXPECT_EQ(view.finished.load(), 1);
 }
 
 // A source that never has a frame (a camera that stalled at once) still stops on request.

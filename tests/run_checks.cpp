@@ -37,10 +37,11 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
     if (csv.empty())
         return files;
     const auto header = split(csv[0]);
-    // 16 columns, 9 clip columns more for action tasks, and 4 energy columns more where the
-    // machine has power rails (RAPL, read as root).
+    // 16 columns, 9 clip columns more for action tasks, 4 energy columns more where the machine
+    // has power rails (RAPL, read as root), and queue_ms last in unpaced runs.
     const bool action = header.size() > 16 && header[16] == "has_result";
-    const size_t base = action ? 25u : 16u;
+    const bool unpaced = header.back() == "queue_ms";
+    const size_t base = (action ? 25u : 16u) + (unpaced ? 1u : 0u);
     EXPECT_TRUE(header.size() == base || header.size() == base + 4) << csv[0];
     files.csvRecords = csv.size() - 1;
     files.jsonRecords = jsonl.size();
@@ -63,6 +64,13 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
         // us.
         EXPECT_NEAR(wait + pre + inf + post, e2e, 0.0003) << csv[i];
         EXPECT_LE(compute, inf + 0.0001) << csv[i];
+        if (unpaced) {
+            // End to end starts at the dequeue; the time in the FIFO is apart, and no deadline
+            // is judged.
+            EXPECT_EQ(wait, 0.0) << csv[i];
+            EXPECT_GE(std::stod(f.back()), 0.0) << csv[i];
+            EXPECT_EQ(f[13], "") << csv[i];
+        }
         EXPECT_EQ(f[12] == "1", !f[11].empty() && f[9] == f[11]) << csv[i];
 
         const auto j = nlohmann::json::parse(jsonl[i - 1]);

@@ -1,0 +1,271 @@
+// The annotated recording as a user gets it: `jetagent run --output file://OUT.mp4` on the demo,
+// decoded again, every frame's label checked against the frame it is drawn on.
+//
+// How a decoded frame is checked, with nothing drawn for the test's sake:
+//  1. Which source frame it is. synthetic://shapes is deterministic (seed, index), so the test
+//     regenerates candidate frames and takes the one whose lower half (below the overlay panel)
+//     matches the decoded image; frames come out in order, so the search runs forward from the
+//     previous match.
+//  2. Which label it carries. The overlay's first line begins "shapes: <top-1 label> ". The test
+//     draws that beginning with drawOverlay on the regenerated frame for each of the six class
+//     names and compares the label's box with the decoded frame: the right name differs only by
+//     the codec's noise, a wrong one by whole glyphs.
+//  3. Whose result the label is. Every frame the task inferred has a line in the frame log: its
+//     label must be that frame's top-1 (and, the model being exact on the demo, its true class).
+//     A frame the task never inferred (a live queue dropped it) must carry the newest earlier
+//     result and the note "^ result of frame N", found by template matching in the panel.
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
+
+#include "display.h"
+#include "jetagent/hal/synthetic_shapes.h"
+#include "test_support.h"
+
+namespace jetagent {
+namespace {
+
+constexpr int kWidth = 320; // the demo's frame size and seed
+constexpr int kHeight = 240;
+constexpr uint64_t kSeed = 1;
+
+// The demo config with `fps` for its rate and absolute model paths, written into `dir`.
+std::string demoConfig(const test::TempDir& dir, int fps)
+{
+    std::string text = test::readFile(test::sourcePath("firmware-config/demo.yaml"));
+    const auto replace = [&](const std::string& from, const std::string& to) {
+        for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1))
+            text.replace(at, from.size(), to);
+    };
+    replace("../models/", test::sourcePath("models") + "/");
+    replace("fps: 30 ", "fps: " + std::to_string(fps) + " ");
+    test::writeFile(dir / "demo.yaml", text);
+    return dir / "demo.yaml";
+}
+
+std::vector<cv::Mat> decode(const std::string& path)
+{
+    std::vector<cv::Mat> frames;
+    cv::VideoCapture capture(path, cv::CAP_FFMPEG);
+    EXPECT_TRUE(capture.isOpened()) << path;
+    cv::Mat frame;
+    while (capture.read(frame))
+        frames.push_back(frame.clone());
+    return frames;
+}
+
+// frame id -> top-1 label, from the task's CSV log.
+std::map<uint64_t, std::string> topLabels(const std::string& csv)
+{
+    std::map<uint64_t, std::string> labels;
+    const auto lines = test::readLines(csv);
+    for (size_t i = 1; i < lines.size(); ++i) {
+        std::vector<std::string> f;
+        std::stringstream in(lines[i]);
+        for (std::string field; std::getline(in, field, ',');)
+            f.push_back(field);
+        labels[std::stoull(f.at(0))] = f.at(9);
+    }
+    return labels;
+}
+
+double meanAbsDiff(const cv::Mat& a, const cv::Mat& b)
+{
+    cv::Mat diff;
+    cv::absdiff(a, b, diff);
+    const cv::Scalar m = cv::mean(diff);
+    return (m[0] + m[1] + m[2]) / 3.0;
+}
+
+// The source frame `decoded` shows, searched from `from` on; -1 when none matches.
+int64_t identify(const cv::Mat& decoded, const ShapesRenderer& shapes, uint64_t from)
+{
+    constexpr uint64_t kSearch = 200;
+    constexpr double kSure = 2.5; // the codec's mean error on one frame is 1 to 2 levels
+    constexpr double kSameFrame = 6.0;
+    const cv::Rect lower(0, kHeight / 2, kWidth, kHeight / 2); // below any panel
+    cv::Mat candidate;
+    int64_t best = -1;
+    double bestError = kSameFrame;
+    for (uint64_t k = from; k < from + kSearch && bestError > kSure; ++k) {
+        shapes.render(k, candidate);
+        const double error = meanAbsDiff(decoded(lower), candidate(lower));
+        if (error < bestError) {
+            bestError = error;
+            best = static_cast<int64_t>(k);
+        }
+    }
+    return best;
+}
+
+int textWidth(const std::string& text, const OverlayStyle& style)
+{
+    int baseline = 0;
+    return cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, style.scale, style.thickness, &baseline)
+        .width;
+}
+
+// The class name drawn as the top-1 label of `decoded` (source frame `k`): the name whose
+// rendering matches best, with its error and the runner-up's.
+struct LabelMatch {
+    std::string label;
+    double error = 0.0;
+    double second = 1e9;
+};
+
+LabelMatch readLabel(const cv::Mat& decoded, const ShapesRenderer& shapes, uint64_t k)
+{
+    const OverlayStyle style = overlayStyle(decoded.size());
+    const int x0 = style.margin + textWidth("shapes: ", style);
+    const int baselineY = style.margin / 2 + style.lineHeight - style.baseline;
+    LabelMatch best;
+    best.error = 1e9;
+    cv::Mat drawn;
+    for (const char* name : ShapesRenderer::kClassNames) {
+        shapes.render(k, drawn);
+        Overlay overlay;
+        OverlayTask task;
+        task.name = "shapes";
+        task.haveResult = true;
+        task.top = {{name, 1.0f}};
+        overlay.tasks.push_back(task);
+        drawOverlay(drawn, overlay);
+        // The name and the space after it: a longer name would show there.
+        const cv::Rect box(x0 - 1, baselineY - style.lineHeight + style.baseline,
+            textWidth(std::string(name) + " ", style) + 1, style.lineHeight);
+        const double error = meanAbsDiff(decoded(box), drawn(box));
+        if (error < best.error) {
+            best.second = best.error;
+            best.error = error;
+            best.label = name;
+        } else {
+            best.second = std::min(best.second, error);
+        }
+    }
+    return best;
+}
+
+// How well "^ result of frame <j>:" matches where a note line begins in the panel of `decoded`,
+// on any line (1 = exactly). The text's white cores are compared, the panel's background and the
+// black outlines left out.
+double noteScore(const cv::Mat& decoded, uint64_t j)
+{
+    const OverlayStyle style = overlayStyle(decoded.size());
+    const std::string note = "^ result of frame " + std::to_string(j) + ":";
+    const int x = style.margin + textWidth("  ", style);
+    cv::Mat text(style.lineHeight + 4, textWidth(note, style) + 4, CV_8UC1, cv::Scalar(0));
+    cv::putText(text, note, cv::Point(2, style.lineHeight - style.baseline),
+        cv::FONT_HERSHEY_SIMPLEX, style.scale, cv::Scalar(255), style.thickness, cv::LINE_AA);
+    cv::threshold(text, text, 128, 255, cv::THRESH_BINARY);
+    const cv::Rect band(std::max(0, x - 6), 0, text.cols + 12, 6 * style.lineHeight);
+    cv::Mat grey;
+    cv::cvtColor(
+        decoded(band & cv::Rect(0, 0, decoded.cols, decoded.rows)), grey, cv::COLOR_BGR2GRAY);
+    cv::threshold(grey, grey, 170, 255, cv::THRESH_BINARY);
+    cv::Mat score;
+    cv::matchTemplate(grey, text, score, cv::TM_CCORR_NORMED);
+    double best = 0;
+    cv::minMaxLoc(score, nullptr, &best);
+    return best;
+}
+
+struct Checked {
+    size_t frames = 0; // decoded
+    size_t own = 0; // drawn with their own result
+    size_t earlier = 0; // drawn with an earlier frame's result, marked so
+    nlohmann::json summary;
+};
+
+// Runs the demo with `args`, decodes the recording and checks every frame as described above.
+Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t frames)
+{
+    test::TempDir dir;
+    std::vector<std::string> command = {"run", "-c", demoConfig(dir, fps), "-q", "--frames",
+        std::to_string(frames), "--log-dir", "logs", "--output", "file://out.mp4"};
+    command.insert(command.end(), args.begin(), args.end());
+    const auto r = test::runJetagent(command, dir.path());
+    Checked c;
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    c.summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
+    const auto labels = topLabels(run + "/shapes.frames.csv");
+    const auto decoded = decode(dir / "out.mp4");
+    c.frames = decoded.size();
+
+    const ShapesRenderer shapes(kWidth, kHeight, kSeed);
+    cv::Mat truthImage;
+    uint64_t next = 0;
+    for (size_t i = 0; i < decoded.size(); ++i) {
+        const int64_t k = identify(decoded[i], shapes, next);
+        EXPECT_GE(k, 0) << "recorded frame " << i << " matches no source frame from " << next;
+        if (k < 0)
+            continue;
+        next = static_cast<uint64_t>(k) + 1;
+        SCOPED_TRACE(
+            "recorded frame " + std::to_string(i) + " = source frame " + std::to_string(k));
+        const LabelMatch label = readLabel(decoded[i], shapes, static_cast<uint64_t>(k));
+        // The right name differs by the codec's noise only; the others by whole glyphs.
+        EXPECT_LT(label.error, 12.0) << label.label;
+        EXPECT_GT(label.second, label.error + 8.0) << label.label;
+        const auto own = labels.find(static_cast<uint64_t>(k));
+        if (own != labels.end()) {
+            ++c.own;
+            EXPECT_EQ(label.label, own->second);
+            EXPECT_EQ(label.label,
+                ShapesRenderer::kClassNames[static_cast<size_t>(
+                    shapes.render(static_cast<uint64_t>(k), truthImage))]);
+            EXPECT_LT(noteScore(decoded[i], own->first), 0.6) << "a note on an inferred frame";
+            continue;
+        }
+        // Never inferred: the newest earlier result, and the note naming its frame.
+        ++c.earlier;
+        auto earlier = labels.lower_bound(static_cast<uint64_t>(k));
+        EXPECT_NE(earlier, labels.begin());
+        if (earlier == labels.begin())
+            continue;
+        --earlier;
+        EXPECT_EQ(label.label, earlier->second);
+        EXPECT_GT(noteScore(decoded[i], earlier->first), 0.7)
+            << "no note naming frame " << earlier->first;
+    }
+    return c;
+}
+
+TEST(OverlayRecording, OfflineEveryFrameCarriesItsOwnLabel)
+{
+    constexpr uint64_t kFrames = 60;
+    const Checked c = runAndCheck({"--as-fast-as-possible"}, 30, kFrames);
+    EXPECT_EQ(c.frames, kFrames); // offline: the recording loses no frame
+    EXPECT_EQ(c.own, kFrames);
+    EXPECT_EQ(c.summary["display"]["frames_with_earlier_result"], 0);
+}
+
+TEST(OverlayRecording, RealTimeEveryFrameCarriesItsOwnLabel)
+{
+    // Paced at 30 fps the model (a few ms) infers every frame.
+    constexpr uint64_t kFrames = 60;
+    const Checked c = runAndCheck({}, 30, kFrames);
+    EXPECT_GE(c.frames, kFrames * 9 / 10);
+    EXPECT_EQ(c.earlier, c.summary["display"]["frames_with_earlier_result"].get<size_t>());
+    EXPECT_EQ(c.own + c.earlier, c.frames);
+}
+
+TEST(OverlayRecording, RealTimeFasterThanTheModelMarksTheFramesItNeverInferred)
+{
+    // Paced at 1000 fps, faster than the model: the live queue drops frames, and those the view
+    // still records carry the previous result with a note saying whose it is.
+    const Checked c = runAndCheck({}, 1000, 400);
+    EXPECT_GT(c.frames, 0u);
+    EXPECT_EQ(c.earlier, c.summary["display"]["frames_with_earlier_result"].get<size_t>());
+    EXPECT_EQ(c.own + c.earlier, c.frames);
+    EXPECT_GT(c.summary["tasks"][0]["frames"]["dropped"].get<int>(), 0);
+}
+
+} // namespace
+} // namespace jetagent
