@@ -12,7 +12,6 @@ set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin" # depmod and modprobe, for users whose PATH lacks them
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-source_dir=$(cd "$here/../.." && pwd)
 checker=""
 if [ "${1:-}" = "--checker" ]; then
     checker=${2:?--checker needs a path}

@@ -462,7 +462,7 @@ int writeModel(int argc, char** argv)
     flatten->set_op_type("Flatten");
     flatten->add_input("pooled");
     flatten->add_output("output");
-    auto shape = [](onnx::ValueInfoProto* value, const char* name, std::vector<int> dims) {
+    auto shape = [](onnx::ValueInfoProto* value, const char* name, const std::vector<int>& dims) {
         value->set_name(name);
         auto* tensor = value->mutable_type()->mutable_tensor_type();
         tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);

@@ -73,12 +73,15 @@ limits=$(awk -v c="$calibration_s" -v f="$FRAMES" -v rf="$RECOVERY_FRAMES" -v fp
     run = int(f / fps + allowance + 0.5)
     recovery = int(rf / fps + 6 + allowance + 0.5)
     total = 2 * run + recovery
-    printf "run_timeout_s=%d recovery_timeout_s=%d total_s=%d left_s=%d fits=%d\n",
-        run, recovery, total, limit, total <= limit
+    printf "%d %d %d %d %d\n", run, recovery, total, limit, total <= limit
 }')
-echo "calibration_s=$calibration_s rc=$(cat /out/calibration.rc) $limits" >/out/speed.txt
-mark "speed calibration_s=$calibration_s $limits"
-eval "$limits" # run_timeout_s, recovery_timeout_s, total_s, left_s, fits
+read -r run_timeout_s recovery_timeout_s total_s left_s fits <<LIMITS
+$limits
+LIMITS
+speed="calibration_s=$calibration_s rc=$(cat /out/calibration.rc) run_timeout_s=$run_timeout_s"
+speed="$speed recovery_timeout_s=$recovery_timeout_s total_s=$total_s left_s=$left_s fits=$fits"
+echo "$speed" >/out/speed.txt
+mark "speed $speed"
 if [ "$(cat /out/calibration.rc)" != 0 ]; then
     mark "calibration run failed"
     finish
