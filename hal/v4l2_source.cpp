@@ -192,6 +192,7 @@ private:
     int waitSliceMs(int64_t now) const;
     void checkStall(int64_t now);
     void frameArrived(int64_t now);
+    int64_t captureTimeOf(const v4l2_buffer& buffer, int64_t dequeuedNs);
     uint64_t sequenceOf(uint32_t deviceSequence);
     void lose(int error);
     Expected<ReadResult> retryConnect();
@@ -227,6 +228,7 @@ private:
     int64_t lastProgressNs_ = 0; // last frame, or the start of streaming
     bool stalled_ = false;
     bool warnedTimestamps_ = false;
+    bool warnedFutureTimestamps_ = false;
     bool warnedConversion_ = false;
 
     int64_t backoffNs_ = kFirstBackoffNs;
@@ -685,6 +687,37 @@ void V4L2Source::frameArrived(int64_t now)
     lastProgressNs_ = now;
 }
 
+int64_t V4L2Source::captureTimeOf(const v4l2_buffer& buffer, int64_t dequeuedNs)
+{
+    if ((buffer.flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) != V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC) {
+        if (!warnedTimestamps_)
+            log_->warn("{}: buffers carry no monotonic timestamp; using the dequeue time, which "
+                       "includes the driver's latency",
+                label());
+        warnedTimestamps_ = true;
+        return dequeuedNs;
+    }
+    const int64_t stampedNs = static_cast<int64_t>(buffer.timestamp.tv_sec) * 1'000'000'000 +
+        static_cast<int64_t>(buffer.timestamp.tv_usec) * 1000;
+    if (stampedNs <= dequeuedNs)
+        return stampedNs;
+    // Both are CLOCK_MONOTONIC, and a buffer is dequeued only after its frame was captured, so a
+    // stamp after the dequeue is not a capture time. vivid makes them: with its default timestamp
+    // source ("End of Frame") it stamps a buffer 0.9 frame periods after it began to fill it, and
+    // hands it out as soon as it is filled. The dequeue time is the latest the frame can have been
+    // captured; it keeps capture times increasing and a frame's wait (worker start - capture time)
+    // from going negative.
+    if (!warnedFutureTimestamps_)
+        log_->warn("{}: the driver stamps buffers after they are dequeued ({:.1f} ms after, "
+                   "timestamp source {}); such frames get the dequeue time as their capture time",
+            label(), nsToMs(stampedNs - dequeuedNs),
+            (buffer.flags & V4L2_BUF_FLAG_TSTAMP_SRC_MASK) == V4L2_BUF_FLAG_TSTAMP_SRC_SOE
+                ? "start of exposure"
+                : "end of frame");
+    warnedFutureTimestamps_ = true;
+    return dequeuedNs;
+}
+
 uint64_t V4L2Source::sequenceOf(uint32_t deviceSequence)
 {
     uint64_t dropped = 0;
@@ -852,16 +885,7 @@ Expected<ReadResult> V4L2Source::read(Frame& frame)
         return ReadResult::NoFrame;
     }
 
-    int64_t captureNs = dequeuedNs;
-    if ((buffer.flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) == V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC) {
-        captureNs = static_cast<int64_t>(buffer.timestamp.tv_sec) * 1'000'000'000 +
-            static_cast<int64_t>(buffer.timestamp.tv_usec) * 1000;
-    } else if (!warnedTimestamps_) {
-        log_->warn("{}: buffers carry no monotonic timestamp; using the dequeue time, which "
-                   "includes the driver's latency",
-            label());
-        warnedTimestamps_ = true;
-    }
+    const int64_t captureNs = captureTimeOf(buffer, dequeuedNs);
     frame.sequence = sequence;
     frame.captureNs = captureNs;
     frame.truthClass = -1;

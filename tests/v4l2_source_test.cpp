@@ -573,6 +573,35 @@ TEST(V4L2Streaming, WithoutMonotonicTimestampsTheDequeueTimeIsUsed)
     }
 }
 
+// vivid stamps buffers with its nominal end of frame, 0.9 periods after it began to fill them,
+// and hands them out at once: the stamp lies after the dequeue. Such frames take the dequeue time,
+// the others keep their stamps, and capture times still increase.
+TEST(V4L2Streaming, StampsAfterTheDequeueTakeTheDequeueTime)
+{
+    constexpr int64_t kAheadNs = 60'000'000; // vivid's lead at 15 fps
+    FakeV4L2 fake({fakeWebcam()});
+    auto source = openOrFail(optionsFor("v4l2:///dev/video0"), fake);
+    ASSERT_TRUE(source);
+    FakeFrame early;
+    early.timestampNs = monotonicNs() + kAheadNs * 100; // after any dequeue in this test
+    fake.queueFrame(kWebcam, early);
+    Frame frame;
+    const int64_t before = monotonicNs();
+    ASSERT_EQ(readFrame(*source, frame), ReadResult::Frame);
+    const int64_t after = monotonicNs();
+    EXPECT_GE(frame.captureNs, before);
+    EXPECT_LE(frame.captureNs, after);
+    EXPECT_EQ(source->stats().firstCaptureNs, frame.captureNs);
+    const int64_t firstNs = frame.captureNs;
+
+    FakeFrame honest;
+    honest.timestampNs = monotonicNs(); // after the first dequeue, before the next one
+    fake.queueFrame(kWebcam, honest);
+    ASSERT_EQ(readFrame(*source, frame), ReadResult::Frame);
+    EXPECT_EQ(frame.captureNs, *honest.timestampNs / 1000 * 1000); // a timeval: microseconds
+    EXPECT_GT(frame.captureNs, firstNs);
+}
+
 TEST(V4L2Streaming, SequenceGapsAreCountedAsDrops)
 {
     constexpr uint32_t kFirstDeviceSequence = 100;

@@ -12,7 +12,6 @@ set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin" # depmod and modprobe, for users whose PATH lacks them
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-source_dir=$(cd "$here/../.." && pwd)
 checker=""
 if [ "${1:-}" = "--checker" ]; then
     checker=${2:?--checker needs a path}
@@ -24,11 +23,19 @@ workdir=${2:-$(dirname "$binary")/vm-cache}
 [ -n "$checker" ] || checker=$(dirname "$binary")/../tests/jetagent_vivid_check
 
 # What the scenarios need; vm-init.sh reads the same values from /vivid-test.env.
-readonly kFps=15 kWidth=640 kHeight=480 kFrames=210 kMinFrames=200 kTolerance=0.05
+readonly kFps=15 kWidth=320 kHeight=180 kFrames=210 kMinFrames=200 kTolerance=0.05
 readonly kFormats="YUYV NV12"
 readonly kRecoveryFrames=200 kMinFramesBeforeUnload=25 kMinFramesAfterReload=50
 readonly kVivid="n_devs=1 node_types=0x1 num_inputs=1 input_types=0"
-readonly kRunTimeoutS=150 kQemuTimeoutS=600 kMemoryMiB=2048
+# The guest times a jetagent run of kCalibrationFrames synthetic frames and derives each
+# scenario's time limit from it (vm-init.sh). vivid skips a frame when its thread wakes more than
+# half a period late; a thread in the guest that sleeps as vivid's does counts such wakes during
+# each scenario, and a failed scenario that had them, or whose guest CPUs were kBusyPercent busy,
+# ran on a guest too slow for vivid: the environment, not a capture defect.
+readonly kCalibrationFrames=30 kBusyPercent=90
+# qemu is stopped after kQemuTimeoutS; the scenarios' limits must fit in what is left of it after
+# the boot and the calibration.
+readonly kQemuTimeoutS=600 kMemoryMiB=2048
 
 start_s=$EPOCHREALTIME
 phase_s=$start_s
@@ -140,15 +147,18 @@ closure() {
 
 run_dir=$workdir/run
 rm -rf "$run_dir"
-mkdir -p "$run_dir/app/bin" "$run_dir/app/jetagent/tests/vm" "$run_dir/app/jetagent/models"
+mkdir -p "$run_dir/app/bin" "$run_dir/app/jetagent/tests/vm"
 if command -v strip >/dev/null; then
     strip --strip-debug -o "$run_dir/app/bin/jetagent" "$binary"
 else
     cp "$binary" "$run_dir/app/bin/jetagent"
 fi
 
+# The checker goes in too: its `stalls` mode watches the guest's timers during each scenario.
+cp "$checker" "$run_dir/app/bin/jetagent_vivid_check"
 busybox=$(command -v busybox)
-lib_list=$( (closure "$run_dir/app/bin/jetagent"; closure "$busybox") | LC_ALL=C sort -u)
+lib_list=$( (closure "$run_dir/app/bin/jetagent"; closure "$checker"; closure "$busybox") |
+    LC_ALL=C sort -u)
 lib_key=$(printf '%s\n' "$lib_list" | xargs -r stat -L -c '%n %s %Y' | sha256sum | cut -c1-16)
 libs_cpio=$workdir/libs-$lib_key.cpio
 if [ ! -f "$libs_cpio" ]; then
@@ -184,15 +194,18 @@ app=$run_dir/app
 cp "$here/vm-init.sh" "$app/init"
 chmod 755 "$app/init"
 cp "$here/vivid.yaml" "$app/jetagent/tests/vm/"
-cp "$source_dir/models/shapes_cnn.onnx" "$source_dir/models/shapes_labels.txt" \
-    "$app/jetagent/models/"
+"$checker" model "$app/jetagent/tests/vm/plane_means.onnx" "$app/jetagent/tests/vm/plane_means.txt" ||
+    fail "cannot write the task's model"
 cat >"$app/vivid-test.env" <<EOF
 LD_LIBRARY_PATH=$lib_dirs
 VIVID_ARGS="$kVivid"
 FORMATS="$kFormats"
+FPS=$kFps
 FRAMES=$kFrames
 RECOVERY_FRAMES=$kRecoveryFrames
-RUN_TIMEOUT_S=$kRunTimeoutS
+CAL_FRAMES=$kCalibrationFrames
+QEMU_TIMEOUT_S=$kQemuTimeoutS
+LATE_MS=$((1000 / kFps / 2))
 EOF
 cpio_of "$app" >"$run_dir/app.cpio"
 cat "$base_cpio" "$libs_cpio" "$run_dir/app.cpio" >"$run_dir/initrd.cpio"
@@ -240,15 +253,58 @@ mkdir -p "$run_dir/out"
 tar -xf "$run_dir/data.tar" -C "$run_dir/out"
 out=$run_dir/out
 
+# The guest's speed, and what a failure means given it.
+speed=$(cat "$out/speed.txt" 2>/dev/null || true)
+calibration_s=$(sed -n 's/^calibration_s=\([0-9.]*\) .*/\1/p' <<<"$speed")
+if [ -z "$calibration_s" ] || [ "$(cat "$out/calibration.rc" 2>/dev/null)" != 0 ]; then
+    echo "[vivid-test] the guest's speed calibration failed; its output:"
+    sed 's/^/    /' "$out/calibration.log" 2>/dev/null | tail -n 20
+    fail "no speed calibration (see above)"
+fi
+say "guest speed: $speed"
+if grep -q '^@@vivid-test too slow' "$run_dir/console.log"; then
+    fail "the guest is too slow: $kCalibrationFrames calibration frames took $calibration_s s," \
+        "so the scenarios' time limits would not fit in qemu's $kQemuTimeoutS s ($speed)." \
+        "The environment, not a capture defect: run it on a faster host"
+fi
+verdict() { # SCENARIO: whose fault a failure is: how late the guest's timers were, how busy it was
+    local took limit busy stalls late
+    read -r took limit busy <"$out/$1.time" 2>/dev/null || true
+    stalls=$(cat "$out/$1.stalls" 2>/dev/null || true)
+    late=$(sed -n 's/.*late_wakes=\([0-9]*\).*/\1/p' <<<"$stalls")
+    if [ -z "$busy" ] || [ -z "$late" ]; then
+        echo "a defect (no scenario load to blame)"
+    elif [ "$late" -gt 0 ] || [ "$busy" -ge "$kBusyPercent" ]; then
+        echo "the guest was too slow for vivid to produce $kFps fps (its timers woke more than" \
+            "$((1000 / kFps / 2)) ms late $late times, $stalls; CPUs $busy% busy; calibration" \
+            "$calibration_s s): the environment, not a capture defect"
+    else
+        echo "the guest kept time (timers never more than $((1000 / kFps / 2)) ms late, $stalls;" \
+            "CPUs $busy% busy): a capture defect"
+    fi
+}
+
 failures=0
 check() {
-    if "$checker" "$@"; then :; else failures=$((failures + 1)); fi
+    if "$checker" "$@"; then :; else
+        failures=$((failures + 1))
+        echo "[vivid-test] $1 check of $(basename "$2") failed: $(verdict "$(basename "$2")")"
+    fi
 }
 scenario_ok() {
-    local rc
+    local rc took limit busy
     rc=$(cat "$out/$1.rc" 2>/dev/null || echo missing)
+    read -r took limit busy <"$out/$1.time" 2>/dev/null || true
+    say "scenario $1: ${took:-?} s (limit ${limit:-?} s, from the guest's speed), guest CPUs" \
+        "${busy:-?}% busy"
     if [ "$rc" != 0 ]; then
-        echo "[vivid-test] scenario $1: jetagent exited with status $rc; its output:"
+        if awk -v a="${took:-0}" -v b="${limit:-0}" 'BEGIN { exit !(a >= b) }'; then
+            echo "[vivid-test] scenario $1: jetagent did not finish within its $limit s:" \
+                "$(verdict "$1"); its output:"
+        else
+            echo "[vivid-test] scenario $1: jetagent exited with status $rc: $(verdict "$1");" \
+                "its output:"
+        fi
         sed 's/^/    /' "$out/$1.log" 2>/dev/null | tail -n 40
         failures=$((failures + 1))
         return 1

@@ -5,16 +5,25 @@
 //                                 [--tolerance T]
 //   jetagent_vivid_check recovery LOG_DIR --format F --width W --height H --fps R --min-frames N
 //                                 --reloaded-ns NS --min-frames-after M [--tolerance T]
+//   jetagent_vivid_check model MODEL_ONNX LABELS_TXT
+//   jetagent_vivid_check stalls OUT_FILE LATE_MS
 //
 // LOG_DIR is the --log-dir of the run: it holds one run directory with summary.json and the task's
 // <task>.frames.csv. Prints what it measured; exit status 0 when every check passes, 1 when one
-// fails, 2 for bad arguments or unreadable logs.
+// fails, 2 for bad arguments or unreadable logs. `model` writes the VM's task model: the mean of
+// each colour plane of an 8x8 input (GlobalAveragePool), so the guest's task costs next to nothing
+// and the test measures capture, not the emulated CPU's inference speed. `stalls` runs in the VM
+// beside a scenario: it sleeps 10 ms at a time, as vivid's frame thread sleeps between frames, and
+// on SIGTERM writes how late it woke (the worst, and how often by more than LATE_MS) to OUT_FILE.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,6 +32,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
 
 namespace {
 
@@ -48,6 +58,8 @@ struct Options {
 struct FrameRow {
     long long id = 0;
     long long captureNs = 0;
+    double waitMs = 0.0; // worker start - capture time
+    double serviceMs = 0.0; // preprocess + inference + postprocess
     bool ok = false;
 };
 
@@ -180,27 +192,35 @@ bool readFrames(const fs::path& csvPath, std::vector<FrameRow>& rows)
             stderr, "%s: the header does not start frame_id,capture_ns\n", csvPath.c_str());
         return false;
     }
-    size_t okColumn = header.size();
-    for (size_t i = 0; i < header.size(); ++i) {
-        if (header[i] == "ok")
-            okColumn = i;
-    }
-    if (okColumn == header.size()) {
-        std::fprintf(stderr, "%s: no ok column\n", csvPath.c_str());
-        return false;
+    std::map<std::string, size_t> columns;
+    for (size_t i = 0; i < header.size(); ++i)
+        columns[header[i]] = i;
+    for (const char* name : {"ok", "wait_ms", "preprocess_ms", "inference_ms", "postprocess_ms"}) {
+        if (columns.count(name) == 0) {
+            std::fprintf(stderr, "%s: no %s column\n", csvPath.c_str(), name);
+            return false;
+        }
     }
     size_t lineNumber = 1;
     while (std::getline(in, line)) {
         ++lineNumber;
         const std::vector<std::string> fields = splitCsv(line);
         FrameRow row;
+        double preprocessMs = 0.0;
+        double inferenceMs = 0.0;
+        double postprocessMs = 0.0;
         if (fields.size() != header.size() || !parseInteger(fields[0], row.id) ||
-            !parseInteger(fields[1], row.captureNs)) {
+            !parseInteger(fields[1], row.captureNs) ||
+            !parseNumber(fields[columns["wait_ms"]], row.waitMs) ||
+            !parseNumber(fields[columns["preprocess_ms"]], preprocessMs) ||
+            !parseNumber(fields[columns["inference_ms"]], inferenceMs) ||
+            !parseNumber(fields[columns["postprocess_ms"]], postprocessMs)) {
             std::fprintf(
                 stderr, "%s:%zu: malformed row: %s\n", csvPath.c_str(), lineNumber, line.c_str());
             return false;
         }
-        row.ok = fields[okColumn] == "1";
+        row.ok = fields[columns["ok"]] == "1";
+        row.serviceMs = preprocessMs + inferenceMs + postprocessMs;
         rows.push_back(row);
     }
     return true;
@@ -271,6 +291,22 @@ void checkCommon(
     check.expect(notOk == 0, describe("frames the task failed on: %zu", notOk));
     check.expect(nonIncreasing == 0,
         describe("capture_ns strictly increasing (%zu steps back or equal)", nonIncreasing));
+    // A stage time is a difference of two CLOCK_MONOTONIC readings in order: never negative.
+    size_t negativeWaits = 0;
+    double minWaitMs = 0.0;
+    double serviceSumMs = 0.0;
+    double serviceMaxMs = 0.0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        negativeWaits += rows[i].waitMs < 0.0 ? 1 : 0;
+        minWaitMs = i == 0 ? rows[i].waitMs : std::min(minWaitMs, rows[i].waitMs);
+        serviceSumMs += rows[i].serviceMs;
+        serviceMaxMs = std::max(serviceMaxMs, rows[i].serviceMs);
+    }
+    check.expect(negativeWaits == 0,
+        describe("wait_ms >= 0 (%zu frames below, lowest %.3f ms)", negativeWaits, minWaitMs));
+    if (!rows.empty())
+        std::printf("  task time per frame: mean %.2f ms, max %.2f ms (frame period %.1f ms)\n",
+            serviceSumMs / static_cast<double>(rows.size()), serviceMaxMs, 1000.0 / o.fps);
     check.expect(source.contains("stats"), "source.stats present (a live source)");
 }
 
@@ -402,18 +438,116 @@ int checkProbe(int argc, char** argv)
     return check.failures() == 0 ? 0 : 1;
 }
 
+// `model MODEL_ONNX LABELS_TXT`: input 1x3x8x8, output 1x3, the mean of each plane; labels
+// red, green, blue (the task's preprocessing gives RGB planes).
+int writeModel(int argc, char** argv)
+{
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: %s model MODEL_ONNX LABELS_TXT\n", argv[0]);
+        return 2;
+    }
+    constexpr int kSide = 8;
+    constexpr int kPlanes = 3;
+    onnx::ModelProto model;
+    model.set_ir_version(7);
+    model.set_producer_name("jetagent_vivid_check");
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("plane_means");
+    onnx::NodeProto* pool = graph->add_node();
+    pool->set_op_type("GlobalAveragePool");
+    pool->add_input("input");
+    pool->add_output("pooled");
+    onnx::NodeProto* flatten = graph->add_node();
+    flatten->set_op_type("Flatten");
+    flatten->add_input("pooled");
+    flatten->add_output("output");
+    auto shape = [](onnx::ValueInfoProto* value, const char* name, const std::vector<int>& dims) {
+        value->set_name(name);
+        auto* tensor = value->mutable_type()->mutable_tensor_type();
+        tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+        for (const int d : dims)
+            tensor->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    shape(graph->add_input(), "input", {1, kPlanes, kSide, kSide});
+    shape(graph->add_output(), "output", {1, kPlanes});
+    std::ofstream modelFile(argv[2], std::ios::binary);
+    std::ofstream labelsFile(argv[3]);
+    modelFile << model.SerializeAsString();
+    labelsFile << "red\ngreen\nblue\n";
+    if (!modelFile.flush() || !labelsFile.flush()) {
+        std::fprintf(stderr, "cannot write %s and %s\n", argv[2], argv[3]);
+        return 2;
+    }
+    return 0;
+}
+
+volatile std::sig_atomic_t stopStalls = 0;
+
+extern "C" void onStallsSignal(int /*signal*/)
+{
+    stopStalls = 1;
+}
+
+int64_t monotonicNow()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// `stalls OUT_FILE LATE_MS`: until SIGTERM or SIGINT, how late 10 ms sleeps end.
+int watchStalls(int argc, char** argv)
+{
+    double lateMs = 0.0;
+    if (argc != 4 || !parseNumber(argv[3], lateMs) || lateMs <= 0.0) {
+        std::fprintf(stderr, "usage: %s stalls OUT_FILE LATE_MS\n", argv[0]);
+        return 2;
+    }
+    struct sigaction action { };
+    action.sa_handler = onStallsSignal;
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, nullptr);
+    constexpr int64_t kSleepNs = 10'000'000;
+    const timespec sleep {0, kSleepNs};
+    long long wakes = 0;
+    long long lateWakes = 0;
+    int64_t worstNs = 0;
+    while (stopStalls == 0) {
+        const int64_t before = monotonicNow();
+        if (clock_nanosleep(CLOCK_MONOTONIC, 0, &sleep, nullptr) != 0)
+            continue; // a signal: the loop condition decides
+        const int64_t lateNs = monotonicNow() - before - kSleepNs;
+        ++wakes;
+        worstNs = std::max(worstNs, lateNs);
+        lateWakes += static_cast<double>(lateNs) / 1e6 > lateMs ? 1 : 0;
+    }
+    std::ofstream out(argv[2]);
+    out << "wakes=" << wakes << " late_wakes=" << lateWakes
+        << " worst_late_ms=" << static_cast<double>(worstNs) / 1e6 << "\n";
+    return out.flush() ? 0 : 2;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     if (argc > 1 && std::string(argv[1]) == "probe")
         return checkProbe(argc, argv);
+    if (argc > 1 && std::string(argv[1]) == "model")
+        return writeModel(argc, argv);
+    if (argc > 1 && std::string(argv[1]) == "stalls")
+        return watchStalls(argc, argv);
     Options o;
     if (!parseOptions(argc, argv, o)) {
         std::fprintf(stderr,
             "usage: %s capture|recovery LOG_DIR --format F --width W --height H --fps R "
             "--min-frames N [--tolerance T] [--reloaded-ns NS --min-frames-after M]\n"
-            "       %s probe PROBE_JSON FORMATS WIDTH HEIGHT FPS\n",
+            "       %s probe PROBE_JSON FORMATS WIDTH HEIGHT FPS\n"
+            "       %s model MODEL_ONNX LABELS_TXT\n"
+            "       %s stalls OUT_FILE LATE_MS\n",
+            argc > 0 ? argv[0] : "jetagent_vivid_check",
+            argc > 0 ? argv[0] : "jetagent_vivid_check",
             argc > 0 ? argv[0] : "jetagent_vivid_check",
             argc > 0 ? argv[0] : "jetagent_vivid_check");
         return 2;

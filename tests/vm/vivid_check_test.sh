@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # jetagent_vivid_check on made-up run logs: a clean run passes, and each defect the VM test must
-# catch (a sequence gap, a slow rate, a device drop, a timestamp going back, an unlogged frame, a
-# missing reconnect) fails it. Needs no VM, so it runs everywhere the checker builds.
+# catch (a sequence gap, a slow rate, a device drop, a timestamp going back, a negative wait, an
+# unlogged frame, a missing reconnect) fails it; and the guest-side `stalls` watcher counts late
+# wakes. Needs no VM, so it runs everywhere the checker builds.
 set -uo pipefail
 checker=${1:?usage: vivid_check_test.sh JETAGENT_VIVID_CHECK}
 root=$(mktemp -d)
@@ -12,7 +13,8 @@ readonly kPeriodNs=$((1000000000 / kFps))
 failures=0
 
 # make DIR FRAMES [awk assignments...]: one run's logs. Knobs: gap_at (frame_id jumps by one),
-# period_ns, back_at (capture_ns steps back), captured_extra, dropped, disconnects, reconnects,
+# period_ns, back_at (capture_ns steps back), negative_at (wait_ms below 0, as a capture time after
+# the worker's start gives), captured_extra, dropped, disconnects, reconnects,
 # pause_at and pause_ns (capture stops for pause_ns before that frame), format. Nanoseconds are
 # printed with %.0f: mawk's %d stops at 2^31.
 make() {
@@ -20,7 +22,7 @@ make() {
     shift 2
     mkdir -p "$dir"
     awk -v frames="$frames" -v start="$kStartNs" -v period_ns="$kPeriodNs" -v gap_at=-1 \
-        -v back_at=-1 -v pause_at=-1 -v pause_ns=0 "$@" 'BEGIN {
+        -v back_at=-1 -v negative_at=-1 -v pause_at=-1 -v pause_ns=0 "$@" 'BEGIN {
         print "frame_id,capture_ns,wait_ms,preprocess_ms,inference_ms,compute_ms,postprocess_ms," \
             "e2e_ms,batch,top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok"
         id = 0; t = start
@@ -28,7 +30,8 @@ make() {
             if (i == gap_at) id++
             if (i == pause_at) t += pause_ns
             ts = (i == back_at) ? t - 2 * period_ns : t
-            printf "%d,%.0f,1.0,1.0,1.0,1.0,0.0,3.0,1,circle,0.9,,0,0,%d,1\n", id, ts, i == 0
+            wait = (i == negative_at) ? -45.9 : 1.0
+            printf "%d,%.0f,%.1f,1.0,1.0,1.0,0.0,3.0,1,circle,0.9,,0,0,%d,1\n", id, ts, wait, i == 0
             id++; t += period_ns
         }
     }' >"$dir/shapes.frames.csv"
@@ -73,6 +76,8 @@ make "$root/drop" $kFrames -v dropped=3
 expect 1 "device drops fail" capture "$root/drop" "${capture[@]}"
 make "$root/back" $kFrames -v back_at=50
 expect 1 "a timestamp stepping back fails" capture "$root/back" "${capture[@]}"
+make "$root/negative" $kFrames -v negative_at=0
+expect 1 "a negative wait_ms fails" capture "$root/negative" "${capture[@]}"
 make "$root/unlogged" $kFrames -v captured_extra=1
 expect 1 "a captured frame missing from the log fails" capture "$root/unlogged" "${capture[@]}"
 make "$root/format" $kFrames -v format=NV12
@@ -91,6 +96,29 @@ make "$root/lost" 100 -v disconnects=1
 expect 1 "no frames after the reload fail" recovery "$root/lost" "${recovery[@]}"
 make "$root/unnoticed" 250 -v pause_at=100 -v pause_ns=$kPauseNs
 expect 1 "a run without a counted disconnect fails" recovery "$root/unnoticed" "${recovery[@]}"
+
+# stalls: counts its 10 ms sleeps, and those that ended later than LATE_MS (every one, for a
+# threshold of a nanosecond), until SIGTERM.
+stalls() { # LATE_MS: runs the watcher for half a second; its report in $root/stalls.txt
+    "$checker" stalls "$root/stalls.txt" "$1" &
+    local pid=$!
+    sleep 0.5
+    kill -TERM $pid
+    wait $pid
+}
+if stalls 0.000001 && grep -Eq '^wakes=([1-9][0-9]+) late_wakes=\1 worst_late_ms=' "$root/stalls.txt"
+then
+    echo "ok   stalls counts every wake late past a 1 ns threshold ($(cat "$root/stalls.txt"))"
+else
+    echo "FAIL stalls with a 1 ns threshold: $(cat "$root/stalls.txt" 2>/dev/null)"
+    failures=$((failures + 1))
+fi
+if stalls 1000 && grep -Eq '^wakes=[1-9][0-9]+ late_wakes=0 ' "$root/stalls.txt"; then
+    echo "ok   stalls counts no wake late past 1 s ($(cat "$root/stalls.txt"))"
+else
+    echo "FAIL stalls with a 1 s threshold: $(cat "$root/stalls.txt" 2>/dev/null)"
+    failures=$((failures + 1))
+fi
 
 [ "$failures" = 0 ] || { echo "$failures case(s) failed"; exit 1; }
 echo "passed"

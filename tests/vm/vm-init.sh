@@ -3,13 +3,18 @@
 # the logs out on ttyS1 as a tar and powers off. vivid-test.sh builds the VM and checks the logs.
 #
 # Scenarios, each a real `jetagent run --as-fast-as-possible` (every captured frame reaches the
-# task and the log) on v4l2:///dev/video0, 640x480 at the config's rate:
+# task and the log) on v4l2:///dev/video0, 320x180 at the config's rate:
 #   capture-FORMAT  FRAMES frames in each of FORMATS (from /vivid-test.env)
-#   recovery        RECOVERY_FRAMES frames in YUYV; two seconds after the first frame is logged
+#   recovery        RECOVERY_FRAMES frames in YUYV; two seconds after the pipeline starts
 #                   the driver is unloaded and, two seconds later, loaded again: rmmod, or, while
 #                   jetagent holds the device open (rmmod then fails: in use), unbind the platform
 #                   device first, which fails the open file with ENODEV so jetagent closes it, then
 #                   rmmod. recovery.events has the times (CLOCK_MONOTONIC ns).
+# Before them, the guest's speed: a `jetagent run` of CAL_FRAMES synthetic 320x180 frames with the
+# same task (process start, libraries, OpenCV and the per-frame work), timed. Each scenario's time
+# limit is its capture time at the nominal rate plus an allowance that scales with that time; when
+# the limits would not fit in what is left of QEMU_TIMEOUT_S, the guest is too slow for the test
+# and says so.
 # Lines starting "@@vivid-test" are markers the host reads.
 export PATH=/bin:/sbin
 export HOME=/root
@@ -51,23 +56,78 @@ mark "vivid loaded in $(seconds_since "$t") s: $(cat /sys/class/video4linux/vide
 echo $? >/out/probe.rc
 
 config=/jetagent/tests/vm/vivid.yaml
-run() { # NAME CONFIG ARGS...: one jetagent run, its output in /out/NAME.log, status in NAME.rc
+
+# Guest speed, and the time limits it gives.
+t=$(now_ns)
+/bin/jetagent run --config "$config" --source synthetic://shapes --as-fast-as-possible \
+    --frames "$CAL_FRAMES" --log-dir /out/calibration >/out/calibration.log 2>&1
+echo $? >/out/calibration.rc
+calibration_s=$(seconds_since "$t")
+# awk: busybox sh has integers only. Allowance per jetagent run: three times the calibration (a
+# scenario's start and stop took up to twice as long), plus 10 s for the emulator's scheduling; the
+# recovery run adds its 4 s outage and the reconnect. What is left of qemu's time limit, less 30 s
+# for handing the logs out, must hold them all.
+limits=$(awk -v c="$calibration_s" -v f="$FRAMES" -v rf="$RECOVERY_FRAMES" -v fps="$FPS" \
+    -v limit="$((QEMU_TIMEOUT_S - $(cut -d. -f1 /proc/uptime) - 30))" 'BEGIN {
+    allowance = 3 * c + 10
+    run = int(f / fps + allowance + 0.5)
+    recovery = int(rf / fps + 6 + allowance + 0.5)
+    total = 2 * run + recovery
+    printf "%d %d %d %d %d\n", run, recovery, total, limit, total <= limit
+}')
+read -r run_timeout_s recovery_timeout_s total_s left_s fits <<LIMITS
+$limits
+LIMITS
+speed="calibration_s=$calibration_s rc=$(cat /out/calibration.rc) run_timeout_s=$run_timeout_s"
+speed="$speed recovery_timeout_s=$recovery_timeout_s total_s=$total_s left_s=$left_s fits=$fits"
+echo "$speed" >/out/speed.txt
+mark "speed $speed"
+if [ "$(cat /out/calibration.rc)" != 0 ]; then
+    mark "calibration run failed"
+    finish
+fi
+if [ "$fits" != 1 ]; then
+    mark "too slow: the scenarios would need $total_s s, more than the $left_s s left"
+    finish
+fi
+
+# Whether the guest kept time during a scenario: vivid skips a sequence number when its frame thread
+# wakes more than half a period late, which an emulated guest on a slow or busy host does (frames
+# lost to the host, not to jetagent). `jetagent_vivid_check stalls` sleeps as that thread does and
+# counts such wakes (NAME.stalls); cpu_ticks gives how busy the guest's CPUs were (NAME.time).
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+busy_percent() { # BUSY_BEFORE IDLE_BEFORE
+    cpu_ticks | awk -v b="$1" -v i="$2" '{ t = $1 - b + $2 - i; printf "%d", t ? 100 * ($1 - b) / t : 0 }'
+}
+
+run() { # NAME CONFIG TIMEOUT_S ARGS...: one jetagent run, output in /out/NAME.log, status NAME.rc
     name=$1
     cfg=$2
-    shift 2
+    limit_s=$3
+    shift 3
     # A hung run is stopped as Ctrl-C would (it still writes its logs), then killed. Niced (busybox
-    # has renice, not nice): on two emulated CPUs the CNN would otherwise delay vivid's frame
-    # thread, and vivid skips the frames it is late for; a real camera does not wait for the CPU.
+    # has renice, not nice): on two emulated CPUs jetagent's start would otherwise delay vivid's
+    # frame thread, and vivid skips the frames it is late for; a real camera does not wait for the
+    # CPU.
+    started=$(now_ns)
+    ticks=$(cpu_ticks)
+    /bin/jetagent_vivid_check stalls "/out/$name.stalls" "$LATE_MS" &
+    watcher=$!
     sh -c 'renice -n 19 -p $$ >/dev/null && exec "$@"' sh \
-        timeout -s INT "$RUN_TIMEOUT_S" /bin/jetagent run --config "$cfg" \
+        timeout -s INT "$limit_s" /bin/jetagent run --config "$cfg" \
         --source v4l2:///dev/video0 --as-fast-as-possible --log-dir "/out/$name" "$@" \
         >"/out/$name.log" 2>&1 &
     pid=$!
-    ( sleep $((RUN_TIMEOUT_S + 15)) && kill -KILL $pid 2>/dev/null ) &
+    ( sleep $((limit_s + 15)) && kill -KILL $pid 2>/dev/null ) &
     killer=$!
     wait $pid
     echo $? >"/out/$name.rc"
     kill $killer 2>/dev/null
+    kill -TERM $watcher
+    wait $watcher
+    took_s=$(seconds_since "$started")
+    # shellcheck disable=SC2086 # two numbers
+    echo "$took_s $limit_s $(busy_percent $ticks)" >"/out/$name.time"
     grep -E '^(run|camera) ' "/out/$name.log"
 }
 
@@ -77,21 +137,22 @@ for format in $FORMATS; do
     grep -q "format: $format " "$cfg" || mark "cannot set format $format in $cfg"
     t=$(now_ns)
     mark "scenario capture-$format start"
-    run "capture-$format" "$cfg" --frames "$FRAMES"
+    run "capture-$format" "$cfg" "$run_timeout_s" --frames "$FRAMES"
     rc=$(cat "/out/capture-$format.rc")
     mark "scenario capture-$format done rc=$rc in $(seconds_since "$t") s"
 done
 
-# Recovery: wait until frames flow, then take the driver away for about two seconds. The log
-# trails capture (frames queue for the CNN), so its first line means capture is well under way.
+# Recovery: wait until the pipeline runs (its "running N task(s)" line; it starts streaming at
+# once), then, two seconds later, take the driver away for about two seconds. Not the frame log:
+# it is written in blocks, and its first line came after the last frame was captured.
 events=/out/recovery.events
 t=$(now_ns)
 mark "scenario recovery start"
-run recovery "$config" --frames "$RECOVERY_FRAMES" &
+run recovery "$config" "$recovery_timeout_s" --frames "$RECOVERY_FRAMES" &
 runner=$!
 waited=0
-while [ "$(cat /out/recovery/*/shapes.frames.csv 2>/dev/null | wc -l)" -lt 2 ] &&
-    [ $waited -lt 600 ] && kill -0 $runner 2>/dev/null; do
+while ! grep -q 'running .* task' /out/recovery.log 2>/dev/null &&
+    [ $waited -lt $((recovery_timeout_s * 10)) ] && kill -0 $runner 2>/dev/null; do
     sleep 0.1
     waited=$((waited + 1))
 done

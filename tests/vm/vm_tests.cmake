@@ -8,8 +8,8 @@ if(NOT CMAKE_CROSSCOMPILING AND NOT JETAGENT_SANITIZE
     AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64)$")
     find_package(nlohmann_json 3 REQUIRED)
     add_executable(jetagent_vivid_check ${CMAKE_CURRENT_LIST_DIR}/vivid_check.cpp)
-    target_link_libraries(jetagent_vivid_check PRIVATE nlohmann_json::nlohmann_json
-        jetagent_warnings)
+    target_link_libraries(jetagent_vivid_check PRIVATE nlohmann_json::nlohmann_json onnx_proto
+        protobuf::libprotobuf jetagent_warnings)
     find_program(JETAGENT_VM_BASH bash)
     if(JETAGENT_VM_BASH)
         add_test(NAME VividCheckRejectsBadLogs
