@@ -15,6 +15,8 @@ packages=(
     libc6-dev libstdc++-12-dev
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
     libcli11-dev nlohmann-json3-dev libgtest-dev libgpiod-dev
+    libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev # hal's GStreamer sources
+    libgstrtspserver-1.0-dev # the RTSP reconnect test's server
     gstreamer1.0-plugins-base # videotestsrc, videoconvert, appsink: the GStreamer source tests
 )
 suite=bookworm

@@ -1,4 +1,4 @@
-// Frames from GStreamer pipelines (csi://, rtsp://, gst://) through OpenCV's GStreamer backend.
+// Frames from GStreamer pipelines (csi://, rtsp://, gst://), read through GStreamer itself.
 //
 // csi://N runs, on a Jetson,
 //   nvarguscamerasrc sensor-id=N !
@@ -36,29 +36,36 @@
 //     ! video/x-raw,format=BGR ! appsink drop=true max-buffers=1 sync=false
 // (rtph265depay ! h265parse for H.265).
 //
-// gst://PIPELINE runs the user's pipeline as written. It must end in an appsink that OpenCV can
-// find (OpenCV 4.6 looks for an element whose name contains "appsink") and should deliver BGR.
-// It paces itself: a camera or network stream at its own rate, a file at the clock when the
-// appsink syncs (the default) or as fast as it decodes with sync=false. It is reported live, so
-// the agent takes its newest frame; nothing is dropped here (see below).
+// gst://PIPELINE runs the user's pipeline as written. It must end in an appsink (any name) and
+// should deliver BGR. It paces itself: a camera or network stream at its own rate, a file at the
+// clock when the appsink syncs (the default) or as fast as it decodes with sync=false. It is
+// reported live, so the agent takes its newest frame; nothing is dropped here (see below).
 //
-// Why a grab thread: OpenCV 4.6's GStreamer backend ignores CAP_PROP_OPEN_TIMEOUT_MSEC and
-// CAP_PROP_READ_TIMEOUT_MSEC (they are "unhandled properties"; open() with them fails) and reads
-// with the blocking gst_app_sink_pull_sample(); its open() of a live pipeline that produces nothing
-// blocks as well. So each source runs one thread that opens the pipeline and reads from it in a
-// loop, and read() waits for that thread's frame at most a slice of a second. A thread blocked
-// inside OpenCV cannot be interrupted: when a source is destroyed, its thread is given a bounded
-// time to notice and is otherwise left to end on its own, holding only state shared with it.
+// How frames are read: GStreamer directly (not OpenCV's VideoCapture, whose reads can neither
+// time out nor be interrupted). Each source has one thread that builds the pipeline
+// (gst_parse_launch, which names a missing element), sets it playing, pulls samples from the
+// appsink with a timeout, reads the pipeline's bus for errors, and tears the pipeline down by
+// setting it to NULL; no call in that loop waits longer than a slice of a second, so the thread
+// always notices that its source is going. When to reopen is decided by ReconnectMachine
+// (reconnect.h): csi and rtsp streams, and gst:// pipelines that are live (a camera or network
+// source, told by their NO_PREROLL start), are reopened after an error, the end of the stream or
+// kWatchdogStalls stall timeouts without a buffer, with a backoff from kFirstBackoffS doubling up
+// to source.camera.reconnect_max_s, each attempt bounded by kAttemptS. A gst:// pipeline that is
+// not live (a file) ends at its end, or fails with its error. A pipeline that gives no first
+// frame fails at open, with an error that says why (no such element, the server refused, no
+// frame within kAttemptS), as a missing file or device does.
 //
-// Capture time: CLOCK_MONOTONIC when OpenCV handed the grab thread the frame, i.e. its arrival at
-// the appsink; that is later than the exposure by the pipeline's latency (ISP and conversion for
-// CSI, network, jitter buffer and decoding for RTSP), which GStreamer does not tell OpenCV users.
+// Capture time: CLOCK_MONOTONIC when the source thread pulled the frame from the appsink, i.e. its
+// arrival there; that is later than the exposure by the pipeline's latency (ISP and conversion for
+// CSI, network, jitter buffer and decoding for RTSP). Frame ids (Frame::sequence) and capture
+// times go on increasing across reconnects.
 //
 // Frames handed over: csi and rtsp keep the newest frame; one the caller had not taken when a
 // newer one arrived is dropped, leaves a gap in Frame::sequence and counts in
-// SourceStats::droppedByDevice (frames the appsink itself dropped are invisible through OpenCV).
-// gst:// waits for the caller instead, so a finite pipeline delivers every frame; its appsink's
-// own settings decide what it drops. csi and rtsp streams that fail are reopened with backoff.
+// SourceStats::droppedByDevice (frames the appsink itself dropped, with drop=true, are not
+// counted). gst:// waits for the caller instead, so a finite pipeline delivers every frame; its
+// appsink's own settings decide what it drops. The sample is held until read() copies it into the
+// caller's frame: one copy per frame.
 #include "jetagent/hal/gstreamer_source.h"
 
 #include <algorithm>
@@ -66,18 +73,20 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <numeric>
-#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include <opencv2/videoio.hpp>
-#include <opencv2/videoio/registry.hpp>
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/hal/reconnect.h"
 
 namespace jetagent {
 
@@ -97,8 +106,12 @@ constexpr int kMaxFlipMethod = 7; // nvvidconv's flip-method range
 constexpr int kMaxSide = 8192;
 constexpr double kMaxFps = 1000.0;
 constexpr double kWaitSliceS = 0.1; // longest read() waits before it returns NoFrame
-constexpr double kFirstFrameTimeoutS = 10.0; // Argus starts in 1-3 s, an RTSP session in a few
-constexpr double kStopWaitS = 2.0; // a grab thread's time to notice its source is gone
+constexpr int64_t kPullSliceNs = 50'000'000; // longest wait for a sample before the bus is read
+constexpr double kAttemptS = 10.0; // bound on an attempt's first frame: Argus starts in 1-3 s,
+                                   // an RTSP session in a few
+constexpr double kWatchdogStalls = 2.0; // a live stream silent for this many stall timeouts is lost
+constexpr double kStopWaitS = 3.0; // bound on a source thread's teardown when the source goes
+constexpr double kSlowTeardownS = 1.0; // a teardown slower than this is logged
 constexpr double kFirstBackoffS = 0.1; // first reconnect delay; it doubles to reconnectMaxS
 
 const char* const kLoggerName = "gstreamer";
@@ -258,18 +271,6 @@ Expected<std::string> userPipeline(const std::string& description)
                                "its frames from there), but it ends in '" +
             (last.empty() ? std::string("!") : withoutPasswords(last)) + "'; for example " +
             example);
-    // OpenCV 4.6 finds the appsink by its name.
-    std::istringstream properties(last);
-    for (std::string property; properties >> property;) {
-        if (!startsWith(property, "name="))
-            continue;
-        std::string value = property.substr(5);
-        value.erase(std::remove(value.begin(), value.end(), '"'), value.end());
-        if (value.find("appsink") == std::string::npos)
-            return Status::invalid("the appsink of a gst:// pipeline is named '" + value +
-                "', but OpenCV finds it only by a name containing \"appsink\": leave the name "
-                "out or call it appsink");
-    }
     return pipeline;
 }
 
@@ -306,17 +307,275 @@ std::string startHint(const std::string& kind)
         return "is the server reachable from here (port 554 unless the URI says otherwise), the "
                "path right, and user:password@ in the URI if the server asks for credentials? "
                "decoders come from gstreamer1.0-plugins-good, -bad and -libav";
-    return "OpenCV's warning above gives GStreamer's reason; gst-launch-1.0 with the same "
-           "pipeline (appsink replaced by fakesink) shows it in full";
+    return "gst-launch-1.0 -v with the same pipeline (appsink replaced by fakesink) shows it "
+           "in full";
 }
+
+// --- GStreamer ---------------------------------------------------------------------------------
+
+struct ObjectUnref {
+    void operator()(gpointer object) const { gst_object_unref(object); }
+};
+struct SampleUnref {
+    void operator()(GstSample* sample) const { gst_sample_unref(sample); }
+};
+struct MessageUnref {
+    void operator()(GstMessage* message) const { gst_message_unref(message); }
+};
+struct ErrorFree {
+    void operator()(GError* error) const { g_error_free(error); }
+};
+using ElementPtr = std::unique_ptr<GstElement, ObjectUnref>;
+using BusPtr = std::unique_ptr<GstBus, ObjectUnref>;
+using SamplePtr = std::unique_ptr<GstSample, SampleUnref>;
+using MessagePtr = std::unique_ptr<GstMessage, MessageUnref>;
+using ErrorPtr = std::unique_ptr<GError, ErrorFree>;
+
+// gst_init once per process; false (and why) when GStreamer cannot start.
+bool initGStreamer(std::string* why = nullptr)
+{
+    static std::once_flag once;
+    static bool ready = false;
+    static std::string problem;
+    std::call_once(once, [] {
+        GError* raw = nullptr;
+        ready = gst_init_check(nullptr, nullptr, &raw) != FALSE;
+        const ErrorPtr error(raw);
+        if (!ready)
+            problem = error ? error->message : "gst_init failed";
+    });
+    if (why != nullptr)
+        *why = problem;
+    return ready;
+}
+
+// What a kind of source needs when one of its elements is missing.
+std::string missingElementHint(const std::string& kind, const std::string& element)
+{
+    if (element == "nvarguscamerasrc" || element == "nvvidconv" || element == "nvv4l2decoder")
+        return " (not a Jetson, or nvidia-l4t-gstreamer missing)";
+    if (kind == "rtsp" || element == "rtspsrc")
+        return " (rtspsrc is in gstreamer1.0-plugins-good)";
+    return " (gst-inspect-1.0 " + element + " tells whether a plugin provides it)";
+}
+
+// The kind of a failure to start: the source cannot be opened, as a missing file or device is.
+ErrorKind startErrorKind(const GError* error)
+{
+    if (error->domain == GST_RESOURCE_ERROR)
+        return error->code == GST_RESOURCE_ERROR_NOT_AUTHORIZED ? ErrorKind::InvalidInput
+                                                                : ErrorKind::NotFound;
+    if ((error->domain == GST_CORE_ERROR && error->code == GST_CORE_ERROR_MISSING_PLUGIN) ||
+        (error->domain == GST_STREAM_ERROR && error->code == GST_STREAM_ERROR_CODEC_NOT_FOUND))
+        return ErrorKind::Unsupported;
+    return ErrorKind::InvalidInput;
+}
+
+// An ERROR message as text: the element, GStreamer's message, and the last line of its debug
+// detail (which names the cause: "Failed to connect", "Missing decoder: H.265").
+Status errorStatus(GstMessage* message)
+{
+    GError* raw = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(message, &raw, &debug);
+    const ErrorPtr error(raw);
+    std::string detail = debug != nullptr ? debug : "";
+    g_free(debug);
+    detail =
+        trimmed(detail.substr(detail.rfind('\n') == std::string::npos ? 0 : detail.rfind('\n')));
+    const char* element = GST_MESSAGE_SRC_NAME(message);
+    std::string text = std::string(element != nullptr ? element : "pipeline") + ": " +
+        (error ? error->message : "error");
+    if (!detail.empty())
+        text += " (" + withoutPasswords(detail) + ")";
+    return Status::error(error ? startErrorKind(error.get()) : ErrorKind::InvalidInput, text);
+}
+
+// One attempt's pipeline, from gst_parse_launch to its teardown. Nothing here blocks for long:
+// samples are pulled and the bus is read with timeouts, and the teardown is setting the state to
+// NULL, which live elements (rtspsrc, nvarguscamerasrc) honour without waiting on the network or
+// the camera.
+class RunningPipeline {
+public:
+    static Expected<std::unique_ptr<RunningPipeline>> start(
+        const std::string& text, const std::string& kind)
+    {
+        auto running = std::unique_ptr<RunningPipeline>(new RunningPipeline());
+        if (Status s = running->build(text, kind); !s)
+            return s;
+        if (Status s = running->play(); !s)
+            return s;
+        return running;
+    }
+
+    ~RunningPipeline()
+    {
+        if (!pipeline_)
+            return;
+        const int64_t startNs = monotonicNs();
+        gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
+        const double tookS = nsToS(monotonicNs() - startNs);
+        if (tookS > kSlowTeardownS)
+            logger(kLoggerName)->warn("tearing a pipeline down took {:.1f} s", tookS);
+    }
+
+    RunningPipeline(const RunningPipeline&) = delete;
+    RunningPipeline& operator=(const RunningPipeline&) = delete;
+
+    // A live pipeline (a camera, a network stream) runs by its own clock and can be reopened; a
+    // file cannot.
+    bool live() const { return live_; }
+
+    SamplePtr pull(int64_t timeoutNs)
+    {
+        return SamplePtr(gst_app_sink_try_pull_sample(sink_, static_cast<GstClockTime>(timeoutNs)));
+    }
+
+    // The appsink got the end of the stream and holds no more samples.
+    bool drained() const { return gst_app_sink_is_eos(sink_) != FALSE; }
+
+    // The first error on the bus, if one came; warnings are logged.
+    Status error()
+    {
+        for (;;) {
+            MessagePtr message(gst_bus_pop_filtered(
+                bus_.get(), static_cast<GstMessageType>(GST_MESSAGE_ERROR | GST_MESSAGE_WARNING)));
+            if (!message)
+                return Status();
+            if (GST_MESSAGE_TYPE(message.get()) == GST_MESSAGE_ERROR)
+                return errorStatus(message.get());
+            GError* raw = nullptr;
+            gst_message_parse_warning(message.get(), &raw, nullptr);
+            const ErrorPtr warning(raw);
+            const char* element = GST_MESSAGE_SRC_NAME(message.get());
+            logger(kLoggerName)
+                ->debug("{}: {}", element != nullptr ? element : "pipeline",
+                    warning ? warning->message : "warning");
+        }
+    }
+
+private:
+    RunningPipeline() = default;
+
+    Status build(const std::string& text, const std::string& kind)
+    {
+        GstParseContext* context = gst_parse_context_new();
+        GError* raw = nullptr;
+        GstElement* element =
+            gst_parse_launch_full(text.c_str(), context, GST_PARSE_FLAG_FATAL_ERRORS, &raw);
+        const ErrorPtr error(raw);
+        std::vector<std::string> missing;
+        if (gchar** names = gst_parse_context_get_missing_elements(context)) {
+            for (gchar** name = names; *name != nullptr; ++name)
+                missing.emplace_back(*name);
+            g_strfreev(names);
+        }
+        gst_parse_context_free(context);
+        if (element != nullptr)
+            pipeline_.reset(GST_ELEMENT(gst_object_ref_sink(element)));
+        if (!missing.empty())
+            return Status::unsupported("no GStreamer element \"" + missing.front() + "\"" +
+                missingElementHint(kind, missing.front()));
+        if (error || !pipeline_)
+            return Status::invalid("GStreamer cannot build the pipeline: " +
+                withoutPasswords(error ? error->message : "no element"));
+        if (!GST_IS_PIPELINE(pipeline_.get())) {
+            // A lone element: gst_parse_launch returns it without a pipeline around it.
+            ElementPtr wrapper(GST_ELEMENT(gst_object_ref_sink(gst_pipeline_new(nullptr))));
+            gst_bin_add(GST_BIN(wrapper.get()), pipeline_.get()); // takes a reference of its own
+            pipeline_ = std::move(wrapper);
+        }
+        if (Status s = findAppsink(); !s)
+            return s;
+        bus_.reset(gst_element_get_bus(pipeline_.get()));
+        return Status();
+    }
+
+    Status findAppsink()
+    {
+        std::vector<GstElement*> sinks;
+        GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline_.get()));
+        GValue item = G_VALUE_INIT;
+        for (bool more = true; more;) {
+            switch (gst_iterator_next(it, &item)) {
+            case GST_ITERATOR_OK: {
+                auto* element = GST_ELEMENT(g_value_get_object(&item));
+                if (GST_IS_APP_SINK(element))
+                    sinks.push_back(element);
+                g_value_reset(&item);
+                break;
+            }
+            case GST_ITERATOR_RESYNC:
+                sinks.clear();
+                gst_iterator_resync(it);
+                break;
+            default: more = false;
+            }
+        }
+        g_value_unset(&item);
+        gst_iterator_free(it);
+        if (sinks.size() != 1)
+            return Status::invalid(std::string("the pipeline has ") +
+                (sinks.empty() ? "no appsink" : "more than one appsink") +
+                "; jetagent reads its frames from exactly one");
+        sink_ = GST_APP_SINK(sinks.front()); // owned by the pipeline
+        return Status();
+    }
+
+    Status play()
+    {
+        // PAUSED first: a live pipeline answers NO_PREROLL, as gst-launch-1.0 tells them apart.
+        const GstStateChangeReturn paused =
+            gst_element_set_state(pipeline_.get(), GST_STATE_PAUSED);
+        live_ = paused == GST_STATE_CHANGE_NO_PREROLL;
+        if (paused != GST_STATE_CHANGE_FAILURE &&
+            gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE)
+            return Status();
+        if (Status s = error(); !s)
+            return s;
+        return Status::invalid("the pipeline did not start (GStreamer gave no reason)");
+    }
+
+    ElementPtr pipeline_;
+    BusPtr bus_;
+    GstAppSink* sink_ = nullptr;
+    bool live_ = false;
+};
+
+// A sample's frame as BGR pixels, copied into `image` (whose buffer is reused when the size is
+// unchanged). InvalidInput when the sample is not 8-bit BGR.
+Status copyBGR(GstSample* sample, cv::Mat& image, const std::string& label)
+{
+    GstVideoInfo info;
+    GstCaps* caps = gst_sample_get_caps(sample);
+    if (caps == nullptr || gst_video_info_from_caps(&info, caps) == FALSE)
+        return Status::invalid(label +
+            " delivers samples without video caps: end the pipeline "
+            "with videoconvert ! video/x-raw,format=BGR ! appsink");
+    if (GST_VIDEO_INFO_FORMAT(&info) != GST_VIDEO_FORMAT_BGR)
+        return Status::invalid(label + " delivers " + GST_VIDEO_INFO_NAME(&info) +
+            " frames, not BGR: end the pipeline with videoconvert ! video/x-raw,format=BGR ! "
+            "appsink");
+    GstVideoFrame frame;
+    if (gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample), GST_MAP_READ) == FALSE)
+        return Status::io(label + ": a frame's buffer could not be mapped");
+    const cv::Mat view(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), CV_8UC3,
+        GST_VIDEO_FRAME_PLANE_DATA(&frame, 0),
+        static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0)));
+    view.copyTo(image);
+    gst_video_frame_unmap(&frame);
+    return Status();
+}
+
+// --- the source thread -------------------------------------------------------------------------
 
 std::chrono::nanoseconds toDuration(double seconds)
 {
     return std::chrono::nanoseconds(static_cast<int64_t>(seconds * 1e9));
 }
 
-// State shared by a source and its grab thread; the thread holds it too, so it stays valid for a
-// thread that outlives its source (blocked inside OpenCV).
+// State shared by a source and its thread; the thread holds it too, so it stays valid for a
+// thread that outlives its source (one whose teardown hangs past kStopWaitS).
 struct GrabShared {
     std::mutex mutex;
     std::condition_variable changed;
@@ -325,10 +584,8 @@ struct GrabShared {
     bool ended = false; // a pipeline that does not reconnect reached its end
     bool finished = false; // the thread is done with the pipeline
     bool reconnecting = false; // a lost stream is being reopened
-    Status failure; // why the pipeline did not start
-    double reportedFps = 0.0; // CAP_PROP_FPS of the first open
-    cv::Mat slot; // the frame waiting for read(); its buffer is swapped, never shared
-    bool full = false;
+    Status failure; // why the pipeline did not start, or stopped
+    SamplePtr slot; // the sample waiting for read()
     uint64_t slotSequence = 0;
     int64_t slotCaptureNs = 0;
     int64_t lastArrivalNs = 0;
@@ -337,139 +594,192 @@ struct GrabShared {
 
 struct GrabPlan {
     std::string pipeline;
+    std::string kind;
     std::string label; // the URI without passwords, for messages
-    bool reconnect = false;
+    bool reconnectAlways = false; // csi, rtsp: every loss is retried
     bool newestWins = false;
-    double reconnectMaxS = 0.0;
+    ReconnectPolicy policy;
 };
 
-bool openCapture(cv::VideoCapture& capture, const std::string& pipeline)
-{
-    try {
-        if (capture.open(pipeline, cv::CAP_GSTREAMER))
-            return true;
-    } catch (const cv::Exception& e) {
-        logger(kLoggerName)->debug("OpenCV threw opening a pipeline: {}", e.what());
+// The source thread: runs the reconnect machine over attempts' pipelines and hands samples over.
+class Grabber {
+public:
+    Grabber(std::shared_ptr<GrabShared> shared, GrabPlan plan)
+        : shared_(std::move(shared)),
+          plan_(std::move(plan)),
+          machine_(plan_.policy, monotonicNs()),
+          log_(logger(kLoggerName))
+    {
     }
-    capture.release();
-    return false;
-}
 
-bool readCapture(cv::VideoCapture& capture, cv::Mat& image)
-{
-    try {
-        return capture.read(image) && !image.empty();
-    } catch (const cv::Exception& e) {
-        logger(kLoggerName)->debug("OpenCV threw reading a pipeline: {}", e.what());
+    void run()
+    {
+        while (step()) { }
+        running_.reset();
+        finish();
+    }
+
+private:
+    bool stopRequested()
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        return shared_->stop;
+    }
+
+    // One turn of the loop; false once the machine has stopped.
+    bool step()
+    {
+        if (stopRequested())
+            machine_.stop();
+        const LinkState before = machine_.state();
+        machine_.tick(monotonicNs());
+        if (machine_.state() != before && before != LinkState::Backoff)
+            afterLoss(before, machine_.lastLoss(), Status()); // the attempt bound or the watchdog
+        switch (machine_.state()) {
+        case LinkState::Stopped: return false;
+        case LinkState::Backoff: backOff(); return true;
+        case LinkState::Connecting:
+        case LinkState::Streaming:
+            if (!running_ && !open())
+                return true;
+            stream();
+            return true;
+        }
         return false;
     }
-}
 
-// Waits `seconds` unless the source stops first; false when it stopped.
-bool waitUnlessStopped(GrabShared& shared, double seconds)
-{
-    std::unique_lock<std::mutex> lock(shared.mutex);
-    return !shared.changed.wait_for(lock, toDuration(seconds), [&] { return shared.stop; });
-}
-
-// The grab thread: opens the pipeline, reads frames into the slot, reopens a lost stream.
-void grabFrames(std::shared_ptr<GrabShared> shared, GrabPlan plan)
-{
-    auto log = logger(kLoggerName);
-    cv::VideoCapture capture;
-    cv::Mat grabbed;
-    uint64_t sequence = 0;
-    bool haveFrame = false; // a frame arrived since the start
-    bool lost = false;
-    int64_t lostNs = 0;
-    double backoffS = std::min(kFirstBackoffS, plan.reconnectMaxS);
-    const auto finish = [&](Status failure, bool ended) {
-        capture.release();
-        std::lock_guard<std::mutex> lock(shared->mutex);
-        if (!failure.ok())
-            shared->failure = std::move(failure);
-        shared->ended = ended;
-        shared->finished = true;
-        shared->changed.notify_all();
-    };
-    const auto backOff = [&] {
-        if (!waitUnlessStopped(*shared, backoffS))
+    bool open()
+    {
+        Expected<std::unique_ptr<RunningPipeline>> started =
+            RunningPipeline::start(plan_.pipeline, plan_.kind);
+        if (!started) {
+            lose(LossReason::OpenFailed, started.status());
             return false;
-        backoffS = std::min(backoffS * 2.0, plan.reconnectMaxS);
+        }
+        running_ = std::move(started).value();
+        if (machine_.attempts() == 1)
+            machine_.setReconnect(plan_.reconnectAlways || running_->live());
         return true;
-    };
-
-    for (;;) {
-        {
-            std::lock_guard<std::mutex> lock(shared->mutex);
-            if (shared->stop)
-                break;
-        }
-        if (!capture.isOpened()) {
-            const bool opened = openCapture(capture, plan.pipeline);
-            if (!opened && !haveFrame)
-                return finish(Status::io("the pipeline did not start"), false);
-            if (!opened) {
-                log->debug("{}: reopening failed; next try in {:.1f} s", plan.label, backoffS);
-                if (!backOff())
-                    break;
-                continue;
-            }
-            if (!haveFrame) {
-                const double fps = capture.get(cv::CAP_PROP_FPS);
-                std::lock_guard<std::mutex> lock(shared->mutex);
-                shared->reportedFps = std::isfinite(fps) && fps > 0.0 && fps <= kMaxFps ? fps : 0.0;
-            }
-        }
-
-        const bool got = readCapture(capture, grabbed);
-        const int64_t arrivalNs = monotonicNs();
-        if (!got) {
-            capture.release();
-            if (!haveFrame)
-                return finish(
-                    Status::io("the pipeline started but ended before its first frame"), false);
-            if (!plan.reconnect)
-                return finish(Status(), true);
-            if (!lost) {
-                lost = true;
-                lostNs = arrivalNs;
-                log->warn("{}: the stream stopped; reopening it with backoff up to {:.1f} s",
-                    plan.label, plan.reconnectMaxS);
-                std::lock_guard<std::mutex> lock(shared->mutex);
-                ++shared->stats.disconnects;
-                shared->reconnecting = true;
-            }
-            if (!backOff())
-                break;
-            continue;
-        }
-
-        std::unique_lock<std::mutex> lock(shared->mutex);
-        if (lost) {
-            lost = false;
-            backoffS = std::min(kFirstBackoffS, plan.reconnectMaxS);
-            ++shared->stats.reconnects;
-            shared->reconnecting = false;
-            log->info("{}: frames again after {:.1f} s", plan.label, nsToS(arrivalNs - lostNs));
-        }
-        if (!plan.newestWins)
-            shared->changed.wait(lock, [&] { return !shared->full || shared->stop; });
-        if (shared->stop)
-            break;
-        if (shared->full)
-            ++shared->stats.droppedByDevice;
-        cv::swap(shared->slot, grabbed);
-        shared->full = true;
-        shared->slotSequence = sequence++;
-        shared->slotCaptureNs = arrivalNs;
-        shared->lastArrivalNs = arrivalNs;
-        shared->started = true;
-        haveFrame = true;
-        shared->changed.notify_all();
     }
-    finish(Status(), false);
-}
+
+    // Pulls one sample (or waits a slice for one), and reads the bus.
+    void stream()
+    {
+        SamplePtr sample = running_->pull(kPullSliceNs);
+        if (Status s = running_->error(); !s) {
+            lose(LossReason::Error, s);
+            return;
+        }
+        if (!sample) {
+            if (running_->drained())
+                lose(LossReason::EndOfStream, Status());
+            return;
+        }
+        int64_t arrivalNs = monotonicNs();
+        if (arrivalNs <= lastArrivalNs_)
+            arrivalNs = lastArrivalNs_ + 1;
+        lastArrivalNs_ = arrivalNs;
+        const bool reconnected =
+            machine_.state() == LinkState::Connecting && machine_.everStreamed();
+        machine_.frame(arrivalNs);
+        if (reconnected)
+            log_->info("{}: frames again, {:.1f} s after the stream was lost ({} attempts)",
+                plan_.label, nsToS(arrivalNs - machine_.lostAtNs()), attemptsSinceLoss_);
+        attemptsSinceLoss_ = 0;
+        handOver(std::move(sample), arrivalNs);
+    }
+
+    void handOver(SamplePtr sample, int64_t arrivalNs)
+    {
+        std::unique_lock<std::mutex> lock(shared_->mutex);
+        if (!plan_.newestWins && shared_->slot) {
+            shared_->changed.wait(lock, [&] { return !shared_->slot || shared_->stop; });
+            // Time spent waiting for the reader is not the stream's silence.
+            machine_.frame(monotonicNs());
+        }
+        if (shared_->stop)
+            return;
+        if (shared_->slot)
+            ++shared_->stats.droppedByDevice;
+        shared_->slot = std::move(sample);
+        shared_->slotSequence = sequence_++;
+        shared_->slotCaptureNs = arrivalNs;
+        shared_->lastArrivalNs = arrivalNs;
+        shared_->started = true;
+        shared_->reconnecting = false;
+        shared_->stats.reconnects = machine_.reconnects();
+        shared_->changed.notify_all();
+    }
+
+    // The attempt failed or the stream was lost: the machine decides what comes next.
+    void lose(LossReason reason, const Status& why)
+    {
+        const LinkState before = machine_.state();
+        machine_.lost(reason, monotonicNs());
+        afterLoss(before, reason, why);
+    }
+
+    void afterLoss(LinkState before, LossReason reason, const Status& why)
+    {
+        running_.reset();
+        const std::string cause = why.ok() ? lossReasonName(reason) : why.message();
+        if (machine_.state() == LinkState::Stopped) {
+            if (!why.ok())
+                record(why);
+            return;
+        }
+        ++attemptsSinceLoss_;
+        if (before == LinkState::Streaming)
+            log_->warn("{}: the stream was lost ({}); reopening it with backoff up to {:.1f} s",
+                plan_.label, cause, plan_.policy.maxDelayS);
+        else
+            log_->debug("{}: reopening failed ({}); next try in {:.1f} s", plan_.label, cause,
+                nsToS(machine_.retryAtNs() - monotonicNs()));
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        shared_->reconnecting = true;
+        shared_->stats.disconnects = machine_.disconnects();
+    }
+
+    void record(const Status& failure)
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        shared_->failure = failure;
+    }
+
+    void backOff()
+    {
+        running_.reset();
+        std::unique_lock<std::mutex> lock(shared_->mutex);
+        const auto due = std::chrono::steady_clock::now() +
+            std::chrono::nanoseconds(std::max<int64_t>(0, machine_.retryAtNs() - monotonicNs()));
+        shared_->changed.wait_until(lock, due, [&] { return shared_->stop; });
+    }
+
+    void finish()
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        const StopReason reason = machine_.stopReason();
+        if (reason == StopReason::FirstAttemptFailed && shared_->failure.ok())
+            shared_->failure = machine_.lastLoss() == LossReason::EndOfStream
+                ? Status::invalid("the pipeline ended before its first frame")
+                : Status::notFound("no frame within " +
+                      std::to_string(static_cast<int>(plan_.policy.attemptS)) + " s");
+        if (reason == StopReason::Failed && shared_->failure.ok())
+            shared_->failure = Status::io(lossReasonName(machine_.lastLoss()));
+        shared_->ended = reason == StopReason::Ended;
+        shared_->finished = true;
+        shared_->changed.notify_all();
+    }
+
+    std::shared_ptr<GrabShared> shared_;
+    GrabPlan plan_;
+    ReconnectMachine machine_;
+    std::shared_ptr<spdlog::logger> log_;
+    std::unique_ptr<RunningPipeline> running_;
+    uint64_t sequence_ = 0;
+    int64_t lastArrivalNs_ = 0;
+    int attemptsSinceLoss_ = 0;
+};
 
 class GStreamerSource final : public FrameSource {
 public:
@@ -497,8 +807,8 @@ public:
             thread_.join();
         } else {
             logger(kLoggerName)
-                ->warn("{}: the pipeline did not stop within {:.0f} s (OpenCV cannot interrupt a "
-                       "blocked read); its thread ends on its own when the read returns",
+                ->error("{}: the pipeline's teardown did not finish within {:.0f} s; its thread "
+                        "is left to end on its own",
                     label_, kStopWaitS);
             thread_.detach();
         }
@@ -507,33 +817,36 @@ public:
     GStreamerSource(const GStreamerSource&) = delete;
     GStreamerSource& operator=(const GStreamerSource&) = delete;
 
-    // Starts the grab thread and waits for the first frame.
-    Status start(const std::string& pipeline, double requestedFps, double reconnectMaxS)
+    // Starts the source thread and waits for the first frame.
+    Status start(GrabPlan plan, double requestedFps)
     {
-        GrabPlan plan;
-        plan.pipeline = pipeline;
-        plan.label = label_;
-        plan.reconnect = info_.kind != "gstreamer";
-        plan.newestWins = plan.reconnect;
-        plan.reconnectMaxS = reconnectMaxS;
-        const std::string shown = withoutPasswords(pipeline);
+        const std::string shown = withoutPasswords(plan.pipeline);
         info_.detail = shown;
-        thread_ = std::thread(grabFrames, shared_, std::move(plan));
+        const double bound = plan.policy.attemptS + kStopWaitS;
+        thread_ = std::thread([shared = shared_, plan = std::move(plan)]() mutable {
+            Grabber(std::move(shared), std::move(plan)).run();
+        });
 
         std::unique_lock<std::mutex> lock(shared_->mutex);
-        const bool settled = shared_->changed.wait_for(lock, toDuration(kFirstFrameTimeoutS),
-            [&] { return shared_->started || shared_->finished; });
+        const bool settled = shared_->changed.wait_for(
+            lock, toDuration(bound), [&] { return shared_->started || shared_->finished; });
         if (!settled || !shared_->started) {
-            const std::string what = settled
-                ? shared_->failure.message()
-                : "no frame within " + std::to_string(static_cast<int>(kFirstFrameTimeoutS)) + " s";
-            return Status::io(label_ + ": " + what + ": " + shown + "\n  " + startHint(info_.kind));
+            const Status failure = settled ? shared_->failure : Status::notFound("no frame");
+            return Status::error(failure.kind(),
+                label_ + ": " + failure.message() + "\n  pipeline: " + shown + "\n  " +
+                    startHint(info_.kind));
         }
-        if (Status s = checkType(shared_->slot); !s)
+        cv::Mat first;
+        if (Status s = copyBGR(shared_->slot.get(), first, label_); !s)
             return s;
-        info_.width = shared_->slot.cols;
-        info_.height = shared_->slot.rows;
-        info_.fps = shared_->reportedFps > 0.0 ? shared_->reportedFps : requestedFps;
+        info_.width = first.cols;
+        info_.height = first.rows;
+        info_.fps = requestedFps;
+        GstVideoInfo video;
+        if (gst_video_info_from_caps(&video, gst_sample_get_caps(shared_->slot.get())) != FALSE &&
+            GST_VIDEO_INFO_FPS_N(&video) > 0 && GST_VIDEO_INFO_FPS_D(&video) > 0)
+            info_.fps =
+                static_cast<double>(GST_VIDEO_INFO_FPS_N(&video)) / GST_VIDEO_INFO_FPS_D(&video);
         lastDeliveredNs_ = shared_->slotCaptureNs;
         return Status();
     }
@@ -544,21 +857,21 @@ public:
     {
         std::unique_lock<std::mutex> lock(shared_->mutex);
         shared_->changed.wait_for(lock, toDuration(kWaitSliceS),
-            [&] { return shared_->full || shared_->ended || shared_->finished; });
-        if (shared_->full) {
-            if (Status s = checkType(shared_->slot); !s)
-                return s;
-            shared_->slot.copyTo(frame.image);
+            [&] { return shared_->slot || shared_->ended || shared_->finished; });
+        if (shared_->slot) {
+            SamplePtr sample = std::move(shared_->slot);
             frame.sequence = shared_->slotSequence;
             frame.captureNs = shared_->slotCaptureNs;
             frame.truthClass = -1;
-            shared_->full = false;
             SourceStats& stats = shared_->stats;
             if (stats.delivered == 0)
                 stats.firstCaptureNs = frame.captureNs;
             stats.lastCaptureNs = frame.captureNs;
             ++stats.delivered;
             shared_->changed.notify_all();
+            lock.unlock();
+            if (Status s = copyBGR(sample.get(), frame.image, label_); !s)
+                return s;
             if (stalled_) {
                 stalled_ = false;
                 logger(kLoggerName)
@@ -591,15 +904,6 @@ public:
     }
 
 private:
-    Status checkType(const cv::Mat& image) const
-    {
-        if (image.type() == CV_8UC3)
-            return Status();
-        return Status::invalid(label_ + " delivers frames of " + std::to_string(image.channels()) +
-            " channel(s), not BGR: end the pipeline with videoconvert ! video/x-raw,format=BGR ! "
-            "appsink");
-    }
-
     std::shared_ptr<GrabShared> shared_;
     std::thread thread_;
     SourceInfo info_;
@@ -618,17 +922,27 @@ Expected<std::string> gstreamerPipelineFor(const SourceOptions& options)
 
 bool gstreamerAvailable()
 {
-    return cv::videoio_registry::hasBackend(cv::CAP_GSTREAMER);
+    return initGStreamer();
+}
+
+bool gstreamerHasElement(const std::string& factory)
+{
+    if (!initGStreamer())
+        return false;
+    GstElementFactory* found = gst_element_factory_find(factory.c_str());
+    if (found == nullptr)
+        return false;
+    gst_object_unref(found);
+    return true;
 }
 
 Expected<std::unique_ptr<FrameSource>> openGStreamerPipeline(
     const SourceOptions& options, const std::string& pipeline, const std::string& kind)
 {
     const std::string shown = withoutPasswords(options.uri);
-    if (!gstreamerAvailable())
-        return Status::unsupported("'" + shown +
-            "' needs OpenCV's GStreamer backend, which this OpenCV (" + CV_VERSION +
-            ") was built without");
+    std::string why;
+    if (!initGStreamer(&why))
+        return Status::unsupported("'" + shown + "' needs GStreamer, which did not start: " + why);
     const CameraOptions& camera = options.camera;
     if (!std::isfinite(camera.stallTimeoutS) || camera.stallTimeoutS <= 0.0)
         return Status::invalid("'" + shown + "': the stall timeout must be positive");
@@ -636,8 +950,19 @@ Expected<std::unique_ptr<FrameSource>> openGStreamerPipeline(
         return Status::invalid("'" + shown + "': the longest reconnect delay must be positive");
     const double requestedFps = kind == "csi" && options.fps == 0.0 ? kDefaultCSIFps : options.fps;
 
+    GrabPlan plan;
+    plan.pipeline = pipeline;
+    plan.kind = kind;
+    plan.label = shown;
+    plan.reconnectAlways = kind != "gstreamer";
+    plan.newestWins = plan.reconnectAlways;
+    plan.policy.firstDelayS = kFirstBackoffS;
+    plan.policy.maxDelayS = camera.reconnectMaxS;
+    plan.policy.attemptS = kAttemptS;
+    plan.policy.watchdogS = kWatchdogStalls * camera.stallTimeoutS;
+
     auto source = std::make_unique<GStreamerSource>(options, kind);
-    if (Status s = source->start(pipeline, requestedFps, camera.reconnectMaxS); !s)
+    if (Status s = source->start(std::move(plan), requestedFps); !s)
         return s;
     const SourceInfo& info = source->info();
     logger(kLoggerName)

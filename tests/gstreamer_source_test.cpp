@@ -1,11 +1,15 @@
 // GStreamer sources: the pipelines csi://, rtsp:// and gst:// URIs turn into, and real pipelines
-// of GStreamer's test source (videotestsrc) read through OpenCV.
+// of GStreamer's test source (videotestsrc): frames, open failures, losses and reconnects.
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
-#include <opencv2/videoio.hpp>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/gstreamer_source.h"
@@ -162,14 +166,16 @@ TEST(GStreamerPipeline, GstPipelineIsTheUsersOwn)
         "videotestsrc ! appsink name=myappsink");
 }
 
-TEST(GStreamerPipeline, GstMustEndInAnAppsinkOpenCVFinds)
+TEST(GStreamerPipeline, GstMustEndInAnAppsink)
 {
     expectInvalid(withUri("gst://videotestsrc ! fakesink"), "ends in 'fakesink'");
     expectInvalid(withUri("gst://videotestsrc ! fakesink"), "for example gst://");
     expectInvalid(withUri("gst://videotestsrc ! appsink !"), "must end in an appsink");
     expectInvalid(withUri("gst://appsinkx"), "must end in an appsink");
     expectInvalid(withUri("gst://filesrc location=\"x ! appsink\" ! fakesink"), "fakesink");
-    expectInvalid(withUri("gst://videotestsrc ! appsink name=frames"), "named 'frames'");
+    // Any name: the appsink is found by its type.
+    EXPECT_EQ(pipelineOf(withUri("gst://videotestsrc ! appsink name=frames")),
+        "videotestsrc ! appsink name=frames");
 }
 
 TEST(GStreamerPipeline, GstRejectsAnEmptyPipeline)
@@ -185,18 +191,16 @@ TEST(GStreamerPipeline, OtherSchemesAreNotGStreamers)
 
 // --- real pipelines ----------------------------------------------------------------------------
 
-// Real pipelines need OpenCV's GStreamer backend and GStreamer's base plugins.
+// Real pipelines need GStreamer's base plugins.
 class GStreamerSource : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        if (!gstreamerAvailable())
-            GTEST_SKIP() << "this OpenCV was built without its GStreamer backend";
-        cv::VideoCapture probe;
-        if (!probe.open("videotestsrc num-buffers=1 ! " + std::string(kBGR) + " ! appsink",
-                cv::CAP_GSTREAMER))
-            GTEST_SKIP() << "GStreamer's base plugins (videotestsrc, videoconvert, appsink) are "
-                            "missing: apt-get install gstreamer1.0-plugins-base";
+        ASSERT_TRUE(gstreamerAvailable());
+        for (const char* element : {"videotestsrc", "videoconvert", "appsink", "identity"})
+            if (!gstreamerHasElement(element))
+                GTEST_SKIP() << "GStreamer's base plugins (" << element
+                             << ") are missing: apt-get install gstreamer1.0-plugins-base";
     }
 };
 
@@ -271,17 +275,77 @@ TEST_F(GStreamerSource, PipelineNotEndingInAppsinkIsRejected)
     EXPECT_NE(source.status().message().find("appsink"), std::string::npos);
 }
 
-TEST_F(GStreamerSource, MissingElementFailsAtOpenWithThePipeline)
+// Open failures have the kinds of a missing file or device (the CLI exits 2 for them), and name
+// what is wrong.
+void expectOpenFailure(const std::string& uri, ErrorKind kind,
+    const std::vector<std::string>& mentioned, double withinS = 5.0)
+{
+    const int64_t startNs = monotonicNs();
+    Expected<std::unique_ptr<FrameSource>> source = openGStreamerSource(withUri(uri));
+    ASSERT_FALSE(source.ok()) << uri;
+    EXPECT_LT(nsToS(monotonicNs() - startNs), withinS) << uri;
+    EXPECT_EQ(source.status().kind(), kind) << source.status().message();
+    EXPECT_TRUE(source.status().isUsageError()) << source.status().message();
+    for (const std::string& text : mentioned)
+        EXPECT_NE(source.status().message().find(text), std::string::npos)
+            << "'" << text << "' not in: " << source.status().message();
+}
+
+TEST_F(GStreamerSource, MissingElementIsNamedAtOpen)
 {
     const std::string pipeline = "videotestsrc ! jetagent_no_such_element ! appsink";
-    Expected<std::unique_ptr<FrameSource>> source =
-        openGStreamerSource(withUri("gst://" + pipeline));
+    expectOpenFailure("gst://" + pipeline, ErrorKind::Unsupported,
+        {"no GStreamer element \"jetagent_no_such_element\"", pipeline, "gst-launch-1.0"});
+}
+
+TEST_F(GStreamerSource, CSIWithoutArgusNamesTheMissingElement)
+{
+    if (gstreamerHasElement("nvarguscamerasrc"))
+        GTEST_SKIP() << "this machine has nvarguscamerasrc (a Jetson)";
+    expectOpenFailure("csi://0", ErrorKind::Unsupported,
+        {"no GStreamer element \"nvarguscamerasrc\" (not a Jetson, or nvidia-l4t-gstreamer "
+         "missing)",
+            "csi://0", "nvargus-daemon"});
+}
+
+TEST_F(GStreamerSource, BadPipelineSyntaxFailsAtOpen)
+{
+    expectOpenFailure("gst://videotestsrc ! ! appsink", ErrorKind::InvalidInput,
+        {"GStreamer cannot build the pipeline", "videotestsrc ! ! appsink"});
+    expectOpenFailure("gst://videotestsrc ! video/x-raw,width=abc ! appsink",
+        ErrorKind::InvalidInput, {"GStreamer cannot build the pipeline"});
+}
+
+// A port on which nothing listens: the server refuses the connection.
+int closedPort()
+{
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    close(fd);
+    return bound ? ntohs(address.sin_port) : 1;
+}
+
+TEST_F(GStreamerSource, RefusingRTSPServerFailsAtOpen)
+{
+    if (!gstreamerHasElement("rtspsrc"))
+        GTEST_SKIP() << "rtspsrc is missing: apt-get install gstreamer1.0-plugins-good";
+    const std::string uri = "rtsp://user:secret@127.0.0.1:" + std::to_string(closedPort()) + "/x";
+    expectOpenFailure(uri, ErrorKind::NotFound, {"rtsp://user:***@127.0.0.1", "rtspsrc"});
+    Expected<std::unique_ptr<FrameSource>> source = openGStreamerSource(withUri(uri));
     ASSERT_FALSE(source.ok());
-    EXPECT_EQ(source.status().kind(), ErrorKind::Io);
-    EXPECT_NE(source.status().message().find(pipeline), std::string::npos)
+    EXPECT_EQ(source.status().message().find("secret"), std::string::npos)
         << source.status().message();
-    EXPECT_NE(source.status().message().find("gst-launch-1.0"), std::string::npos)
-        << source.status().message();
+}
+
+TEST_F(GStreamerSource, PipelineWithoutFramesFailsAtOpen)
+{
+    expectOpenFailure("gst://videotestsrc num-buffers=0 ! " + std::string(kBGR) + " ! appsink",
+        ErrorKind::InvalidInput, {"ended before its first frame"});
 }
 
 TEST_F(GStreamerSource, NonBGRFramesFailAtOpen)
@@ -337,7 +401,7 @@ TEST_F(GStreamerSource, LivePipelineCanBeStoppedAndCountsStalls)
     EXPECT_GE(stats.stalls, 1u);
     EXPECT_LE(stats.stalls, static_cast<uint64_t>(frames)) << "one stall per gap, not per slice";
 
-    // The grab thread is blocked in OpenCV until the next frame; the source still goes at once.
+    // The source thread waits for the next frame in slices; the source goes at once.
     const int64_t closingNs = monotonicNs();
     source.reset();
     EXPECT_LT(monotonicNs() - closingNs, 1'000'000'000);
@@ -403,6 +467,113 @@ TEST_F(GStreamerSource, LostStreamIsReopened)
     EXPECT_GE(stats.disconnects, 2u);
     EXPECT_GE(stats.reconnects, 2u);
     EXPECT_LE(stats.reconnects, stats.disconnects);
+}
+
+// Reads until `wanted` frames came (or `limitS` passed), checking that ids and capture times
+// increase across every reconnect; returns the frames read.
+int readIncreasing(FrameSource& source, int wanted, double limitS)
+{
+    Frame frame;
+    int frames = 0;
+    int64_t previousId = -1;
+    int64_t previousNs = 0;
+    const int64_t deadlineNs = monotonicNs() + static_cast<int64_t>(limitS * 1e9);
+    while (frames < wanted && monotonicNs() < deadlineNs) {
+        Expected<ReadResult> result = source.read(frame);
+        EXPECT_TRUE(result.ok()) << result.status().message();
+        if (!result.ok() || *result == ReadResult::EndOfStream)
+            break;
+        if (*result != ReadResult::Frame)
+            continue;
+        EXPECT_GT(static_cast<int64_t>(frame.sequence), previousId);
+        EXPECT_GT(frame.captureNs, previousNs);
+        EXPECT_EQ(frame.image.type(), CV_8UC3);
+        previousId = static_cast<int64_t>(frame.sequence);
+        previousNs = frame.captureNs;
+        ++frames;
+    }
+    return frames;
+}
+
+// A live gst:// pipeline that fails mid-stream (identity error-after) is reopened, as cameras are.
+TEST_F(GStreamerSource, LiveGstPipelineEndingInAnErrorIsReopened)
+{
+    constexpr int kFramesPerConnection = 5;
+    SourceOptions options = withUri("gst://" +
+        testPipeline("is-live=true",
+            "framerate=30/1 ! identity error-after=" + std::to_string(kFramesPerConnection)));
+    options.camera.reconnectMaxS = 0.2;
+    auto source = openOrFail(options);
+    ASSERT_TRUE(source);
+    EXPECT_EQ(readIncreasing(*source, 3 * kFramesPerConnection, 10.0), 3 * kFramesPerConnection);
+    const SourceStats stats = source->stats();
+    EXPECT_GE(stats.disconnects, 2u);
+    EXPECT_GE(stats.reconnects, 2u);
+    EXPECT_LE(stats.reconnects, stats.disconnects);
+}
+
+// A gst:// pipeline that is not live (a file) is not replayed after an error: read() fails, with
+// GStreamer's reason, once the frames before it were delivered.
+TEST_F(GStreamerSource, NonLiveGstPipelineErrorEndsTheSource)
+{
+    constexpr int kFrames = 4;
+    auto source = openOrFail(withUri("gst://" +
+        testPipeline("", "framerate=30/1 ! identity error-after=" + std::to_string(kFrames))));
+    ASSERT_TRUE(source);
+    Frame frame;
+    int frames = 0;
+    Status failure;
+    const int64_t deadlineNs = monotonicNs() + 5'000'000'000;
+    while (monotonicNs() < deadlineNs) {
+        Expected<ReadResult> result = source->read(frame);
+        if (!result.ok()) {
+            failure = result.status();
+            break;
+        }
+        ASSERT_NE(*result, ReadResult::EndOfStream);
+        frames += *result == ReadResult::Frame ? 1 : 0;
+    }
+    EXPECT_LE(frames, kFrames);
+    ASSERT_FALSE(failure.ok()) << "no error after " << frames << " frames";
+    EXPECT_EQ(failure.kind(), ErrorKind::Io);
+    EXPECT_NE(failure.message().find("identity"), std::string::npos) << failure.message();
+    EXPECT_EQ(source->stats().disconnects, 0u);
+}
+
+// The csi:// code path with videotestsrc in place of nvarguscamerasrc: a camera pipeline that
+// fails is reopened and its frames go on in sequence.
+TEST_F(GStreamerSource, CSIPipelineEndingInAnErrorIsReopened)
+{
+    constexpr int kFramesPerConnection = 4;
+    SourceOptions options = withUri("csi://0");
+    options.camera.reconnectMaxS = 0.2;
+    Expected<std::unique_ptr<FrameSource>> opened = openGStreamerPipeline(options,
+        testPipeline("is-live=true",
+            "framerate=30/1 ! identity error-after=" + std::to_string(kFramesPerConnection),
+            "drop=true max-buffers=1 sync=false"),
+        "csi");
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    EXPECT_GE(readIncreasing(**opened, 3 * kFramesPerConnection, 10.0), 2 * kFramesPerConnection);
+    const SourceStats stats = (*opened)->stats();
+    EXPECT_GE(stats.disconnects, 2u);
+    EXPECT_GE(stats.reconnects, 2u);
+}
+
+// A live stream that goes silent without an error (a network stream whose packets stop) is torn
+// down by the watchdog after two stall timeouts and reopened.
+TEST_F(GStreamerSource, SilentStreamIsReopenedByTheWatchdog)
+{
+    SourceOptions options = withUri("rtsp://stand-in/stream");
+    options.camera.stallTimeoutS = 0.1; // the watchdog fires after 0.2 s of silence
+    options.camera.reconnectMaxS = 0.2;
+    // One frame every 2 s: each connection delivers its first frame at once, then falls silent.
+    Expected<std::unique_ptr<FrameSource>> opened = openGStreamerPipeline(
+        options, testPipeline("is-live=true", "framerate=1/2", "sync=false"), "rtsp");
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    EXPECT_EQ(readIncreasing(**opened, 3, 5.0), 3);
+    const SourceStats stats = (*opened)->stats();
+    EXPECT_GE(stats.disconnects, 2u);
+    EXPECT_GE(stats.reconnects, 2u);
 }
 
 } // namespace

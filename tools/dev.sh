@@ -42,12 +42,14 @@ packages=(
     cmake ninja-build g++ pkg-config git file
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
     libcli11-dev nlohmann-json3-dev libgtest-dev libgpiod-dev
+    libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
 )
-# The GStreamer tests' elements (videotestsrc, videoconvert, appsink), an X server for the live
+# The GStreamer tests' elements (videotestsrc, videoconvert, appsink; rtspsrc, JPEG and RTP
+# payloaders for the RTSP reconnect test, whose server links libgstrtspserver), an X server for the live
 # window's test, and the vivid VM test's emulator, initramfs tools and module tooling
 # (tests/vm/vivid-test.sh); systemd-analyze and systemd-sysusers for the unit's test
 # (systemd/verify-unit.sh) and dpkg-shlibdeps (dpkg-dev) for the .deb's Depends.
-test_packages=(gstreamer1.0-plugins-base xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev)
+test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev)
 lint_packages=(clang-format clang-tidy)
 # The model-zoo tests' reference exports (tools/export_torchvision.py).
 model_packages=(python3-torch python3-torchvision)

@@ -51,8 +51,10 @@ struct CameraOptions {
                                  // prefers uncompressed YUYV, then NV12, MJPG, RGB3, BGR3, GREY
     int buffers = 4; // mmap buffers queued to the driver (2..32); more ride out longer hiccups,
                      // each costs one frame of memory
-    double stallTimeoutS = 2.0; // no frame for this long is reported as a stall (and counted)
-    double reconnectMaxS = 5.0; // a lost device is retried with backoff doubling up to this
+    double stallTimeoutS = 2.0; // no frame for this long is reported as a stall (and counted);
+                                // twice this, a csi/rtsp/live gst:// stream is reopened
+    double reconnectMaxS = 5.0; // a lost device or stream is retried with backoff doubling up to
+                                // this
     std::vector<CameraControl> controls; // applied in order once the format is set
     int flip = 0; // csi:// only: nvvidconv flip-method 0..7 (0 none, 2 rotate 180, 4 mirror)
     int latencyMs = 200; // rtsp:// only: jitter buffer of rtspsrc; lower is fresher, less smooth

@@ -1,5 +1,6 @@
-// Frames from GStreamer pipelines through OpenCV's GStreamer backend: Jetson CSI cameras
-// (nvarguscamerasrc), RTSP streams, and users' own pipelines.
+// Frames from GStreamer pipelines, read through GStreamer itself: Jetson CSI cameras
+// (nvarguscamerasrc), RTSP streams, and users' own pipelines. Lost live streams are reopened
+// (reconnect.h).
 #pragma once
 
 #include <memory>
@@ -14,12 +15,17 @@ namespace jetagent {
 // id or flip method, or a gst:// pipeline that does not end in an appsink.
 Expected<std::string> gstreamerPipelineFor(const SourceOptions& options);
 
-// True when this build's OpenCV has its GStreamer backend.
+// True when GStreamer initialises (gst_init).
 bool gstreamerAvailable();
 
-// Opens the pipeline and waits for its first frame. Unsupported when OpenCV has no GStreamer;
-// Io when the pipeline does not start (the message gives the pipeline and hints at the plugin a
-// CSI or RTSP pipeline needs).
+// True when GStreamer has an element factory of that name ("videotestsrc", "nvarguscamerasrc").
+bool gstreamerHasElement(const std::string& factory);
+
+// Opens the pipeline and waits for its first frame. A source that cannot be opened fails with the
+// kinds a missing file or device gives (the CLI exits 2): Unsupported for a missing element
+// (named) or plugin, InvalidInput for a pipeline GStreamer cannot build or non-BGR frames,
+// NotFound for a server or camera that refuses, or no frame within the attempt bound. The message
+// gives the pipeline and a hint for the source's kind.
 Expected<std::unique_ptr<FrameSource>> openGStreamerSource(const SourceOptions& options);
 
 } // namespace jetagent

@@ -1,0 +1,364 @@
+// The jetagent binary on GStreamer sources: open failures exit 2 naming the cause; live streams
+// that fail (a real RTSP server stopped and restarted, gst:// and csi://-style pipelines that end
+// in an error) are all recovered while other processes keep the cores busy, and the run still
+// stops on time with its summary, frame ids and capture times increasing.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "jetagent/hal/gstreamer_source.h"
+#include "run_checks.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace jetagent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using test::TempDir;
+
+#ifndef JETAGENT_RTSP_TEST_SERVER
+#error "JETAGENT_RTSP_TEST_SERVER: the path of jetagent_rtsp_test_server (tests/CMakeLists.txt)"
+#endif
+
+double secondsSince(Clock::time_point start)
+{
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void sleepFor(double seconds)
+{
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// A port on 127.0.0.1 that was free a moment ago.
+int freePort()
+{
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    close(fd);
+    return bound ? ntohs(address.sin_port) : 0;
+}
+
+// Processes that keep every core busy, as the rest of a loaded machine would, until destroyed.
+class CoreLoad {
+public:
+    explicit CoreLoad(unsigned processes)
+    {
+        for (unsigned i = 0; i < processes; ++i) {
+            const pid_t pid = fork();
+            if (pid == 0) {
+                volatile unsigned long spin = 0;
+                for (;;)
+                    spin = spin + 1;
+            }
+            pids_.push_back(pid);
+        }
+    }
+    ~CoreLoad()
+    {
+        for (const pid_t pid : pids_) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+    }
+    CoreLoad(const CoreLoad&) = delete;
+    CoreLoad& operator=(const CoreLoad&) = delete;
+
+private:
+    std::vector<pid_t> pids_;
+};
+
+// The test RTSP server as a process: start() waits for it to listen, crash() kills it.
+class RTSPServer {
+public:
+    explicit RTSPServer(int port) : port_(port) { }
+    ~RTSPServer() { crash(); }
+    RTSPServer(const RTSPServer&) = delete;
+    RTSPServer& operator=(const RTSPServer&) = delete;
+
+    std::string uri() const { return "rtsp://127.0.0.1:" + std::to_string(port_) + "/test"; }
+
+    bool start()
+    {
+        int fds[2];
+        if (pipe(fds) != 0)
+            return false;
+        pid_ = fork();
+        if (pid_ == 0) {
+            dup2(fds[1], 1);
+            close(fds[0]);
+            close(fds[1]);
+            const std::string port = std::to_string(port_);
+            execl(JETAGENT_RTSP_TEST_SERVER, JETAGENT_RTSP_TEST_SERVER, port.c_str(), nullptr);
+            _exit(127);
+        }
+        close(fds[1]);
+        FILE* out = fdopen(fds[0], "r");
+        char line[256] = {};
+        const bool ready = out != nullptr && std::fgets(line, sizeof line, out) != nullptr &&
+            std::string(line).rfind("ready", 0) == 0;
+        if (out != nullptr)
+            std::fclose(out);
+        return ready;
+    }
+
+    void crash()
+    {
+        if (pid_ <= 0)
+            return;
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+
+private:
+    int port_;
+    pid_t pid_ = -1;
+};
+
+std::string shapesTask()
+{
+    return "tasks:\n"
+           "  - name: shapes\n"
+           "    model: " +
+        test::sourcePath("models/shapes_cnn.onnx") +
+        "\n"
+        "    labels: " +
+        test::sourcePath("models/shapes_labels.txt") +
+        "\n"
+        "    preprocess: {resize: stretch, interpolation: area}\n"
+        "    engine: {backend: opencv, threads: 1}\n"
+        "logging: {dir: logs, status_interval_s: 0}\n";
+}
+
+// A camera config: stalls after 0.5 s, the watchdog after 1 s, retries at least once a second.
+std::string cameraConfig(const std::string& uri)
+{
+    return "source:\n  uri: '" + uri +
+        "'\n  camera: {stall_timeout_s: 0.5, reconnect_max_s: 1, latency_ms: 100}\n" + shapesTask();
+}
+
+size_t countOf(const std::string& text, const std::string& what)
+{
+    size_t count = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++count;
+    return count;
+}
+
+// Frame ids and capture times strictly increase through the whole CSV log.
+void expectIncreasingCaptureTimes(const std::string& runDir)
+{
+    const auto lines = test::readLines(runDir + "/shapes.frames.csv");
+    ASSERT_GT(lines.size(), 1u);
+    EXPECT_EQ(lines[0].substr(0, lines[0].find(',', lines[0].find(',') + 1)), "frame_id,capture_ns")
+        << lines[0];
+    long long previous = -1;
+    for (size_t i = 1; i < lines.size(); ++i) {
+        std::stringstream in(lines[i]);
+        std::string id, capture;
+        std::getline(in, id, ',');
+        std::getline(in, capture, ',');
+        const long long ns = std::stoll(capture);
+        ASSERT_GT(ns, previous) << "line " << i << ": " << lines[i];
+        previous = ns;
+    }
+}
+
+bool hasElements(const std::vector<const char*>& elements, std::string& missing)
+{
+    for (const char* element : elements)
+        if (!gstreamerHasElement(element)) {
+            missing = element;
+            return false;
+        }
+    return true;
+}
+
+// --- open failures -----------------------------------------------------------------------------
+
+struct OpenFailure {
+    std::string source;
+    std::string mentioned;
+};
+
+TEST(GStreamerRun, SourcesThatCannotBeOpenedExit2NamingTheCause)
+{
+    ASSERT_TRUE(gstreamerAvailable());
+    std::vector<OpenFailure> cases = {
+        {"gst://videotestsrc ! jetagent_no_such_element ! appsink",
+            "no GStreamer element \"jetagent_no_such_element\""},
+        {"gst://videotestsrc ! ! appsink", "GStreamer cannot build the pipeline"},
+        {"rtsp://127.0.0.1:" + std::to_string(freePort()) + "/test", "Could not open resource"},
+    };
+    if (!gstreamerHasElement("nvarguscamerasrc"))
+        cases.push_back({"csi://0",
+            "no GStreamer element \"nvarguscamerasrc\" (not a Jetson, or nvidia-l4t-gstreamer "
+            "missing)"});
+    for (const OpenFailure& c : cases) {
+        TempDir dir;
+        test::writeFile(dir / "c.yaml", cameraConfig(c.source));
+        const auto start = Clock::now();
+        const auto r = test::runJetagent({"run", "-c", "c.yaml", "--duration", "5"}, dir.path());
+        EXPECT_EQ(r.exitCode, 2) << c.source << "\n" << r.err;
+        EXPECT_LT(secondsSince(start), 10.0) << c.source;
+        EXPECT_NE(r.err.find(c.mentioned), std::string::npos) << c.source << "\n" << r.err;
+        EXPECT_EQ(r.err.find("CRITICAL"), std::string::npos) << r.err;
+    }
+}
+
+// --- pipelines that end in an error ------------------------------------------------------------
+
+// A live gst:// pipeline whose identity element fails every 40 frames: each failure is a
+// disconnect followed by a reconnect, under load, and the run ends on time with its summary.
+TEST(GStreamerRun, LivePipelineFailingEveryFewSecondsIsRecoveredEachTime)
+{
+    constexpr double kDurationS = 8.0;
+    constexpr int kErrorAfter = 40; // frames at 30 fps: a failure every 1.3 s
+    std::string missing;
+    if (!hasElements({"videotestsrc", "identity", "videoconvert", "appsink"}, missing))
+        GTEST_SKIP() << missing << " is missing: apt-get install gstreamer1.0-plugins-base";
+    TempDir dir;
+    test::writeFile(dir / "c.yaml",
+        cameraConfig("gst://videotestsrc is-live=true ! video/x-raw,width=320,height=240,"
+                     "framerate=30/1 ! identity error-after=" +
+            std::to_string(kErrorAfter) +
+            " ! videoconvert ! video/x-raw,format=BGR ! appsink drop=true max-buffers=1 "
+            "sync=false"));
+    const CoreLoad load(std::max(2u, std::thread::hardware_concurrency()));
+    const auto start = Clock::now();
+    const auto r = test::runJetagent(
+        {"--log-level", "info", "run", "-c", "c.yaml", "--duration", std::to_string(kDurationS)},
+        dir.path());
+    const double took = secondsSince(start);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_LT(took, kDurationS + 5.0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    expectIncreasingCaptureTimes(run);
+    const auto& stats = files.summary["source"]["stats"];
+    const auto disconnects = stats["disconnects"].get<uint64_t>();
+    const auto reconnects = stats["reconnects"].get<uint64_t>();
+    EXPECT_GE(disconnects, 3u) << stats;
+    // The run may end while the last failure is being recovered.
+    EXPECT_GE(reconnects + 1, disconnects) << stats;
+    EXPECT_EQ(countOf(r.err, "frames again,"), reconnects) << r.err;
+    EXPECT_EQ(r.err.find("CRITICAL"), std::string::npos) << r.err;
+}
+
+// --- a real RTSP server, stopped and restarted -------------------------------------------------
+
+int outageCount()
+{
+    const char* value = std::getenv("JETAGENT_RTSP_OUTAGES"); // fewer for a quick local run
+    return value != nullptr && std::atoi(value) > 0 ? std::atoi(value) : 20;
+}
+
+TEST(GStreamerRun, RTSPServerOutagesUnderLoadAreAllRecoveredAndTheRunStopsOnTime)
+{
+    constexpr double kStreamingS = 2.0; // between outages
+    constexpr double kRecoveryAllowanceS = 1.5; // per outage in --duration: restart and reconnect
+    constexpr double kRecoveryLimitS = 15.0;
+    constexpr unsigned kSeed = 19;
+    std::string missing;
+    if (!hasElements({"rtspsrc", "rtpjpegpay", "rtpjpegdepay", "jpegenc", "jpegdec", "videotestsrc",
+                         "decodebin"},
+            missing))
+        GTEST_SKIP() << missing
+                     << " is missing: apt-get install gstreamer1.0-plugins-good "
+                        "gstreamer1.0-plugins-base";
+    const int outages = outageCount();
+    std::mt19937 random(kSeed);
+    std::uniform_real_distribution<double> length(1.0, 10.0);
+    std::vector<double> schedule;
+    double outageTotal = 0.0;
+    std::ostringstream shown;
+    for (int i = 0; i < outages; ++i) {
+        schedule.push_back(length(random));
+        outageTotal += schedule.back();
+        shown << (i > 0 ? " " : "") << std::fixed << std::setprecision(1) << schedule.back();
+    }
+    std::cout << "outages (s, seed " << kSeed << "): " << shown.str() << "\n";
+    const double duration =
+        outageTotal + (outages + 1) * kStreamingS + outages * kRecoveryAllowanceS + 2.0;
+
+    RTSPServer server(freePort());
+    ASSERT_TRUE(server.start());
+    TempDir dir;
+    test::writeFile(dir / "c.yaml", cameraConfig(server.uri()));
+    const CoreLoad load(std::max(2u, std::thread::hardware_concurrency()));
+    const auto start = Clock::now();
+    const int agent = test::spawnJetagent(
+        {"--log-level", "info", "run", "-c", "c.yaml", "--duration", std::to_string(duration)},
+        dir.path());
+    const std::string errPath = dir / "spawn.err";
+    const auto reconnected = [&] { return countOf(test::readFile(errPath), "frames again,"); };
+    // Streaming before the first outage: the source opened and frames flow.
+    while (secondsSince(start) < 30.0 && countOf(test::readFile(errPath), "running 1 task") == 0)
+        sleepFor(0.05);
+    ASSERT_EQ(countOf(test::readFile(errPath), "running 1 task"), 1u) << test::readFile(errPath);
+
+    std::vector<double> recoveries;
+    for (int i = 0; i < outages; ++i) {
+        sleepFor(kStreamingS);
+        server.crash();
+        sleepFor(schedule[static_cast<size_t>(i)]);
+        ASSERT_TRUE(server.start()) << "outage " << i;
+        const auto up = Clock::now();
+        while (reconnected() < static_cast<size_t>(i + 1) && secondsSince(up) < kRecoveryLimitS)
+            sleepFor(0.02);
+        ASSERT_EQ(reconnected(), static_cast<size_t>(i + 1))
+            << "outage " << i << " (" << schedule[static_cast<size_t>(i)] << " s) not recovered\n"
+            << test::readFile(errPath);
+        recoveries.push_back(secondsSince(up));
+    }
+    const double scheduleDone = secondsSince(start);
+    ASSERT_LT(scheduleDone, duration) << "the run would have ended before the last outage";
+    const int exitCode = test::waitExit(agent, static_cast<int>((duration + 30.0) * 1000));
+    const double took = secondsSince(start);
+    const std::string err = test::readFile(errPath);
+    ASSERT_EQ(exitCode, 0) << err;
+    // On time: the duration plus start-up (the model, the RTSP session) and the drain.
+    EXPECT_GE(took, duration);
+    EXPECT_LT(took, duration + 8.0) << err;
+
+    std::sort(recoveries.begin(), recoveries.end());
+    std::cout << "recovery after the server listened again (s): min " << recoveries.front()
+              << ", median " << recoveries[recoveries.size() / 2] << ", max " << recoveries.back()
+              << "; run " << took << " s for --duration " << duration << "\n";
+
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    expectIncreasingCaptureTimes(run);
+    const auto& stats = files.summary["source"]["stats"];
+    EXPECT_EQ(stats["disconnects"].get<int>(), outages) << stats;
+    EXPECT_EQ(stats["reconnects"].get<int>(), outages) << stats;
+    EXPECT_EQ(err.find("CRITICAL"), std::string::npos) << err;
+    EXPECT_EQ(err.find("did not"), std::string::npos) << err;
+}
+
+} // namespace
+} // namespace jetagent
