@@ -328,9 +328,9 @@ TEST(GStreamerRun, RTSPServerOutagesUnderLoadAreAllRecoveredAndTheRunStopsOnTime
         sleepFor(schedule[static_cast<size_t>(i)]);
         ASSERT_TRUE(server.start()) << "outage " << i;
         const auto up = Clock::now();
-        while (reconnected() < static_cast<size_t>(i + 1) && secondsSince(up) < kRecoveryLimitS)
+        while (reconnected() < static_cast<size_t>(i) + 1 && secondsSince(up) < kRecoveryLimitS)
             sleepFor(0.02);
-        ASSERT_EQ(reconnected(), static_cast<size_t>(i + 1))
+        ASSERT_EQ(reconnected(), static_cast<size_t>(i) + 1)
             << "outage " << i << " (" << schedule[static_cast<size_t>(i)] << " s) not recovered\n"
             << test::readFile(errPath);
         recoveries.push_back(secondsSince(up));
