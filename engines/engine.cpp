@@ -95,7 +95,7 @@ std::vector<BackendInfo> listBackends()
 {
     std::vector<BackendInfo> list;
     for (const auto& b : kBackends)
-        list.push_back({b.name, b.available(), b.details()});
+        list.push_back({b.name, b.available(), b.details(), {}});
     return list;
 }
 
