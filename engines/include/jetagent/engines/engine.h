@@ -162,8 +162,9 @@ struct BackendInfo {
     bool available; // compiled in and usable on this machine
     std::string details; // version and targets, or why it is not available
     // The ONNX operators the backend claims to run (the conformance tests hold it to each of them:
-    // every ONNX node test of a claimed operator passes or is refused with a reason, never mis-run).
-    // Empty: the backend makes no claim (OpenCV DNN, TensorRT: their own libraries decide).
+    // every ONNX node test of a claimed operator passes or is refused with a reason, never
+    // mis-run). Empty: the backend makes no claim (OpenCV DNN, TensorRT: their own libraries
+    // decide).
     std::vector<std::string> operators;
 };
 
