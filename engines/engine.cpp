@@ -9,6 +9,9 @@
 #ifdef JETAGENT_HAVE_TENSORRT
 #include "tensorrt_engine.h"
 #endif
+#ifdef JETAGENT_HAVE_XNNPACK
+#include "xnnpack/xnnpack_engine.h"
+#endif
 
 namespace jetagent {
 
@@ -75,6 +78,17 @@ struct BackendEntry {
 };
 
 const BackendEntry kBackends[] = {
+#ifdef JETAGENT_HAVE_XNNPACK
+    {"xnnpack", xnnpackAvailable, xnnpackDetails, buildXnnpackEngine},
+#else
+    {"xnnpack", [] { return false; },
+        [] {
+            return std::string("not compiled in (XNNPACK was not found when this jetagent was "
+                               "built: install libxnnpack-dev and libpthreadpool-dev, or see the "
+                               "README for releases that lack them)");
+        },
+        nullptr},
+#endif
     {"opencv", [] { return true; }, openCVDnnDetails, buildOpenCVDnnEngine},
 #ifdef JETAGENT_HAVE_TENSORRT
     {"tensorrt", tensorRTAvailable, tensorRTDetails, buildTensorRTEngine},

@@ -106,6 +106,10 @@ Expected<std::vector<std::string>> preparationPasses(const std::string& backend,
         // dynamic-batch exports; BatchNormalization folds once Identity copies are private.
         return std::vector<std::string> {batchPass, "infer-shapes", "eliminate-identity",
             "fold-constants", "fold-batchnorm", "infer-shapes", "canonicalize-opencv", "prune"};
+    if (backend == "xnnpack")
+        // As for OpenCV, without its dialect: the compiler reads standard ONNX.
+        return std::vector<std::string> {batchPass, "infer-shapes", "eliminate-identity",
+            "fold-constants", "fold-batchnorm", "infer-shapes", "prune"};
     if (backend == "tensorrt")
         return std::vector<std::string> {
             batchPass, "infer-shapes", "eliminate-identity", "fold-constants", "prune"};

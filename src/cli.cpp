@@ -394,7 +394,7 @@ int runCli(int argc, char** argv)
         "Also prepare the model for a backend and show what each pass changed");
     inspect->add_option("--backend", inspectOptions.backend, "Backend to prepare for")
         ->capture_default_str()
-        ->check(CLI::IsMember({"opencv", "tensorrt"}));
+        ->check(CLI::IsMember({"xnnpack", "opencv", "tensorrt"}));
     inspect->add_option("--batch", inspectOptions.batch, "Batch to prepare for (0: leave it free)")
         ->capture_default_str()
         ->check(CLI::Range(0, 4096));

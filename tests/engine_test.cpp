@@ -238,7 +238,7 @@ TEST(EngineRegistry, UnknownAndMissingBackends)
     auto u = buildEngine(demoModel(), unknown);
     ASSERT_FALSE(u.ok());
     EXPECT_EQ(u.status().kind(), ErrorKind::InvalidInput);
-    EXPECT_NE(u.status().message().find("known: opencv, tensorrt"), std::string::npos);
+    EXPECT_NE(u.status().message().find("known: xnnpack, opencv, tensorrt"), std::string::npos);
 
     EngineOptions trt;
     trt.backend = "tensorrt";
@@ -281,6 +281,131 @@ TEST(OpenCVDnnEngine, WrongInputCountIsAnError)
     const ConstTensorView y = session.value()->output(0);
     EXPECT_EQ(y.data[0], 0.0f);
     EXPECT_EQ(y.data[5], 2.0f);
+}
+
+} // namespace
+} // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+bool xnnpackBuilt()
+{
+    for (const BackendInfo& b : listBackends())
+        if (b.name == "xnnpack")
+            return b.available;
+    return false;
+}
+
+// The demo model on xnnpack gives OpenCV DNN's scores on the same input.
+TEST(XnnpackEngine, ScoresTheDemoModelAsOpenCVDoes)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    EngineOptions x;
+    x.backend = "xnnpack";
+    x.batch = 2;
+    EngineOptions o = x;
+    o.backend = "opencv";
+    auto xe = buildEngine(demoModel(), x);
+    auto oe = buildEngine(demoModel(), o);
+    ASSERT_TRUE(xe.ok()) << xe.status().message();
+    ASSERT_TRUE(oe.ok()) << oe.status().message();
+    EXPECT_EQ(xe.value()->description().backend, "xnnpack");
+    EXPECT_NE(xe.value()->description().backendVersion.find("XNNPACK"), std::string::npos);
+    auto xs = xe.value()->createSession();
+    auto os = oe.value()->createSession();
+    ASSERT_TRUE(xs.ok() && os.ok());
+    std::vector<float> input(2 * 3 * 64 * 64);
+    uint32_t seed = 12345;
+    for (float& v : input) {
+        seed = seed * 1664525u + 1013904223u;
+        v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 4.0f - 2.0f;
+    }
+    TensorView view {input.data(), {2, 3, 64, 64}};
+    ASSERT_TRUE(xs.value()->run(&view, 1, nullptr).ok());
+    ASSERT_TRUE(os.value()->run(&view, 1, nullptr).ok());
+    const ConstTensorView a = xs.value()->output(0);
+    const ConstTensorView b = os.value()->output(0);
+    ASSERT_EQ(a.shape.toString(), "2x6");
+    ASSERT_EQ(b.shape.toString(), "2x6");
+    double scale = 0;
+    double diff = 0;
+    for (int i = 0; i < 12; ++i) {
+        scale = std::max(scale, std::fabs(static_cast<double>(b.data[i])));
+        diff = std::max(diff, std::fabs(static_cast<double>(a.data[i]) - b.data[i]));
+    }
+    EXPECT_LT(diff, 1e-4 * scale) << "max |xnnpack - opencv| " << diff << " of " << scale;
+
+    // A wrong input shape is an error, not a read past the buffer.
+    TensorView wrong {input.data(), {1, 3, 64, 64}};
+    const Status s = xs.value()->run(&wrong, 1, nullptr);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("built for 2x3x64x64"), std::string::npos) << s.message();
+}
+
+TEST(XnnpackEngine, AnOperatorItCannotRunFailsTheBuildNamingTheNode)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    auto parsed = parseModelBytes(tinyModel("Hardmax"), "tiny.onnx");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    EngineOptions x;
+    x.backend = "xnnpack";
+    auto engine = buildEngine(parsed.value(), x);
+    ASSERT_FALSE(engine.ok());
+    EXPECT_EQ(engine.status().kind(), ErrorKind::Unsupported);
+    EXPECT_NE(engine.status().message().find("model 'tiny.onnx'"), std::string::npos)
+        << engine.status().message();
+    EXPECT_NE(
+        engine.status().message().find("operator Hardmax is not supported"), std::string::npos)
+        << engine.status().message();
+}
+
+TEST(XnnpackEngine, RefusesWhatItCannotDoWithAReason)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    for (Precision p : {Precision::Fp16, Precision::Int8}) {
+        EngineOptions x;
+        x.backend = "xnnpack";
+        x.precision = p;
+        auto e = buildEngine(demoModel(), x);
+        ASSERT_FALSE(e.ok());
+        EXPECT_EQ(e.status().kind(), ErrorKind::Unsupported);
+        EXPECT_NE(e.status().message().find("use precision: fp32"), std::string::npos)
+            << e.status().message();
+    }
+    EngineOptions gpu;
+    gpu.backend = "xnnpack";
+    gpu.device = Device::Gpu;
+    auto g = buildEngine(demoModel(), gpu);
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.status().message().find("runs on the CPU"), std::string::npos);
+}
+
+// A Relu with no step before it to fuse into runs as XNNPACK's clamp: max(x, 0) exactly.
+TEST(XnnpackEngine, RunsAOneNodeModel)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    auto parsed = parseModelBytes(tinyModel("Relu"), "relu.onnx");
+    ASSERT_TRUE(parsed.ok());
+    EngineOptions x;
+    x.backend = "xnnpack";
+    auto engine = buildEngine(parsed.value(), x);
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    auto session = engine.value()->createSession();
+    ASSERT_TRUE(session.ok());
+    std::vector<float> input(48);
+    for (size_t i = 0; i < input.size(); ++i)
+        input[i] = static_cast<float>(i) - 24.0f;
+    TensorView view {input.data(), {1, 3, 4, 4}};
+    ASSERT_TRUE(session.value()->run(&view, 1, nullptr).ok());
+    const ConstTensorView out = session.value()->output(0);
+    ASSERT_EQ(out.shape.toString(), "1x3x4x4");
+    for (size_t i = 0; i < input.size(); ++i)
+        EXPECT_EQ(out.data[i], std::max(input[i], 0.0f)) << i;
 }
 
 } // namespace

@@ -23,9 +23,11 @@
 #include "clip_ring.h"
 #include "frame_log.h"
 #include "frame_queue.h"
+#include "jetagent/engines/engine.h"
 #include "preprocess.h"
 #include "scores.h"
 #include "task_stats.h"
+#include "test_paths.h"
 
 namespace {
 std::atomic<uint64_t> g_allocations {0};
@@ -195,6 +197,34 @@ TEST_P(HotPath, ClipRingFramesAndClipsAllocateNothing)
 
 INSTANTIATE_TEST_SUITE_P(Kernels, HotPath,
     ::testing::Values(Interpolation::Linear, Interpolation::Area, Interpolation::Cubic));
+
+// The xnnpack backend plans its memory when a session is made: a run copies the input into the
+// session's arena and calls the steps, and allocates nothing.
+TEST(XnnpackHotPath, SessionRunsAllocateNothing)
+{
+    bool available = false;
+    for (const BackendInfo& b : listBackends())
+        available = available || (b.name == "xnnpack" && b.available);
+    if (!available)
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    auto model = loadModelFile(JETAGENT_SOURCE_DIR "/models/shapes_cnn.onnx");
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    EngineOptions options;
+    options.backend = "xnnpack";
+    auto engine = buildEngine(model.value(), options);
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    auto session = engine.value()->createSession();
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    std::vector<float> input(3 * 64 * 64, 0.25f);
+    TensorView view {input.data(), {1, 3, 64, 64}};
+    RunTiming timing;
+    const uint64_t allocations = steadyStateAllocations([&](uint64_t i) {
+        input[i % input.size()] = static_cast<float>(i % 7) * 0.1f;
+        const Status s = session.value()->run(&view, 1, &timing);
+        ASSERT_TRUE(s.ok()) << s.message();
+    });
+    EXPECT_EQ(allocations, 0u) << "operator new calls in 500 runs of the demo model on xnnpack";
+}
 
 } // namespace
 } // namespace jetagent

@@ -44,6 +44,7 @@ packages=(
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
     libcli11-dev nlohmann-json3-dev libgtest-dev libgpiod-dev
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
+    libxnnpack-dev libpthreadpool-dev
 )
 # The GStreamer tests' elements (videotestsrc, videoconvert, appsink; rtspsrc, JPEG and RTP
 # payloaders for the RTSP reconnect test, whose server links libgstrtspserver), an X server for the live

@@ -1,0 +1,1543 @@
+// The graph compiler: one pass over the prepared model's nodes in order, each turned into checked
+// steps over values with a chosen layout; activations fused into the step before them; then the
+// memory plan.
+#include "graph_compiler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <onnx/onnx_pb.h>
+
+#include "../onnx_util.h"
+#include "steps.h"
+
+namespace jetagent {
+namespace xnnplan {
+
+namespace {
+
+using onnxutil::findAttribute;
+using onnxutil::floatAttribute;
+using onnxutil::intAttribute;
+using onnxutil::intsAttribute;
+
+// Far beyond any real model, small enough that no product of them overflows.
+constexpr int64_t kMaxDim = int64_t(1) << 31;
+// XNNPACK's element-wise operators take at most 6 dimensions (XNN_MAX_TENSOR_DIMS).
+constexpr size_t kMaxRank = 6;
+
+std::string dimsText(const std::vector<int64_t>& dims)
+{
+    std::string text = "[";
+    for (size_t i = 0; i < dims.size(); ++i)
+        text += (i ? "x" : "") + std::to_string(dims[i]);
+    return text + "]";
+}
+
+// Where a logical axis sits in a value's physical order.
+int physicalPosition(int axis, int rank, Layout layout)
+{
+    const auto order = physicalOrder(rank, layout);
+    return static_cast<int>(std::find(order.begin(), order.end(), axis) - order.begin());
+}
+
+// True when the two layouts of `dims` put the elements in the same memory order (the axes that
+// move are all of length 1), so converting between them is free.
+bool sameMemoryOrder(const std::vector<int64_t>& dims, Layout a, Layout b)
+{
+    if (a == b)
+        return true;
+    std::vector<int> pa, pb;
+    for (int axis : physicalOrder(static_cast<int>(dims.size()), a))
+        if (dims[static_cast<size_t>(axis)] != 1)
+            pa.push_back(axis);
+    for (int axis : physicalOrder(static_cast<int>(dims.size()), b))
+        if (dims[static_cast<size_t>(axis)] != 1)
+            pb.push_back(axis);
+    return pa == pb;
+}
+
+// A constant's values permuted from row-major `dims` into the physical order of `layout`.
+std::vector<float> toLayout(
+    const std::vector<float>& data, const std::vector<int64_t>& dims, Layout layout)
+{
+    if (sameMemoryOrder(dims, Layout::Plain, layout))
+        return data;
+    const auto order = physicalOrder(static_cast<int>(dims.size()), layout);
+    const auto phys = physicalDims(dims, layout);
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (size_t d = dims.size(); d-- > 1;)
+        strides[d - 1] = strides[d] * dims[d];
+    std::vector<float> out(data.size());
+    std::vector<int64_t> index(phys.size(), 0);
+    for (size_t o = 0; o < out.size(); ++o) {
+        int64_t src = 0;
+        for (size_t i = 0; i < phys.size(); ++i)
+            src += index[i] * strides[static_cast<size_t>(order[i])];
+        out[o] = data[static_cast<size_t>(src)];
+        for (size_t i = phys.size(); i-- > 0;) {
+            if (++index[i] < phys[i])
+                break;
+            index[i] = 0;
+        }
+    }
+    return out;
+}
+
+class Compiler {
+public:
+    Compiler(const onnx::ModelProto& model, const CompileOptions& options)
+        : graph_(model.graph()),
+          index_(model.graph()),
+          options_(options),
+          opset_(onnxutil::defaultOpset(model))
+    {
+    }
+
+    Expected<std::shared_ptr<const Plan>> compile();
+
+private:
+    using Handler = Status (Compiler::*)(const onnx::NodeProto&, int);
+    static const std::unordered_map<std::string, Handler>& handlers();
+
+    // Values.
+    Status collectShapes();
+    Expected<std::vector<int64_t>> shapeOf(const std::string& name, const onnx::NodeProto& node);
+    int addValue(const std::string& name, std::vector<int64_t> dims, Layout layout);
+    int valueOf(const std::string& name) const;
+    Expected<int> need(const std::string& name, Layout layout, const onnx::NodeProto& node);
+    int needId(int id, Layout layout);
+    int alias(const std::string& name, int of, std::vector<int64_t> dims);
+    const onnx::TensorProto* constant(const std::string& name) const
+    {
+        return index_.initializer(name);
+    }
+    Expected<std::vector<float>> constantFloats(const std::string& name, const onnx::NodeProto& n);
+    Expected<std::vector<int64_t>> constantInts(const std::string& name, const onnx::NodeProto& n);
+    Status fail(const onnx::NodeProto& node, const std::string& what) const
+    {
+        return Status::unsupported(label(node) + ": " + what);
+    }
+    std::string label(const onnx::NodeProto& node) const
+    {
+        return onnxutil::nodeLabel(node, nodeIndex_);
+    }
+    template <typename S>
+    S* addStep(const onnx::NodeProto& node, std::unique_ptr<S> step);
+    // Folds a following Relu or Clip into `range` and returns the name the step's output takes.
+    std::string fuseActivation(const onnx::NodeProto& node, OutputRange* range, std::string* text);
+
+    // Operators.
+    Status conv(const onnx::NodeProto& node, int);
+    Status conv3d(const onnx::NodeProto& node, std::unique_ptr<ConvStep> step,
+        const std::vector<float>& weights, const std::vector<int64_t>& x,
+        const std::vector<int64_t>& y, const std::vector<int64_t>& w,
+        const std::vector<int64_t>& pads, const std::vector<int64_t>& strides,
+        const std::vector<int64_t>& dilations);
+    Status gemm(const onnx::NodeProto& node, int);
+    Status pool(const onnx::NodeProto& node, int);
+    Status globalPool(const onnx::NodeProto& node, int);
+    Status binary(const onnx::NodeProto& node, int);
+    Status unary(const onnx::NodeProto& node, int);
+    Status batchNorm(const onnx::NodeProto& node, int);
+    Status reshape(const onnx::NodeProto& node, int);
+    Status transpose(const onnx::NodeProto& node, int);
+    Status concat(const onnx::NodeProto& node, int);
+    Status split(const onnx::NodeProto& node, int);
+    Status slice(const onnx::NodeProto& node, int);
+    Status softmax(const onnx::NodeProto& node, int);
+    Status reduce(const onnx::NodeProto& node, int);
+    Status pad(const onnx::NodeProto& node, int);
+    bool channelShuffle(const onnx::NodeProto& node);
+
+    const onnx::GraphProto& graph_;
+    onnxutil::GraphIndex index_;
+    CompileOptions options_;
+    int64_t opset_;
+    int nodeIndex_ = 0;
+    std::unordered_map<std::string, std::vector<int64_t>> shapes_;
+    std::unordered_map<std::string, int> ids_;
+    std::unordered_map<int64_t, int> converted_; // (value id * 2 + layout) -> converted value
+    std::unordered_set<int> consumed_; // nodes fused into an earlier step
+    Plan plan_;
+};
+
+const std::unordered_map<std::string, Compiler::Handler>& Compiler::handlers()
+{
+    static const std::unordered_map<std::string, Handler> table = {
+        {"Conv", &Compiler::conv},
+        {"Gemm", &Compiler::gemm},
+        {"MatMul", &Compiler::gemm},
+        {"MaxPool", &Compiler::pool},
+        {"AveragePool", &Compiler::pool},
+        {"GlobalAveragePool", &Compiler::globalPool},
+        {"GlobalMaxPool", &Compiler::globalPool},
+        {"Add", &Compiler::binary},
+        {"Sub", &Compiler::binary},
+        {"Mul", &Compiler::binary},
+        {"Div", &Compiler::binary},
+        {"Min", &Compiler::binary},
+        {"Max", &Compiler::binary},
+        {"Relu", &Compiler::unary},
+        {"Clip", &Compiler::unary},
+        {"Sigmoid", &Compiler::unary},
+        {"HardSwish", &Compiler::unary},
+        {"HardSigmoid", &Compiler::unary},
+        {"LeakyRelu", &Compiler::unary},
+        {"Elu", &Compiler::unary},
+        {"Tanh", &Compiler::unary},
+        {"Neg", &Compiler::unary},
+        {"Abs", &Compiler::unary},
+        {"Floor", &Compiler::unary},
+        {"Ceil", &Compiler::unary},
+        {"Sqrt", &Compiler::unary},
+        {"Exp", &Compiler::unary},
+        {"Log", &Compiler::unary},
+        {"Erf", &Compiler::unary},
+        {"Identity", &Compiler::reshape},
+        {"Dropout", &Compiler::reshape},
+        {"BatchNormalization", &Compiler::batchNorm},
+        {"Reshape", &Compiler::reshape},
+        {"Flatten", &Compiler::reshape},
+        {"Squeeze", &Compiler::reshape},
+        {"Unsqueeze", &Compiler::reshape},
+        {"Transpose", &Compiler::transpose},
+        {"Concat", &Compiler::concat},
+        {"Split", &Compiler::split},
+        {"Slice", &Compiler::slice},
+        {"Softmax", &Compiler::softmax},
+        {"ReduceMean", &Compiler::reduce},
+        {"ReduceMax", &Compiler::reduce},
+        {"Pad", &Compiler::pad},
+    };
+    return table;
+}
+
+Status Compiler::collectShapes()
+{
+    auto take = [&](const onnx::ValueInfoProto& v) {
+        const auto& t = v.type().tensor_type();
+        if (!t.has_shape())
+            return;
+        std::vector<int64_t> dims;
+        for (const auto& d : t.shape().dim()) {
+            if (!d.has_dim_value())
+                return;
+            dims.push_back(d.dim_value());
+        }
+        shapes_[v.name()] = dims;
+    };
+    for (const auto* list : {&graph_.input(), &graph_.value_info(), &graph_.output()})
+        for (const auto& v : *list)
+            take(v);
+    return Status();
+}
+
+Expected<std::vector<int64_t>> Compiler::shapeOf(
+    const std::string& name, const onnx::NodeProto& node)
+{
+    auto it = shapes_.find(name);
+    if (it == shapes_.end())
+        return fail(node,
+            "the shape of '" + name +
+                "' is unknown after shape inference (the xnnpack backend needs static shapes)");
+    if (it->second.size() > kMaxRank)
+        return fail(node,
+            "'" + name + "' has rank " + std::to_string(it->second.size()) +
+                ", more than the 6 dimensions the xnnpack backend handles");
+    for (int64_t d : it->second)
+        if (d < 1 || d > kMaxDim)
+            return fail(node,
+                "'" + name + "' has dimension " + std::to_string(d) + " in " +
+                    dimsText(it->second) + " (each must be 1 to 2^31)");
+    return it->second;
+}
+
+int Compiler::addValue(const std::string& name, std::vector<int64_t> dims, Layout layout)
+{
+    Value v;
+    v.name = name;
+    v.dims = std::move(dims);
+    v.layout = v.dims.size() >= 3 ? layout : Layout::Plain;
+    plan_.values.push_back(std::move(v));
+    const int id = static_cast<int>(plan_.values.size()) - 1;
+    ids_[name] = id;
+    return id;
+}
+
+int Compiler::valueOf(const std::string& name) const
+{
+    auto it = ids_.find(name);
+    return it == ids_.end() ? -1 : it->second;
+}
+
+int Compiler::alias(const std::string& name, int of, std::vector<int64_t> dims)
+{
+    const int id = addValue(name, std::move(dims), Layout::Plain);
+    plan_.values[static_cast<size_t>(id)].root = of;
+    return id;
+}
+
+// The value in the wanted layout: itself, a free re-labelling when the memory order is the same,
+// or a permutation computed once and shared by every reader.
+int Compiler::needId(int id, Layout layout)
+{
+    const Value& v = plan_.values[static_cast<size_t>(id)];
+    const Layout want = v.dims.size() >= 3 ? layout : Layout::Plain;
+    if (v.layout == want)
+        return id;
+    const int64_t key = int64_t(id) * 2 + (want == Layout::ChannelsLast ? 1 : 0);
+    auto it = converted_.find(key);
+    if (it != converted_.end())
+        return it->second;
+    const std::vector<int64_t> dims = v.dims;
+    const Layout from = v.layout;
+    const std::string name = v.name + (want == Layout::ChannelsLast ? "@nhwc" : "@nchw");
+    int out;
+    if (sameMemoryOrder(dims, from, want)) {
+        out = addValue(name, dims, want);
+        plan_.values[static_cast<size_t>(out)].root = id;
+    } else {
+        out = addValue(name, dims, want);
+        auto step = std::make_unique<PermuteStep>();
+        step->node = "layout of '" + plan_.values[static_cast<size_t>(id)].name + "' to " +
+            (want == Layout::ChannelsLast ? "channels-last" : "row-major");
+        step->op = "Transpose";
+        step->inputs = {id};
+        step->output = out;
+        step->inputDims = physicalDims(dims, from);
+        // Output physical axis i is logical axis outOrder[i], found in the input at its position.
+        const int rank = static_cast<int>(dims.size());
+        for (int axis : physicalOrder(rank, want))
+            step->perm.push_back(physicalPosition(axis, rank, from));
+        plan_.steps.push_back(std::move(step));
+    }
+    converted_[key] = out;
+    return out;
+}
+
+Expected<int> Compiler::need(const std::string& name, Layout layout, const onnx::NodeProto& node)
+{
+    const int id = valueOf(name);
+    if (id < 0)
+        return fail(node,
+            "input '" + name + "' is neither computed by an earlier node nor a " +
+                "model input (constant inputs are allowed only where the operator takes weights)");
+    return needId(id, layout);
+}
+
+Expected<std::vector<float>> Compiler::constantFloats(
+    const std::string& name, const onnx::NodeProto& node)
+{
+    const onnx::TensorProto* t = constant(name);
+    std::vector<float> values;
+    if (!t)
+        return fail(node, "'" + name + "' must be a constant of the model");
+    if (t->data_type() != onnx::TensorProto::FLOAT || !onnxutil::readFloat(*t, &values))
+        return Status::invalid(label(node) + ": constant '" + name +
+            "' is not float32 data whose size matches its dims " +
+            dimsText({t->dims().begin(), t->dims().end()}));
+    plan_.weightFloats += static_cast<int64_t>(values.size());
+    return values;
+}
+
+Expected<std::vector<int64_t>> Compiler::constantInts(
+    const std::string& name, const onnx::NodeProto& node)
+{
+    const onnx::TensorProto* t = constant(name);
+    std::vector<int64_t> values;
+    if (!t || !onnxutil::readInt64(*t, &values))
+        return fail(node, "'" + name + "' must be a constant integer tensor");
+    return values;
+}
+
+template <typename S>
+S* Compiler::addStep(const onnx::NodeProto& node, std::unique_ptr<S> step)
+{
+    if (step->node.empty())
+        step->node = label(node);
+    step->op = node.op_type();
+    S* raw = step.get();
+    plan_.steps.push_back(std::move(step));
+    return raw;
+}
+
+std::string Compiler::fuseActivation(
+    const onnx::NodeProto& node, OutputRange* range, std::string* text)
+{
+    const std::string& out = node.output(0);
+    const auto& readers = index_.consumers(out);
+    if (!options_.fuseActivations || readers.size() != 1 || index_.isGraphOutput(out))
+        return out;
+    const onnx::NodeProto& next = graph_.node(readers[0]);
+    float lo = -INFINITY;
+    float hi = INFINITY;
+    if (next.op_type() == "Relu") {
+        lo = 0;
+    } else if (next.op_type() == "Clip") {
+        if (opset_ < 11) {
+            lo = floatAttribute(next, "min", lo);
+            hi = floatAttribute(next, "max", hi);
+        } else {
+            std::vector<float> v;
+            for (int i = 1; i < next.input_size() && i < 3; ++i) {
+                if (next.input(i).empty())
+                    continue;
+                const onnx::TensorProto* t = constant(next.input(i));
+                if (!t || !onnxutil::readFloat(*t, &v) || v.size() != 1)
+                    return out;
+                (i == 1 ? lo : hi) = v[0];
+            }
+        }
+        if (!(lo <= hi))
+            return out;
+    } else {
+        return out;
+    }
+    range->min = std::max(range->min, lo);
+    range->max = std::min(range->max, hi);
+    consumed_.insert(readers[0]);
+    *text = " + " + onnxutil::nodeLabel(next, readers[0]);
+    return next.output(0);
+}
+
+// Pads of a convolution or pooling from its attributes: [begin..., end...] per spatial axis.
+Status spatialPads(const onnx::NodeProto& node, const std::string& where,
+    const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
+    const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+    std::vector<int64_t>* pads)
+{
+    const size_t n = kernel.size();
+    const onnx::AttributeProto* autoPad = findAttribute(node, "auto_pad");
+    const std::string mode = autoPad ? autoPad->s() : "NOTSET";
+    if (mode == "NOTSET") {
+        *pads = intsAttribute(node, "pads");
+        if (pads->empty())
+            pads->assign(2 * n, 0);
+    } else if (mode == "VALID") {
+        pads->assign(2 * n, 0);
+    } else if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+        pads->assign(2 * n, 0);
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t out = (in[i] + strides[i] - 1) / strides[i];
+            const int64_t total = std::max<int64_t>(
+                0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i]);
+            const int64_t small = total / 2;
+            (*pads)[i] = mode == "SAME_UPPER" ? small : total - small;
+            (*pads)[i + n] = total - (*pads)[i];
+        }
+    } else {
+        return Status::invalid(where + ": auto_pad '" + mode + "' is not an ONNX value");
+    }
+    if (pads->size() != 2 * n)
+        return Status::invalid(where + ": pads has " + std::to_string(pads->size()) +
+            " values, expected " + std::to_string(2 * n));
+    for (size_t i = 0; i < n; ++i) {
+        if ((*pads)[i] < 0 || (*pads)[i + n] < 0 || (*pads)[i] > kMaxDim ||
+            (*pads)[i + n] > kMaxDim)
+            return Status::unsupported(where + ": pads must be 0 to 2^31 (negative pads crop)");
+        if ((*pads)[i] >= kernel[i] * dilations[i] || (*pads)[i + n] >= kernel[i] * dilations[i])
+            return Status::unsupported(where + ": a pad as large as the kernel window (" +
+                std::to_string(kernel[i]) + ") is not supported");
+    }
+    return Status();
+}
+
+// strides / dilations of `n` spatial axes: absent is all ones; each must be 1 to 2^16.
+Status spatialInts(const onnx::NodeProto& node, const std::string& where, const char* name,
+    size_t n, std::vector<int64_t>* out)
+{
+    *out = intsAttribute(node, name);
+    if (out->empty())
+        out->assign(n, 1);
+    if (out->size() != n)
+        return Status::invalid(where + ": " + name + " has " + std::to_string(out->size()) +
+            " values for " + std::to_string(n) + " spatial axes");
+    for (int64_t v : *out)
+        if (v < 1 || v > 65536)
+            return Status::invalid(
+                where + ": " + name + " " + std::to_string(v) + " is out of range (1 to 65536)");
+    return Status();
+}
+
+Status Compiler::conv(const onnx::NodeProto& node, int)
+{
+    const std::string where = label(node);
+    if (node.input_size() < 2)
+        return Status::invalid(where + ": Conv needs an input and weights");
+    auto x = shapeOf(node.input(0), node);
+    if (!x)
+        return x.status();
+    const onnx::TensorProto* wt = constant(node.input(1));
+    if (!wt)
+        return fail(node, "weights that are not a constant of the model are not supported");
+    const std::vector<int64_t> w(wt->dims().begin(), wt->dims().end());
+    const size_t rank = x->size();
+    if (rank < 3 || rank > 5 || w.size() != rank)
+        return fail(node,
+            "a " + std::to_string(rank) + "-D input with " + dimsText(w) +
+                " weights is not a 1-D, 2-D or 3-D convolution");
+    const int64_t groups = intAttribute(node, "group", 1);
+    const int64_t c = (*x)[1];
+    const int64_t m = w[0];
+    if (groups < 1 || groups > c || c % groups != 0 || m % groups != 0 || w[1] != c / groups)
+        return Status::invalid(where + ": group " + std::to_string(groups) + " does not fit " +
+            std::to_string(c) + " input channels and weights " + dimsText(w));
+    const size_t n = rank - 2;
+    std::vector<int64_t> kernel(w.begin() + 2, w.end());
+    const auto declared = intsAttribute(node, "kernel_shape");
+    if (!declared.empty() && declared != kernel)
+        return Status::invalid(where + ": kernel_shape " + dimsText(declared) +
+            " does not match the weights " + dimsText(w));
+    std::vector<int64_t> strides, dilations, pads;
+    Status s = spatialInts(node, where, "strides", n, &strides);
+    if (s.ok())
+        s = spatialInts(node, where, "dilations", n, &dilations);
+    if (s.ok())
+        s = spatialPads(node, where, {x->begin() + 2, x->end()}, kernel, strides, dilations, &pads);
+    if (!s.ok())
+        return s;
+    auto weights = constantFloats(node.input(1), node);
+    if (!weights)
+        return weights.status();
+    std::vector<float> bias;
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+        auto b = constantFloats(node.input(2), node);
+        if (!b)
+            return b.status();
+        if (static_cast<int64_t>(b->size()) != m)
+            return Status::invalid(where + ": bias has " + std::to_string(b->size()) +
+                " values for " + std::to_string(m) + " output channels");
+        bias = std::move(b.value());
+    }
+
+    auto step = std::make_unique<ConvStep>();
+    step->groups = static_cast<uint32_t>(groups);
+    step->groupInputChannels = static_cast<size_t>(c / groups);
+    step->groupOutputChannels = static_cast<size_t>(m / groups);
+    step->bias = std::move(bias);
+    // 1-D and 2-D: the last two spatial axes (1-D as height 1); 3-D: depth handled apart.
+    const size_t h = n == 1 ? 0 : n - 2; // index into the spatial vectors, or none for 1-D
+    const size_t wi = n - 1;
+    step->kernelH = n == 1 ? 1 : static_cast<uint32_t>(kernel[h]);
+    step->kernelW = static_cast<uint32_t>(kernel[wi]);
+    step->strideH = n == 1 ? 1 : static_cast<uint32_t>(strides[h]);
+    step->strideW = static_cast<uint32_t>(strides[wi]);
+    step->dilationH = n == 1 ? 1 : static_cast<uint32_t>(dilations[h]);
+    step->dilationW = static_cast<uint32_t>(dilations[wi]);
+    step->padTop = n == 1 ? 0 : static_cast<uint32_t>(pads[h]);
+    step->padBottom = n == 1 ? 0 : static_cast<uint32_t>(pads[h + n]);
+    step->padLeft = static_cast<uint32_t>(pads[wi]);
+    step->padRight = static_cast<uint32_t>(pads[wi + n]);
+    step->inputH = n == 1 ? 1 : static_cast<size_t>((*x)[rank - 2]);
+    step->inputW = static_cast<size_t>((*x)[rank - 1]);
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+        const int64_t padded = (*x)[2 + i] + pads[i] + pads[i + n];
+        if (padded < span || (padded - span) / strides[i] + 1 != (*y)[2 + i])
+            return Status::invalid(where + ": output " + dimsText(*y) +
+                " does not follow from input " + dimsText(*x) + ", kernel, strides and pads");
+    }
+    if ((*y)[0] != (*x)[0] || (*y)[1] != m)
+        return Status::invalid(where + ": output " + dimsText(*y) + " does not match " +
+            std::to_string(m) + " output channels");
+    if (n == 3)
+        return conv3d(node, std::move(step), weights.value(), *x, *y, w, pads, strides, dilations);
+
+    // [M][C/g][kh][kw] -> [g][M/g][kh][kw][C/g]
+    const size_t cig = step->groupInputChannels;
+    const size_t spatial = static_cast<size_t>(step->kernelH) * step->kernelW;
+    step->kernel.resize(weights->size());
+    for (size_t o = 0; o < static_cast<size_t>(m); ++o)
+        for (size_t ci = 0; ci < cig; ++ci)
+            for (size_t k = 0; k < spatial; ++k)
+                step->kernel[(o * spatial + k) * cig + ci] =
+                    (*weights)[(o * cig + ci) * spatial + k];
+    step->batch = static_cast<size_t>((*x)[0]);
+    auto in = need(node.input(0), Layout::ChannelsLast, node);
+    if (!in)
+        return in.status();
+    std::string fused;
+    const std::string outName = fuseActivation(node, &step->range, &fused);
+    step->node = where + fused;
+    step->inputs = {in.value()};
+    step->output = addValue(outName, y.value(), Layout::ChannelsLast);
+    plan_.macs += product(*y, 0, y->size()) * static_cast<int64_t>(cig * spatial);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+// A 3-D convolution as a 2-D one: its depth taps gathered beside the channels (unless the kernel
+// has one tap at stride 1 without depth padding, where every frame is an image of the batch).
+Status Compiler::conv3d(const onnx::NodeProto& node, std::unique_ptr<ConvStep> step,
+    const std::vector<float>& weights, const std::vector<int64_t>& x, const std::vector<int64_t>& y,
+    const std::vector<int64_t>& w, const std::vector<int64_t>& pads,
+    const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations)
+{
+    const size_t taps = static_cast<size_t>(w[2]);
+    const size_t groups = step->groups;
+    const size_t cig = step->groupInputChannels;
+    const size_t m = static_cast<size_t>(w[0]);
+    const size_t spatial = static_cast<size_t>(w[3] * w[4]);
+    // [M][C/g][kd][kh][kw] -> [g][M/g][kh][kw][kd][C/g]
+    step->kernel.resize(weights.size());
+    for (size_t o = 0; o < m; ++o)
+        for (size_t ci = 0; ci < cig; ++ci)
+            for (size_t t = 0; t < taps; ++t)
+                for (size_t k = 0; k < spatial; ++k)
+                    step->kernel[((o * spatial + k) * taps + t) * cig + ci] =
+                        weights[((o * cig + ci) * taps + t) * spatial + k];
+    step->groupInputChannels = taps * cig;
+    auto in = need(node.input(0), Layout::ChannelsLast, node);
+    if (!in)
+        return in.status();
+    int convInput = in.value();
+    const bool direct = taps == 1 && strides[0] == 1 && pads[0] == 0 && pads[3] == 0;
+    if (!direct) {
+        auto gather = std::make_unique<GatherTapsStep>();
+        gather->node = label(node) + " (depth taps)";
+        gather->batch = static_cast<size_t>(x[0]);
+        gather->inputDepth = static_cast<size_t>(x[2]);
+        gather->outputDepth = static_cast<size_t>(y[2]);
+        gather->pixels = static_cast<size_t>(x[3] * x[4]);
+        gather->groups = groups;
+        gather->channels = cig;
+        gather->taps = taps;
+        gather->stride = static_cast<size_t>(strides[0]);
+        gather->dilation = static_cast<size_t>(dilations[0]);
+        gather->pad = pads[0];
+        gather->inputs = {in.value()};
+        gather->output = addValue(node.output(0) + "@taps",
+            {y[0] * y[2], x[3], x[4], static_cast<int64_t>(groups * taps * cig)}, Layout::Plain);
+        convInput = gather->output;
+        addStep(node, std::move(gather));
+    }
+    step->batch = static_cast<size_t>(y[0] * y[2]);
+    std::string fused;
+    const std::string outName = fuseActivation(node, &step->range, &fused);
+    step->node = label(node) + fused;
+    step->inputs = {convInput};
+    step->output = addValue(outName, y, Layout::ChannelsLast);
+    plan_.macs += product(y, 0, y.size()) * static_cast<int64_t>(taps * cig * spatial);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::gemm(const onnx::NodeProto& node, int)
+{
+    const std::string where = label(node);
+    const bool isGemm = node.op_type() == "Gemm";
+    if (node.input_size() < 2)
+        return Status::invalid(where + ": needs two inputs");
+    auto a = shapeOf(node.input(0), node);
+    if (!a)
+        return a.status();
+    const onnx::TensorProto* bt = constant(node.input(1));
+    if (!bt)
+        return fail(node,
+            "a second operand that is not a constant of the model is not supported "
+            "by the xnnpack backend yet");
+    const std::vector<int64_t> b(bt->dims().begin(), bt->dims().end());
+    if (b.size() != 2)
+        return fail(
+            node, "a constant operand of shape " + dimsText(b) + " (only 2-D is supported)");
+    const bool transA = isGemm && intAttribute(node, "transA", 0) != 0;
+    const bool transB = isGemm && intAttribute(node, "transB", 0) != 0;
+    if (transA)
+        return fail(node, "transA=1 is not supported");
+    if (isGemm && a->size() != 2)
+        return Status::invalid(where + ": Gemm's A must be 2-D, not " + dimsText(*a));
+    const int64_t k = a->back();
+    const int64_t outC = transB ? b[0] : b[1];
+    if ((transB ? b[1] : b[0]) != k)
+        return Status::invalid(where + ": A " + dimsText(*a) + " and B " + dimsText(b) +
+            (transB ? " (transposed)" : "") + " do not multiply");
+    auto weights = constantFloats(node.input(1), node);
+    if (!weights)
+        return weights.status();
+    const float alpha = isGemm ? floatAttribute(node, "alpha", 1.0f) : 1.0f;
+    const float beta = isGemm ? floatAttribute(node, "beta", 1.0f) : 1.0f;
+    auto step = std::make_unique<FullyConnectedStep>();
+    step->inputChannels = static_cast<size_t>(k);
+    step->outputChannels = static_cast<size_t>(outC);
+    step->rows = static_cast<size_t>(product(*a, 0, a->size() - 1));
+    step->kernel.resize(weights->size());
+    for (int64_t o = 0; o < outC; ++o)
+        for (int64_t i = 0; i < k; ++i)
+            step->kernel[static_cast<size_t>(o * k + i)] =
+                alpha * (*weights)[static_cast<size_t>(transB ? o * k + i : i * outC + o)];
+    if (isGemm && node.input_size() > 2 && !node.input(2).empty()) {
+        const onnx::TensorProto* ct = constant(node.input(2));
+        if (!ct)
+            return fail(node, "a C that is not a constant of the model is not supported");
+        const int64_t count = onnxutil::elementCount(*ct);
+        if (count != outC)
+            return fail(node,
+                "a C of shape " + dimsText({ct->dims().begin(), ct->dims().end()}) +
+                    " (only a bias of " + std::to_string(outC) + " values is supported)");
+        auto c = constantFloats(node.input(2), node);
+        if (!c)
+            return c.status();
+        step->bias = std::move(c.value());
+        for (float& v : step->bias)
+            v *= beta;
+    }
+    auto in = need(node.input(0), Layout::Plain, node);
+    if (!in)
+        return in.status();
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    if (product(*y, 0, y->size()) != static_cast<int64_t>(step->rows) * outC)
+        return Status::invalid(where + ": output " + dimsText(*y) + " does not match " +
+            std::to_string(step->rows) + " rows of " + std::to_string(outC));
+    std::string fused;
+    const std::string outName = fuseActivation(node, &step->range, &fused);
+    step->node = where + fused;
+    step->inputs = {in.value()};
+    step->output = addValue(outName, y.value(), Layout::Plain);
+    plan_.macs += static_cast<int64_t>(step->rows) * k * outC;
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::pool(const onnx::NodeProto& node, int)
+{
+    const std::string where = label(node);
+    const bool isMax = node.op_type() == "MaxPool";
+    if (node.output_size() > 1 && !node.output(1).empty())
+        return fail(node, "MaxPool's indices output is not supported");
+    if (intAttribute(node, "storage_order", 0) != 0)
+        return fail(node, "storage_order=1 is not supported");
+    auto x = shapeOf(node.input(0), node);
+    if (!x)
+        return x.status();
+    const size_t rank = x->size();
+    if (rank < 3 || rank > 5)
+        return fail(node, "a " + std::to_string(rank) + "-D input (1-D to 3-D pooling only)");
+    const size_t n = rank - 2;
+    const auto kernel = intsAttribute(node, "kernel_shape");
+    if (kernel.size() != n)
+        return Status::invalid(where + ": kernel_shape must have " + std::to_string(n) + " values");
+    for (int64_t k : kernel)
+        if (k < 1 || k > 65536)
+            return Status::invalid(
+                where + ": kernel_shape " + dimsText(kernel) + " is out of range");
+    std::vector<int64_t> strides, dilations, pads;
+    Status s = spatialInts(node, where, "strides", n, &strides);
+    if (s.ok())
+        s = spatialInts(node, where, "dilations", n, &dilations);
+    if (s.ok() && !isMax && dilations != std::vector<int64_t>(n, 1))
+        return fail(node, "AveragePool with dilations is not supported");
+    if (s.ok())
+        s = spatialPads(node, where, {x->begin() + 2, x->end()}, kernel, strides, dilations, &pads);
+    if (!s.ok())
+        return s;
+    const bool anyPad = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; });
+    if (!isMax && intAttribute(node, "count_include_pad", 0) != 0 && anyPad)
+        return fail(node, "AveragePool with count_include_pad=1 and padding is not supported");
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    // ceil_mode: the last window may hang past the end; it becomes extra padding at the end,
+    // which both pools leave out of the window (max ignores it, average does not count it).
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+        const int64_t padded = (*x)[2 + i] + pads[i] + pads[i + n];
+        const int64_t out = (*y)[2 + i];
+        if (padded < span)
+            return Status::invalid(where + ": the window is larger than the padded input");
+        const int64_t floorOut = (padded - span) / strides[i] + 1;
+        const int64_t need = (out - 1) * strides[i] + span - padded;
+        if (out != floorOut && !(out == floorOut + 1 && need > 0 && need < strides[i]))
+            return Status::invalid(where + ": output " + dimsText(*y) +
+                " does not follow from input " + dimsText(*x) + " and the window");
+        if (need > 0)
+            pads[i + n] += need;
+    }
+    auto in = need(node.input(0), Layout::ChannelsLast, node);
+    if (!in)
+        return in.status();
+    if (n == 3) {
+        auto step = std::make_unique<Pool3dStep>();
+        step->max = isMax;
+        step->batch = (*x)[0];
+        step->channels = (*x)[1];
+        for (size_t i = 0; i < 3; ++i) {
+            step->inDims[i] = (*x)[2 + i];
+            step->outDims[i] = (*y)[2 + i];
+            step->kernel[i] = kernel[i];
+            step->stride[i] = strides[i];
+            step->padBegin[i] = pads[i];
+            step->dilation[i] = dilations[i];
+        }
+        step->inputs = {in.value()};
+        step->output = addValue(node.output(0), y.value(), Layout::ChannelsLast);
+        addStep(node, std::move(step));
+        return Status();
+    }
+    auto step = std::make_unique<PoolStep>();
+    step->max = isMax;
+    const size_t h = 0, wi = n - 1; // 2-D: [height, width]; 1-D: [width]
+    step->kernelH = n == 1 ? 1 : static_cast<uint32_t>(kernel[h]);
+    step->kernelW = static_cast<uint32_t>(kernel[wi]);
+    step->strideH = n == 1 ? 1 : static_cast<uint32_t>(strides[h]);
+    step->strideW = static_cast<uint32_t>(strides[wi]);
+    step->dilationH = n == 1 ? 1 : static_cast<uint32_t>(dilations[h]);
+    step->dilationW = static_cast<uint32_t>(dilations[wi]);
+    step->padTop = n == 1 ? 0 : static_cast<uint32_t>(pads[h]);
+    step->padBottom = n == 1 ? 0 : static_cast<uint32_t>(pads[h + n]);
+    step->padLeft = static_cast<uint32_t>(pads[wi]);
+    step->padRight = static_cast<uint32_t>(pads[wi + n]);
+    step->inputH = n == 1 ? 1 : static_cast<size_t>((*x)[2]);
+    step->inputW = static_cast<size_t>(x->back());
+    step->channels = static_cast<size_t>((*x)[1]);
+    step->batch = static_cast<size_t>((*x)[0]);
+    // XNNPACK's pools need a window of more than one pixel; a 1x1 window at stride 1 is a copy.
+    if (step->kernelH * step->kernelW == 1 && step->strideH == 1 && step->strideW == 1) {
+        alias(node.output(0), in.value(), y.value());
+        plan_.values.back().layout = Layout::ChannelsLast;
+        return Status();
+    }
+    std::string fused;
+    const std::string outName = fuseActivation(node, &step->range, &fused);
+    step->node = where + fused;
+    step->inputs = {in.value()};
+    step->output = addValue(outName, y.value(), Layout::ChannelsLast);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::globalPool(const onnx::NodeProto& node, int)
+{
+    auto x = shapeOf(node.input(0), node);
+    if (!x)
+        return x.status();
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    if (x->size() < 3)
+        return Status::invalid(label(node) + ": input " + dimsText(*x) + " has no spatial axes");
+    auto in = need(node.input(0), Layout::ChannelsLast, node);
+    if (!in)
+        return in.status();
+    if (node.op_type() == "GlobalMaxPool") {
+        auto step = std::make_unique<ReduceStep>();
+        step->max = true;
+        step->inputDims = physicalDims(*x, Layout::ChannelsLast);
+        step->reduce.assign(x->size(), true);
+        step->reduce.front() = false;
+        step->reduce.back() = false;
+        step->inputs = {in.value()};
+        step->output = addValue(node.output(0), y.value(), Layout::ChannelsLast);
+        addStep(node, std::move(step));
+        return Status();
+    }
+    auto step = std::make_unique<GlobalAveragePoolStep>();
+    step->batch = static_cast<size_t>((*x)[0]);
+    step->channels = static_cast<size_t>((*x)[1]);
+    step->width = static_cast<size_t>(product(*x, 2, x->size()));
+    std::string fused;
+    const std::string outName = fuseActivation(node, &step->range, &fused);
+    step->node = label(node) + fused;
+    step->inputs = {in.value()};
+    step->output = addValue(outName, y.value(), Layout::ChannelsLast);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+// The rank-aligned dims of an operand broadcast against `rank` dimensions.
+std::vector<int64_t> aligned(const std::vector<int64_t>& dims, size_t rank)
+{
+    std::vector<int64_t> out(rank - dims.size(), 1);
+    out.insert(out.end(), dims.begin(), dims.end());
+    return out;
+}
+
+Status Compiler::binary(const onnx::NodeProto& node, int)
+{
+    static const std::unordered_map<std::string, BinaryKind> kinds = {{"Add", BinaryKind::Add},
+        {"Sub", BinaryKind::Subtract}, {"Mul", BinaryKind::Multiply}, {"Div", BinaryKind::Divide},
+        {"Min", BinaryKind::Minimum}, {"Max", BinaryKind::Maximum}};
+    const std::string where = label(node);
+    if (node.input_size() != 2)
+        return fail(
+            node, std::to_string(node.input_size()) + " inputs (the xnnpack backend takes two)");
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    const size_t rank = y->size();
+    // The output is channels-last when a computed operand of full rank is.
+    Layout layout = Layout::Plain;
+    for (int i = 0; i < 2; ++i) {
+        const int id = valueOf(node.input(i));
+        if (id >= 0 && plan_.values[static_cast<size_t>(id)].dims.size() == rank &&
+            plan_.values[static_cast<size_t>(id)].layout == Layout::ChannelsLast)
+            layout = Layout::ChannelsLast;
+    }
+    auto step = std::make_unique<BinaryStep>();
+    step->kind = kinds.at(node.op_type());
+    for (int i = 0; i < 2; ++i) {
+        std::vector<size_t>& shape = i == 0 ? step->shapeA : step->shapeB;
+        std::vector<float>& data = i == 0 ? step->constantA : step->constantB;
+        const onnx::TensorProto* t = constant(node.input(i));
+        std::vector<int64_t> dims;
+        if (t) {
+            dims.assign(t->dims().begin(), t->dims().end());
+            if (dims.size() > rank)
+                return Status::invalid(where + ": constant " + dimsText(dims) +
+                    " has more dimensions than the output " + dimsText(*y));
+            auto v = constantFloats(node.input(i), node);
+            if (!v)
+                return v.status();
+            dims = aligned(dims, rank);
+            data = toLayout(v.value(), dims, layout);
+            if (data.empty())
+                data.push_back(0); // never read: an empty tensor broadcasts to nothing
+        } else {
+            auto in = need(node.input(i), layout, node);
+            if (!in)
+                return in.status();
+            const Value& v = plan_.values[static_cast<size_t>(in.value())];
+            dims = aligned(v.dims, rank);
+            // A lower-rank operand is read as it lies: fine only where the re-ordered axes are 1.
+            if (v.dims.size() < rank && !sameMemoryOrder(dims, Layout::Plain, layout))
+                return fail(node,
+                    "broadcasting " + dimsText(v.dims) + " against " + dimsText(*y) +
+                        " across the channel axis is not supported");
+            step->inputs.push_back(in.value());
+        }
+        for (size_t d = 0; d < rank; ++d)
+            if (dims[d] != 1 && dims[d] != (*y)[d])
+                return Status::invalid(where + ": operand " + dimsText(dims) +
+                    " does not broadcast to " + dimsText(*y));
+        for (int64_t d : physicalDims(dims, layout))
+            shape.push_back(static_cast<size_t>(d));
+    }
+    std::string fused;
+    std::string outName = node.output(0);
+    if (step->kind == BinaryKind::Add || step->kind == BinaryKind::Subtract ||
+        step->kind == BinaryKind::Multiply || step->kind == BinaryKind::Divide)
+        outName = fuseActivation(node, &step->range, &fused);
+    step->node = where + fused;
+    step->output = addValue(outName, y.value(), layout);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::unary(const onnx::NodeProto& node, int)
+{
+    const std::string& op = node.op_type();
+    // Element-wise: the output keeps the input's layout.
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const std::vector<int64_t> dims = v.dims;
+    const Layout layout = v.layout;
+    const size_t count = static_cast<size_t>(v.count());
+    static const std::unordered_map<std::string, UnaryKind> xnn = {{"Relu", UnaryKind::Clamp},
+        {"Clip", UnaryKind::Clamp}, {"Sigmoid", UnaryKind::Sigmoid},
+        {"HardSwish", UnaryKind::HardSwish}, {"LeakyRelu", UnaryKind::LeakyRelu},
+        {"Elu", UnaryKind::Elu}, {"Neg", UnaryKind::Negate}, {"Abs", UnaryKind::Abs},
+        {"Floor", UnaryKind::Floor}, {"Ceil", UnaryKind::Ceil}, {"Sqrt", UnaryKind::Sqrt}};
+    auto it = xnn.find(op);
+    if (it != xnn.end()) {
+        auto step = std::make_unique<UnaryStep>();
+        step->kind = it->second;
+        step->count = count;
+        if (op == "Relu") {
+            step->range.min = 0;
+        } else if (op == "Clip") {
+            float lo = -INFINITY;
+            float hi = INFINITY;
+            if (opset_ < 11) {
+                lo = floatAttribute(node, "min", lo);
+                hi = floatAttribute(node, "max", hi);
+            } else {
+                for (int i = 1; i < node.input_size() && i < 3; ++i) {
+                    if (node.input(i).empty())
+                        continue;
+                    auto b = constantFloats(node.input(i), node);
+                    if (!b)
+                        return b.status();
+                    if (b->size() != 1)
+                        return Status::invalid(label(node) + ": Clip bounds must be scalars");
+                    (i == 1 ? lo : hi) = (*b)[0];
+                }
+            }
+            if (std::isnan(lo) || std::isnan(hi) || lo > hi)
+                return Status::invalid(label(node) + ": Clip min " + std::to_string(lo) +
+                    " is above max " + std::to_string(hi) + " or not a number");
+            if (lo == hi)
+                return fail(node, "Clip with min equal to max is not supported");
+            step->range = {lo, hi};
+        } else if (op == "LeakyRelu") {
+            step->alpha = floatAttribute(node, "alpha", 0.01f);
+        } else if (op == "Elu") {
+            step->alpha = floatAttribute(node, "alpha", 1.0f);
+        }
+        if (!std::isfinite(step->alpha))
+            return Status::invalid(label(node) + ": alpha is not a finite number");
+        step->inputs = {source};
+        step->output = addValue(node.output(0), dims, layout);
+        addStep(node, std::move(step));
+        return Status();
+    }
+    auto step = std::make_unique<RefUnaryStep>();
+    static const std::unordered_map<std::string, RefUnaryKind> ref = {{"Tanh", RefUnaryKind::Tanh},
+        {"HardSigmoid", RefUnaryKind::HardSigmoid}, {"Exp", RefUnaryKind::Exp},
+        {"Log", RefUnaryKind::Log}, {"Erf", RefUnaryKind::Erf}};
+    step->kind = ref.at(op);
+    step->count = count;
+    step->alpha = floatAttribute(node, "alpha", 0.2f);
+    step->beta = floatAttribute(node, "beta", 0.5f);
+    step->inputs = {source};
+    step->output = addValue(node.output(0), dims, layout);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::batchNorm(const onnx::NodeProto& node, int)
+{
+    const std::string where = label(node);
+    if (node.input_size() != 5 || (node.output_size() > 1 && !node.output(1).empty()))
+        return fail(node, "only inference-mode BatchNormalization (5 inputs, 1 output) runs");
+    auto x = shapeOf(node.input(0), node);
+    if (!x)
+        return x.status();
+    if (x->size() < 2)
+        return Status::invalid(where + ": input " + dimsText(*x) + " has no channel axis");
+    const size_t c = static_cast<size_t>((*x)[1]);
+    std::vector<float> p[4];
+    for (int i = 0; i < 4; ++i) {
+        auto v = constantFloats(node.input(i + 1), node);
+        if (!v)
+            return v.status();
+        if (v->size() != c)
+            return Status::invalid(where + ": '" + node.input(i + 1) + "' has " +
+                std::to_string(v->size()) + " values for " + std::to_string(c) + " channels");
+        p[i] = std::move(v.value());
+    }
+    const float epsilon = floatAttribute(node, "epsilon", 1e-5f);
+    auto step = std::make_unique<ChannelAffineStep>();
+    step->scale.resize(c);
+    step->shift.resize(c);
+    for (size_t i = 0; i < c; ++i) {
+        const double s = p[0][i] / std::sqrt(static_cast<double>(p[3][i]) + epsilon);
+        step->scale[i] = static_cast<float>(s);
+        step->shift[i] = static_cast<float>(p[1][i] - p[2][i] * s);
+        if (!std::isfinite(step->scale[i]) || !std::isfinite(step->shift[i]))
+            return Status::invalid(where + ": channel " + std::to_string(i) +
+                " has a non-finite scale or shift (variance + epsilon <= 0?)");
+    }
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const Layout layout = v.layout;
+    if (layout == Layout::ChannelsLast) {
+        step->outer = static_cast<size_t>(v.count()) / c;
+        step->inner = 1;
+    } else {
+        step->outer = static_cast<size_t>((*x)[0]);
+        step->inner = static_cast<size_t>(product(*x, 2, x->size()));
+    }
+    std::string fused;
+    const std::string outName = fuseActivation(node, &step->range, &fused);
+    step->node = where + fused;
+    step->inputs = {source};
+    step->output = addValue(outName, *x, layout);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+// Reshape, Flatten, Squeeze, Unsqueeze (and Identity, Dropout): the row-major data unchanged
+// under new dims, so the output reuses the input's memory.
+Status Compiler::reshape(const onnx::NodeProto& node, int)
+{
+    if (node.op_type() == "Reshape" && channelShuffle(node))
+        return Status();
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    auto x = shapeOf(node.input(0), node);
+    if (!x)
+        return x.status();
+    if (product(*x, 0, x->size()) != product(*y, 0, y->size()))
+        return Status::invalid(
+            label(node) + ": " + dimsText(*x) + " cannot become " + dimsText(*y));
+    const bool identity = node.op_type() == "Identity" || node.op_type() == "Dropout";
+    if (identity && node.output_size() > 1 && !node.output(1).empty())
+        return fail(node, "Dropout's mask output is not supported");
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    if (identity) {
+        const Layout layout = plan_.values[static_cast<size_t>(source)].layout;
+        const int id = alias(node.output(0), source, y.value());
+        plan_.values[static_cast<size_t>(id)].layout = layout;
+        return Status();
+    }
+    const int in = needId(source, Layout::Plain);
+    alias(node.output(0), in, y.value());
+    return Status();
+}
+
+// ShuffleNet's Reshape [N,C,H,W] -> [N,g,C/g,H,W], Transpose (0,2,1,3,4), Reshape back: one
+// channel shuffle over channels-last pixels. False (nothing done) for anything else.
+bool Compiler::channelShuffle(const onnx::NodeProto& node)
+{
+    const auto& first = index_.consumers(node.output(0));
+    if (first.size() != 1 || index_.isGraphOutput(node.output(0)))
+        return false;
+    const onnx::NodeProto& t = graph_.node(first[0]);
+    if (t.op_type() != "Transpose" ||
+        intsAttribute(t, "perm") != std::vector<int64_t> {0, 2, 1, 3, 4})
+        return false;
+    const auto& second = index_.consumers(t.output(0));
+    if (second.size() != 1 || index_.isGraphOutput(t.output(0)))
+        return false;
+    const onnx::NodeProto& back = graph_.node(second[0]);
+    if (back.op_type() != "Reshape")
+        return false;
+    auto x = shapes_.find(node.input(0));
+    auto mid = shapes_.find(node.output(0));
+    auto y = shapes_.find(back.output(0));
+    if (x == shapes_.end() || mid == shapes_.end() || y == shapes_.end() ||
+        x->second != y->second || x->second.size() != 4 || mid->second.size() != 5)
+        return false;
+    const auto& d = x->second;
+    const auto& m = mid->second;
+    if (m[0] != d[0] || m[1] * m[2] != d[1] || m[3] != d[2] || m[4] != d[3] || m[1] < 2)
+        return false;
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return false;
+    auto step = std::make_unique<ChannelShuffleStep>();
+    step->node = label(node) + " + " + onnxutil::nodeLabel(t, first[0]) + " + " +
+        onnxutil::nodeLabel(back, second[0]) + " (channel shuffle)";
+    step->pixels = static_cast<size_t>(d[0] * d[2] * d[3]);
+    step->groups = static_cast<size_t>(m[1]);
+    step->groupChannels = static_cast<size_t>(m[2]);
+    step->inputs = {needId(source, Layout::ChannelsLast)};
+    step->output = addValue(back.output(0), d, Layout::ChannelsLast);
+    addStep(node, std::move(step));
+    consumed_.insert(first[0]);
+    consumed_.insert(second[0]);
+    return true;
+}
+
+Status Compiler::transpose(const onnx::NodeProto& node, int)
+{
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const int rank = static_cast<int>(v.dims.size());
+    std::vector<int64_t> perm = intsAttribute(node, "perm");
+    if (perm.empty())
+        for (int i = rank - 1; i >= 0; --i)
+            perm.push_back(i);
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < rank; ++i)
+        if (static_cast<int>(sorted.size()) != rank || sorted[static_cast<size_t>(i)] != i)
+            return Status::invalid(label(node) + ": perm " + dimsText(perm) +
+                " is not a permutation of " + std::to_string(rank) + " axes");
+    std::vector<int64_t> dims;
+    auto step = std::make_unique<PermuteStep>();
+    for (int64_t axis : perm) {
+        dims.push_back(v.dims[static_cast<size_t>(axis)]);
+        step->perm.push_back(physicalPosition(static_cast<int>(axis), rank, v.layout));
+    }
+    step->inputDims = physicalDims(v.dims, v.layout);
+    step->inputs = {source};
+    step->output = addValue(node.output(0), dims, Layout::Plain);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+int64_t normalizedAxis(int64_t axis, size_t rank)
+{
+    return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
+Status Compiler::concat(const onnx::NodeProto& node, int)
+{
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    const size_t rank = y->size();
+    const int64_t axis = normalizedAxis(intAttribute(node, "axis", 0), rank);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank))
+        return Status::invalid(label(node) + ": axis is out of range for " + dimsText(*y));
+    Layout layout = Layout::Plain;
+    for (const auto& name : node.input()) {
+        const int id = valueOf(name);
+        if (id >= 0 && plan_.values[static_cast<size_t>(id)].layout == Layout::ChannelsLast)
+            layout = Layout::ChannelsLast;
+    }
+    const int p = physicalPosition(static_cast<int>(axis), static_cast<int>(rank), layout);
+    const auto phys = physicalDims(*y, layout);
+    const size_t outer = static_cast<size_t>(product(phys, 0, static_cast<size_t>(p)));
+    const size_t inner = static_cast<size_t>(product(phys, static_cast<size_t>(p) + 1, rank));
+    auto step = std::make_unique<CopyRowsStep>();
+    step->output = addValue(node.output(0), y.value(), layout);
+    size_t offset = 0;
+    for (const auto& name : node.input()) {
+        if (constant(name))
+            return fail(node, "a constant input ('" + name + "') is not supported");
+        auto in = need(name, layout, node);
+        if (!in)
+            return in.status();
+        const Value& v = plan_.values[static_cast<size_t>(in.value())];
+        if (v.dims.size() != rank)
+            return Status::invalid(label(node) + ": input '" + name + "' has rank " +
+                std::to_string(v.dims.size()) + ", the output " + std::to_string(rank));
+        const size_t length = static_cast<size_t>(v.dims[static_cast<size_t>(axis)]) * inner;
+        if (length > 0)
+            step->pieces.push_back({in.value(), step->output, outer, length, length,
+                static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner, 0, offset});
+        step->inputs.push_back(in.value());
+        offset += length;
+    }
+    if (offset != static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner)
+        return Status::invalid(label(node) + ": the inputs do not add up to " + dimsText(*y));
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::split(const onnx::NodeProto& node, int)
+{
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const size_t rank = v.dims.size();
+    const int64_t axis = normalizedAxis(intAttribute(node, "axis", 0), rank);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank))
+        return Status::invalid(label(node) + ": axis is out of range for " + dimsText(v.dims));
+    const Layout layout = v.layout;
+    const auto phys = physicalDims(v.dims, layout);
+    const int p = physicalPosition(static_cast<int>(axis), static_cast<int>(rank), layout);
+    const size_t outer = static_cast<size_t>(product(phys, 0, static_cast<size_t>(p)));
+    const size_t inner = static_cast<size_t>(product(phys, static_cast<size_t>(p) + 1, rank));
+    const size_t rowLength = static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner;
+    auto step = std::make_unique<CopyRowsStep>();
+    step->inputs = {source};
+    size_t offset = 0;
+    for (int i = 0; i < node.output_size(); ++i) {
+        auto y = shapeOf(node.output(i), node);
+        if (!y)
+            return y.status();
+        if (y->size() != rank)
+            return Status::invalid(label(node) + ": output " + dimsText(*y) + " changes the rank");
+        const int id = addValue(node.output(i), y.value(), layout);
+        (i == 0 ? step->output : step->extraOutputs.emplace_back()) = id;
+        const size_t length = static_cast<size_t>((*y)[static_cast<size_t>(axis)]) * inner;
+        if (length > 0)
+            step->pieces.push_back({source, id, outer, length, rowLength, length, offset, 0});
+        offset += length;
+    }
+    if (offset != rowLength)
+        return Status::invalid(label(node) + ": the outputs do not add up to " + dimsText(v.dims));
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::slice(const onnx::NodeProto& node, int)
+{
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const size_t rank = v.dims.size();
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (opset_ < 10) {
+        starts = intsAttribute(node, "starts");
+        ends = intsAttribute(node, "ends");
+        axes = intsAttribute(node, "axes");
+    } else {
+        for (int i = 1; i < node.input_size() && i < 5; ++i) {
+            if (node.input(i).empty())
+                continue;
+            auto values = constantInts(node.input(i), node);
+            if (!values)
+                return values.status();
+            (i == 1 ? starts : i == 2 ? ends : i == 3 ? axes : steps) = std::move(values.value());
+        }
+    }
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); ++i)
+            axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (starts.size() != ends.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+        return Status::invalid(label(node) + ": starts, ends, axes and steps differ in length");
+    // The one axis whose extent changes; every other axis must be taken whole.
+    int64_t sliced = -1;
+    int64_t begin = 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t axis = normalizedAxis(axes[i], rank);
+        if (axis < 0 || axis >= static_cast<int64_t>(rank))
+            return Status::invalid(
+                label(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
+        const int64_t dim = v.dims[static_cast<size_t>(axis)];
+        if (steps[i] != 1)
+            return fail(node, "a step of " + std::to_string(steps[i]) + " (only 1 is supported)");
+        int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+        s = std::min(std::max<int64_t>(s, 0), dim);
+        if ((*y)[static_cast<size_t>(axis)] == dim)
+            continue;
+        if (sliced >= 0)
+            return fail(node, "slicing more than one axis is not supported");
+        sliced = axis;
+        begin = s;
+    }
+    if (sliced < 0) {
+        const int id = alias(node.output(0), source, y.value());
+        plan_.values[static_cast<size_t>(id)].layout = v.layout;
+        return Status();
+    }
+    const Layout layout = v.layout;
+    const auto phys = physicalDims(v.dims, layout);
+    const int p = physicalPosition(static_cast<int>(sliced), static_cast<int>(rank), layout);
+    const size_t outer = static_cast<size_t>(product(phys, 0, static_cast<size_t>(p)));
+    const size_t inner = static_cast<size_t>(product(phys, static_cast<size_t>(p) + 1, rank));
+    const size_t length = static_cast<size_t>((*y)[static_cast<size_t>(sliced)]) * inner;
+    if (begin + (*y)[static_cast<size_t>(sliced)] > phys[static_cast<size_t>(p)])
+        return Status::invalid(label(node) + ": the slice runs past the input " + dimsText(v.dims));
+    auto step = std::make_unique<CopyRowsStep>();
+    step->inputs = {source};
+    step->output = addValue(node.output(0), y.value(), layout);
+    if (length > 0)
+        step->pieces.push_back({source, step->output, outer, length,
+            static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner, length,
+            static_cast<size_t>(begin) * inner, 0});
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::softmax(const onnx::NodeProto& node, int)
+{
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const size_t rank = v.dims.size();
+    const int64_t axis = normalizedAxis(intAttribute(node, "axis", opset_ < 13 ? 1 : -1), rank);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank))
+        return Status::invalid(label(node) + ": axis is out of range for " + dimsText(v.dims));
+    auto step = std::make_unique<SoftmaxStep>();
+    int in = source;
+    Layout layout = v.layout;
+    if (opset_ < 13) {
+        // The input coerced to 2-D at the axis: one softmax over everything from the axis on.
+        in = needId(source, Layout::Plain);
+        layout = Layout::Plain;
+        step->channels = static_cast<size_t>(product(v.dims, static_cast<size_t>(axis), rank));
+    } else {
+        if (physicalPosition(static_cast<int>(axis), static_cast<int>(rank), layout) !=
+            static_cast<int>(rank) - 1) {
+            in = needId(source, Layout::Plain);
+            layout = Layout::Plain;
+        }
+        if (physicalPosition(static_cast<int>(axis), static_cast<int>(rank), layout) !=
+            static_cast<int>(rank) - 1)
+            return fail(node,
+                "softmax over axis " + std::to_string(axis) + " of " + dimsText(v.dims) +
+                    " (only the innermost axis is supported)");
+        step->channels = static_cast<size_t>(v.dims[static_cast<size_t>(axis)]);
+    }
+    step->rows = static_cast<size_t>(v.count()) / step->channels;
+    const std::vector<int64_t> dims = v.dims;
+    step->inputs = {in};
+    step->output = addValue(node.output(0), dims, layout);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::reduce(const onnx::NodeProto& node, int)
+{
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const size_t rank = v.dims.size();
+    std::vector<int64_t> axes = intsAttribute(node, "axes");
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+        auto a = constantInts(node.input(1), node);
+        if (!a)
+            return a.status();
+        axes = a.value();
+    }
+    const bool keep = intAttribute(node, "keepdims", 1) != 0;
+    std::vector<bool> reduced(rank, axes.empty());
+    for (int64_t a : axes) {
+        const int64_t axis = normalizedAxis(a, rank);
+        if (axis < 0 || axis >= static_cast<int64_t>(rank))
+            return Status::invalid(
+                label(node) + ": axis " + std::to_string(a) + " is out of range");
+        reduced[static_cast<size_t>(axis)] = true;
+    }
+    const bool isMean = node.op_type() == "ReduceMean";
+    // The mean over every spatial axis of a channels-last tensor is a global average pool.
+    bool spatial = rank >= 3 && !reduced[0] && !reduced[1];
+    for (size_t d = 2; d < rank; ++d)
+        spatial = spatial && reduced[d];
+    int in = source;
+    Layout layout = v.layout;
+    if (!keep && layout == Layout::ChannelsLast && !(spatial && y->size() == 2))
+        layout = Layout::Plain; // the kept axes must lie in the output's row-major order
+    in = needId(source, layout);
+    if (isMean && spatial && layout == Layout::ChannelsLast) {
+        auto step = std::make_unique<GlobalAveragePoolStep>();
+        step->batch = static_cast<size_t>(v.dims[0]);
+        step->channels = static_cast<size_t>(v.dims[1]);
+        step->width = static_cast<size_t>(product(v.dims, 2, rank));
+        step->inputs = {in};
+        step->output = addValue(node.output(0), y.value(), keep ? layout : Layout::Plain);
+        addStep(node, std::move(step));
+        return Status();
+    }
+    auto step = std::make_unique<ReduceStep>();
+    step->max = !isMean;
+    step->inputDims = physicalDims(v.dims, layout);
+    for (int axis : physicalOrder(static_cast<int>(rank), layout))
+        step->reduce.push_back(reduced[static_cast<size_t>(axis)]);
+    step->inputs = {in};
+    step->output = addValue(node.output(0), y.value(), keep ? layout : Layout::Plain);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Status Compiler::pad(const onnx::NodeProto& node, int)
+{
+    const int source = valueOf(node.input(0));
+    if (source < 0)
+        return fail(node, "its input is not computed by an earlier node");
+    const onnx::AttributeProto* mode = findAttribute(node, "mode");
+    if (mode && mode->s() != "constant")
+        return fail(node, "mode '" + mode->s() + "' (only constant padding is supported)");
+    std::vector<int64_t> pads = intsAttribute(node, "pads");
+    float value = floatAttribute(node, "value", 0.0f);
+    if (opset_ >= 11) {
+        auto p = constantInts(node.input_size() > 1 ? node.input(1) : std::string(), node);
+        if (!p)
+            return p.status();
+        pads = p.value();
+        if (node.input_size() > 2 && !node.input(2).empty()) {
+            auto v = constantFloats(node.input(2), node);
+            if (!v)
+                return v.status();
+            if (v->size() != 1)
+                return Status::invalid(label(node) + ": constant_value must be one value");
+            value = (*v)[0];
+        }
+        if (node.input_size() > 3 && !node.input(3).empty())
+            return fail(node, "the axes input is not supported");
+    }
+    const Value& v = plan_.values[static_cast<size_t>(source)];
+    const size_t rank = v.dims.size();
+    if (pads.size() != 2 * rank)
+        return Status::invalid(label(node) + ": pads has " + std::to_string(pads.size()) +
+            " values for a rank-" + std::to_string(rank) + " input");
+    for (int64_t p : pads)
+        if (p < 0 || p > kMaxDim)
+            return fail(
+                node, "pads must be 0 to 2^31 (negative pads crop, which is not supported)");
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    for (size_t d = 0; d < rank; ++d)
+        if ((*y)[d] != v.dims[d] + pads[d] + pads[d + rank])
+            return Status::invalid(label(node) + ": output " + dimsText(*y) +
+                " does not follow from the input and pads");
+    const Layout layout = v.layout;
+    if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
+        const int id = alias(node.output(0), source, y.value());
+        plan_.values[static_cast<size_t>(id)].layout = layout;
+        return Status();
+    }
+    auto step = std::make_unique<PadStep>();
+    step->value = value;
+    for (int axis : physicalOrder(static_cast<int>(rank), layout)) {
+        step->inputShape.push_back(static_cast<size_t>(v.dims[static_cast<size_t>(axis)]));
+        step->before.push_back(static_cast<size_t>(pads[static_cast<size_t>(axis)]));
+        step->after.push_back(static_cast<size_t>(pads[static_cast<size_t>(axis) + rank]));
+    }
+    step->inputs = {source};
+    step->output = addValue(node.output(0), y.value(), layout);
+    addStep(node, std::move(step));
+    return Status();
+}
+
+Expected<std::shared_ptr<const Plan>> Compiler::compile()
+{
+    Status s = collectShapes();
+    if (!s.ok())
+        return s;
+    for (const auto& input : graph_.input()) {
+        if (index_.initializer(input.name()))
+            continue;
+        if (input.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+            return Status::unsupported("model input '" + input.name() +
+                "' is not float32 (the xnnpack backend runs float32 models)");
+        auto dims = shapes_.find(input.name());
+        if (dims == shapes_.end() || dims->second.empty())
+            return Status::unsupported("model input '" + input.name() + "' has no static shape");
+        plan_.inputs.push_back(addValue(input.name(), dims->second, Layout::Plain));
+    }
+    const auto& table = handlers();
+    for (nodeIndex_ = 0; nodeIndex_ < graph_.node_size(); ++nodeIndex_) {
+        const onnx::NodeProto& node = graph_.node(nodeIndex_);
+        if (consumed_.count(nodeIndex_))
+            continue;
+        if (!node.domain().empty() && node.domain() != "ai.onnx")
+            return Status::unsupported(label(node) + ": operator domain '" + node.domain() +
+                "' is not supported by the xnnpack backend");
+        auto handler = table.find(node.op_type());
+        if (handler == table.end())
+            return Status::unsupported(label(node) + ": operator " + node.op_type() +
+                " is not supported by the xnnpack backend");
+        if (node.input_size() < 1 || node.output_size() < 1 || node.input(0).empty())
+            return Status::invalid(label(node) + ": has no input or no output");
+        s = (this->*(handler->second))(node, nodeIndex_);
+        if (!s.ok())
+            return s;
+    }
+    for (const auto& output : graph_.output()) {
+        const int id = valueOf(output.name());
+        if (id < 0)
+            return Status::unsupported("model output '" + output.name() +
+                "' is not computed by any node (a constant output is not supported)");
+        plan_.outputs.push_back(needId(id, Layout::Plain));
+    }
+    planMemory(&plan_);
+    return std::make_shared<const Plan>(std::move(plan_));
+}
+
+} // namespace
+
+Expected<std::shared_ptr<const Plan>> compileModel(
+    const onnx::ModelProto& model, const CompileOptions& options)
+{
+    Compiler compiler(model, options);
+    return compiler.compile();
+}
+
+} // namespace xnnplan
+} // namespace jetagent

@@ -1,0 +1,30 @@
+// The xnnpack backend's graph compiler: a prepared ONNX model (shapes fixed and inferred,
+// constants folded) into a Plan (internal to engines/xnnpack/).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jetagent/base/status.h"
+#include "plan.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace jetagent {
+namespace xnnplan {
+
+struct CompileOptions {
+    bool fuseActivations = true; // Relu/Clip into the convolution, pooling or add before them
+};
+
+// Every node becomes a checked step or the compilation fails: an operator, attribute or shape the
+// backend cannot run is an error (Unsupported or InvalidInput) naming the node, its operator and
+// what is wrong. The model's inputs and outputs stay plain row-major float32, as the Session
+// interface passes them; channels-last is chosen inside.
+Expected<std::shared_ptr<const Plan>> compileModel(
+    const onnx::ModelProto& model, const CompileOptions& options);
+
+} // namespace xnnplan
+} // namespace jetagent

@@ -1,0 +1,276 @@
+// Our reference kernels: plain loops for what XNNPACK's snapshot lacks, split over the shared
+// thread pool by their outermost loop. Each follows the ONNX operator's definition directly.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "steps.h"
+
+namespace jetagent {
+namespace xnnplan {
+
+namespace {
+
+uint32_t poolFlags(bool last)
+{
+    return last ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
+}
+
+// A kernel as a function of one outer index, run over [0, range) on the pool.
+template <typename Kernel>
+class LoopExec final : public StepExec {
+public:
+    LoopExec(size_t range, uint32_t flags, Kernel kernel)
+        : range_(range), flags_(flags), kernel_(std::move(kernel))
+    {
+    }
+    Status run(pthreadpool_t pool) override
+    {
+        pthreadpool_parallelize_1d(
+            pool, [](void* self, size_t i) { static_cast<LoopExec*>(self)->kernel_(i); }, this,
+            range_, flags_);
+        return Status();
+    }
+
+private:
+    size_t range_;
+    uint32_t flags_;
+    Kernel kernel_;
+};
+
+template <typename Kernel>
+std::unique_ptr<StepExec> loop(size_t range, bool last, Kernel kernel)
+{
+    return std::make_unique<LoopExec<Kernel>>(range, poolFlags(last), std::move(kernel));
+}
+
+float clampTo(float v, const OutputRange& r)
+{
+    return std::min(std::max(v, r.min), r.max);
+}
+
+} // namespace
+
+Expected<std::unique_ptr<StepExec>> PermuteStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    const size_t rank = inputDims.size();
+    std::vector<int64_t> inStrides(rank, 1);
+    for (size_t d = rank; d-- > 1;)
+        inStrides[d - 1] = inStrides[d] * inputDims[d];
+    std::vector<int64_t> outDims(rank), strideOf(rank); // per output axis: its input stride
+    for (size_t i = 0; i < rank; ++i) {
+        outDims[i] = inputDims[static_cast<size_t>(perm[i])];
+        strideOf[i] = inStrides[static_cast<size_t>(perm[i])];
+    }
+    // One task per index of the first output axis (rank >= 1 always: scalars are not permuted).
+    const int64_t inner = product(outDims, 1, rank);
+    return loop(static_cast<size_t>(outDims[0]), last,
+        [in, out, outDims, strideOf, inner, rank](size_t first) {
+            std::array<int64_t, 8> index {};
+            const int64_t base = static_cast<int64_t>(first) * strideOf[0];
+            float* o = out + static_cast<int64_t>(first) * inner;
+            const int64_t innerLen = rank > 1 ? outDims[rank - 1] : 1;
+            const int64_t innerStride = rank > 1 ? strideOf[rank - 1] : 0;
+            for (int64_t done = 0; done < inner; done += innerLen) {
+                int64_t src = base;
+                for (size_t d = 1; d + 1 < rank; ++d)
+                    src += index[d] * strideOf[d];
+                for (int64_t k = 0; k < innerLen; ++k)
+                    *o++ = in[src + k * innerStride];
+                for (size_t d = rank >= 2 ? rank - 2 : 0; d >= 1; --d) {
+                    if (++index[d] < outDims[d])
+                        break;
+                    index[d] = 0;
+                }
+            }
+        });
+}
+
+Expected<std::unique_ptr<StepExec>> ChannelAffineStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    const size_t channels = scale.size();
+    const float* s = scale.data();
+    const float* t = shift.data();
+    const size_t innerCount = inner;
+    const OutputRange r = range;
+    return loop(outer, last, [=](size_t o) {
+        const size_t base = o * channels * innerCount;
+        if (innerCount == 1) { // channels-last: one pixel's channels
+            for (size_t c = 0; c < channels; ++c)
+                out[base + c] = clampTo(in[base + c] * s[c] + t[c], r);
+            return;
+        }
+        for (size_t c = 0; c < channels; ++c) {
+            const float* x = in + base + c * innerCount;
+            float* y = out + base + c * innerCount;
+            for (size_t i = 0; i < innerCount; ++i)
+                y[i] = clampTo(x[i] * s[c] + t[c], r);
+        }
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> RefUnaryStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    constexpr size_t kChunk = 4096;
+    const size_t n = count;
+    const RefUnaryKind k = kind;
+    const float a = alpha;
+    const float b = beta;
+    return loop((n + kChunk - 1) / kChunk, last, [=](size_t chunk) {
+        const size_t end = std::min(n, (chunk + 1) * kChunk);
+        for (size_t i = chunk * kChunk; i < end; ++i) {
+            const float x = in[i];
+            switch (k) {
+            case RefUnaryKind::Tanh: out[i] = std::tanh(x); break;
+            case RefUnaryKind::HardSigmoid:
+                out[i] = std::min(1.0f, std::max(0.0f, a * x + b));
+                break;
+            case RefUnaryKind::Exp: out[i] = std::exp(x); break;
+            case RefUnaryKind::Log: out[i] = std::log(x); break;
+            case RefUnaryKind::Erf: out[i] = std::erf(x); break;
+            case RefUnaryKind::Relu: out[i] = x > 0 ? x : 0.0f; break;
+            }
+        }
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> GatherTapsStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    const GatherTapsStep p = *this;
+    // One task per output frame.
+    return loop(batch * outputDepth, last, [in, out, p](size_t frame) {
+        const size_t n = frame / p.outputDepth;
+        const int64_t od = static_cast<int64_t>(frame % p.outputDepth);
+        const size_t pixelIn = p.groups * p.channels;
+        const size_t pixelOut = pixelIn * p.taps;
+        float* o = out + frame * p.pixels * pixelOut;
+        for (size_t t = 0; t < p.taps; ++t) {
+            const int64_t d =
+                od * static_cast<int64_t>(p.stride) - p.pad + static_cast<int64_t>(t * p.dilation);
+            const bool inside = d >= 0 && d < static_cast<int64_t>(p.inputDepth);
+            const float* src = inside
+                ? in + (n * p.inputDepth + static_cast<size_t>(d)) * p.pixels * pixelIn
+                : nullptr;
+            for (size_t px = 0; px < p.pixels; ++px)
+                for (size_t g = 0; g < p.groups; ++g) {
+                    float* dst = o + px * pixelOut + (g * p.taps + t) * p.channels;
+                    if (src)
+                        std::memcpy(
+                            dst, src + px * pixelIn + g * p.channels, p.channels * sizeof(float));
+                    else
+                        std::fill(dst, dst + p.channels, 0.0f);
+                }
+        }
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> ReduceStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    const size_t rank = inputDims.size();
+    std::vector<int64_t> strides(rank, 1);
+    for (size_t d = rank; d-- > 1;)
+        strides[d - 1] = strides[d] * inputDims[d];
+    // Output elements are the kept axes' index combinations in order; reduced ones are summed.
+    std::vector<int64_t> keptDims, keptStrides, redDims, redStrides;
+    int64_t reducedCount = 1;
+    for (size_t d = 0; d < rank; ++d) {
+        if (reduce[d]) {
+            redDims.push_back(inputDims[d]);
+            redStrides.push_back(strides[d]);
+            reducedCount *= inputDims[d];
+        } else {
+            keptDims.push_back(inputDims[d]);
+            keptStrides.push_back(strides[d]);
+        }
+    }
+    const int64_t outCount = product(keptDims, 0, keptDims.size());
+    const bool isMax = max;
+    auto offsetOf = [](int64_t flat, const std::vector<int64_t>& dims,
+                        const std::vector<int64_t>& st) {
+        int64_t off = 0;
+        for (size_t d = dims.size(); d-- > 0;) {
+            off += (flat % dims[d]) * st[d];
+            flat /= dims[d];
+        }
+        return off;
+    };
+    return loop(static_cast<size_t>(outCount), last, [=](size_t o) {
+        const int64_t base = offsetOf(static_cast<int64_t>(o), keptDims, keptStrides);
+        float acc = isMax ? -INFINITY : 0.0f;
+        double sum = 0;
+        for (int64_t r = 0; r < reducedCount; ++r) {
+            const float v = in[base + offsetOf(r, redDims, redStrides)];
+            if (isMax)
+                acc = std::max(acc, v);
+            else
+                sum += v;
+        }
+        out[o] = isMax ? acc : static_cast<float>(sum / static_cast<double>(reducedCount));
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> Pool3dStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    const Pool3dStep p = *this;
+    // One task per output voxel row (n, od, oh); channels innermost.
+    return loop(
+        static_cast<size_t>(batch * outDims[0] * outDims[1]), last, [in, out, p](size_t task) {
+            const int64_t oh = static_cast<int64_t>(task) % p.outDims[1];
+            const int64_t od = (static_cast<int64_t>(task) / p.outDims[1]) % p.outDims[0];
+            const int64_t n = static_cast<int64_t>(task) / (p.outDims[1] * p.outDims[0]);
+            for (int64_t ow = 0; ow < p.outDims[2]; ++ow) {
+                // The output voxel's channels accumulate in place: nothing is allocated per run.
+                float* dst = out +
+                    (((n * p.outDims[0] + od) * p.outDims[1] + oh) * p.outDims[2] + ow) *
+                        p.channels;
+                std::fill(dst, dst + p.channels, p.max ? -INFINITY : 0.0f);
+                int64_t counted = 0;
+                const int64_t o[3] = {od, oh, ow};
+                for (int64_t kd = 0; kd < p.kernel[0]; ++kd)
+                    for (int64_t kh = 0; kh < p.kernel[1]; ++kh)
+                        for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+                            const int64_t k[3] = {kd, kh, kw};
+                            int64_t i[3];
+                            bool inside = true;
+                            for (int a = 0; a < 3; ++a) {
+                                i[a] = o[a] * p.stride[a] - p.padBegin[a] + k[a] * p.dilation[a];
+                                inside = inside && i[a] >= 0 && i[a] < p.inDims[a];
+                            }
+                            if (!inside)
+                                continue;
+                            ++counted;
+                            const float* src = in +
+                                (((n * p.inDims[0] + i[0]) * p.inDims[1] + i[1]) * p.inDims[2] +
+                                    i[2]) *
+                                    p.channels;
+                            for (int64_t c = 0; c < p.channels; ++c)
+                                dst[c] = p.max ? std::max(dst[c], src[c]) : dst[c] + src[c];
+                        }
+                if (!p.max)
+                    for (int64_t c = 0; c < p.channels; ++c)
+                        dst[c] /= static_cast<float>(std::max<int64_t>(counted, 1));
+            }
+        });
+}
+
+} // namespace xnnplan
+} // namespace jetagent

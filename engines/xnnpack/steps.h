@@ -1,0 +1,223 @@
+// The steps a Plan is made of: XNNPACK operators, and our reference kernels where XNNPACK has
+// nothing (internal to engines/xnnpack/). Each holds its parameters and re-laid weights; the graph
+// compiler fills them in, checked, so that instantiate() only fails where XNNPACK itself refuses.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "plan.h"
+
+namespace jetagent {
+namespace xnnplan {
+
+// A clamp fused into the step's output (Relu, Clip); the full float range when none.
+struct OutputRange {
+    float min = -std::numeric_limits<float>::infinity();
+    float max = std::numeric_limits<float>::infinity();
+};
+
+// 2-D convolution over NHWC (1-D and 3-D convolutions are lowered onto it by the compiler).
+class ConvStep final : public StepDef {
+public:
+    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
+    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+    uint32_t groups = 1;
+    size_t groupInputChannels = 0, groupOutputChannels = 0;
+    size_t batch = 0, inputH = 0, inputW = 0;
+    std::vector<float> kernel; // [groups][group out][kernelH][kernelW][group in]
+    std::vector<float> bias; // [groups * group out]
+    OutputRange range;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Rows of `inputChannels` times a constant [outputChannels][inputChannels] matrix, plus bias.
+class FullyConnectedStep final : public StepDef {
+public:
+    size_t rows = 0, inputChannels = 0, outputChannels = 0;
+    std::vector<float> kernel;
+    std::vector<float> bias; // empty: none
+    OutputRange range;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Max or average pooling over NHWC (average excludes padding, as ONNX's count_include_pad=0).
+class PoolStep final : public StepDef {
+public:
+    bool max = true;
+    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
+    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+    size_t channels = 0, batch = 0, inputH = 0, inputW = 0;
+    OutputRange range;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// The mean over `width` pixels of each of `batch` images (channels-last).
+class GlobalAveragePoolStep final : public StepDef {
+public:
+    size_t batch = 0, width = 0, channels = 0;
+    OutputRange range;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+enum class BinaryKind { Add, Subtract, Multiply, Divide, Minimum, Maximum };
+
+// Element-wise with NumPy broadcasting, on physical shapes of equal rank. An operand that is a
+// constant of the model is held here (re-laid to the other operand's layout) instead of a value.
+class BinaryStep final : public StepDef {
+public:
+    BinaryKind kind = BinaryKind::Add;
+    std::vector<size_t> shapeA, shapeB; // physical
+    std::vector<float> constantA, constantB; // non-empty: that operand is this constant
+    OutputRange range;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+enum class UnaryKind { Clamp, Sigmoid, HardSwish, LeakyRelu, Elu, Negate, Abs, Floor, Ceil, Sqrt };
+
+// Element-wise through XNNPACK.
+class UnaryStep final : public StepDef {
+public:
+    UnaryKind kind = UnaryKind::Clamp;
+    size_t count = 0;
+    float alpha = 0; // LeakyRelu's slope, Elu's alpha
+    OutputRange range; // Clamp's bounds
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Softmax over the physically innermost axis.
+class SoftmaxStep final : public StepDef {
+public:
+    size_t rows = 0, channels = 0;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Concat, Split and Slice along one physical axis, as strided row copies: each piece copies `rows`
+// rows of `length` floats from inputs[piece] (at inOffset, rows inStride apart) to the output
+// value named in outputs (at outOffset, rows outStride apart).
+class CopyRowsStep final : public StepDef {
+public:
+    struct Piece {
+        int input = -1;
+        int output = -1;
+        size_t rows = 0, length = 0, inStride = 0, outStride = 0;
+        size_t inOffset = 0, outOffset = 0;
+    };
+    std::vector<Piece> pieces; // Split's outputs are `output` and `extraOutputs`
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Constant padding of a tensor (physical shapes).
+class PadStep final : public StepDef {
+public:
+    std::vector<size_t> inputShape, before, after;
+    float value = 0;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// ShuffleNet's channel shuffle on channels-last pixels.
+class ChannelShuffleStep final : public StepDef {
+public:
+    size_t pixels = 0, groups = 0, groupChannels = 0;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Reference kernels (reference_kernels.cpp).
+
+// Moves the axes of a tensor: output physical axis i is input physical axis perm[i]. Also what
+// converts between layouts at the model's edges and around layout-sensitive operators.
+class PermuteStep final : public StepDef {
+public:
+    std::vector<int64_t> inputDims; // physical
+    std::vector<int> perm;
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// y = x * scale[c] + shift[c] with c the axis of length scale.size() and `inner` elements after it
+// (an unfolded BatchNormalization, or a per-channel affine the compiler made), then the range.
+class ChannelAffineStep final : public StepDef {
+public:
+    size_t outer = 0, inner = 0;
+    std::vector<float> scale, shift;
+    OutputRange range;
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+enum class RefUnaryKind { Tanh, HardSigmoid, Exp, Log, Erf, Relu };
+
+class RefUnaryStep final : public StepDef {
+public:
+    RefUnaryKind kind = RefUnaryKind::Tanh;
+    size_t count = 0;
+    float alpha = 0, beta = 0; // HardSigmoid
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// The time taps of a 3-D convolution side by side: output [n][od][h][w][group][tap][c] from input
+// [n][d][h][w][group][c], input frame od * stride - pad + tap * dilation, zeros outside the clip.
+// A 2-D convolution over the result, the taps folded into each group's input channels, is the
+// 3-D one.
+class GatherTapsStep final : public StepDef {
+public:
+    size_t batch = 0, inputDepth = 0, outputDepth = 0, pixels = 0;
+    size_t groups = 1, channels = 0; // channels per group
+    size_t taps = 1, stride = 1, dilation = 1;
+    int64_t pad = 0;
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Mean (or max) over the physical axes flagged in `reduce`.
+class ReduceStep final : public StepDef {
+public:
+    bool max = false;
+    std::vector<int64_t> inputDims; // physical
+    std::vector<bool> reduce;
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// 3-D max or average pooling over NDHWC (average excludes padding).
+class Pool3dStep final : public StepDef {
+public:
+    bool max = true;
+    int64_t batch = 0, channels = 0;
+    int64_t inDims[3] = {0, 0, 0}, outDims[3] = {0, 0, 0}, kernel[3] = {1, 1, 1},
+            stride[3] = {1, 1, 1}, padBegin[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+} // namespace xnnplan
+} // namespace jetagent

@@ -1,0 +1,356 @@
+// XnnpackEngine: builds a Plan from the prepared model once; each session instantiates the plan's
+// steps over its own arena, so a run copies the inputs in, calls the steps and allocates nothing.
+#include "xnnpack_engine.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <thread>
+
+#include <onnx/onnx_pb.h>
+#include <pthreadpool.h>
+#include <xnnpack.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+#include "graph_compiler.h"
+#include "jetagent/base/clock.h"
+#include "jetagent/base/log.h"
+
+#ifndef JETAGENT_XNNPACK_VERSION
+#define JETAGENT_XNNPACK_VERSION "unknown version"
+#endif
+
+namespace jetagent {
+
+namespace {
+
+using xnnplan::Plan;
+
+// XNNPACK is initialised once per process; a CPU it has no kernels for is refused here.
+Status initialiseXnnpack()
+{
+    static std::once_flag once;
+    static xnn_status result = xnn_status_uninitialized;
+    std::call_once(once, [] { result = xnn_initialize(nullptr); });
+    if (result == xnn_status_unsupported_hardware)
+        return Status::unsupported("XNNPACK has no kernels for this CPU");
+    if (result != xnn_status_success)
+        return Status::runtime("XNNPACK failed to initialise");
+    return Status();
+}
+
+// The instruction sets XNNPACK's kernels will use here, as it picks them at run time.
+std::string instructionSets()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return "x86-64 AVX-512F kernels";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "x86-64 AVX2+FMA3 kernels";
+    if (__builtin_cpu_supports("avx"))
+        return "x86-64 AVX kernels";
+    return "x86-64 SSE2 kernels";
+#elif defined(__aarch64__)
+    const unsigned long caps = getauxval(AT_HWCAP);
+    std::string s = "aarch64 NEON kernels";
+    if (caps & HWCAP_ASIMDHP)
+        s += ", fp16 arithmetic (ARMv8.2)";
+    if (caps & HWCAP_ASIMDDP)
+        s += ", dot product";
+    return s;
+#else
+    return "this CPU's kernels";
+#endif
+}
+
+// One pool for every xnnpack engine of the process, sized by the first engine that asks. Its
+// workers sleep after each inference (the last step yields them) instead of spinning.
+class SharedPool {
+public:
+    static pthreadpool_t get(int threads, int* size)
+    {
+        static std::mutex mutex;
+        static pthreadpool_t pool = nullptr;
+        static int poolSize = 0;
+        std::lock_guard<std::mutex> lock(mutex);
+        const int want = threads > 0
+            ? threads
+            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+        if (poolSize == 0) {
+            poolSize = want;
+            if (want > 1)
+                pool = pthreadpool_create(static_cast<size_t>(want));
+            if (want > 1 && !pool)
+                poolSize = 1;
+        } else if (want != poolSize) {
+            logger("engine")->info("xnnpack: the process's thread pool already has {} threads; "
+                                   "an engine asking for {} shares it",
+                poolSize, want);
+        }
+        *size = poolSize;
+        return pool;
+    }
+};
+
+struct AlignedFree {
+    void operator()(float* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+using Arena = std::unique_ptr<float[], AlignedFree>;
+
+class XnnpackSession final : public Session {
+public:
+    XnnpackSession(std::shared_ptr<const ModelFile> model, std::shared_ptr<const Plan> plan,
+        pthreadpool_t pool)
+        : model_(std::move(model)), plan_(std::move(plan)), pool_(pool)
+    {
+    }
+
+    Status init()
+    {
+        const size_t floats = static_cast<size_t>(plan_->arenaFloats);
+        arena_.reset(
+            static_cast<float*>(::operator new[](floats * sizeof(float), std::align_val_t(64))));
+        std::memset(arena_.get(), 0, floats * sizeof(float));
+        for (size_t i = 0; i < plan_->steps.size(); ++i) {
+            auto exec = plan_->steps[i]->instantiate(
+                arena_.get(), *plan_, pool_, i + 1 == plan_->steps.size());
+            if (!exec)
+                return exec.status().withContext("model '" + model_->path + "'");
+            execs_.push_back(std::move(exec.value()));
+        }
+        return Status();
+    }
+
+    Status run(const TensorView* inputs, size_t inputCount, RunTiming* timing) override
+    {
+        if (inputCount != plan_->inputs.size())
+            return Status::invalid("model '" + model_->path + "' takes " +
+                std::to_string(plan_->inputs.size()) + " inputs, " + std::to_string(inputCount) +
+                " given");
+        const int64_t start = monotonicNs();
+        for (size_t i = 0; i < inputCount; ++i) {
+            const xnnplan::Value& v = plan_->values[static_cast<size_t>(plan_->inputs[i])];
+            const TensorShape& shape = inputs[i].shape;
+            bool same = shape.rank == static_cast<int>(v.dims.size());
+            for (int d = 0; same && d < shape.rank; ++d)
+                same = shape[d] == v.dims[static_cast<size_t>(d)];
+            if (!same || !inputs[i].data)
+                return Status::invalid("model '" + model_->path + "': input '" + v.name + "' is " +
+                    shape.toString() + ", the engine was built for " + dimsOf(v));
+            std::memcpy(plan_->address(arena_.get(), plan_->inputs[i]), inputs[i].data,
+                static_cast<size_t>(v.count()) * sizeof(float));
+        }
+        for (size_t i = 0; i < execs_.size(); ++i) {
+            Status s = execs_[i]->run(pool_);
+            if (!s.ok())
+                return Status::runtime("inference on model '" + model_->path + "' failed at " +
+                    plan_->steps[i]->node + ": " + s.message());
+        }
+        if (timing) {
+            timing->hostToDeviceNs = -1;
+            timing->deviceToHostNs = -1;
+            timing->computeNs = monotonicNs() - start;
+        }
+        return Status();
+    }
+
+    size_t outputCount() const override { return plan_->outputs.size(); }
+
+    ConstTensorView output(size_t index) const override
+    {
+        ConstTensorView view;
+        if (index >= plan_->outputs.size())
+            return view;
+        const xnnplan::Value& v = plan_->values[static_cast<size_t>(plan_->outputs[index])];
+        view.data = plan_->address(arena_.get(), plan_->outputs[index]);
+        view.shape.rank = static_cast<int>(v.dims.size());
+        std::copy(v.dims.begin(), v.dims.end(), view.shape.dims.begin());
+        return view;
+    }
+
+private:
+    static std::string dimsOf(const xnnplan::Value& v)
+    {
+        std::string s;
+        for (int64_t d : v.dims)
+            s += (s.empty() ? "" : "x") + std::to_string(d);
+        return s;
+    }
+
+    std::shared_ptr<const ModelFile> model_;
+    std::shared_ptr<const Plan> plan_;
+    pthreadpool_t pool_;
+    Arena arena_;
+    std::vector<std::unique_ptr<xnnplan::StepExec>> execs_;
+};
+
+class XnnpackEngine final : public Engine {
+public:
+    XnnpackEngine(std::shared_ptr<const ModelFile> model, std::shared_ptr<const Plan> plan,
+        pthreadpool_t pool, EngineDescription description)
+        : model_(std::move(model)),
+          plan_(std::move(plan)),
+          pool_(pool),
+          description_(std::move(description))
+    {
+    }
+
+    const std::vector<TensorInfo>& inputs() const override { return model_->inputs; }
+    const std::vector<TensorInfo>& outputs() const override { return model_->outputs; }
+    const EngineDescription& description() const override { return description_; }
+
+    Expected<std::unique_ptr<Session>> createSession() const override
+    {
+        {
+            // The session made at build time to check the model serves the first caller, so the
+            // common case (one session per engine) packs the weights once.
+            std::lock_guard<std::mutex> lock(spareMutex_);
+            if (spare_)
+                return std::unique_ptr<Session>(std::move(spare_));
+        }
+        return newSession();
+    }
+
+    Expected<std::unique_ptr<Session>> newSession() const
+    {
+        auto session = std::make_unique<XnnpackSession>(model_, plan_, pool_);
+        Status s = session->init();
+        if (!s.ok())
+            return s;
+        return std::unique_ptr<Session>(std::move(session));
+    }
+
+    const Plan& plan() const { return *plan_; }
+    void setSpare(std::unique_ptr<Session> spare, int64_t buildNs)
+    {
+        spare_ = std::move(spare);
+        description_.buildNs = buildNs;
+    }
+
+private:
+    std::shared_ptr<const ModelFile> model_;
+    std::shared_ptr<const Plan> plan_;
+    pthreadpool_t pool_;
+    EngineDescription description_;
+    mutable std::mutex spareMutex_;
+    mutable std::unique_ptr<Session> spare_;
+};
+
+Status checkOptions(const EngineOptions& options)
+{
+    if (options.device != Device::Cpu)
+        return Status::unsupported(std::string("the xnnpack backend runs on the CPU; device: ") +
+            deviceName(options.device) + " needs the tensorrt backend (or opencv with CUDA)");
+    if (options.precision == Precision::Fp16)
+        return Status::unsupported(
+            "the xnnpack backend runs fp32 only for now (fp16 pays only on CPUs with native fp16 "
+            "arithmetic, such as Orin's Cortex-A78AE; use precision: fp32)");
+    if (options.precision == Precision::Int8)
+        return Status::unsupported("the xnnpack backend has no int8 mode yet; use precision: fp32");
+    if (options.threads < 0)
+        return Status::invalid("threads must be 0 (all cores) or more");
+    const char* tensorrtOnly = options.dynamicBatch() ? "batch_min/batch_max (a dynamic batch)"
+        : options.workspaceMb > 0                     ? "workspace_mb"
+        : options.cudaGraph                           ? "cuda_graph"
+        : options.ioMemory != IoMemory::Auto          ? "io_memory"
+        : !options.gpuFallback                        ? "dla_gpu_fallback"
+                                                      : nullptr;
+    if (tensorrtOnly)
+        return Status::unsupported(std::string("the xnnpack backend has no setting ") +
+            tensorrtOnly + "; it is a tensorrt backend setting");
+    return Status();
+}
+
+} // namespace
+
+bool xnnpackAvailable()
+{
+    return initialiseXnnpack().ok();
+}
+
+std::string xnnpackDetails()
+{
+    Status s = initialiseXnnpack();
+    if (!s.ok())
+        return "XNNPACK " JETAGENT_XNNPACK_VERSION ": " + s.message();
+    return "XNNPACK " JETAGENT_XNNPACK_VERSION ", " + instructionSets() +
+        ", fp32; reference kernels for the operators XNNPACK lacks";
+}
+
+Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const ModelFile> model,
+    const PreparedModel& prepared, const EngineOptions& options)
+{
+    const int64_t start = monotonicNs();
+    Status s = checkOptions(options);
+    if (s.ok())
+        s = initialiseXnnpack();
+    if (!s.ok())
+        return s;
+    onnx::ModelProto proto;
+    if (!proto.ParseFromString(*prepared.bytes))
+        return Status::invalid("the prepared form of model '" + model->path + "' does not parse");
+    xnnplan::CompileOptions compile;
+    compile.fuseActivations = options.fusion;
+    auto plan = xnnplan::compileModel(proto, compile);
+    if (!plan)
+        return plan.status().withContext("xnnpack cannot run model '" + model->path + "'");
+    // threads: 0 (all cores) runs a small model on the calling thread alone: splitting well
+    // under a millisecond of work costs more in wake-ups, and a worker preempted by the agent's
+    // own threads stalls the whole step (measured: the demo model's p90 went from 0.36 ms on one
+    // thread to 11 ms on two, with capture and preprocessing sharing the two cores).
+    constexpr int64_t kSmallModelMacs = 50'000'000;
+    int threads = 1;
+    pthreadpool_t pool = nullptr;
+    if (options.threads != 0 || plan.value()->macs >= kSmallModelMacs)
+        pool = SharedPool::get(options.threads, &threads);
+
+    EngineDescription description;
+    description.backend = "xnnpack";
+    description.backendVersion = "XNNPACK " JETAGENT_XNNPACK_VERSION;
+    description.target = "cpu";
+    description.options = options;
+    description.options.threads = threads;
+    description.modelPath = model->path;
+    description.modelSha256 = model->sha256;
+    description.modelBytes = model->fileBytes + model->externalBytes;
+    description.preparation = prepared.passList;
+    description.preparedKey = prepared.key;
+    description.preparedFromCache = prepared.fromCache;
+    description.prepareNs = prepared.ns;
+    auto engine =
+        std::make_shared<XnnpackEngine>(std::move(model), plan.value(), pool, description);
+    // One session now, so that a model XNNPACK refuses fails at start-up; its packing is part of
+    // the build time.
+    auto probe = engine->newSession();
+    if (!probe)
+        return probe.status();
+    engine->setSpare(std::move(probe.value()), monotonicNs() - start + prepared.ns);
+    const Plan& p = *plan.value();
+    size_t reference = 0;
+    for (const auto& step : p.steps)
+        reference += std::string(step->library()) == "reference";
+    logger("engine")->debug("xnnpack: compiled '{}' into {} steps ({} on reference kernels), "
+                            "arena {:.1f} MiB, weights {:.1f} MiB, in {:.1f} ms",
+        engine->description().modelPath, p.steps.size(), reference,
+        static_cast<double>(p.arenaFloats) * 4 / (1 << 20),
+        static_cast<double>(p.weightFloats) * 4 / (1 << 20), nsToMs(engine->description().buildNs));
+    return std::shared_ptr<const Engine>(std::move(engine));
+}
+
+std::vector<XnnpackStepInfo> xnnpackSteps(const Engine& engine)
+{
+    std::vector<XnnpackStepInfo> list;
+    const auto* e = dynamic_cast<const XnnpackEngine*>(&engine);
+    if (!e)
+        return list;
+    for (const auto& step : e->plan().steps)
+        list.push_back({step->node, step->op, step->library()});
+    return list;
+}
+
+} // namespace jetagent

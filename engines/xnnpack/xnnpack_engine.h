@@ -1,0 +1,27 @@
+// XnnpackEngine: the CPU engine, a graph compiler from the prepared ONNX model onto XNNPACK's
+// operators and our reference kernels (internal to engines/).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jetagent/engines/engine.h"
+#include "jetagent/engines/model_prepare.h"
+
+namespace jetagent {
+
+Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const ModelFile> model,
+    const PreparedModel& prepared, const EngineOptions& options);
+bool xnnpackAvailable();
+std::string xnnpackDetails();
+
+// One line per step of the compiled model, for `inspect --backend xnnpack`: the node, its
+// operator and which library runs it ("xnnpack" or "reference").
+struct XnnpackStepInfo {
+    std::string node;
+    std::string op;
+    std::string library;
+};
+std::vector<XnnpackStepInfo> xnnpackSteps(const Engine& engine);
+
+} // namespace jetagent

@@ -1,0 +1,361 @@
+// The steps that run on XNNPACK operators: each creates its operators once per session over the
+// session's arena and sets them up there, so that a run is xnn_run_operator alone.
+#include <string>
+#include <utility>
+
+#include <xnnpack.h>
+
+#include "steps.h"
+
+namespace jetagent {
+namespace xnnplan {
+
+namespace {
+
+const char* statusName(xnn_status s)
+{
+    switch (s) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "XNNPACK is not initialised";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported on this CPU";
+    case xnn_status_out_of_memory: return "out of memory";
+    }
+    return "unknown XNNPACK status";
+}
+
+// Owns a step's operators and runs them in order.
+class XnnExec final : public StepExec {
+public:
+    XnnExec() = default;
+    XnnExec(const XnnExec&) = delete;
+    XnnExec& operator=(const XnnExec&) = delete;
+    ~XnnExec() override
+    {
+        for (xnn_operator_t o : ops_)
+            xnn_delete_operator(o);
+    }
+
+    // Takes the operator `created` made (read through the pointer: the call that filled it is
+    // an argument evaluated before this body runs); an error names the step and what XNNPACK said.
+    Status add(xnn_status created, xnn_operator_t* xop, const StepDef& step, const char* what)
+    {
+        if (*xop)
+            ops_.push_back(*xop);
+        if (created != xnn_status_success)
+            return Status::unsupported(
+                step.node + ": XNNPACK cannot " + what + " (" + statusName(created) + ")");
+        return Status();
+    }
+    Status setup(xnn_status s, const StepDef& step)
+    {
+        if (s != xnn_status_success)
+            return Status::unsupported(
+                step.node + ": XNNPACK refused the operator's shapes (" + statusName(s) + ")");
+        return Status();
+    }
+
+    Status run(pthreadpool_t pool) override
+    {
+        for (xnn_operator_t o : ops_) {
+            const xnn_status s = xnn_run_operator(o, pool);
+            if (s != xnn_status_success)
+                return Status::runtime(std::string("XNNPACK operator failed: ") + statusName(s));
+        }
+        return Status();
+    }
+
+private:
+    std::vector<xnn_operator_t> ops_;
+};
+
+uint32_t flagsFor(bool last)
+{
+    return last ? XNN_FLAG_YIELD_WORKERS : 0;
+}
+
+// Builds one XnnExec: `create` adds the operators, then `setup` binds them to the arena.
+template <typename Body>
+Expected<std::unique_ptr<StepExec>> makeExec(Body body)
+{
+    auto exec = std::make_unique<XnnExec>();
+    Status s = body(*exec);
+    if (!s.ok())
+        return s;
+    return std::unique_ptr<StepExec>(std::move(exec));
+}
+
+} // namespace
+
+Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        const size_t inStride = groups * groupInputChannels;
+        const size_t outStride = groups * groupOutputChannels;
+        Status s = exec.add(
+            xnn_create_convolution2d_nhwc_f32(padTop, padRight, padBottom, padLeft, kernelH,
+                kernelW, strideH, strideW, dilationH, dilationW, groups, groupInputChannels,
+                groupOutputChannels, inStride, outStride, kernel.data(),
+                bias.empty() ? nullptr : bias.data(), range.min, range.max, flagsFor(last), &xop),
+            &xop, *this, "create this convolution");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_convolution2d_nhwc_f32(xop, batch, inputH, inputW,
+                              plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> FullyConnectedStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s =
+            exec.add(xnn_create_fully_connected_nc_f32(inputChannels, outputChannels, inputChannels,
+                         outputChannels, kernel.data(), bias.empty() ? nullptr : bias.data(),
+                         range.min, range.max, flagsFor(last), &xop),
+                &xop, *this, "create this fully connected layer");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_fully_connected_nc_f32(xop, rows,
+                              plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> PoolStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        const float* in = plan.address(arena, inputs[0]);
+        float* out = plan.address(arena, output);
+        if (max) {
+            Status s =
+                exec.add(xnn_create_max_pooling2d_nhwc_f32(padTop, padRight, padBottom, padLeft,
+                             kernelH, kernelW, strideH, strideW, dilationH, dilationW, channels,
+                             channels, channels, range.min, range.max, flagsFor(last), &xop),
+                    &xop, *this, "create this max pooling");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_max_pooling2d_nhwc_f32(xop, batch, inputH, inputW, in, out, pool), *this);
+        }
+        Status s = exec.add(xnn_create_average_pooling2d_nhwc_f32(padTop, padRight, padBottom,
+                                padLeft, kernelH, kernelW, strideH, strideW, channels, channels,
+                                channels, range.min, range.max, flagsFor(last), &xop),
+            &xop, *this, "create this average pooling");
+        if (!s.ok())
+            return s;
+        return exec.setup(
+            xnn_setup_average_pooling2d_nhwc_f32(xop, batch, inputH, inputW, in, out, pool), *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> GlobalAveragePoolStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s = exec.add(xnn_create_global_average_pooling_nwc_f32(channels, channels, channels,
+                                range.min, range.max, flagsFor(last), &xop),
+            &xop, *this, "create this global average pooling");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_global_average_pooling_nwc_f32(xop, batch, width,
+                              plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> BinaryStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        xnn_status created = xnn_status_invalid_parameter;
+        const uint32_t flags = flagsFor(last);
+        switch (kind) {
+        case BinaryKind::Add:
+            created = xnn_create_add_nd_f32(range.min, range.max, flags, &xop);
+            break;
+        case BinaryKind::Subtract:
+            created = xnn_create_subtract_nd_f32(range.min, range.max, flags, &xop);
+            break;
+        case BinaryKind::Multiply:
+            created = xnn_create_multiply_nd_f32(range.min, range.max, flags, &xop);
+            break;
+        case BinaryKind::Divide:
+            created = xnn_create_divide_nd_f32(range.min, range.max, flags, &xop);
+            break;
+        case BinaryKind::Minimum: created = xnn_create_minimum_nd_f32(flags, &xop); break;
+        case BinaryKind::Maximum: created = xnn_create_maximum_nd_f32(flags, &xop); break;
+        }
+        Status s = exec.add(created, &xop, *this, "create this element-wise operator");
+        if (!s.ok())
+            return s;
+        size_t next = 0;
+        const float* a = constantA.empty() ? plan.address(arena, inputs[next++]) : constantA.data();
+        const float* b = constantB.empty() ? plan.address(arena, inputs[next]) : constantB.data();
+        float* out = plan.address(arena, output);
+        xnn_status set = xnn_status_invalid_parameter;
+        switch (kind) {
+        case BinaryKind::Add:
+            set = xnn_setup_add_nd_f32(
+                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
+            break;
+        case BinaryKind::Subtract:
+            set = xnn_setup_subtract_nd_f32(
+                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
+            break;
+        case BinaryKind::Multiply:
+            set = xnn_setup_multiply_nd_f32(
+                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
+            break;
+        case BinaryKind::Divide:
+            set = xnn_setup_divide_nd_f32(
+                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
+            break;
+        case BinaryKind::Minimum:
+            set = xnn_setup_minimum_nd_f32(
+                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
+            break;
+        case BinaryKind::Maximum:
+            set = xnn_setup_maximum_nd_f32(
+                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
+            break;
+        }
+        return exec.setup(set, *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> UnaryStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        xnn_status created = xnn_status_invalid_parameter;
+        const uint32_t f = flagsFor(last);
+        // Each element is a row of one channel, so that any count is one operator.
+        const size_t c = 1;
+        switch (kind) {
+        case UnaryKind::Clamp:
+            created = xnn_create_clamp_nc_f32(c, c, c, range.min, range.max, f, &xop);
+            break;
+        case UnaryKind::Sigmoid: created = xnn_create_sigmoid_nc_f32(c, c, c, f, &xop); break;
+        case UnaryKind::HardSwish: created = xnn_create_hardswish_nc_f32(c, c, c, f, &xop); break;
+        case UnaryKind::LeakyRelu:
+            created = xnn_create_leaky_relu_nc_f32(c, c, c, alpha, f, &xop);
+            break;
+        case UnaryKind::Elu: created = xnn_create_elu_nc_f32(c, c, c, alpha, f, &xop); break;
+        case UnaryKind::Negate: created = xnn_create_negate_nc_f32(c, c, c, f, &xop); break;
+        case UnaryKind::Abs: created = xnn_create_abs_nc_f32(c, c, c, f, &xop); break;
+        case UnaryKind::Floor: created = xnn_create_floor_nc_f32(c, c, c, f, &xop); break;
+        case UnaryKind::Ceil: created = xnn_create_ceiling_nc_f32(c, c, c, f, &xop); break;
+        case UnaryKind::Sqrt: created = xnn_create_square_root_nc_f32(c, c, c, f, &xop); break;
+        }
+        Status s = exec.add(created, &xop, *this, "create this element-wise operator");
+        if (!s.ok())
+            return s;
+        const float* in = plan.address(arena, inputs[0]);
+        float* out = plan.address(arena, output);
+        xnn_status set = xnn_status_invalid_parameter;
+        switch (kind) {
+        case UnaryKind::Clamp: set = xnn_setup_clamp_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::Sigmoid: set = xnn_setup_sigmoid_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::HardSwish:
+            set = xnn_setup_hardswish_nc_f32(xop, count, in, out, pool);
+            break;
+        case UnaryKind::LeakyRelu:
+            set = xnn_setup_leaky_relu_nc_f32(xop, count, in, out, pool);
+            break;
+        case UnaryKind::Elu: set = xnn_setup_elu_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::Negate: set = xnn_setup_negate_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::Abs: set = xnn_setup_abs_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::Floor: set = xnn_setup_floor_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::Ceil: set = xnn_setup_ceiling_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::Sqrt: set = xnn_setup_square_root_nc_f32(xop, count, in, out, pool); break;
+        }
+        return exec.setup(set, *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> SoftmaxStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s =
+            exec.add(xnn_create_softmax_nc_f32(channels, channels, channels, flagsFor(last), &xop),
+                &xop, *this, "create this softmax");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_softmax_nc_f32(xop, rows, plan.address(arena, inputs[0]),
+                              plan.address(arena, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> CopyRowsStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            const Piece& p = pieces[i];
+            xnn_operator_t xop = nullptr;
+            Status s = exec.add(xnn_create_copy_nc_x32(p.length, p.inStride, p.outStride,
+                                    flagsFor(last && i + 1 == pieces.size()), &xop),
+                &xop, *this, "create this copy");
+            if (!s.ok())
+                return s;
+            s = exec.setup(
+                xnn_setup_copy_nc_x32(xop, p.rows, plan.address(arena, p.input) + p.inOffset,
+                    plan.address(arena, p.output) + p.outOffset, pool),
+                *this);
+            if (!s.ok())
+                return s;
+        }
+        return Status();
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> ChannelShuffleStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        const size_t channels = groups * groupChannels;
+        Status s = exec.add(xnn_create_channel_shuffle_nc_x32(
+                                groups, groupChannels, channels, channels, flagsFor(last), &xop),
+            &xop, *this, "create this channel shuffle");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_channel_shuffle_nc_x32(xop, pixels,
+                              plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> PadStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s = exec.add(xnn_create_constant_pad_nd_x32(&value, flagsFor(last), &xop), &xop,
+            *this, "create this padding");
+        if (!s.ok())
+            return s;
+        return exec.setup(
+            xnn_setup_constant_pad_nd_x32(xop, inputShape.size(), inputShape.data(), before.data(),
+                after.data(), plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+            *this);
+    });
+}
+
+} // namespace xnnplan
+} // namespace jetagent
