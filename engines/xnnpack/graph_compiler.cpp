@@ -1398,11 +1398,10 @@ Status Compiler::reduce(const onnx::NodeProto& node, int)
     bool spatial = rank >= 3 && !reduced[0] && !reduced[1];
     for (size_t d = 2; d < rank; ++d)
         spatial = spatial && reduced[d];
-    int in = source;
     Layout layout = v.layout;
     if (!keep && layout == Layout::ChannelsLast && !(spatial && y->size() == 2))
         layout = Layout::Plain; // the kept axes must lie in the output's row-major order
-    in = needId(source, layout);
+    const int in = needId(source, layout);
     if (isMean && spatial && layout == Layout::ChannelsLast) {
         auto step = std::make_unique<GlobalAveragePoolStep>();
         step->batch = static_cast<size_t>(v.dims[0]);
