@@ -248,7 +248,8 @@ int runCli(int argc, char** argv)
         "Show the frames in a window with the results, fps, latency, power and temperature\n"
         "drawn on them (the live demo; q or Esc stops the run). Headless without it");
     run->add_option("--output", runArgs.output,
-        "Record the annotated frames to a video file (file://annotated.mp4; .mp4, .mkv, .avi)");
+        "Record the annotated frames to a new video file (file://annotated.mp4; .mp4, .mkv, .mov,\n"
+        ".avi); an existing file is refused, never overwritten");
     run->add_option("--stop-timeout", runArgs.stopTimeout,
            "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"
            "logs are flushed and jetagent exits with status 1 (a hung camera or engine). 0: no "

@@ -216,6 +216,10 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
         sink->fourcc_ = fourcc.value();
         const fs::path parent = fs::path(config.output).parent_path();
         std::error_code ec;
+        // A recording is a measurement like the logs: never overwritten.
+        if (fs::exists(config.output, ec))
+            return Status::invalid("display.output '" + config.output +
+                "': the file exists; give a new path (a recording is never overwritten)");
         if (!parent.empty() && !fs::is_directory(parent, ec))
             return Status::notFound("display.output '" + config.output + "': directory '" +
                 parent.string() + "' does not exist");

@@ -329,6 +329,16 @@ TEST(AgentRun, OutputRecordsTheAnnotatedStream)
     EXPECT_EQ(d["output"], "annotated.mp4");
     EXPECT_EQ(d["frames_recorded"], 15);
     EXPECT_FALSE(files.summary["source"].contains("stats")); // not a live source
+
+    // A second run naming the same recording is refused before anything runs; the first stays.
+    const auto size = fs::file_size(dir / "annotated.mp4");
+    auto again = test::runJetagent(
+        {"run", "-c", "c.yaml", "--as-fast-as-possible", "--output", "file://annotated.mp4"},
+        dir.path());
+    EXPECT_EQ(again.exitCode, 2) << again.err;
+    EXPECT_NE(again.err.find("display.output 'annotated.mp4': the file exists"), std::string::npos)
+        << again.err;
+    EXPECT_EQ(fs::file_size(dir / "annotated.mp4"), size);
 }
 
 TEST(AgentRun, DisplayWithoutADisplayIsAUsageErrorBeforeAnythingIsWritten)

@@ -324,7 +324,8 @@ TEST(Cli, ProbeCamerasNamesAMissingDeviceAndExitsWithTwo)
 // ConfigErrorsNameFileLineAndKey, models and backends in
 // MissingOrCorruptModelIsAClearErrorWithExitTwo and BadSourcesAndEnginesExitWithTwo, files in
 // BadSourcesAndEnginesExitWithTwo, GPIO chips in ProbeGpioNamesAMissingChipAndExitsWithTwo, outputs
-// in CaptureWritesAnImageFolderAndRefusesToOverwrite, power_e2e_test's CSV test and
+// in CaptureWritesAnImageFolderAndRefusesToOverwrite, power_e2e_test's CSV test,
+// agent_test's OutputRecordsTheAnnotatedStream (--output) and
 // BenchWritesNoRunDirectoriesUnlessAskedAndJson below.
 
 size_t benchScratchDirectories()
