@@ -18,6 +18,7 @@ packages=(
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev # hal's GStreamer sources
     libgstrtspserver-1.0-dev # the RTSP reconnect test's server
     gstreamer1.0-plugins-base # videotestsrc, videoconvert, appsink: the GStreamer source tests
+    libxnnpack-dev libpthreadpool-dev # the xnnpack backend (its NEON kernels, run under qemu)
 )
 suite=bookworm
 mirror=${JETAGENT_DEBIAN_MIRROR:-http://deb.debian.org/debian}

@@ -73,13 +73,14 @@ struct BackendEntry {
     const char* name;
     bool (*available)();
     std::string (*details)();
+    std::vector<std::string> (*operators)(); // what the backend claims to run; nullptr: no claim
     Expected<std::shared_ptr<const Engine>> (*build)(
         std::shared_ptr<const ModelFile>, const PreparedModel&, const EngineOptions&);
 };
 
 const BackendEntry kBackends[] = {
 #ifdef JETAGENT_HAVE_XNNPACK
-    {"xnnpack", xnnpackAvailable, xnnpackDetails, buildXnnpackEngine},
+    {"xnnpack", xnnpackAvailable, xnnpackDetails, xnnpackOperators, buildXnnpackEngine},
 #else
     {"xnnpack", [] { return false; },
         [] {
@@ -87,11 +88,11 @@ const BackendEntry kBackends[] = {
                                "built: install libxnnpack-dev and libpthreadpool-dev, or see the "
                                "README for releases that lack them)");
         },
-        nullptr},
+        nullptr, nullptr},
 #endif
-    {"opencv", [] { return true; }, openCVDnnDetails, buildOpenCVDnnEngine},
+    {"opencv", [] { return true; }, openCVDnnDetails, nullptr, buildOpenCVDnnEngine},
 #ifdef JETAGENT_HAVE_TENSORRT
-    {"tensorrt", tensorRTAvailable, tensorRTDetails, buildTensorRTEngine},
+    {"tensorrt", tensorRTAvailable, tensorRTDetails, nullptr, buildTensorRTEngine},
 #else
     {"tensorrt", [] { return false; },
         [] {
@@ -99,7 +100,7 @@ const BackendEntry kBackends[] = {
                                "built; on a Jetson, install JetPack's TensorRT packages and "
                                "configure with -DJETAGENT_TENSORRT=ON)");
         },
-        nullptr},
+        nullptr, nullptr},
 #endif
 };
 
@@ -109,7 +110,8 @@ std::vector<BackendInfo> listBackends()
 {
     std::vector<BackendInfo> list;
     for (const auto& b : kBackends)
-        list.push_back({b.name, b.available(), b.details(), {}});
+        list.push_back({b.name, b.available(), b.details(),
+            b.operators ? b.operators() : std::vector<std::string>()});
     return list;
 }
 

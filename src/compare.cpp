@@ -26,7 +26,7 @@ const char* const kCompareHelp =
     "--frames. Use it to trust a TensorRT fp16/int8 engine against the CPU backend before\n"
     "deploying it.\n\n"
     "Engine specs: BACKEND[:DEVICE[:PRECISION]][,key=value...]\n"
-    "  BACKEND    opencv, tensorrt (`jetagent backends` lists what this build has)\n"
+    "  BACKEND    xnnpack, opencv, tensorrt (`jetagent backends` lists what this build has)\n"
     "  DEVICE     cpu, gpu, dla0, dla1              PRECISION  fp32, fp16, int8\n"
     "  keys       the config's engine keys: fusion=on|off, threads=N, batch=N, batch_min=N,\n"
     "             batch_max=N, workspace_mb=N, dla_gpu_fallback=on|off, timing_cache=on|off,\n"

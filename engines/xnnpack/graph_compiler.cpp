@@ -98,10 +98,10 @@ public:
 
     Expected<std::shared_ptr<const Plan>> compile();
 
-private:
     using Handler = Status (Compiler::*)(const onnx::NodeProto&, int);
-    static const std::unordered_map<std::string, Handler>& handlers();
+    static const std::unordered_map<std::string, Handler>& operatorTable();
 
+private:
     // Values.
     Status collectShapes();
     Expected<std::vector<int64_t>> shapeOf(const std::string& name, const onnx::NodeProto& node);
@@ -164,7 +164,7 @@ private:
     Plan plan_;
 };
 
-const std::unordered_map<std::string, Compiler::Handler>& Compiler::handlers()
+const std::unordered_map<std::string, Compiler::Handler>& Compiler::operatorTable()
 {
     static const std::unordered_map<std::string, Handler> table = {
         {"Conv", &Compiler::conv},
@@ -1500,7 +1500,7 @@ Expected<std::shared_ptr<const Plan>> Compiler::compile()
             return Status::unsupported("model input '" + input.name() + "' has no static shape");
         plan_.inputs.push_back(addValue(input.name(), dims->second, Layout::Plain));
     }
-    const auto& table = handlers();
+    const auto& table = operatorTable();
     for (nodeIndex_ = 0; nodeIndex_ < graph_.node_size(); ++nodeIndex_) {
         const onnx::NodeProto& node = graph_.node(nodeIndex_);
         if (consumed_.count(nodeIndex_))
@@ -1530,6 +1530,15 @@ Expected<std::shared_ptr<const Plan>> Compiler::compile()
 }
 
 } // namespace
+
+std::vector<std::string> claimedOperators()
+{
+    std::vector<std::string> ops;
+    for (const auto& entry : Compiler::operatorTable())
+        ops.push_back(entry.first);
+    std::sort(ops.begin(), ops.end());
+    return ops;
+}
 
 Expected<std::shared_ptr<const Plan>> compileModel(
     const onnx::ModelProto& model, const CompileOptions& options)

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jetagent/base/status.h"
 #include "plan.h"
@@ -25,6 +26,10 @@ struct CompileOptions {
 // interface passes them; channels-last is chosen inside.
 Expected<std::shared_ptr<const Plan>> compileModel(
     const onnx::ModelProto& model, const CompileOptions& options);
+
+// The ONNX operators the compiler claims (sorted): each runs, or is refused naming the attribute
+// or shape it cannot take.
+std::vector<std::string> claimedOperators();
 
 } // namespace xnnplan
 } // namespace jetagent

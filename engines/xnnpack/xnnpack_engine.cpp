@@ -282,6 +282,11 @@ std::string xnnpackDetails()
         ", fp32; reference kernels for the operators XNNPACK lacks";
 }
 
+std::vector<std::string> xnnpackOperators()
+{
+    return xnnplan::claimedOperators();
+}
+
 Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const ModelFile> model,
     const PreparedModel& prepared, const EngineOptions& options)
 {

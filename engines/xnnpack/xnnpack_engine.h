@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_prepare.h"
@@ -14,6 +15,7 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     const PreparedModel& prepared, const EngineOptions& options);
 bool xnnpackAvailable();
 std::string xnnpackDetails();
+std::vector<std::string> xnnpackOperators(); // the ONNX operators the backend claims
 
 // One line per step of the compiled model, for `inspect --backend xnnpack`: the node, its
 // operator and which library runs it ("xnnpack" or "reference").
