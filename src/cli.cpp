@@ -393,7 +393,9 @@ int runCli(int argc, char** argv)
         "with an open batch dimension taken as 1");
     inspect->add_flag("--prepared", inspectOptions.prepared,
         "Also prepare the model for a backend and show what each pass changed");
-    inspect->add_option("--backend", inspectOptions.backend, "Backend to prepare for")
+    inspect
+        ->add_option("--backend", inspectOptions.backend,
+            "Backend to prepare for (xnnpack: also compile, and list which library runs each node)")
         ->capture_default_str()
         ->check(CLI::IsMember({"xnnpack", "opencv", "tensorrt"}));
     inspect->add_option("--batch", inspectOptions.batch, "Batch to prepare for (0: leave it free)")

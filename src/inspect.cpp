@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/model_info.h"
 #include "jetagent/engines/model_prepare.h"
@@ -144,6 +145,22 @@ void textPrepared(const PreparedModel& p, const InspectOptions& o, std::string& 
     }
 }
 
+// The compiled engine's steps: the library of each, and how many each library runs.
+void textSteps(const std::vector<EngineStep>& steps, std::string& out)
+{
+    std::map<std::string, int> perLibrary;
+    for (const auto& step : steps)
+        ++perLibrary[step.library];
+    std::string counts;
+    for (const auto& [library, n] : perLibrary)
+        counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " on " + library;
+    appendf(out, "\ncompiled    %zu steps: %s\n", steps.size(), counts.c_str());
+    appendf(out, "  %-10s %-20s %s\n", "library", "operator", "node");
+    for (const auto& step : steps)
+        appendf(
+            out, "  %-10s %-20s %s\n", step.library.c_str(), step.op.c_str(), step.node.c_str());
+}
+
 } // namespace
 
 Status parseInputShapes(
@@ -200,6 +217,19 @@ Status inspectModel(const InspectOptions& options, std::string* out)
         return stats.status();
 
     Expected<PreparedModel> prepared = Status::invalid("not prepared");
+    std::vector<EngineStep> steps;
+    if (options.prepared && options.backend == "xnnpack") {
+        // The compiled steps say which library runs each node; a node nothing can run is the
+        // build's error, naming it.
+        EngineOptions e;
+        e.backend = options.backend;
+        e.batch = options.batch > 0 ? options.batch : 1;
+        e.cacheDir = options.cacheDir;
+        auto engine = buildEngine(model.value(), e);
+        if (!engine)
+            return engine.status();
+        steps = engine.value()->steps();
+    }
     if (options.prepared) {
         PrepareOptions p;
         p.backend = options.backend;
@@ -214,6 +244,8 @@ Status inspectModel(const InspectOptions& options, std::string* out)
         textReport(m, stats.value(), loadNs, *out);
         if (options.prepared)
             textPrepared(prepared.value(), options, *out);
+        if (!steps.empty())
+            textSteps(steps, *out);
         return Status();
     }
 
@@ -253,6 +285,12 @@ Status inspectModel(const InspectOptions& options, std::string* out)
             {"nodes_after", p.nodesAfter}, {"bytes", p.bytes->size()}, {"key", p.key},
             {"from_cache", p.fromCache}, {"cache_path", p.cachePath}, {"ms", nsToMs(p.ns)},
             {"passes", passes}};
+        if (!steps.empty()) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& step : steps)
+                list.push_back({{"node", step.node}, {"op", step.op}, {"library", step.library}});
+            j["prepared"]["steps"] = list;
+        }
     }
     *out = j.dump(2) + "\n";
     return Status();

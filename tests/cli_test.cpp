@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "jetagent/engines/engine.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -219,6 +220,38 @@ TEST(Cli, InspectDescribesAModelInTextAndJson)
     ASSERT_EQ(second.exitCode, 0) << second.err;
     EXPECT_TRUE(has(second.out, "read from the cache")) << second.out;
     EXPECT_FALSE(has(first.out, "read from the cache")) << first.out;
+}
+
+// With the xnnpack backend, inspect also lists the compiled steps and the library of each.
+TEST(Cli, InspectListsWhichLibraryRunsEachNodeOnXnnpack)
+{
+    bool xnnpack = false;
+    for (const BackendInfo& b : listBackends())
+        xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
+    if (!xnnpack)
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    TempDir dir;
+    const std::string model = sourcePath("models/shapes_cnn.onnx");
+    auto text = runJetagent(
+        {"inspect", model, "--prepared", "--backend", "xnnpack", "--no-cache"}, dir.path());
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_TRUE(has(text.out, "compiled    ")) << text.out;
+    EXPECT_TRUE(has(text.out, " on xnnpack")) << text.out;
+    // The input arrives row-major and the convolutions read channels-last: one conversion.
+    EXPECT_TRUE(has(text.out, "layout of 'input' to channels-last")) << text.out;
+
+    auto json = runJetagent(
+        {"inspect", model, "--json", "--prepared", "--backend", "xnnpack", "--no-cache"},
+        dir.path());
+    ASSERT_EQ(json.exitCode, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    ASSERT_TRUE(j["prepared"].contains("steps")) << json.out;
+    size_t convs = 0;
+    for (const auto& step : j["prepared"]["steps"]) {
+        EXPECT_TRUE(step["library"] == "xnnpack" || step["library"] == "reference") << step;
+        convs += step["op"] == "Conv" && step["library"] == "xnnpack";
+    }
+    EXPECT_GE(convs, 2u) << json.out;
 }
 
 TEST(Cli, InspectErrorsAreUsageErrors)

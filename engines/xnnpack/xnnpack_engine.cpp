@@ -226,6 +226,13 @@ public:
     }
 
     const Plan& plan() const { return *plan_; }
+    std::vector<EngineStep> steps() const override
+    {
+        std::vector<EngineStep> list;
+        for (const auto& step : plan_->steps)
+            list.push_back({step->node, step->op, step->library()});
+        return list;
+    }
     void setSpare(std::unique_ptr<Session> spare, int64_t buildNs)
     {
         spare_ = std::move(spare);
@@ -336,26 +343,26 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
         return probe.status();
     engine->setSpare(std::move(probe.value()), monotonicNs() - start + prepared.ns);
     const Plan& p = *plan.value();
+    // Which nodes our reference kernels run (the rest are XNNPACK's): at info, once per build.
+    std::string onReference;
     size_t reference = 0;
-    for (const auto& step : p.steps)
-        reference += std::string(step->library()) == "reference";
-    logger("engine")->debug("xnnpack: compiled '{}' into {} steps ({} on reference kernels), "
-                            "arena {:.1f} MiB, weights {:.1f} MiB, in {:.1f} ms",
-        engine->description().modelPath, p.steps.size(), reference,
+    for (const auto& step : p.steps) {
+        if (std::string(step->library()) != "reference")
+            continue;
+        constexpr size_t kNamed = 8;
+        if (reference < kNamed)
+            onReference += (reference ? "; " : ": ") + step->node;
+        else if (reference == kNamed)
+            onReference += "; ... (`jetagent inspect --prepared --backend xnnpack` lists them all)";
+        ++reference;
+    }
+    logger("engine")->info("xnnpack: '{}' compiled into {} steps, {} on reference kernels{}; arena "
+                           "{:.1f} MiB, weights {:.1f} MiB, {} thread(s); built in {:.1f} ms",
+        engine->description().modelPath, p.steps.size(), reference, onReference,
         static_cast<double>(p.arenaFloats) * 4 / (1 << 20),
-        static_cast<double>(p.weightFloats) * 4 / (1 << 20), nsToMs(engine->description().buildNs));
+        static_cast<double>(p.weightFloats) * 4 / (1 << 20), threads,
+        nsToMs(engine->description().buildNs));
     return std::shared_ptr<const Engine>(std::move(engine));
-}
-
-std::vector<XnnpackStepInfo> xnnpackSteps(const Engine& engine)
-{
-    std::vector<XnnpackStepInfo> list;
-    const auto* e = dynamic_cast<const XnnpackEngine*>(&engine);
-    if (!e)
-        return list;
-    for (const auto& step : e->plan().steps)
-        list.push_back({step->node, step->op, step->library()});
-    return list;
 }
 
 } // namespace jetagent

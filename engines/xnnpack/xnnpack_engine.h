@@ -17,13 +17,4 @@ bool xnnpackAvailable();
 std::string xnnpackDetails();
 std::vector<std::string> xnnpackOperators(); // the ONNX operators the backend claims
 
-// One line per step of the compiled model, for `inspect --backend xnnpack`: the node, its
-// operator and which library runs it ("xnnpack" or "reference").
-struct XnnpackStepInfo {
-    std::string node;
-    std::string op;
-    std::string library;
-};
-std::vector<XnnpackStepInfo> xnnpackSteps(const Engine& engine);
-
 } // namespace jetagent

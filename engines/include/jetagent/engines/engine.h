@@ -134,6 +134,13 @@ public:
     virtual ConstTensorView output(size_t index) const = 0;
 };
 
+// One step of a compiled engine: which library runs which node (`inspect --prepared --backend`).
+struct EngineStep {
+    std::string node; // "Conv '/layer1/Conv' + Relu '/layer1/Relu'" (fused nodes joined)
+    std::string op; // the ONNX operator
+    std::string library; // "xnnpack", "reference" (the backend's own kernels), ...
+};
+
 class Engine {
 public:
     virtual ~Engine() = default;
@@ -148,6 +155,10 @@ public:
 
     // A new independent session; safe to call from any thread.
     virtual Expected<std::unique_ptr<Session>> createSession() const = 0;
+
+    // The compiled steps in order; empty where the backend's library decides alone (OpenCV DNN,
+    // TensorRT).
+    virtual std::vector<EngineStep> steps() const { return {}; }
 };
 
 // Prepares `model` for the named backend (model_prepare.h; through the cache in options.cacheDir)
