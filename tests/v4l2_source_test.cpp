@@ -24,7 +24,6 @@ using test::FakeV4L2;
 using test::fakeWebcam;
 
 constexpr const char* kWebcam = "/dev/video0";
-constexpr const char* kWebcamBus = "usb-0000:00:14.0-1";
 constexpr int kBuffers = 4;
 constexpr int64_t kReadDeadlineMs = 3000; // generous: the VM is noisy
 constexpr double kShortStallS = 0.05;
