@@ -12,6 +12,7 @@ set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin" # depmod and modprobe, for users whose PATH lacks them
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+original_args=("$@") # for the one retry below
 checker=""
 if [ "${1:-}" = "--checker" ]; then
     checker=${2:?--checker needs a path}
@@ -285,10 +286,17 @@ verdict() { # SCENARIO: whose fault a failure is: how late the guest's timers we
 }
 
 failures=0
+environment_failures=0 # failures that verdict() puts down to a guest too slow for vivid
+count_failure() { # VERDICT
+    failures=$((failures + 1))
+    case "$1" in *"the environment, not a capture defect"*) environment_failures=$((environment_failures + 1)) ;; esac
+}
 check() {
     if "$checker" "$@"; then :; else
-        failures=$((failures + 1))
-        echo "[vivid-test] $1 check of $(basename "$2") failed: $(verdict "$(basename "$2")")"
+        local why
+        why=$(verdict "$(basename "$2")")
+        count_failure "$why"
+        echo "[vivid-test] $1 check of $(basename "$2") failed: $why"
     fi
 }
 scenario_ok() {
@@ -298,15 +306,17 @@ scenario_ok() {
     say "scenario $1: ${took:-?} s (limit ${limit:-?} s, from the guest's speed), guest CPUs" \
         "${busy:-?}% busy"
     if [ "$rc" != 0 ]; then
+        local why
+        why=$(verdict "$1")
         if awk -v a="${took:-0}" -v b="${limit:-0}" 'BEGIN { exit !(a >= b) }'; then
             echo "[vivid-test] scenario $1: jetagent did not finish within its $limit s:" \
-                "$(verdict "$1"); its output:"
+                "$why; its output:"
         else
-            echo "[vivid-test] scenario $1: jetagent exited with status $rc: $(verdict "$1");" \
+            echo "[vivid-test] scenario $1: jetagent exited with status $rc: $why;" \
                 "its output:"
         fi
         sed 's/^/    /' "$out/$1.log" 2>/dev/null | tail -n 40
-        failures=$((failures + 1))
+        count_failure "$why"
         return 1
     fi
 }
@@ -333,5 +343,18 @@ if scenario_ok recovery; then
 fi
 phase_s=$start_s
 timing "total"
-[ "$failures" = 0 ] || fail "$failures scenario(s) failed; logs in $out"
+# A host busy with other work (a parallel build, say) can make vivid itself skip a frame: when
+# every failure is put down to that, the whole VM runs once more (the kernel and initramfs are
+# cached, so about 90 s); a second failure of any kind fails the test.
+if [ "$failures" != 0 ] && [ "$failures" = "$environment_failures" ] &&
+    [ -z "${JETAGENT_VM_RETRY:-}" ]; then
+    say "all $failures failure(s) came from a guest too slow for vivid (the environment):" \
+        "running the VM once more; logs of this try in $workdir/first-try"
+    rm -rf "$workdir/first-try"
+    mv "$out" "$workdir/first-try"
+    exec env JETAGENT_VM_RETRY=1 bash "${BASH_SOURCE[0]}" "${original_args[@]}"
+fi
+retried=""
+[ -n "${JETAGENT_VM_RETRY:-}" ] && retried=" (on the second try; the first try's logs are in $workdir/first-try)"
+[ "$failures" = 0 ] || fail "$failures scenario(s) failed; logs in $out$retried"
 say "passed"
