@@ -50,8 +50,10 @@ packages=(
 # payloaders for the RTSP reconnect test, whose server links libgstrtspserver), an X server for the live
 # window's test, and the vivid VM test's emulator, initramfs tools and module tooling
 # (tests/vm/vivid-test.sh); systemd-analyze and systemd-sysusers for the unit's test
-# (systemd/verify-unit.sh) and dpkg-shlibdeps (dpkg-dev) for the .deb's Depends.
-test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev)
+# (systemd/verify-unit.sh), dpkg-shlibdeps (dpkg-dev) for the .deb's Depends, and ONNX's own node
+# tests (libonnx-testdata) for the xnnpack backend's conformance test (tests/onnx_node_test.cpp).
+test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
+    libonnx-testdata)
 lint_packages=(clang-format clang-tidy)
 # The model-zoo tests' reference exports (tools/export_torchvision.py).
 model_packages=(python3-torch python3-torchvision)

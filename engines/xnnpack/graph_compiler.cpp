@@ -151,6 +151,7 @@ private:
     Status reduce(const onnx::NodeProto& node, int);
     Status pad(const onnx::NodeProto& node, int);
     bool channelShuffle(const onnx::NodeProto& node);
+    Status inferenceDropout(const onnx::NodeProto& node);
 
     const onnx::GraphProto& graph_;
     onnxutil::GraphIndex index_;
@@ -675,14 +676,25 @@ Status Compiler::gemm(const onnx::NodeProto& node, int)
         const onnx::TensorProto* ct = constant(node.input(2));
         if (!ct)
             return fail(node, "a C that is not a constant of the model is not supported");
-        const int64_t count = onnxutil::elementCount(*ct);
-        if (count != outC)
+        // C broadcasts to [rows, outC]: only a C the same for every row is a bias ([], [1],
+        // [outC], [1, 1] or [1, outC]); one that varies along the rows ([rows, 1] or a matrix)
+        // is not, even where its element count happens to equal outC.
+        const std::vector<int64_t> cd(ct->dims().begin(), ct->dims().end());
+        const bool perColumn = !cd.empty() && cd.back() == outC;
+        const bool bias = cd.size() <= 2 && (cd.empty() || cd.back() == 1 || perColumn) &&
+            (cd.size() < 2 || cd[0] == 1);
+        if (!bias)
             return fail(node,
-                "a C of shape " + dimsText({ct->dims().begin(), ct->dims().end()}) +
-                    " (only a bias of " + std::to_string(outC) + " values is supported)");
+                "a C of shape " + dimsText(cd) + " (only a bias the same for every row, of 1 or " +
+                    std::to_string(outC) + " values, is supported)");
         auto c = constantFloats(node.input(2), node);
         if (!c)
             return c.status();
+        if (c->size() == 1 && outC != 1)
+            c->assign(static_cast<size_t>(outC), (*c)[0]);
+        if (static_cast<int64_t>(c->size()) != outC)
+            return Status::invalid(where + ": C " + dimsText(cd) + " does not broadcast to " +
+                std::to_string(outC) + " columns");
         step->bias = std::move(c.value());
         for (float& v : step->bias)
             v *= beta;
@@ -739,8 +751,10 @@ Status Compiler::pool(const onnx::NodeProto& node, int)
     if (!s.ok())
         return s;
     const bool anyPad = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; });
-    if (!isMax && intAttribute(node, "count_include_pad", 0) != 0 && anyPad)
-        return fail(node, "AveragePool with count_include_pad=1 and padding is not supported");
+    // count_include_pad=1: the pads become zeros of an explicitly padded copy, which the pool
+    // then counts like any other element (the pools leave their own padding out of the count).
+    const bool includePad = !isMax && intAttribute(node, "count_include_pad", 0) != 0 && anyPad;
+    const std::vector<int64_t> explicitPads = pads;
     auto y = shapeOf(node.output(0), node);
     if (!y)
         return y.status();
@@ -763,6 +777,31 @@ Status Compiler::pool(const onnx::NodeProto& node, int)
     auto in = need(node.input(0), Layout::ChannelsLast, node);
     if (!in)
         return in.status();
+    int source = in.value();
+    if (includePad) {
+        auto padStep = std::make_unique<PadStep>();
+        padStep->node = where + " (count_include_pad: the padding)";
+        std::vector<int64_t> padded = *x;
+        for (int axis : physicalOrder(static_cast<int>(rank), Layout::ChannelsLast)) {
+            const size_t a = static_cast<size_t>(axis);
+            const int64_t before = a >= 2 ? explicitPads[a - 2] : 0;
+            const int64_t after = a >= 2 ? explicitPads[a - 2 + n] : 0;
+            padStep->inputShape.push_back(static_cast<size_t>((*x)[a]));
+            padStep->before.push_back(static_cast<size_t>(before));
+            padStep->after.push_back(static_cast<size_t>(after));
+            padded[a] += before + after;
+        }
+        // What is left of the pool's own padding: ceil_mode's overhang at the end.
+        for (size_t i = 0; i < n; ++i) {
+            pads[i + n] -= explicitPads[i + n];
+            pads[i] = 0;
+        }
+        padStep->inputs = {source};
+        padStep->output = addValue(node.output(0) + "@padded", padded, Layout::ChannelsLast);
+        source = padStep->output;
+        *x = padded;
+        addStep(node, std::move(padStep));
+    }
     if (n == 3) {
         auto step = std::make_unique<Pool3dStep>();
         step->max = isMax;
@@ -776,7 +815,7 @@ Status Compiler::pool(const onnx::NodeProto& node, int)
             step->padBegin[i] = pads[i];
             step->dilation[i] = dilations[i];
         }
-        step->inputs = {in.value()};
+        step->inputs = {source};
         step->output = addValue(node.output(0), y.value(), Layout::ChannelsLast);
         addStep(node, std::move(step));
         return Status();
@@ -800,14 +839,14 @@ Status Compiler::pool(const onnx::NodeProto& node, int)
     step->batch = static_cast<size_t>((*x)[0]);
     // XNNPACK's pools need a window of more than one pixel; a 1x1 window at stride 1 is a copy.
     if (step->kernelH * step->kernelW == 1 && step->strideH == 1 && step->strideW == 1) {
-        alias(node.output(0), in.value(), y.value());
+        alias(node.output(0), source, y.value());
         plan_.values.back().layout = Layout::ChannelsLast;
         return Status();
     }
     std::string fused;
     const std::string outName = fuseActivation(node, &step->range, &fused);
     step->node = where + fused;
-    step->inputs = {in.value()};
+    step->inputs = {source};
     step->output = addValue(outName, y.value(), Layout::ChannelsLast);
     addStep(node, std::move(step));
     return Status();
@@ -851,6 +890,11 @@ Status Compiler::globalPool(const onnx::NodeProto& node, int)
     return Status();
 }
 
+int64_t normalizedAxis(int64_t axis, size_t rank)
+{
+    return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
 // The rank-aligned dims of an operand broadcast against `rank` dimensions.
 std::vector<int64_t> aligned(const std::vector<int64_t>& dims, size_t rank)
 {
@@ -865,6 +909,58 @@ Status Compiler::binary(const onnx::NodeProto& node, int)
         {"Sub", BinaryKind::Subtract}, {"Mul", BinaryKind::Multiply}, {"Div", BinaryKind::Divide},
         {"Min", BinaryKind::Minimum}, {"Max", BinaryKind::Maximum}};
     const std::string where = label(node);
+    const bool variadic = node.op_type() == "Min" || node.op_type() == "Max";
+    if (variadic && node.input_size() == 1) {
+        // The minimum or maximum of one tensor is that tensor.
+        const int source = valueOf(node.input(0));
+        if (source < 0)
+            return fail(node, "its input is not computed by an earlier node");
+        const Layout layout = plan_.values[static_cast<size_t>(source)].layout;
+        const std::vector<int64_t> dims = plan_.values[static_cast<size_t>(source)].dims;
+        const int id = alias(node.output(0), source, dims);
+        plan_.values[static_cast<size_t>(id)].layout = layout;
+        return Status();
+    }
+    if (variadic && node.input_size() > 2) {
+        // Pairwise from the left, ((a, b), c), ..., each intermediate of the broadcast shape.
+        std::string acc = node.input(0);
+        for (int i = 1; i < node.input_size(); ++i) {
+            const bool lastPair = i + 1 == node.input_size();
+            const std::string out =
+                lastPair ? node.output(0) : node.output(0) + "@" + std::to_string(i);
+            if (!lastPair) {
+                std::vector<int64_t> a, b;
+                for (int k = 0; k < 2; ++k) {
+                    const std::string& name = k == 0 ? acc : node.input(i);
+                    std::vector<int64_t>& dims = k == 0 ? a : b;
+                    if (const onnx::TensorProto* t = constant(name))
+                        dims.assign(t->dims().begin(), t->dims().end());
+                    else if (shapes_.count(name))
+                        dims = shapes_.at(name);
+                    else
+                        return fail(node, "the shape of '" + name + "' is unknown");
+                }
+                const size_t r = std::max(a.size(), b.size());
+                a = aligned(a, r);
+                b = aligned(b, r);
+                std::vector<int64_t> dims(r);
+                for (size_t d = 0; d < r; ++d)
+                    dims[d] = a[d] == 1 ? b[d] : a[d];
+                shapes_[out] = dims;
+            }
+            onnx::NodeProto pair;
+            pair.set_op_type(node.op_type());
+            pair.set_name(node.name());
+            pair.add_input(acc);
+            pair.add_input(node.input(i));
+            pair.add_output(out);
+            Status s = binary(pair, 0);
+            if (!s.ok())
+                return s;
+            acc = out;
+        }
+        return Status();
+    }
     if (node.input_size() != 2)
         return fail(
             node, std::to_string(node.input_size()) + " inputs (the xnnpack backend takes two)");
@@ -872,6 +968,21 @@ Status Compiler::binary(const onnx::NodeProto& node, int)
     if (!y)
         return y.status();
     const size_t rank = y->size();
+    // Before opset 7, broadcast=1 with an axis aligns B's first dimension with A's axis `axis`;
+    // only the trailing alignment, which NumPy's rules give, is supported.
+    if (opset_ < 7 && intAttribute(node, "broadcast", 0) != 0 && findAttribute(node, "axis")) {
+        std::vector<int64_t> b;
+        const onnx::TensorProto* bt = constant(node.input(1));
+        if (bt)
+            b.assign(bt->dims().begin(), bt->dims().end());
+        else if (const int id = valueOf(node.input(1)); id >= 0)
+            b = plan_.values[static_cast<size_t>(id)].dims;
+        if (normalizedAxis(intAttribute(node, "axis", 0), rank) !=
+            static_cast<int64_t>(rank) - static_cast<int64_t>(b.size()))
+            return fail(node,
+                "broadcast=1 with axis " + std::to_string(intAttribute(node, "axis", 0)) +
+                    " (B aligned other than with A's trailing axes) is not supported");
+    }
     // The output is channels-last when a computed operand of full rank is.
     Layout layout = Layout::Plain;
     for (int i = 0; i < 2; ++i) {
@@ -937,7 +1048,8 @@ Status Compiler::unary(const onnx::NodeProto& node, int)
     const int source = valueOf(node.input(0));
     if (source < 0)
         return fail(node, "its input is not computed by an earlier node");
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const std::vector<int64_t> dims = v.dims;
     const Layout layout = v.layout;
     const size_t count = static_cast<size_t>(v.count());
@@ -1008,6 +1120,10 @@ Status Compiler::batchNorm(const onnx::NodeProto& node, int)
     const std::string where = label(node);
     if (node.input_size() != 5 || (node.output_size() > 1 && !node.output(1).empty()))
         return fail(node, "only inference-mode BatchNormalization (5 inputs, 1 output) runs");
+    if (intAttribute(node, "training_mode", 0) != 0)
+        return fail(node,
+            "training_mode=1 (statistics of the batch instead of the given mean and variance) "
+            "is not supported");
     auto x = shapeOf(node.input(0), node);
     if (!x)
         return x.status();
@@ -1039,7 +1155,8 @@ Status Compiler::batchNorm(const onnx::NodeProto& node, int)
     const int source = valueOf(node.input(0));
     if (source < 0)
         return fail(node, "its input is not computed by an earlier node");
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const Layout layout = v.layout;
     if (layout == Layout::ChannelsLast) {
         step->outer = static_cast<size_t>(v.count()) / c;
@@ -1075,6 +1192,11 @@ Status Compiler::reshape(const onnx::NodeProto& node, int)
     const bool identity = node.op_type() == "Identity" || node.op_type() == "Dropout";
     if (identity && node.output_size() > 1 && !node.output(1).empty())
         return fail(node, "Dropout's mask output is not supported");
+    if (node.op_type() == "Dropout") {
+        Status s = inferenceDropout(node);
+        if (!s.ok())
+            return s;
+    }
     const int source = valueOf(node.input(0));
     if (source < 0)
         return fail(node, "its input is not computed by an earlier node");
@@ -1086,6 +1208,35 @@ Status Compiler::reshape(const onnx::NodeProto& node, int)
     }
     const int in = needId(source, Layout::Plain);
     alias(node.output(0), in, y.value());
+    return Status();
+}
+
+// A Dropout is a copy only in inference: training mode (opset 12+: the training_mode input;
+// before opset 7: is_test=0) drops a random ratio of the elements, unless the ratio is 0.
+Status Compiler::inferenceDropout(const onnx::NodeProto& node)
+{
+    if (opset_ < 7 && findAttribute(node, "is_test") && intAttribute(node, "is_test", 1) == 0)
+        return fail(node, "training-mode Dropout (is_test=0) drops random elements");
+    if (opset_ < 12 || node.input_size() < 3 || node.input(2).empty())
+        return Status();
+    const onnx::TensorProto* mode = constant(node.input(2));
+    std::vector<int64_t> training;
+    if (!mode || !onnxutil::readInt64(*mode, &training) || training.size() != 1)
+        return fail(node, "a training_mode that is not a constant scalar is not supported");
+    if (training[0] == 0)
+        return Status();
+    float ratio = 0.5f; // ONNX's default
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+        const onnx::TensorProto* r = constant(node.input(1));
+        std::vector<float> v;
+        if (!r || !onnxutil::readFloat(*r, &v) || v.size() != 1)
+            return fail(node, "training-mode Dropout with a ratio that is not a constant scalar");
+        ratio = v[0];
+    }
+    if (ratio != 0.0f)
+        return fail(node,
+            "training-mode Dropout (training_mode=1, ratio " + std::to_string(ratio) +
+                ") drops random elements; only inference (or ratio 0) runs");
     return Status();
 }
 
@@ -1138,7 +1289,8 @@ Status Compiler::transpose(const onnx::NodeProto& node, int)
     const int source = valueOf(node.input(0));
     if (source < 0)
         return fail(node, "its input is not computed by an earlier node");
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const int rank = static_cast<int>(v.dims.size());
     std::vector<int64_t> perm = intsAttribute(node, "perm");
     if (perm.empty())
@@ -1161,11 +1313,6 @@ Status Compiler::transpose(const onnx::NodeProto& node, int)
     step->output = addValue(node.output(0), dims, Layout::Plain);
     addStep(node, std::move(step));
     return Status();
-}
-
-int64_t normalizedAxis(int64_t axis, size_t rank)
-{
-    return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
 }
 
 Status Compiler::concat(const onnx::NodeProto& node, int)
@@ -1191,20 +1338,36 @@ Status Compiler::concat(const onnx::NodeProto& node, int)
     step->output = addValue(node.output(0), y.value(), layout);
     size_t offset = 0;
     for (const auto& name : node.input()) {
-        if (constant(name))
-            return fail(node, "a constant input ('" + name + "') is not supported");
-        auto in = need(name, layout, node);
-        if (!in)
-            return in.status();
-        const Value& v = plan_.values[static_cast<size_t>(in.value())];
-        if (v.dims.size() != rank)
-            return Status::invalid(label(node) + ": input '" + name + "' has rank " +
-                std::to_string(v.dims.size()) + ", the output " + std::to_string(rank));
-        const size_t length = static_cast<size_t>(v.dims[static_cast<size_t>(axis)]) * inner;
+        std::vector<int64_t> dims;
+        int source = -1;
+        if (const onnx::TensorProto* t = constant(name)) {
+            // A constant input is held by the step, laid out as the output is.
+            dims.assign(t->dims().begin(), t->dims().end());
+            if (dims.size() != rank)
+                return Status::invalid(label(node) + ": constant '" + name + "' has rank " +
+                    std::to_string(dims.size()) + ", the output " + std::to_string(rank));
+            auto values = constantFloats(name, node);
+            if (!values)
+                return values.status();
+            step->constants.push_back(toLayout(values.value(), dims, layout));
+            // XNNPACK's kernels may read up to XNN_EXTRA_BYTES (16) past an input's end.
+            step->constants.back().resize(step->constants.back().size() + 4, 0.0f);
+            source = CopyRowsStep::constantInput(step->constants.size() - 1);
+        } else {
+            auto in = need(name, layout, node);
+            if (!in)
+                return in.status();
+            source = in.value();
+            dims = plan_.values[static_cast<size_t>(source)].dims;
+            if (dims.size() != rank)
+                return Status::invalid(label(node) + ": input '" + name + "' has rank " +
+                    std::to_string(dims.size()) + ", the output " + std::to_string(rank));
+            step->inputs.push_back(source);
+        }
+        const size_t length = static_cast<size_t>(dims[static_cast<size_t>(axis)]) * inner;
         if (length > 0)
-            step->pieces.push_back({in.value(), step->output, outer, length, length,
+            step->pieces.push_back({source, step->output, outer, length, length,
                 static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner, 0, offset});
-        step->inputs.push_back(in.value());
         offset += length;
     }
     if (offset != static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner)
@@ -1218,7 +1381,8 @@ Status Compiler::split(const onnx::NodeProto& node, int)
     const int source = valueOf(node.input(0));
     if (source < 0)
         return fail(node, "its input is not computed by an earlier node");
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const size_t rank = v.dims.size();
     const int64_t axis = normalizedAxis(intAttribute(node, "axis", 0), rank);
     if (axis < 0 || axis >= static_cast<int64_t>(rank))
@@ -1259,7 +1423,8 @@ Status Compiler::slice(const onnx::NodeProto& node, int)
     auto y = shapeOf(node.output(0), node);
     if (!y)
         return y.status();
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const size_t rank = v.dims.size();
     std::vector<int64_t> starts, ends, axes, steps;
     if (opset_ < 10) {
@@ -1333,7 +1498,8 @@ Status Compiler::softmax(const onnx::NodeProto& node, int)
     const int source = valueOf(node.input(0));
     if (source < 0)
         return fail(node, "its input is not computed by an earlier node");
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const size_t rank = v.dims.size();
     const int64_t axis = normalizedAxis(intAttribute(node, "axis", opset_ < 13 ? 1 : -1), rank);
     if (axis < 0 || axis >= static_cast<int64_t>(rank))
@@ -1352,12 +1518,42 @@ Status Compiler::softmax(const onnx::NodeProto& node, int)
             in = needId(source, Layout::Plain);
             layout = Layout::Plain;
         }
-        if (physicalPosition(static_cast<int>(axis), static_cast<int>(rank), layout) !=
-            static_cast<int>(rank) - 1)
-            return fail(node,
-                "softmax over axis " + std::to_string(axis) + " of " + dimsText(v.dims) +
-                    " (only the innermost axis is supported)");
         step->channels = static_cast<size_t>(v.dims[static_cast<size_t>(axis)]);
+        if (physicalPosition(static_cast<int>(axis), static_cast<int>(rank), layout) !=
+            static_cast<int>(rank) - 1) {
+            // An outer axis of a row-major value: moved innermost, the softmax there, then
+            // moved back.
+            std::vector<int> perm;
+            for (int d = 0; d < static_cast<int>(rank); ++d)
+                if (d != axis)
+                    perm.push_back(d);
+            perm.push_back(static_cast<int>(axis));
+            std::vector<int64_t> moved;
+            std::vector<int> back(rank);
+            for (size_t j = 0; j < rank; ++j) {
+                moved.push_back(v.dims[static_cast<size_t>(perm[j])]);
+                back[static_cast<size_t>(perm[j])] = static_cast<int>(j);
+            }
+            auto there = std::make_unique<PermuteStep>();
+            there->node = label(node) + " (axis " + std::to_string(axis) + " moved innermost)";
+            there->inputDims = v.dims;
+            there->perm = perm;
+            there->inputs = {in};
+            there->output = addValue(node.output(0) + "@moved", moved, Layout::Plain);
+            step->inputs = {there->output};
+            addStep(node, std::move(there));
+            step->rows = static_cast<size_t>(v.count()) / step->channels;
+            step->output = addValue(node.output(0) + "@softmax", moved, Layout::Plain);
+            auto home = std::make_unique<PermuteStep>();
+            home->node = label(node) + " (axis " + std::to_string(axis) + " moved back)";
+            home->inputDims = moved;
+            home->perm = back;
+            home->inputs = {step->output};
+            addStep(node, std::move(step));
+            home->output = addValue(node.output(0), v.dims, Layout::Plain);
+            addStep(node, std::move(home));
+            return Status();
+        }
     }
     step->rows = static_cast<size_t>(v.count()) / step->channels;
     const std::vector<int64_t> dims = v.dims;
@@ -1375,7 +1571,8 @@ Status Compiler::reduce(const onnx::NodeProto& node, int)
     auto y = shapeOf(node.output(0), node);
     if (!y)
         return y.status();
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const size_t rank = v.dims.size();
     std::vector<int64_t> axes = intsAttribute(node, "axes");
     if (node.input_size() > 1 && !node.input(1).empty()) {
@@ -1385,6 +1582,8 @@ Status Compiler::reduce(const onnx::NodeProto& node, int)
         axes = a.value();
     }
     const bool keep = intAttribute(node, "keepdims", 1) != 0;
+    if (axes.empty() && intAttribute(node, "noop_with_empty_axes", 0) != 0)
+        return fail(node, "noop_with_empty_axes=1 without axes is not supported");
     std::vector<bool> reduced(rank, axes.empty());
     for (int64_t a : axes) {
         const int64_t axis = normalizedAxis(a, rank);
@@ -1449,7 +1648,8 @@ Status Compiler::pad(const onnx::NodeProto& node, int)
         if (node.input_size() > 3 && !node.input(3).empty())
             return fail(node, "the axes input is not supported");
     }
-    const Value& v = plan_.values[static_cast<size_t>(source)];
+    // A copy: adding values (a layout conversion, the output) may move plan_.values.
+    const Value v = plan_.values[static_cast<size_t>(source)];
     const size_t rank = v.dims.size();
     if (pads.size() != 2 * rank)
         return Status::invalid(label(node) + ": pads has " + std::to_string(pads.size()) +

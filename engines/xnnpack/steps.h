@@ -109,10 +109,12 @@ public:
 };
 
 // Concat, Split and Slice along one physical axis, as strided row copies: each piece copies `rows`
-// rows of `length` floats from inputs[piece] (at inOffset, rows inStride apart) to the output
-// value named in outputs (at outOffset, rows outStride apart).
+// rows of `length` floats from its input (at inOffset, rows inStride apart) to the output
+// value named in outputs (at outOffset, rows outStride apart). An input is a value id, or a
+// constant the step holds (Concat's constant inputs, in the output's layout): constantInput(i).
 class CopyRowsStep final : public StepDef {
 public:
+    static int constantInput(size_t index) { return -1 - static_cast<int>(index); }
     struct Piece {
         int input = -1;
         int output = -1;
@@ -120,6 +122,7 @@ public:
         size_t inOffset = 0, outOffset = 0;
     };
     std::vector<Piece> pieces; // Split's outputs are `output` and `extraOutputs`
+    std::vector<std::vector<float>> constants;
     const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;

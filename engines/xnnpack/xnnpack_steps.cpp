@@ -313,9 +313,10 @@ Expected<std::unique_ptr<StepExec>> CopyRowsStep::instantiate(
                 &xop, *this, "create this copy");
             if (!s.ok())
                 return s;
-            s = exec.setup(
-                xnn_setup_copy_nc_x32(xop, p.rows, plan.address(arena, p.input) + p.inOffset,
-                    plan.address(arena, p.output) + p.outOffset, pool),
+            const float* from = p.input >= 0 ? plan.address(arena, p.input)
+                                             : constants[static_cast<size_t>(-1 - p.input)].data();
+            s = exec.setup(xnn_setup_copy_nc_x32(xop, p.rows, from + p.inOffset,
+                               plan.address(arena, p.output) + p.outOffset, pool),
                 *this);
             if (!s.ok())
                 return s;
