@@ -46,6 +46,16 @@ const char* ioMemoryName(IoMemory m)
     return "?";
 }
 
+const char* EngineOptions::tensorRTOnlySetting() const
+{
+    return dynamicBatch()            ? "batch_min/batch_max (a dynamic batch)"
+        : workspaceMb > 0            ? "workspace_mb"
+        : cudaGraph                  ? "cuda_graph"
+        : ioMemory != IoMemory::Auto ? "io_memory"
+        : !gpuFallback               ? "dla_gpu_fallback"
+                                     : nullptr;
+}
+
 bool parsePrecision(const std::string& text, Precision* out)
 {
     for (Precision p : {Precision::Fp32, Precision::Fp16, Precision::Int8})

@@ -238,12 +238,7 @@ Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(std::shared_ptr<con
     if (options.threads < 0)
         return Status::invalid("threads must be 0 (backend default) or more");
     // Settings only the tensorrt backend honours: refused rather than silently ignored.
-    const char* tensorrtOnly = options.dynamicBatch() ? "batch_min/batch_max (a dynamic batch)"
-        : options.workspaceMb > 0                     ? "workspace_mb"
-        : options.cudaGraph                           ? "cuda_graph"
-        : options.ioMemory != IoMemory::Auto          ? "io_memory"
-        : !options.gpuFallback                        ? "dla_gpu_fallback"
-                                                      : nullptr;
+    const char* tensorrtOnly = options.tensorRTOnlySetting();
     if (tensorrtOnly)
         return Status::unsupported(std::string("the opencv backend has no setting ") +
             tensorrtOnly + "; it is a tensorrt backend setting");

@@ -261,12 +261,7 @@ Status checkOptions(const EngineOptions& options)
         return Status::unsupported("the xnnpack backend has no int8 mode yet; use precision: fp32");
     if (options.threads < 0)
         return Status::invalid("threads must be 0 (all cores) or more");
-    const char* tensorrtOnly = options.dynamicBatch() ? "batch_min/batch_max (a dynamic batch)"
-        : options.workspaceMb > 0                     ? "workspace_mb"
-        : options.cudaGraph                           ? "cuda_graph"
-        : options.ioMemory != IoMemory::Auto          ? "io_memory"
-        : !options.gpuFallback                        ? "dla_gpu_fallback"
-                                                      : nullptr;
+    const char* tensorrtOnly = options.tensorRTOnlySetting();
     if (tensorrtOnly)
         return Status::unsupported(std::string("the xnnpack backend has no setting ") +
             tensorrtOnly + "; it is a tensorrt backend setting");

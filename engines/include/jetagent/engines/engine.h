@@ -81,6 +81,10 @@ struct EngineOptions {
     IoMemory ioMemory = IoMemory::Auto;
     std::shared_ptr<CalibrationData> calibration; // int8: the calibration samples
 
+    // The first setting that only the tensorrt backend honours and that is not at its default
+    // ("workspace_mb"), for other backends to refuse rather than silently ignore; nullptr: none.
+    const char* tensorRTOnlySetting() const;
+
     int profileMin() const { return batchMin > 0 ? batchMin : batch; }
     int profileMax() const { return batchMax > 0 ? batchMax : batch; }
     bool dynamicBatch() const { return profileMin() != batch || profileMax() != batch; }
