@@ -9,6 +9,16 @@
 
 namespace jetagent::test {
 
+// How much slower a sanitizer build runs: wall-clock bounds of end-to-end tests are widened by it
+// (never a check skipped); 1 in ordinary builds.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kSanitizerSlowdown = 3.0;
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr double kSanitizerSlowdown = 1.0;
+constexpr bool kAddressSanitizer = false;
+#endif
+
 // A fresh empty directory under the system temp dir, removed when the object goes.
 class TempDir {
 public:

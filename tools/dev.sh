@@ -240,6 +240,7 @@ test)
     # without the model zoo (minutes natively, far longer under ASan).
     timed "build (ASan+UBSan)" configure_and_build "$build_dir-sanitize" -DJETAGENT_SANITIZE=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+        LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:fast_unwind_on_malloc=0" \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         timed "tests (ASan+UBSan, no zoo/vm)" run_tests "$build_dir-sanitize" -LE zoo -LE vm
     # aarch64: the same sources cross-compiled, the unit tests run under qemu-user (10-40x slower
