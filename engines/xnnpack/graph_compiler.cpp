@@ -107,6 +107,14 @@ private:
     Expected<std::vector<int64_t>> shapeOf(const std::string& name, const onnx::NodeProto& node);
     int addValue(const std::string& name, std::vector<int64_t> dims, Layout layout);
     int valueOf(const std::string& name) const;
+    // Input 0 of `node` as an earlier node (or the model's input) computed it; an error otherwise.
+    Expected<int> computedInput(const onnx::NodeProto& node) const
+    {
+        const int id = valueOf(node.input(0));
+        if (id < 0)
+            return fail(node, "its input is not computed by an earlier node");
+        return id;
+    }
     Expected<int> need(const std::string& name, Layout layout, const onnx::NodeProto& node);
     int needId(int id, Layout layout);
     int alias(const std::string& name, int of, std::vector<int64_t> dims);
@@ -912,9 +920,10 @@ Status Compiler::binary(const onnx::NodeProto& node, int)
     const bool variadic = node.op_type() == "Min" || node.op_type() == "Max";
     if (variadic && node.input_size() == 1) {
         // The minimum or maximum of one tensor is that tensor.
-        const int source = valueOf(node.input(0));
-        if (source < 0)
-            return fail(node, "its input is not computed by an earlier node");
+        auto computed = computedInput(node);
+        if (!computed)
+            return computed.status();
+        const int source = computed.value();
         const Layout layout = plan_.values[static_cast<size_t>(source)].layout;
         const std::vector<int64_t> dims = plan_.values[static_cast<size_t>(source)].dims;
         const int id = alias(node.output(0), source, dims);
@@ -1045,9 +1054,10 @@ Status Compiler::unary(const onnx::NodeProto& node, int)
 {
     const std::string& op = node.op_type();
     // Element-wise: the output keeps the input's layout.
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     // A copy: adding values (a layout conversion, the output) may move plan_.values.
     const Value v = plan_.values[static_cast<size_t>(source)];
     const std::vector<int64_t> dims = v.dims;
@@ -1152,9 +1162,10 @@ Status Compiler::batchNorm(const onnx::NodeProto& node, int)
             return Status::invalid(where + ": channel " + std::to_string(i) +
                 " has a non-finite scale or shift (variance + epsilon <= 0?)");
     }
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     // A copy: adding values (a layout conversion, the output) may move plan_.values.
     const Value v = plan_.values[static_cast<size_t>(source)];
     const Layout layout = v.layout;
@@ -1197,9 +1208,10 @@ Status Compiler::reshape(const onnx::NodeProto& node, int)
         if (!s.ok())
             return s;
     }
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     if (identity) {
         const Layout layout = plan_.values[static_cast<size_t>(source)].layout;
         const int id = alias(node.output(0), source, y.value());
@@ -1286,9 +1298,10 @@ bool Compiler::channelShuffle(const onnx::NodeProto& node)
 
 Status Compiler::transpose(const onnx::NodeProto& node, int)
 {
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     // A copy: adding values (a layout conversion, the output) may move plan_.values.
     const Value v = plan_.values[static_cast<size_t>(source)];
     const int rank = static_cast<int>(v.dims.size());
@@ -1378,9 +1391,10 @@ Status Compiler::concat(const onnx::NodeProto& node, int)
 
 Status Compiler::split(const onnx::NodeProto& node, int)
 {
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     // A copy: adding values (a layout conversion, the output) may move plan_.values.
     const Value v = plan_.values[static_cast<size_t>(source)];
     const size_t rank = v.dims.size();
@@ -1417,9 +1431,10 @@ Status Compiler::split(const onnx::NodeProto& node, int)
 
 Status Compiler::slice(const onnx::NodeProto& node, int)
 {
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     auto y = shapeOf(node.output(0), node);
     if (!y)
         return y.status();
@@ -1495,9 +1510,10 @@ Status Compiler::slice(const onnx::NodeProto& node, int)
 
 Status Compiler::softmax(const onnx::NodeProto& node, int)
 {
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     // A copy: adding values (a layout conversion, the output) may move plan_.values.
     const Value v = plan_.values[static_cast<size_t>(source)];
     const size_t rank = v.dims.size();
@@ -1565,9 +1581,10 @@ Status Compiler::softmax(const onnx::NodeProto& node, int)
 
 Status Compiler::reduce(const onnx::NodeProto& node, int)
 {
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     auto y = shapeOf(node.output(0), node);
     if (!y)
         return y.status();
@@ -1624,9 +1641,10 @@ Status Compiler::reduce(const onnx::NodeProto& node, int)
 
 Status Compiler::pad(const onnx::NodeProto& node, int)
 {
-    const int source = valueOf(node.input(0));
-    if (source < 0)
-        return fail(node, "its input is not computed by an earlier node");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    const int source = computed.value();
     const onnx::AttributeProto* mode = findAttribute(node, "mode");
     if (mode && mode->s() != "constant")
         return fail(node, "mode '" + mode->s() + "' (only constant padding is supported)");
