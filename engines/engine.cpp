@@ -125,15 +125,32 @@ std::vector<BackendInfo> listBackends()
     return list;
 }
 
-Expected<std::shared_ptr<const Engine>> buildEngine(
-    std::shared_ptr<const ModelFile> model, const EngineOptions& options)
+std::string resolveBackend(const EngineOptions& options)
 {
+    if (options.backend != "auto")
+        return options.backend;
+    if (options.device != Device::Cpu)
+        return "tensorrt";
+    for (const auto& b : kBackends)
+        if (std::string(b.name) == "xnnpack" && b.available())
+            return b.name;
+    return "opencv";
+}
+
+Expected<std::shared_ptr<const Engine>> buildEngine(
+    std::shared_ptr<const ModelFile> model, const EngineOptions& requested)
+{
+    EngineOptions options = requested;
+    options.backend = resolveBackend(requested);
+    const std::string chosen = requested.backend == "auto"
+        ? " (backend: auto chose it for device " + std::string(deviceName(options.device)) + ")"
+        : std::string();
     for (const auto& b : kBackends) {
         if (options.backend != b.name)
             continue;
         if (!b.available() || !b.build)
-            return Status::unsupported(
-                "engine backend '" + options.backend + "' is not available: " + b.details());
+            return Status::unsupported("engine backend '" + options.backend + "'" + chosen +
+                " is not available: " + b.details());
         if (options.batch < 1)
             return Status::invalid("batch must be at least 1");
         PrepareOptions prepare;
@@ -156,13 +173,16 @@ Expected<std::shared_ptr<const Engine>> buildEngine(
         logger("engine")->debug("{}: model '{}' prepared ({}) in {:.1f} ms, {} -> {} nodes{}",
             b.name, model->path, p.passList, nsToMs(p.ns), p.nodesBefore, p.nodesAfter,
             p.fromCache ? " (from the cache)" : "");
-        return b.build(std::move(model), p, options);
+        auto engine = b.build(std::move(model), p, options);
+        if (!engine && !chosen.empty())
+            return engine.status().withContext(options.backend + chosen);
+        return engine;
     }
     std::string known;
     for (const auto& b : kBackends)
         known += std::string(known.empty() ? "" : ", ") + b.name;
     return Status::invalid(
-        "unknown engine backend '" + options.backend + "' (known: " + known + ")");
+        "unknown engine backend '" + options.backend + "' (known: auto, " + known + ")");
 }
 
 } // namespace jetagent

@@ -395,9 +395,10 @@ int runCli(int argc, char** argv)
         "Also prepare the model for a backend and show what each pass changed");
     inspect
         ->add_option("--backend", inspectOptions.backend,
-            "Backend to prepare for (xnnpack: also compile, and list which library runs each node)")
+            "Backend to prepare for (auto: the CPU's default, xnnpack where built in; xnnpack:\n"
+            "also compile, and list which library runs each node)")
         ->capture_default_str()
-        ->check(CLI::IsMember({"xnnpack", "opencv", "tensorrt"}));
+        ->check(CLI::IsMember({"auto", "xnnpack", "opencv", "tensorrt"}));
     inspect->add_option("--batch", inspectOptions.batch, "Batch to prepare for (0: leave it free)")
         ->capture_default_str()
         ->check(CLI::Range(0, 4096));
@@ -406,6 +407,19 @@ int runCli(int argc, char** argv)
             (defaultCacheDir().empty() ? std::string("none here") : defaultCacheDir()) + ")");
     inspect->add_flag(
         "--no-cache", inspectNoCache, "Prepare in memory, ignoring the cache (times every pass)");
+    inspect
+        ->add_option("--profile", inspectOptions.profileRuns,
+            "Also run the compiled engine N times on a fixed input and show where the time goes:\n"
+            "per operator and library, and the slowest steps (xnnpack; implies --prepared)")
+        ->check(CLI::Range(1, 100000));
+    inspect->add_option("--warmup", inspectOptions.warmupRuns, "Untimed runs before --profile's")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
+    inspect
+        ->add_option("--threads", inspectOptions.threads,
+            "The profiled engine's threads (engine.threads; 0: the backend's default)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 256));
     inspect->footer(
         "\nChecks the model as every backend does before loading it (protobuf parse, external "
         "data,\n"
@@ -421,7 +435,8 @@ int runCli(int argc, char** argv)
         "  jetagent inspect model.onnx\n"
         "  jetagent inspect r3d_18.onnx --input-shape 1x3x16x112x112 --json\n"
         "  jetagent inspect resnet50.onnx --prepared --batch 8 --no-cache    time the "
-        "preparation\n");
+        "preparation\n"
+        "  jetagent inspect resnet50.onnx --profile 20    where xnnpack's time goes, per step\n");
 
     // power
     PowerCommandOptions powerOptions;
@@ -572,6 +587,9 @@ int runCli(int argc, char** argv)
         if (*inspect) {
             setLogLevel(global.level("warn"));
             InspectOptions o = inspectOptions;
+            o.prepared |= o.profileRuns > 0;
+            if ((inspect->count("--threads") || inspect->count("--warmup")) && o.profileRuns == 0)
+                return report(Status::invalid("--threads and --warmup are for --profile N"));
             if (inspectNoCache)
                 o.cacheDir.clear();
             else if (!inspect->count("--cache-dir"))

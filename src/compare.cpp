@@ -621,6 +621,7 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
         key = "tasks[" + std::to_string(options.task) + "]";
     } else {
         agent.path = "the default preprocessing (no --config)";
+        task.engine.backend = "opencv"; // the default reference: opencv:cpu:fp32
         task.engine.cacheDir = defaultCacheDir();
         source.uri = "synthetic://shapes";
     }
@@ -634,9 +635,10 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
         return Status::invalid("no model: give MODEL.onnx, or --config with a task");
 
     const std::string referenceSpec = options.reference.empty()
-        ? (options.config.empty() ? std::string("opencv:cpu:fp32")
-                                  : task.engine.backend + ":" + deviceName(task.engine.device) +
-                      ":" + precisionName(task.engine.precision) + " (" + key + ".engine)")
+        ? (options.config.empty()
+                  ? std::string("opencv:cpu:fp32")
+                  : resolveBackend(task.engine) + ":" + deviceName(task.engine.device) + ":" +
+                      precisionName(task.engine.precision) + " (" + key + ".engine)")
         : options.reference;
     EngineOptions referenceOptions = task.engine;
     if (!options.reference.empty()) {
@@ -649,6 +651,9 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
     if (!candidateParsed)
         return candidateParsed.status().withContext("--candidate");
     EngineOptions candidateOptions = candidateParsed.value();
+    // Reports name the backend that ran, not "auto".
+    referenceOptions.backend = resolveBackend(referenceOptions);
+    candidateOptions.backend = resolveBackend(candidateOptions);
     if (referenceOptions.backend == "opencv" && candidateOptions.backend == "opencv" &&
         referenceOptions.threads != candidateOptions.threads)
         return Status::invalid("the opencv backend's thread pool is shared by the process: give "

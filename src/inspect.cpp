@@ -161,6 +161,120 @@ void textSteps(const std::vector<EngineStep>& steps, std::string& out)
             out, "  %-10s %-20s %s\n", step.library.c_str(), step.op.c_str(), step.node.c_str());
 }
 
+// Where a compiled engine's time goes: each step's mean over the timed runs.
+struct Profile {
+    int runs = 0;
+    int warmup = 0;
+    int threads = 0;
+    int batch = 1;
+    std::vector<int64_t> runNs; // sorted
+    std::vector<double> stepMs; // mean per run, in step order
+    double median() const { return nsToMs(runNs[runNs.size() / 2]); }
+    double stepSum() const
+    {
+        double sum = 0;
+        for (double ms : stepMs)
+            sum += ms;
+        return sum;
+    }
+};
+
+Expected<Profile> profileEngine(const Engine& engine, const InspectOptions& options)
+{
+    auto created = engine.createSession();
+    if (!created)
+        return created.status();
+    Session& session = *created.value();
+    // A fixed pseudo-random image-like input in [0, 1): the kernels' speed does not depend on it.
+    std::vector<std::vector<float>> data;
+    std::vector<TensorView> views;
+    uint32_t state = 12345;
+    for (const TensorInfo& t : engine.inputs()) {
+        TensorShape shape;
+        shape.rank = static_cast<int>(t.dims.size());
+        for (int d = 0; d < shape.rank; ++d) {
+            const int64_t dim = t.dims[static_cast<size_t>(d)];
+            shape.dims[static_cast<size_t>(d)] = d == 0 ? options.batch : (dim > 0 ? dim : 1);
+        }
+        if (t.type != DataType::Float32)
+            return Status::unsupported("--profile feeds float32 inputs; input '" + t.name +
+                "' is " + dataTypeName(t.type));
+        data.emplace_back(static_cast<size_t>(shape.elementCount()));
+        for (float& v : data.back()) {
+            state = state * 1664525u + 1013904223u;
+            v = static_cast<float>(state >> 8) / 16777216.0f;
+        }
+        views.push_back({data.back().data(), shape});
+    }
+    Profile p;
+    p.runs = options.profileRuns;
+    p.warmup = options.warmupRuns;
+    p.threads = options.threads;
+    p.batch = options.batch;
+    for (int i = 0; i < options.warmupRuns; ++i) {
+        Status s = session.run(views.data(), views.size(), nullptr);
+        if (!s.ok())
+            return s;
+    }
+    if (!session.enableStepTimes(true) || !session.stepTimesNs())
+        return Status::unsupported("this backend cannot time its steps");
+    for (int i = 0; i < options.profileRuns; ++i) {
+        const int64_t start = monotonicNs();
+        Status s = session.run(views.data(), views.size(), nullptr);
+        if (!s.ok())
+            return s;
+        p.runNs.push_back(monotonicNs() - start);
+    }
+    std::sort(p.runNs.begin(), p.runNs.end());
+    for (int64_t ns : *session.stepTimesNs())
+        p.stepMs.push_back(nsToMs(ns) / options.profileRuns);
+    return p;
+}
+
+// The profile: per operator and library, then the slowest steps.
+void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::string& out)
+{
+    const double sum = p.stepSum();
+    appendf(out,
+        "\nprofile     batch %d, threads %s, %d timed runs after %d warm-up: run median %.3f ms, "
+        "min %.3f ms;\n            the steps' mean times add up to %.3f ms\n",
+        p.batch, p.threads > 0 ? std::to_string(p.threads).c_str() : "default", p.runs, p.warmup,
+        p.median(), nsToMs(p.runNs.front()), sum);
+    struct Group {
+        int steps = 0;
+        double ms = 0;
+    };
+    std::map<std::pair<std::string, std::string>, Group> groups;
+    for (size_t i = 0; i < steps.size() && i < p.stepMs.size(); ++i) {
+        Group& g = groups[{steps[i].op, steps[i].library}];
+        ++g.steps;
+        g.ms += p.stepMs[i];
+    }
+    std::vector<std::pair<std::pair<std::string, std::string>, Group>> byTime(
+        groups.begin(), groups.end());
+    std::stable_sort(byTime.begin(), byTime.end(),
+        [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+    appendf(
+        out, "  %-20s %-10s %6s %10s %7s\n", "operator", "library", "steps", "mean ms", "share");
+    for (const auto& [key, g] : byTime)
+        appendf(out, "  %-20s %-10s %6d %10.3f %6.1f%%\n", key.first.c_str(), key.second.c_str(),
+            g.steps, g.ms, sum > 0 ? 100.0 * g.ms / sum : 0.0);
+    std::vector<size_t> order(std::min(steps.size(), p.stepMs.size()));
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(
+        order.begin(), order.end(), [&](size_t a, size_t b) { return p.stepMs[a] > p.stepMs[b]; });
+    const size_t shown = std::min<size_t>(order.size(), 15);
+    appendf(out, "  the %zu slowest steps:\n  %4s %10s %7s  %-10s %s\n", shown, "step", "mean ms",
+        "share", "library", "node");
+    for (size_t k = 0; k < shown; ++k) {
+        const size_t i = order[k];
+        appendf(out, "  %4zu %10.3f %6.1f%%  %-10s %s\n", i + 1, p.stepMs[i],
+            sum > 0 ? 100.0 * p.stepMs[i] / sum : 0.0, steps[i].library.c_str(),
+            steps[i].node.c_str());
+    }
+}
+
 } // namespace
 
 Status parseInputShapes(
@@ -193,8 +307,12 @@ Status parseInputShapes(
     return Status();
 }
 
-Status inspectModel(const InspectOptions& options, std::string* out)
+Status inspectModel(const InspectOptions& requested, std::string* out)
 {
+    InspectOptions options = requested;
+    EngineOptions cpu; // inspect prepares for the CPU's backend unless told otherwise
+    cpu.backend = options.backend;
+    options.backend = resolveBackend(cpu);
     const int64_t start = monotonicNs();
     auto model = loadModelFile(options.model);
     if (!model)
@@ -218,18 +336,6 @@ Status inspectModel(const InspectOptions& options, std::string* out)
 
     Expected<PreparedModel> prepared = Status::invalid("not prepared");
     std::vector<EngineStep> steps;
-    if (options.prepared && options.backend == "xnnpack") {
-        // The compiled steps say which library runs each node; a node nothing can run is the
-        // build's error, naming it.
-        EngineOptions e;
-        e.backend = options.backend;
-        e.batch = options.batch > 0 ? options.batch : 1;
-        e.cacheDir = options.cacheDir;
-        auto engine = buildEngine(model.value(), e);
-        if (!engine)
-            return engine.status();
-        steps = engine.value()->steps();
-    }
     if (options.prepared) {
         PrepareOptions p;
         p.backend = options.backend;
@@ -239,6 +345,31 @@ Status inspectModel(const InspectOptions& options, std::string* out)
         if (!prepared)
             return prepared.status();
     }
+    Expected<Profile> profile = Status::invalid("not profiled");
+    if (options.profileRuns > 0 && options.backend != "xnnpack")
+        return Status::invalid("--profile times the compiled steps of the xnnpack backend; " +
+            options.backend +
+            " has none to time (use jetagent compare or bench for its run times)");
+    if (options.prepared && options.backend == "xnnpack") {
+        // The compiled steps say which library runs each node; a node nothing can run is the
+        // build's error, naming it.
+        EngineOptions e;
+        e.backend = options.backend;
+        e.batch = options.batch > 0 ? options.batch : 1;
+        e.threads = options.threads;
+        e.cacheDir = options.cacheDir;
+        auto engine = buildEngine(model.value(), e);
+        if (!engine)
+            return engine.status();
+        steps = engine.value()->steps();
+        if (options.profileRuns > 0) {
+            InspectOptions run = options;
+            run.batch = e.batch;
+            profile = profileEngine(*engine.value(), run);
+            if (!profile)
+                return profile.status().withContext("--profile");
+        }
+    }
 
     if (!options.json) {
         textReport(m, stats.value(), loadNs, *out);
@@ -246,6 +377,8 @@ Status inspectModel(const InspectOptions& options, std::string* out)
             textPrepared(prepared.value(), options, *out);
         if (!steps.empty())
             textSteps(steps, *out);
+        if (profile)
+            textProfile(profile.value(), steps, *out);
         return Status();
     }
 
@@ -290,6 +423,18 @@ Status inspectModel(const InspectOptions& options, std::string* out)
             for (const auto& step : steps)
                 list.push_back({{"node", step.node}, {"op", step.op}, {"library", step.library}});
             j["prepared"]["steps"] = list;
+        }
+        if (profile) {
+            const Profile& r = profile.value();
+            nlohmann::json runs = nlohmann::json::array();
+            for (int64_t ns : r.runNs)
+                runs.push_back(nsToMs(ns));
+            nlohmann::json stepMs = nlohmann::json::array();
+            for (double ms : r.stepMs)
+                stepMs.push_back(ms);
+            j["profile"] = {{"batch", r.batch}, {"threads", r.threads}, {"runs", r.runs},
+                {"warmup", r.warmup}, {"run_ms_sorted", runs}, {"run_median_ms", r.median()},
+                {"step_mean_ms", stepMs}};
         }
     }
     *out = j.dump(2) + "\n";

@@ -17,9 +17,13 @@ struct InspectOptions {
     std::vector<std::string> inputShapes; // "name:1x3x224x224", or "1x3x224x224" for a
                                           // single-input model; MACs are counted for these
     bool prepared = false; // also prepare the model and show what each pass changed
-    std::string backend = "opencv"; // whose preparation to show
+    std::string backend = "auto"; // whose preparation to show (auto: resolveBackend for the CPU)
     int batch = 1; // batch the model is prepared for
     std::string cacheDir; // empty: prepare in memory, timing every pass
+    int profileRuns = 0; // > 0: also run the compiled engine this many times (after warmupRuns)
+                         // and report each step's share of the time (backends with steps only)
+    int warmupRuns = 3;
+    int threads = 0; // the profiled engine's threads (engine.threads: 0 = the backend's default)
 };
 
 // Parses "name:AxBxC" / "AxBxC" into `shapes`; errors name the bad text.

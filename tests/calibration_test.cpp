@@ -421,7 +421,8 @@ TEST(Calibration, ClassificationTaskMakesTheDataBeforeTheBuild)
     fs::create_directory(dir / "calib");
     writeImages(dir / "calib", 4, 0);
     auto good = shapesTask(
-        "{precision: int8, calibration: {source: calib, frames: 4, batch: 2}}", dir.path());
+        "{backend: opencv, precision: int8, calibration: {source: calib, frames: 4, batch: 2}}",
+        dir.path());
     ASSERT_TRUE(good.ok()) << good.status().message();
     t = ClassificationTask::create(good.value(), 0, SourceInfo {});
     ASSERT_FALSE(t.ok());

@@ -254,6 +254,59 @@ TEST(Cli, InspectListsWhichLibraryRunsEachNodeOnXnnpack)
     EXPECT_GE(convs, 2u) << json.out;
 }
 
+// --profile times each compiled step: one mean per step, adding up to about a run, and the text
+// names the operators and the slowest steps.
+TEST(Cli, InspectProfileTimesEachCompiledStep)
+{
+    bool xnnpack = false;
+    for (const BackendInfo& b : listBackends())
+        xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
+    TempDir dir;
+    const std::string model = sourcePath("models/shapes_cnn.onnx");
+    auto opencv =
+        runJetagent({"inspect", model, "--profile", "3", "--backend", "opencv"}, dir.path());
+    EXPECT_EQ(opencv.exitCode, 2);
+    EXPECT_TRUE(has(opencv.err, "--profile times the compiled steps of the xnnpack backend"))
+        << opencv.err;
+    auto stray = runJetagent({"inspect", model, "--threads", "1"}, dir.path());
+    EXPECT_EQ(stray.exitCode, 2);
+    EXPECT_TRUE(has(stray.err, "are for --profile N")) << stray.err;
+    if (!xnnpack)
+        GTEST_SKIP() << "this build has no xnnpack backend";
+
+    auto json = runJetagent({"inspect", model, "--json", "--profile", "7", "--warmup", "1",
+                                "--threads", "1", "--batch", "2", "--no-cache"},
+        dir.path());
+    ASSERT_EQ(json.exitCode, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    ASSERT_TRUE(j.contains("profile")) << json.out;
+    const auto& p = j["profile"];
+    EXPECT_EQ(p["runs"], 7);
+    EXPECT_EQ(p["warmup"], 1);
+    EXPECT_EQ(p["threads"], 1);
+    EXPECT_EQ(p["batch"], 2);
+    ASSERT_EQ(p["run_ms_sorted"].size(), 7u);
+    ASSERT_EQ(p["step_mean_ms"].size(), j["prepared"]["steps"].size());
+    double sum = 0;
+    for (const auto& ms : p["step_mean_ms"]) {
+        EXPECT_GE(ms.get<double>(), 0.0);
+        sum += ms.get<double>();
+    }
+    // The steps run inside each timed run: their means add up to no more than the mean run.
+    double runMean = 0;
+    for (const auto& ms : p["run_ms_sorted"])
+        runMean += ms.get<double>() / 7;
+    EXPECT_GT(sum, 0.0);
+    EXPECT_LE(sum, runMean * 1.0001) << json.out;
+
+    auto text = runJetagent({"inspect", model, "--profile", "3", "--no-cache"}, dir.path());
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_TRUE(has(text.out, "profile     batch 1, threads default, 3 timed runs after 3 warm-up"))
+        << text.out;
+    EXPECT_TRUE(has(text.out, "slowest steps")) << text.out;
+    EXPECT_TRUE(has(text.out, "Conv                 xnnpack")) << text.out;
+}
+
 TEST(Cli, InspectErrorsAreUsageErrors)
 {
     TempDir dir;

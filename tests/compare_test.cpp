@@ -376,7 +376,7 @@ TEST(CompareCommand, UsageErrorsExitTwoNamingTheBadPart)
         {{"--candidate", "opencv,fusion=sometimes"}, "fusion=sometimes"},
         {{"--candidate", "opencv", "--reference", "opencv:gpu0"}, "--reference: engine spec"},
         {{"--candidate", "onnxruntime"}, "unknown backend 'onnxruntime'"},
-        {{"--candidate", "opencv,threads=2"}, "same threads"},
+        {{"--candidate", "opencv,threads=2", "--reference", "opencv"}, "same threads"},
         {{"--candidate", "opencv", "--calibration", "calib"}, "--calibration is for int8"},
         {{"--candidate", "opencv", "--task", "3"}, "--task 3"},
         {{"--candidate", "opencv", "--inputs", dir / "absent"}, "--inputs"},

@@ -44,7 +44,7 @@ TEST(Config, DefaultsFillEverythingLeftOut)
     const TaskConfig& t = c.tasks[0];
     EXPECT_EQ(t.name, "m");
     EXPECT_EQ(t.model, "/base/m.onnx");
-    EXPECT_EQ(t.engine.backend, "opencv");
+    EXPECT_EQ(t.engine.backend, "auto");
     EXPECT_EQ(t.engine.device, Device::Cpu);
     EXPECT_EQ(t.engine.precision, Precision::Fp32);
     EXPECT_EQ(t.engine.batch, 1);

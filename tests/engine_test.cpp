@@ -24,6 +24,14 @@ std::shared_ptr<const ModelFile> demoModel()
     return m.ok() ? m.value() : nullptr;
 }
 
+// The OpenCV DNN tests name their backend: the default (auto) is xnnpack where it is built in.
+EngineOptions openCV()
+{
+    EngineOptions o;
+    o.backend = "opencv";
+    return o;
+}
+
 // The demo model's preprocessing (see firmware-config/demo.yaml).
 PreprocessConfig demoPreprocessing()
 {
@@ -111,7 +119,7 @@ TEST(ModelFile, BadFilesGiveClearErrorsNamingTheFile)
 
 TEST(OpenCVDnnEngine, ClassifiesSyntheticShapes)
 {
-    auto engine = buildEngine(demoModel(), EngineOptions());
+    auto engine = buildEngine(demoModel(), openCV());
     ASSERT_TRUE(engine.ok()) << engine.status().message();
     const EngineDescription& d = engine.value()->description();
     EXPECT_EQ(d.backend, "opencv");
@@ -179,9 +187,9 @@ void expectClose(const std::vector<float>& a, const std::vector<float>& b, doubl
 
 TEST(OpenCVDnnEngine, FusionOffComputesTheSameFunction)
 {
-    EngineOptions unfused;
+    EngineOptions unfused = openCV();
     unfused.fusion = false;
-    auto fused = buildEngine(demoModel(), EngineOptions());
+    auto fused = buildEngine(demoModel(), openCV());
     auto plain = buildEngine(demoModel(), unfused);
     ASSERT_TRUE(fused.ok() && plain.ok());
     EXPECT_FALSE(plain.value()->description().options.fusion);
@@ -190,7 +198,7 @@ TEST(OpenCVDnnEngine, FusionOffComputesTheSameFunction)
 
 TEST(OpenCVDnnEngine, BatchOfFourEqualsFourSingleRuns)
 {
-    EngineOptions options;
+    EngineOptions options = openCV();
     options.batch = 4;
     auto engine = buildEngine(demoModel(), options);
     ASSERT_TRUE(engine.ok());
@@ -199,7 +207,7 @@ TEST(OpenCVDnnEngine, BatchOfFourEqualsFourSingleRuns)
 
 TEST(OpenCVDnnEngine, SessionsAreIndependent)
 {
-    auto engine = buildEngine(demoModel(), EngineOptions());
+    auto engine = buildEngine(demoModel(), openCV());
     ASSERT_TRUE(engine.ok());
     const auto a = logits(*engine.value(), 2, false);
     const auto b = logits(*engine.value(), 2, false);
@@ -208,7 +216,7 @@ TEST(OpenCVDnnEngine, SessionsAreIndependent)
 
 TEST(OpenCVDnnEngine, OptionsItCannotHonourAreClearErrors)
 {
-    EngineOptions gpu;
+    EngineOptions gpu = openCV();
     gpu.device = Device::Gpu;
     auto g = buildEngine(demoModel(), gpu);
     if (g.ok())
@@ -217,14 +225,14 @@ TEST(OpenCVDnnEngine, OptionsItCannotHonourAreClearErrors)
     EXPECT_NE(g.status().message().find("built without CUDA"), std::string::npos)
         << g.status().message();
 
-    EngineOptions fp16;
+    EngineOptions fp16 = openCV();
     fp16.precision = Precision::Fp16;
     auto h = buildEngine(demoModel(), fp16);
     ASSERT_FALSE(h.ok());
     EXPECT_EQ(h.status().kind(), ErrorKind::Unsupported);
     EXPECT_NE(h.status().message().find("fp16"), std::string::npos);
 
-    EngineOptions dla;
+    EngineOptions dla = openCV();
     dla.device = Device::Dla0;
     auto d = buildEngine(demoModel(), dla);
     ASSERT_FALSE(d.ok());
@@ -238,7 +246,8 @@ TEST(EngineRegistry, UnknownAndMissingBackends)
     auto u = buildEngine(demoModel(), unknown);
     ASSERT_FALSE(u.ok());
     EXPECT_EQ(u.status().kind(), ErrorKind::InvalidInput);
-    EXPECT_NE(u.status().message().find("known: xnnpack, opencv, tensorrt"), std::string::npos);
+    EXPECT_NE(
+        u.status().message().find("known: auto, xnnpack, opencv, tensorrt"), std::string::npos);
 
     EngineOptions trt;
     trt.backend = "tensorrt";
@@ -258,7 +267,7 @@ TEST(OpenCVDnnEngine, ModelOpenCVCannotRunFailsAtBuildNamingTheModel)
     // Hardmax is standard ONNX (opset 13) that OpenCV DNN 4.6 has no layer for.
     auto parsed = parseModelBytes(tinyModel("Hardmax"), "tiny.onnx");
     ASSERT_TRUE(parsed.ok()) << parsed.status().message(); // a well-formed ONNX file...
-    auto engine = buildEngine(parsed.value(), EngineOptions());
+    auto engine = buildEngine(parsed.value(), openCV());
     ASSERT_FALSE(engine.ok()); // ...that the backend cannot run
     EXPECT_EQ(engine.status().kind(), ErrorKind::InvalidInput);
     EXPECT_NE(engine.status().message().find("cannot load model 'tiny.onnx'"), std::string::npos)
@@ -269,7 +278,7 @@ TEST(OpenCVDnnEngine, WrongInputCountIsAnError)
 {
     auto parsed = parseModelBytes(tinyModel("Relu"), "relu.onnx");
     ASSERT_TRUE(parsed.ok());
-    auto engine = buildEngine(parsed.value(), EngineOptions());
+    auto engine = buildEngine(parsed.value(), openCV());
     ASSERT_TRUE(engine.ok()) << engine.status().message();
     auto session = engine.value()->createSession();
     ASSERT_TRUE(session.ok());
@@ -406,6 +415,51 @@ TEST(XnnpackEngine, RunsAOneNodeModel)
     ASSERT_EQ(out.shape.toString(), "1x3x4x4");
     for (size_t i = 0; i < input.size(); ++i)
         EXPECT_EQ(out.data[i], std::max(input[i], 0.0f)) << i;
+}
+
+TEST(EngineRegistry, AutoPicksXnnpackOnTheCpuAndTensorrtForAGpu)
+{
+    EngineOptions defaults;
+    EXPECT_EQ(defaults.backend, "auto");
+    EXPECT_EQ(resolveBackend(defaults), xnnpackBuilt() ? "xnnpack" : "opencv");
+    auto cpu = buildEngine(demoModel(), defaults);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+    EXPECT_EQ(cpu.value()->description().backend, resolveBackend(defaults));
+    EXPECT_EQ(cpu.value()->description().options.backend, resolveBackend(defaults));
+
+    EngineOptions gpu;
+    gpu.device = Device::Gpu;
+    EXPECT_EQ(resolveBackend(gpu), "tensorrt");
+    EngineOptions dla;
+    dla.device = Device::Dla1;
+    EXPECT_EQ(resolveBackend(dla), "tensorrt");
+    EngineOptions named;
+    named.backend = "opencv";
+    named.device = Device::Gpu;
+    EXPECT_EQ(resolveBackend(named), "opencv");
+    // The choice is named in the error, so that "tensorrt is not available" is not a mystery to
+    // someone who never wrote tensorrt.
+    bool tensorRT = false;
+    for (const BackendInfo& b : listBackends())
+        tensorRT |= b.name == "tensorrt" && b.available;
+    if (!tensorRT) {
+        auto g = buildEngine(demoModel(), gpu);
+        ASSERT_FALSE(g.ok());
+        EXPECT_EQ(g.status().kind(), ErrorKind::Unsupported);
+        EXPECT_NE(
+            g.status().message().find("backend: auto chose it for device gpu"), std::string::npos)
+            << g.status().message();
+    }
+    if (xnnpackBuilt()) {
+        // What the chosen backend refuses names the choice too.
+        EngineOptions int8;
+        int8.precision = Precision::Int8;
+        auto i = buildEngine(demoModel(), int8);
+        ASSERT_FALSE(i.ok());
+        EXPECT_NE(i.status().message().find("xnnpack (backend: auto chose it for device cpu)"),
+            std::string::npos)
+            << i.status().message();
+    }
 }
 
 } // namespace

@@ -475,7 +475,7 @@ void writeSlowModel(const std::string& path, int layers)
 TEST(ServiceProtocol, StopIsBoundedWhenAnInferenceHangs)
 {
     TempDir dir;
-    writeSlowModel(dir / "slow.onnx", 40);
+    writeSlowModel(dir / "slow.onnx", 160); // 300 GMACs: seconds on any CPU backend
     test::writeFile(dir / "agent.yaml",
         "source: {uri: synthetic://shapes, fps: 30}\n"
         "tasks:\n"

@@ -79,7 +79,7 @@ TEST(ClassificationTask, ConfigProblemsFoundAgainstTheModelNameKeyAndLine)
         std::string::npos)
         << e;
 
-    auto device = config("    engine: {device: gpu}\n");
+    auto device = config("    engine: {backend: opencv, device: gpu}\n");
     ASSERT_TRUE(device.ok());
     auto t = ClassificationTask::create(device.value(), 0, shapesInfo());
     if (!t.ok()) {

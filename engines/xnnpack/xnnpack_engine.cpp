@@ -145,8 +145,14 @@ public:
             std::memcpy(plan_->address(arena_.get(), plan_->inputs[i]), inputs[i].data,
                 static_cast<size_t>(v.count()) * sizeof(float));
         }
+        int64_t stepStart = stepTimes_.empty() ? 0 : monotonicNs();
         for (size_t i = 0; i < execs_.size(); ++i) {
             Status s = execs_[i]->run(pool_);
+            if (!stepTimes_.empty()) {
+                const int64_t now = monotonicNs();
+                stepTimes_[i] += now - stepStart;
+                stepStart = now;
+            }
             if (!s.ok())
                 return Status::runtime("inference on model '" + model_->path + "' failed at " +
                     plan_->steps[i]->node + ": " + s.message());
@@ -160,6 +166,13 @@ public:
     }
 
     size_t outputCount() const override { return plan_->outputs.size(); }
+
+    bool enableStepTimes(bool on) override
+    {
+        stepTimes_.assign(on ? execs_.size() : 0, 0);
+        return true;
+    }
+    const std::vector<int64_t>* stepTimesNs() const override { return &stepTimes_; }
 
     ConstTensorView output(size_t index) const override
     {
@@ -187,6 +200,7 @@ private:
     pthreadpool_t pool_;
     Arena arena_;
     std::vector<std::unique_ptr<xnnplan::StepExec>> execs_;
+    std::vector<int64_t> stepTimes_; // empty: not timing steps
 };
 
 class XnnpackEngine final : public Engine {

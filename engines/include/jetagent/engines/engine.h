@@ -56,8 +56,9 @@ const char* ioMemoryName(IoMemory m);
 
 // How to build an engine. Every field is validated by the backend, which says what it cannot do.
 struct EngineOptions {
-    std::string backend = "opencv"; // which backend builds the engine: "opencv" (CPU everywhere;
-                                    // CUDA where OpenCV has it)
+    std::string backend = "auto"; // which backend builds the engine: "auto" (resolveBackend:
+                                  // tensorrt for gpu/dla, xnnpack for the CPU), "xnnpack",
+                                  // "opencv" (CPU everywhere; CUDA where OpenCV has it), "tensorrt"
     Device device = Device::Cpu; // where inference runs; gpu needs a CUDA-enabled backend,
                                  // dla0/dla1 a Jetson with DLAs
     Precision precision = Precision::Fp32; // arithmetic; fp16/int8 are faster where the device
@@ -136,6 +137,17 @@ public:
 
     virtual size_t outputCount() const = 0;
     virtual ConstTensorView output(size_t index) const = 0;
+
+    // Per-step times, for profiles (`inspect --profile`), where the backend runs compiled steps
+    // (Engine::steps()): after enableStepTimes(true), each run() adds each step's time to
+    // stepTimesNs() (one entry per step, in Engine::steps() order; set to zero by enabling).
+    // Returns false where the backend cannot time its steps.
+    virtual bool enableStepTimes(bool on)
+    {
+        (void)on;
+        return false;
+    }
+    virtual const std::vector<int64_t>* stepTimesNs() const { return nullptr; }
 };
 
 // One step of a compiled engine: which library runs which node (`inspect --prepared --backend`).
@@ -185,5 +197,10 @@ struct BackendInfo {
 
 // Every backend this build knows, available or not.
 std::vector<BackendInfo> listBackends();
+
+// The backend `options` names, with "auto" resolved: tensorrt for device gpu, dla0 or dla1 (built
+// in or not: its absence is then the build's error); for the CPU, xnnpack where this build has it,
+// else opencv. Other names are returned as given.
+std::string resolveBackend(const EngineOptions& options);
 
 } // namespace jetagent
