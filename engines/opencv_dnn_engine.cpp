@@ -242,6 +242,9 @@ Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(std::shared_ptr<con
     if (tensorrtOnly)
         return Status::unsupported(std::string("the opencv backend has no setting ") +
             tensorrtOnly + "; it is a tensorrt backend setting");
+    if (!options.onednn)
+        return Status::unsupported(
+            "the opencv backend has no setting onednn; it is an xnnpack backend setting");
 
     // OpenCV's thread pool is process-wide: the last engine built decides it for all.
     if (options.threads > 0)

@@ -46,7 +46,10 @@ Status checkTensorRTOptions(const EngineOptions& options, const GpuPlatform& pla
     if (options.device == Device::Cpu)
         return Status::unsupported(
             "the tensorrt backend runs on the GPU or a DLA core: set device: gpu, dla0 or dla1 "
-            "(or backend: opencv for the CPU)");
+            "(or backend: xnnpack for the CPU)");
+    if (!options.onednn)
+        return Status::unsupported(
+            "the tensorrt backend has no setting onednn; it is an xnnpack backend setting");
     if (dla) {
         const int core = options.device == Device::Dla0 ? 0 : 1;
         if (core >= platform.dlaCores)

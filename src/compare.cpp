@@ -26,9 +26,11 @@ const char* const kCompareHelp =
     "--frames. Use it to trust a TensorRT fp16/int8 engine against the CPU backend before\n"
     "deploying it.\n\n"
     "Engine specs: BACKEND[:DEVICE[:PRECISION]][,key=value...]\n"
-    "  BACKEND    xnnpack, opencv, tensorrt (`jetagent backends` lists what this build has)\n"
+    "  BACKEND    auto, xnnpack, opencv, tensorrt (`jetagent backends` lists what this build\n"
+    "             has; auto: tensorrt for gpu/dla, xnnpack for cpu)\n"
     "  DEVICE     cpu, gpu, dla0, dla1              PRECISION  fp32, fp16, int8\n"
-    "  keys       the config's engine keys: fusion=on|off, threads=N, batch=N, batch_min=N,\n"
+    "  keys       the config's engine keys: fusion=on|off, onednn=on|off (xnnpack: dense\n"
+    "             convolutions on oneDNN, x86-64), threads=N, batch=N, batch_min=N,\n"
     "             batch_max=N, workspace_mb=N, dla_gpu_fallback=on|off, timing_cache=on|off,\n"
     "             cuda_graph=on|off, io_memory=auto|mapped|device\n"
     "  What a spec leaves out comes from --config's task engine section, else the defaults\n"
@@ -114,6 +116,8 @@ Status setSpecKey(
     constexpr int64_t kMaxWorkspaceMb = int64_t {1} << 20;
     if (key == "fusion")
         return parseSwitch(value, &o.fusion) ? Status() : bad("on or off");
+    if (key == "onednn")
+        return parseSwitch(value, &o.onednn) ? Status() : bad("on or off");
     if (key == "dla_gpu_fallback")
         return parseSwitch(value, &o.gpuFallback) ? Status() : bad("on or off");
     if (key == "timing_cache")
@@ -149,7 +153,7 @@ Status setSpecKey(
         return Status();
     }
     return Status::invalid("engine spec '" + spec + "': unknown key '" + key +
-        "' (known: fusion, threads, batch, batch_min, batch_max, workspace_mb, "
+        "' (known: fusion, onednn, threads, batch, batch_min, batch_max, workspace_mb, "
         "dla_gpu_fallback, timing_cache, cuda_graph, io_memory)");
 }
 
@@ -163,9 +167,9 @@ nlohmann::json describeEngine(
         {"target", e.target}, {"device", deviceName(o.device)},
         {"precision", precisionName(o.precision)}, {"batch", o.batch},
         {"batch_min", o.profileMin()}, {"batch_max", o.profileMax()}, {"threads", o.threads},
-        {"fusion", o.fusion}, {"workspace_mb", o.workspaceMb}, {"dla_gpu_fallback", o.gpuFallback},
-        {"timing_cache", o.timingCache}, {"cuda_graph", o.cudaGraph},
-        {"io_memory", ioMemoryName(o.ioMemory)},
+        {"fusion", o.fusion}, {"onednn", o.onednn}, {"workspace_mb", o.workspaceMb},
+        {"dla_gpu_fallback", o.gpuFallback}, {"timing_cache", o.timingCache},
+        {"cuda_graph", o.cudaGraph}, {"io_memory", ioMemoryName(o.ioMemory)},
         {"calibration", o.calibration ? nlohmann::json(o.calibration->description()) : nullptr},
         {"cache_dir", o.cacheDir}, {"model", e.modelPath}, {"model_sha256", e.modelSha256},
         {"preparation", e.preparation}, {"prepared_key", e.preparedKey},
@@ -475,6 +479,7 @@ Expected<EngineOptions> parseEngineSpec(const std::string& spec, const EngineOpt
         o.timingCache = defaults.timingCache;
         o.cudaGraph = defaults.cudaGraph;
         o.ioMemory = defaults.ioMemory;
+        o.onednn = defaults.onednn;
         o.device = defaults.device;
         o.precision = defaults.precision;
     }

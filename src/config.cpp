@@ -408,6 +408,7 @@ void readEngine(ConfigReader& reader, const YAML::Node& node, const std::string&
     m.integerAs("batch", engine.batch, 1, 256);
     m.integerAs("threads", engine.threads, 0, 256);
     m.boolean("fusion", engine.fusion);
+    m.boolean("onednn", engine.onednn);
     m.string("cache_dir", engine.cacheDir);
     m.integerAs("batch_min", engine.batchMin, 0, 256);
     m.integerAs("batch_max", engine.batchMax, 0, 256);

@@ -32,6 +32,6 @@ Status parseInputShapes(
 
 // Writes the report to `out`. Errors: the model cannot be read or checked (InvalidInput/NotFound),
 // preparation fails (InvalidInput), a bad input shape (InvalidInput).
-Status inspectModel(const InspectOptions& options, std::string* out);
+Status inspectModel(const InspectOptions& requested, std::string* out);
 
 } // namespace jetagent

@@ -127,6 +127,11 @@ TEST(CompareSpec, ReadsBackendDevicePrecisionAndKeys)
     EXPECT_FALSE(o->fusion);
     EXPECT_EQ(o->threads, 2);
     EXPECT_EQ(o->batch, 4);
+    EXPECT_TRUE(o->onednn);
+    auto x = parseEngineSpec("xnnpack,onednn=off", EngineOptions {});
+    ASSERT_TRUE(x) << x.status().message();
+    EXPECT_EQ(x->backend, "xnnpack");
+    EXPECT_FALSE(x->onednn);
 
     auto t = parseEngineSpec("tensorrt:dla0:int8,workspace_mb=512,io_memory=mapped,"
                              "dla_gpu_fallback=off,batch=4,batch_min=1,batch_max=8,cuda_graph=on,"

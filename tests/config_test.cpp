@@ -49,6 +49,7 @@ TEST(Config, DefaultsFillEverythingLeftOut)
     EXPECT_EQ(t.engine.precision, Precision::Fp32);
     EXPECT_EQ(t.engine.batch, 1);
     EXPECT_TRUE(t.engine.fusion);
+    EXPECT_TRUE(t.engine.onednn);
     EXPECT_EQ(t.preprocess.resize, ResizeMode::ShorterSide);
     EXPECT_EQ(t.preprocess.color, ColorOrder::Rgb);
     EXPECT_FLOAT_EQ(t.preprocess.divisor, 255.0f);
@@ -84,7 +85,7 @@ TEST(Config, EveryKeyIsRead)
                    "    labels: labels.txt\n"
                    "    deadline_ms: 40\n"
                    "    engine: {backend: opencv, device: gpu, precision: fp16, batch: 4, threads: "
-                   "2, fusion: false}\n"
+                   "2, fusion: false, onednn: false}\n"
                    "    preprocess:\n"
                    "      resize: stretch\n"
                    "      resize_size: 300\n"
@@ -124,6 +125,7 @@ TEST(Config, EveryKeyIsRead)
     EXPECT_EQ(t.engine.batch, 4);
     EXPECT_EQ(t.engine.threads, 2);
     EXPECT_FALSE(t.engine.fusion);
+    EXPECT_FALSE(t.engine.onednn);
     EXPECT_EQ(t.preprocess.resize, ResizeMode::Stretch);
     EXPECT_EQ(t.preprocess.cropWidth, 320);
     EXPECT_EQ(t.preprocess.cropHeight, 240);

@@ -306,51 +306,76 @@ bool xnnpackBuilt()
     return false;
 }
 
-// The demo model on xnnpack gives OpenCV DNN's scores on the same input.
+// The demo model on xnnpack gives OpenCV DNN's scores on the same input: with its dense
+// convolutions on oneDNN (where the build has it) and without, on one thread and on two (oneDNN's
+// share split by images of the batch, or by bands of output rows for one image).
 TEST(XnnpackEngine, ScoresTheDemoModelAsOpenCVDoes)
 {
     if (!xnnpackBuilt())
         GTEST_SKIP() << "this build has no xnnpack backend";
-    EngineOptions x;
-    x.backend = "xnnpack";
-    x.batch = 2;
-    EngineOptions o = x;
-    o.backend = "opencv";
-    auto xe = buildEngine(demoModel(), x);
-    auto oe = buildEngine(demoModel(), o);
-    ASSERT_TRUE(xe.ok()) << xe.status().message();
-    ASSERT_TRUE(oe.ok()) << oe.status().message();
-    EXPECT_EQ(xe.value()->description().backend, "xnnpack");
-    EXPECT_NE(xe.value()->description().backendVersion.find("XNNPACK"), std::string::npos);
-    auto xs = xe.value()->createSession();
-    auto os = oe.value()->createSession();
-    ASSERT_TRUE(xs.ok() && os.ok());
-    std::vector<float> input(2 * 3 * 64 * 64);
-    uint32_t seed = 12345;
-    for (float& v : input) {
-        seed = seed * 1664525u + 1013904223u;
-        v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 4.0f - 2.0f;
-    }
-    TensorView view {input.data(), {2, 3, 64, 64}};
-    ASSERT_TRUE(xs.value()->run(&view, 1, nullptr).ok());
-    ASSERT_TRUE(os.value()->run(&view, 1, nullptr).ok());
-    const ConstTensorView a = xs.value()->output(0);
-    const ConstTensorView b = os.value()->output(0);
-    ASSERT_EQ(a.shape.toString(), "2x6");
-    ASSERT_EQ(b.shape.toString(), "2x6");
-    double scale = 0;
-    double diff = 0;
-    for (int i = 0; i < 12; ++i) {
-        scale = std::max(scale, std::fabs(static_cast<double>(b.data[i])));
-        diff = std::max(diff, std::fabs(static_cast<double>(a.data[i]) - b.data[i]));
-    }
-    EXPECT_LT(diff, 1e-4 * scale) << "max |xnnpack - opencv| " << diff << " of " << scale;
+    struct Case {
+        int batch, threads;
+        bool oneDnn;
+    };
+    for (const Case c : {Case {2, 1, false}, Case {2, 1, true}, Case {2, 2, true},
+             Case {1, 2, true}, Case {3, 2, true}}) {
+        SCOPED_TRACE("batch " + std::to_string(c.batch) + ", threads " + std::to_string(c.threads) +
+            ", onednn " + (c.oneDnn ? "on" : "off"));
+        EngineOptions x;
+        x.backend = "xnnpack";
+        x.batch = c.batch;
+        x.threads = c.threads;
+        x.onednn = c.oneDnn;
+        EngineOptions o;
+        o.backend = "opencv";
+        o.batch = c.batch;
+        auto xe = buildEngine(demoModel(), x);
+        auto oe = buildEngine(demoModel(), o);
+        ASSERT_TRUE(xe.ok()) << xe.status().message();
+        ASSERT_TRUE(oe.ok()) << oe.status().message();
+        EXPECT_EQ(xe.value()->description().backend, "xnnpack");
+        EXPECT_NE(xe.value()->description().backendVersion.find("XNNPACK"), std::string::npos);
+        size_t oneDnnSteps = 0;
+        for (const EngineStep& step : xe.value()->steps())
+            oneDnnSteps += step.library == "onednn";
+        if (!c.oneDnn) {
+            EXPECT_EQ(oneDnnSteps, 0u);
+        }
+        EXPECT_EQ(xe.value()->description().backendVersion.find("oneDNN") != std::string::npos,
+            oneDnnSteps > 0);
+        auto xs = xe.value()->createSession();
+        auto os = oe.value()->createSession();
+        ASSERT_TRUE(xs.ok() && os.ok());
+        const size_t n = static_cast<size_t>(c.batch) * 3 * 64 * 64;
+        std::vector<float> input(n);
+        uint32_t seed = 12345;
+        for (float& v : input) {
+            seed = seed * 1664525u + 1013904223u;
+            v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 4.0f - 2.0f;
+        }
+        TensorView view {input.data(), {c.batch, 3, 64, 64}};
+        ASSERT_TRUE(xs.value()->run(&view, 1, nullptr).ok());
+        ASSERT_TRUE(os.value()->run(&view, 1, nullptr).ok());
+        const ConstTensorView a = xs.value()->output(0);
+        const ConstTensorView b = os.value()->output(0);
+        ASSERT_EQ(a.shape.elementCount(), 6 * c.batch);
+        ASSERT_EQ(b.shape.elementCount(), 6 * c.batch);
+        double scale = 0;
+        double diff = 0;
+        for (int i = 0; i < 6 * c.batch; ++i) {
+            scale = std::max(scale, std::fabs(static_cast<double>(b.data[i])));
+            diff = std::max(diff, std::fabs(static_cast<double>(a.data[i]) - b.data[i]));
+        }
+        EXPECT_LT(diff, 1e-4 * scale) << "max |xnnpack - opencv| " << diff << " of " << scale;
 
-    // A wrong input shape is an error, not a read past the buffer.
-    TensorView wrong {input.data(), {1, 3, 64, 64}};
-    const Status s = xs.value()->run(&wrong, 1, nullptr);
-    ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.message().find("built for 2x3x64x64"), std::string::npos) << s.message();
+        // A wrong input shape is an error, not a read past the buffer.
+        TensorView wrong {input.data(), {c.batch + 1, 3, 64, 64}};
+        const Status s = xs.value()->run(&wrong, 1, nullptr);
+        ASSERT_FALSE(s.ok());
+        EXPECT_NE(s.message().find("built for " + std::to_string(c.batch) + "x3x64x64"),
+            std::string::npos)
+            << s.message();
+    }
 }
 
 TEST(XnnpackEngine, AnOperatorItCannotRunFailsTheBuildNamingTheNode)
@@ -391,6 +416,15 @@ TEST(XnnpackEngine, RefusesWhatItCannotDoWithAReason)
     auto g = buildEngine(demoModel(), gpu);
     ASSERT_FALSE(g.ok());
     EXPECT_NE(g.status().message().find("runs on the CPU"), std::string::npos);
+
+    // onednn is the xnnpack backend's setting: the others refuse it rather than ignore it.
+    EngineOptions opencv;
+    opencv.backend = "opencv";
+    opencv.onednn = false;
+    auto o = buildEngine(demoModel(), opencv);
+    ASSERT_FALSE(o.ok());
+    EXPECT_NE(o.status().message().find("it is an xnnpack backend setting"), std::string::npos)
+        << o.status().message();
 }
 
 // A Relu with no step before it to fuse into runs as XNNPACK's clamp: max(x, 0) exactly.

@@ -46,6 +46,10 @@ packages=(
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
     libxnnpack-dev libpthreadpool-dev
 )
+# oneDNN, for the xnnpack backend's dense convolutions on x86-64 (ARM stays on XNNPACK).
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+    packages+=(libdnnl-dev)
+fi
 # The GStreamer tests' elements (videotestsrc, videoconvert, appsink; rtspsrc, JPEG and RTP
 # payloaders for the RTSP reconnect test, whose server links libgstrtspserver), an X server for the live
 # window's test, and the vivid VM test's emulator, initramfs tools and module tooling

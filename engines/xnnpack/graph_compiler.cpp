@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,6 +18,8 @@ namespace jetagent {
 namespace xnnplan {
 
 namespace {
+
+void chooseConvLibrary(ConvStep& step, bool oneDnn);
 
 using onnxutil::findAttribute;
 using onnxutil::floatAttribute;
@@ -577,8 +580,19 @@ Status Compiler::conv(const onnx::NodeProto& node, int)
     step->inputs = {in.value()};
     step->output = addValue(outName, y.value(), Layout::ChannelsLast);
     plan_.macs += product(*y, 0, y->size()) * static_cast<int64_t>(cig * spatial);
+    chooseConvLibrary(*step, options_.oneDnn);
     addStep(node, std::move(step));
     return Status();
+}
+
+// Which library runs a convolution: oneDNN for dense ones (one group) of at least 16 input
+// channels where this build has it (x86-64); XNNPACK otherwise. Measured per step with `inspect
+// --profile` on the zoo and the demo models (README, "Dense convolutions on oneDNN"): oneDNN was
+// faster on all but a few within the noise, from 0.6 to 600 M multiply-adds, except for
+// convolutions of few input channels (resnet50's first, 3 channels: 3.4 ms against 1.4 ms).
+void chooseConvLibrary(ConvStep& step, bool oneDnn)
+{
+    step.onednn = oneDnn && step.groups == 1 && step.groupInputChannels >= 16 && oneDnnAvailable();
 }
 
 // A 3-D convolution as a 2-D one: its depth taps gathered beside the channels (unless the kernel
@@ -633,6 +647,7 @@ Status Compiler::conv3d(const onnx::NodeProto& node, std::unique_ptr<ConvStep> s
     step->inputs = {convInput};
     step->output = addValue(outName, y, Layout::ChannelsLast);
     plan_.macs += product(y, 0, y.size()) * static_cast<int64_t>(taps * cig * spatial);
+    chooseConvLibrary(*step, options_.oneDnn);
     addStep(node, std::move(step));
     return Status();
 }

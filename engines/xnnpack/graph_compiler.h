@@ -18,6 +18,7 @@ namespace xnnplan {
 
 struct CompileOptions {
     bool fuseActivations = true; // Relu/Clip into the convolution, pooling or add before them
+    bool oneDnn = true; // dense convolutions on oneDNN where the build has it (chooseConvLibrary)
 };
 
 // Every node becomes a checked step or the compilation fails: an operator, attribute or shape the

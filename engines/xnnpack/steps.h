@@ -19,9 +19,11 @@ struct OutputRange {
     float max = std::numeric_limits<float>::infinity();
 };
 
-// 2-D convolution over NHWC (1-D and 3-D convolutions are lowered onto it by the compiler).
+// 2-D convolution over NHWC (1-D and 3-D convolutions are lowered onto it by the compiler), on
+// XNNPACK or, for dense convolutions on x86-64 where the compiler's rule says so, oneDNN.
 class ConvStep final : public StepDef {
 public:
+    bool onednn = false; // run on oneDNN (onednn_conv.cpp) instead of XNNPACK
     uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
     uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
     uint32_t groups = 1;
@@ -30,10 +32,16 @@ public:
     std::vector<float> kernel; // [groups][group out][kernelH][kernelW][group in]
     std::vector<float> bias; // [groups * group out]
     OutputRange range;
-    const char* library() const override { return "xnnpack"; }
+    const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
+
+// oneDNN's part (onednn_conv.cpp, in x86-64 builds with oneDNN; elsewhere oneDnnAvailable() is
+// false and no step asks for it).
+bool oneDnnAvailable();
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
+    const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
 
 // Rows of `inputChannels` times a constant [outputChannels][inputChannels] matrix, plus bias.
 class FullyConnectedStep final : public StepDef {

@@ -19,6 +19,7 @@
 #include "graph_compiler.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "steps.h"
 
 #ifndef JETAGENT_XNNPACK_VERSION
 #define JETAGENT_XNNPACK_VERSION "unknown version"
@@ -294,8 +295,14 @@ std::string xnnpackDetails()
     Status s = initialiseXnnpack();
     if (!s.ok())
         return "XNNPACK " JETAGENT_XNNPACK_VERSION ": " + s.message();
+    std::string oneDnn;
+#ifdef JETAGENT_HAVE_ONEDNN
+    oneDnn = xnnplan::oneDnnAvailable() ? "; dense convolutions on oneDNN " JETAGENT_ONEDNN_VERSION
+                                        : "; oneDNN " JETAGENT_ONEDNN_VERSION
+                                          " is compiled in but cannot run here";
+#endif
     return "XNNPACK " JETAGENT_XNNPACK_VERSION ", " + instructionSets() +
-        ", fp32; reference kernels for the operators XNNPACK lacks";
+        ", fp32; reference kernels for the operators XNNPACK lacks" + oneDnn;
 }
 
 std::vector<std::string> xnnpackOperators()
@@ -317,6 +324,7 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
         return Status::invalid("the prepared form of model '" + model->path + "' does not parse");
     xnnplan::CompileOptions compile;
     compile.fuseActivations = options.fusion;
+    compile.oneDnn = options.onednn;
     auto plan = xnnplan::compileModel(proto, compile);
     if (!plan)
         return plan.status().withContext("xnnpack cannot run model '" + model->path + "'");
@@ -330,9 +338,16 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     if (options.threads != 0 || plan.value()->macs >= kSmallModelMacs)
         pool = SharedPool::get(options.threads, &threads);
 
+    size_t onOneDnn = 0;
+    for (const auto& step : plan.value()->steps)
+        onOneDnn += std::string(step->library()) == "onednn";
     EngineDescription description;
     description.backend = "xnnpack";
     description.backendVersion = "XNNPACK " JETAGENT_XNNPACK_VERSION;
+#ifdef JETAGENT_HAVE_ONEDNN
+    if (onOneDnn > 0)
+        description.backendVersion += " + oneDNN " JETAGENT_ONEDNN_VERSION;
+#endif
     description.target = "cpu";
     description.options = options;
     description.options.threads = threads;
@@ -365,9 +380,10 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
             onReference += "; ... (`jetagent inspect --prepared --backend xnnpack` lists them all)";
         ++reference;
     }
-    logger("engine")->info("xnnpack: '{}' compiled into {} steps, {} on reference kernels{}; arena "
-                           "{:.1f} MiB, weights {:.1f} MiB, {} thread(s); built in {:.1f} ms",
-        engine->description().modelPath, p.steps.size(), reference, onReference,
+    logger("engine")->info("xnnpack: '{}' compiled into {} steps, {} on oneDNN, {} on reference "
+                           "kernels{}; arena {:.1f} MiB, weights {:.1f} MiB, {} thread(s); built "
+                           "in {:.1f} ms",
+        engine->description().modelPath, p.steps.size(), onOneDnn, reference, onReference,
         static_cast<double>(p.arenaFloats) * 4 / (1 << 20),
         static_cast<double>(p.weightFloats) * 4 / (1 << 20), threads,
         nsToMs(engine->description().buildNs));

@@ -89,9 +89,24 @@ Expected<std::unique_ptr<StepExec>> makeExec(Body body)
 
 } // namespace
 
+#ifndef JETAGENT_HAVE_ONEDNN
+bool oneDnnAvailable()
+{
+    return false;
+}
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
+    const ConvStep& step, float*, const Plan&, pthreadpool_t)
+{
+    return Status::unsupported(step.node + ": this build has no oneDNN");
+}
+#endif
+
 Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
+    if (onednn)
+        return instantiateOneDnnConv(*this, arena, plan, pool);
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
         const size_t inStride = groups * groupInputChannels;

@@ -69,6 +69,9 @@ struct EngineOptions {
         true; // fuse layers (conv+bn+activation); false runs the unoptimised graph for comparison
     std::string cacheDir; // where prepared models (and compiled plans) are kept; empty = prepare
                           // in memory at every build (costs up to seconds per start)
+    bool onednn = true; // xnnpack only: dense convolutions on oneDNN where the build has it
+                        // (x86-64); false keeps every convolution on XNNPACK. Other backends
+                        // refuse false.
 
     // TensorRT only (other backends refuse values other than the defaults, except where noted).
     int batchMin = 0; // dynamic batch profile: the smallest batch a session may run; 0 = batch
@@ -177,12 +180,13 @@ public:
     virtual std::vector<EngineStep> steps() const { return {}; }
 };
 
-// Prepares `model` for the named backend (model_prepare.h; through the cache in options.cacheDir)
-// and builds an engine from the prepared model. Errors: an unknown or unavailable backend, or
-// options it cannot honour (ErrorKind::Unsupported); a model that preparation or the backend
-// cannot handle (InvalidInput); a cache directory that cannot be written (Io).
+// Prepares `model` for the backend `requested` names (resolveBackend; model_prepare.h, through
+// the cache in requested.cacheDir) and builds an engine from the prepared model. Errors: an
+// unknown or unavailable backend, or options it cannot honour (ErrorKind::Unsupported); a model
+// that preparation or the backend cannot handle (InvalidInput); a cache directory that cannot be
+// written (Io).
 Expected<std::shared_ptr<const Engine>> buildEngine(
-    std::shared_ptr<const ModelFile> model, const EngineOptions& options);
+    std::shared_ptr<const ModelFile> model, const EngineOptions& requested);
 
 struct BackendInfo {
     std::string name; // as written in config: engine.backend

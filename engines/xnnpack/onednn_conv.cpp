@@ -1,0 +1,242 @@
+// Dense 2-D convolutions of the xnnpack backend on oneDNN (x86-64 builds with libdnnl-dev): where
+// XNNPACK's 2022 snapshot runs them several times slower (its small fp32 GEMM tiles).
+//
+// Threads: oneDNN's Debian build parallelises with OpenMP, whose idle workers spin, and a spinning
+// pool takes the cores that capture and preprocessing need. So oneDNN never runs a parallel region
+// here: every call runs on one thread (omp_set_num_threads(1) in the calling thread), and the step
+// is split over the backend's own pthreadpool instead, one oneDNN primitive per part, by images of
+// the batch or, for one image, by bands of output rows (both dense in NHWC, which oneDNN's fast
+// kernels need; a channel slice of the output would be strided and fall to its reference kernel).
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <dnnl.h>
+#include <dnnl.hpp>
+#include <omp.h>
+#include <pthreadpool.h>
+
+#include "steps.h"
+
+namespace jetagent {
+namespace xnnplan {
+
+namespace {
+
+using dnnl::memory;
+
+// One part of the step: a primitive over a dense slice of the input and output.
+struct Part {
+    dnnl::stream stream; // one per part: the parts run at once on different threads
+    dnnl::convolution_forward primitive;
+    memory src, dst, weights, bias, scratchpad;
+    std::vector<dnnl_exec_arg_t> args;
+};
+
+class OneDnnConvExec final : public StepExec {
+public:
+    explicit OneDnnConvExec(dnnl::engine engine) : engine_(std::move(engine)) { }
+
+    Status build(const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+    {
+        float* in = plan.address(arena, step.inputs[0]);
+        float* out = plan.address(arena, step.output);
+        const Value& y = plan.values[static_cast<size_t>(step.output)];
+        // The output is NHWC [batch][outH][outW][channels] whatever the value's logical rank.
+        const size_t oc = step.groupOutputChannels;
+        const size_t ic = step.groupInputChannels;
+        const size_t batch = step.batch;
+        const size_t outPixels = static_cast<size_t>(y.count()) / (batch * oc);
+        const size_t outW = (step.inputW + step.padLeft + step.padRight -
+                                (step.dilationW * (step.kernelW - 1) + 1)) /
+                step.strideW +
+            1;
+        const size_t outH = outPixels / outW;
+        const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
+        // oneDNN sizes a primitive's work split by the creating thread's OpenMP thread count: one.
+        omp_set_num_threads(1);
+        try {
+            if (batch > 1) {
+                // Whole images per part.
+                const size_t parts = std::min(threads, batch);
+                for (size_t p = 0; p < parts; ++p) {
+                    const size_t b0 = batch * p / parts, b1 = batch * (p + 1) / parts;
+                    addPart(step, in + b0 * step.inputH * step.inputW * ic,
+                        out + b0 * outH * outW * oc, b1 - b0, step.inputH, step.padTop,
+                        step.padBottom, outH);
+                }
+            } else {
+                // Bands of output rows, each with the input rows it reads and the padding that
+                // falls inside it.
+                const size_t parts = std::min(threads, outH);
+                const long span =
+                    static_cast<long>(step.dilationH) * (static_cast<long>(step.kernelH) - 1) + 1;
+                for (size_t p = 0; p < parts; ++p) {
+                    const long r0 = static_cast<long>(outH * p / parts);
+                    const long r1 = static_cast<long>(outH * (p + 1) / parts);
+                    const long first =
+                        r0 * static_cast<long>(step.strideH) - static_cast<long>(step.padTop);
+                    const long end = (r1 - 1) * static_cast<long>(step.strideH) -
+                        static_cast<long>(step.padTop) + span;
+                    const long h = static_cast<long>(step.inputH);
+                    const long from = std::max(0L, first), to = std::min(h, end);
+                    addPart(step, in + static_cast<size_t>(from) * step.inputW * ic,
+                        out + static_cast<size_t>(r0) * outW * oc, 1,
+                        static_cast<size_t>(to - from), static_cast<uint32_t>(std::max(0L, -first)),
+                        static_cast<uint32_t>(std::max(0L, end - h)), static_cast<size_t>(r1 - r0));
+                }
+            }
+        } catch (const dnnl::error& e) {
+            return Status::unsupported(
+                step.node + ": oneDNN cannot run this convolution (" + e.what() + ")");
+        }
+        return Status();
+    }
+
+    Status run(pthreadpool_t pool) override
+    {
+        if (parts_.size() == 1 || !pool) {
+            for (size_t p = 0; p < parts_.size(); ++p)
+                execute(p);
+        } else {
+            pthreadpool_parallelize_1d(
+                pool, [](void* self, size_t p) { static_cast<OneDnnConvExec*>(self)->execute(p); },
+                this, parts_.size(), 0);
+        }
+        for (dnnl_status_t s : status_)
+            if (s != dnnl_success)
+                return Status::runtime("oneDNN convolution failed (status " +
+                    std::to_string(static_cast<int>(s)) + ")");
+        return Status();
+    }
+
+private:
+    void execute(size_t p)
+    {
+        omp_set_num_threads(1); // this thread's OpenMP regions: none (see the file's comment)
+        Part& part = parts_[p];
+        status_[p] = dnnl_primitive_execute(part.primitive.get(), part.stream.get(),
+            static_cast<int>(part.args.size()), part.args.data());
+    }
+
+    void addPart(const ConvStep& step, float* in, float* out, size_t images, size_t inRows,
+        uint32_t padTop, uint32_t padBottom, size_t outRows)
+    {
+        const auto f32 = memory::data_type::f32;
+        const auto ic = static_cast<memory::dim>(step.groupInputChannels);
+        const auto oc = static_cast<memory::dim>(step.groupOutputChannels);
+        const auto n = static_cast<memory::dim>(images);
+        const auto kh = static_cast<memory::dim>(step.kernelH);
+        const auto kw = static_cast<memory::dim>(step.kernelW);
+        const size_t outW = (step.inputW + step.padLeft + step.padRight -
+                                (step.dilationW * (step.kernelW - 1) + 1)) /
+                step.strideW +
+            1;
+        const memory::desc srcDesc(
+            {n, ic, static_cast<memory::dim>(inRows), static_cast<memory::dim>(step.inputW)}, f32,
+            memory::format_tag::nhwc);
+        const memory::desc dstDesc(
+            {n, oc, static_cast<memory::dim>(outRows), static_cast<memory::dim>(outW)}, f32,
+            memory::format_tag::nhwc);
+        const memory::desc anyWeights({oc, ic, kh, kw}, f32, memory::format_tag::any);
+        const memory::desc biasDesc({oc}, f32, memory::format_tag::x);
+        const memory::dims strides {step.strideH, step.strideW};
+        const memory::dims dilation {step.dilationH - 1, step.dilationW - 1};
+        const memory::dims padL {padTop, step.padLeft}, padR {padBottom, step.padRight};
+        const auto desc = step.bias.empty()
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcDesc, anyWeights, dstDesc, strides,
+                  dilation, padL, padR)
+            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcDesc, anyWeights, biasDesc, dstDesc,
+                  strides, dilation, padL, padR);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        if (step.range.min > -std::numeric_limits<float>::infinity() ||
+            step.range.max < std::numeric_limits<float>::infinity()) {
+            dnnl::post_ops ops;
+            if (step.range.min == 0.0f && step.range.max == std::numeric_limits<float>::infinity())
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+            else
+                ops.append_eltwise(
+                    1.0f, dnnl::algorithm::eltwise_clip, step.range.min, step.range.max);
+            attr.set_post_ops(ops);
+        }
+        const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
+
+        Part part;
+        part.stream = dnnl::stream(engine_);
+        part.primitive = dnnl::convolution_forward(pd);
+        part.src = memory(srcDesc, engine_, in);
+        part.dst = memory(dstDesc, engine_, out);
+        part.weights = weightsFor(step, pd.weights_desc());
+        part.scratchpad = memory(pd.scratchpad_desc(), engine_);
+        part.args = {{DNNL_ARG_SRC, part.src.get()}, {DNNL_ARG_WEIGHTS, part.weights.get()},
+            {DNNL_ARG_DST, part.dst.get()}, {DNNL_ARG_SCRATCHPAD, part.scratchpad.get()}};
+        if (!step.bias.empty()) {
+            part.bias = memory(biasDesc, engine_, const_cast<float*>(step.bias.data()));
+            part.args.push_back({DNNL_ARG_BIAS, part.bias.get()});
+        }
+        parts_.push_back(std::move(part));
+        status_.push_back(dnnl_success);
+    }
+
+    // The weights re-laid for a primitive's kernel, once per layout the parts ask for.
+    memory weightsFor(const ConvStep& step, const memory::desc& wanted)
+    {
+        for (const memory& w : weights_)
+            if (w.get_desc() == wanted)
+                return w;
+        const auto ic = static_cast<memory::dim>(step.groupInputChannels);
+        const auto oc = static_cast<memory::dim>(step.groupOutputChannels);
+        // The step's kernel is [out][kh][kw][in]: oneDNN's ohwi.
+        memory plain({{oc, ic, static_cast<memory::dim>(step.kernelH),
+                          static_cast<memory::dim>(step.kernelW)},
+                         memory::data_type::f32, memory::format_tag::ohwi},
+            engine_, const_cast<float*>(step.kernel.data()));
+        memory packed(wanted, engine_);
+        omp_set_num_threads(1);
+        dnnl::stream stream(engine_);
+        dnnl::reorder(plain, packed).execute(stream, plain, packed);
+        stream.wait();
+        weights_.push_back(packed);
+        return packed;
+    }
+
+    dnnl::engine engine_;
+    std::vector<Part> parts_;
+    std::vector<dnnl_status_t> status_;
+    std::vector<memory> weights_;
+};
+
+} // namespace
+
+bool oneDnnAvailable()
+{
+    try {
+        static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+        (void)engine;
+        return true;
+    } catch (const dnnl::error&) {
+        return false;
+    }
+}
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
+    const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+{
+    try {
+        auto exec = std::make_unique<OneDnnConvExec>(dnnl::engine(dnnl::engine::kind::cpu, 0));
+        Status s = exec->build(step, arena, plan, pool);
+        if (!s.ok())
+            return s;
+        return std::unique_ptr<StepExec>(std::move(exec));
+    } catch (const dnnl::error& e) {
+        return Status::unsupported(step.node + ": oneDNN: " + e.what());
+    }
+}
+
+} // namespace xnnplan
+} // namespace jetagent
