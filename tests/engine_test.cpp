@@ -451,6 +451,141 @@ TEST(XnnpackEngine, RunsAOneNodeModel)
         EXPECT_EQ(out.data[i], std::max(input[i], 0.0f)) << i;
 }
 
+// ResNet's basic block on 16 channels: r = relu(conv0(input)); output = relu(conv2(relu(conv1(r)))
+// + r). The variants: r read once more after the block (output = that + r), and the convolution
+// adding its own input (relu(conv(r) + r)). In neither may the convolution write over r.
+enum class Residual { Block, ReadAgain, OwnInput };
+
+std::vector<char> residualModel(Residual variant)
+{
+    const bool readAgain = variant == Residual::ReadAgain;
+    constexpr int kC = 16;
+    onnx::ModelProto model;
+    model.set_ir_version(7);
+    model.set_producer_name("jetagent-test");
+    model.add_opset_import()->set_version(13);
+    auto* graph = model.mutable_graph();
+    graph->set_name("residual");
+    auto node = [&](const std::string& op, const std::vector<std::string>& in,
+                    const std::string& out) {
+        auto* n = graph->add_node();
+        n->set_op_type(op);
+        n->set_name(out);
+        for (const auto& i : in)
+            n->add_input(i);
+        n->add_output(out);
+        return n;
+    };
+    uint32_t seed = 7;
+    auto weights = [&](const std::string& name, const std::vector<int>& dims) {
+        auto* w = graph->add_initializer();
+        w->set_name(name);
+        w->set_data_type(onnx::TensorProto_DataType_FLOAT);
+        int count = 1;
+        for (int d : dims) {
+            w->add_dims(d);
+            count *= d;
+        }
+        for (int i = 0; i < count; ++i) {
+            seed = seed * 1664525u + 1013904223u;
+            w->add_float_data((static_cast<float>(seed >> 8) / 16777216.0f - 0.5f) * 0.4f);
+        }
+    };
+    weights("w0", {kC, 3, 1, 1});
+    weights("w1", {kC, kC, 3, 3});
+    weights("w2", {kC, kC, 3, 3});
+    auto conv3x3 = [&](const std::string& in, const std::string& w, const std::string& out) {
+        auto* pads = node("Conv", {in, w}, out)->add_attribute();
+        pads->set_name("pads");
+        pads->set_type(onnx::AttributeProto_AttributeType_INTS);
+        for (int k = 0; k < 4; ++k)
+            pads->add_ints(1);
+    };
+    node("Conv", {"input", "w0"}, "c0");
+    node("Relu", {"c0"}, "r");
+    if (variant == Residual::OwnInput) {
+        conv3x3("r", "w2", "c");
+    } else {
+        conv3x3("r", "w1", "c1");
+        node("Relu", {"c1"}, "h");
+        conv3x3("h", "w2", "c");
+    }
+    node("Add", {"c", "r"}, "s");
+    node("Relu", {"s"}, readAgain ? "o1" : "output");
+    if (readAgain)
+        node("Add", {"o1", "r"}, "output");
+    for (auto* value : {graph->add_input(), graph->add_output()}) {
+        const bool in = value == &graph->input(0);
+        value->set_name(in ? "input" : "output");
+        auto* tensor = value->mutable_type()->mutable_tensor_type();
+        tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+        for (int d : {1, in ? 3 : kC, 9, 7})
+            tensor->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    std::string bytes = model.SerializeAsString();
+    return std::vector<char>(bytes.begin(), bytes.end());
+}
+
+// On oneDNN a residual Add (and the Relu after it) folds into the convolution before it, writing
+// over the identity's memory; never where the identity is still read afterwards. Either way the
+// result is XNNPACK's unfused one, on one thread and on two (bands of output rows).
+TEST(XnnpackEngine, ResidualAddFoldsIntoAOneDnnConvolutionOnlyWhereSafe)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    for (Residual variant : {Residual::Block, Residual::ReadAgain, Residual::OwnInput}) {
+        SCOPED_TRACE(variant == Residual::Block  ? "a block"
+                : variant == Residual::ReadAgain ? "identity read again"
+                                                 : "the convolution's own input added");
+        auto parsed = parseModelBytes(residualModel(variant), "residual.onnx");
+        ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+        EngineOptions plain;
+        plain.backend = "xnnpack";
+        plain.onednn = false;
+        auto reference = buildEngine(parsed.value(), plain);
+        ASSERT_TRUE(reference.ok()) << reference.status().message();
+        std::vector<float> input(3 * 9 * 7);
+        uint32_t seed = 99;
+        for (float& v : input) {
+            seed = seed * 1664525u + 1013904223u;
+            v = static_cast<float>(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
+        }
+        TensorView view {input.data(), {1, 3, 9, 7}};
+        auto rs = reference.value()->createSession();
+        ASSERT_TRUE(rs.ok());
+        ASSERT_TRUE(rs.value()->run(&view, 1, nullptr).ok());
+        const ConstTensorView want = rs.value()->output(0);
+        for (int threads : {1, 2}) {
+            SCOPED_TRACE("threads " + std::to_string(threads));
+            EngineOptions fused = plain;
+            fused.onednn = true;
+            fused.threads = threads;
+            auto engine = buildEngine(parsed.value(), fused);
+            ASSERT_TRUE(engine.ok()) << engine.status().message();
+            bool folded = false;
+            bool onOneDnn = false;
+            for (const EngineStep& step : engine.value()->steps()) {
+                onOneDnn |= step.library == "onednn";
+                folded |= step.library == "onednn" &&
+                    step.node.find("+ Add 's' + Relu") != std::string::npos;
+            }
+            if (!onOneDnn)
+                GTEST_SKIP() << "no oneDNN in this build";
+            EXPECT_EQ(folded, variant == Residual::Block);
+            auto session = engine.value()->createSession();
+            ASSERT_TRUE(session.ok());
+            for (int run = 0; run < 2; ++run) { // the second run starts from the first's memory
+                SCOPED_TRACE("run " + std::to_string(run));
+                ASSERT_TRUE(session.value()->run(&view, 1, nullptr).ok());
+                const ConstTensorView got = session.value()->output(0);
+                ASSERT_EQ(got.shape.elementCount(), want.shape.elementCount());
+                for (int64_t i = 0; i < want.shape.elementCount(); ++i)
+                    ASSERT_NEAR(got.data[i], want.data[i], 1e-5) << "element " << i;
+            }
+        }
+    }
+}
+
 TEST(EngineRegistry, AutoPicksXnnpackOnTheCpuAndTensorrtForAGpu)
 {
     EngineOptions defaults;

@@ -139,6 +139,9 @@ private:
     S* addStep(const onnx::NodeProto& node, std::unique_ptr<S> step);
     // Folds a following Relu or Clip into `range` and returns the name the step's output takes.
     std::string fuseActivation(const onnx::NodeProto& node, OutputRange* range, std::string* text);
+    // A residual Add after a oneDNN convolution, folded into it: the value added (-1: none).
+    int fuseResidual(const onnx::NodeProto& conv, ConvStep& step, int input,
+        const std::vector<int64_t>& y, std::string* outName, std::string* text);
 
     // Operators.
     Status conv(const onnx::NodeProto& node, int);
@@ -415,6 +418,64 @@ std::string Compiler::fuseActivation(
     return next.output(0);
 }
 
+// ResNet's `relu(conv(x) + identity)`: oneDNN adds the convolution's result to what its output
+// buffer holds (a "sum" post-op), so the step writes over the identity's memory and the Add (and a
+// Relu or Clip after it) becomes part of the step. Only where that is safe: the convolution has no
+// activation of its own and its result goes to this Add alone; the other operand is computed
+// already, channels-last of the same shape (no broadcasting), is not the convolution's own input,
+// and nothing in its memory is a model input or output or is read after this convolution but by
+// the Add.
+int Compiler::fuseResidual(const onnx::NodeProto& conv, ConvStep& step, int input,
+    const std::vector<int64_t>& y, std::string* outName, std::string* text)
+{
+    const std::string& out = conv.output(0);
+    if (!options_.fuseActivations || !step.onednn || *outName != out ||
+        step.range.min != -INFINITY || step.range.max != INFINITY || index_.isGraphOutput(out))
+        return -1;
+    const auto& readers = index_.consumers(out);
+    if (readers.size() != 1)
+        return -1;
+    const onnx::NodeProto& add = graph_.node(readers[0]);
+    if (add.op_type() != "Add" || add.input_size() != 2 || add.input(0) == add.input(1))
+        return -1;
+    const std::string& other = add.input(0) == out ? add.input(1) : add.input(0);
+    const int id = valueOf(other);
+    if (id < 0 || index_.isGraphOutput(other))
+        return -1;
+    const Value& v = plan_.values[static_cast<size_t>(id)];
+    if (v.layout != Layout::ChannelsLast || v.dims != y)
+        return -1;
+    auto sum = shapes_.find(add.output(0));
+    if (sum == shapes_.end() || sum->second != y)
+        return -1;
+    // Every value in the same memory (aliases, an earlier fused sum): no model input or output,
+    // and no reader after this node but the Add. A layout conversion made for a reader (a name
+    // with '@') is read by readers of the value it converts, which are checked.
+    const Value* root = &plan_.rootOf(id);
+    if (&plan_.rootOf(input) == root)
+        return -1; // relu(conv(r) + r): the convolution would write over what it reads
+    for (size_t u = 0; u < plan_.values.size(); ++u) {
+        if (&plan_.rootOf(static_cast<int>(u)) != root)
+            continue;
+        for (int modelInput : plan_.inputs)
+            if (modelInput == static_cast<int>(u))
+                return -1;
+        const std::string& name = plan_.values[u].name;
+        if (index_.isGraphOutput(name))
+            return -1;
+        for (int reader : index_.consumers(name))
+            if (reader != readers[0] && reader > nodeIndex_)
+                return -1;
+    }
+    step.residual = true;
+    consumed_.insert(readers[0]);
+    *text += " + " + onnxutil::nodeLabel(add, readers[0]);
+    std::string activation;
+    *outName = fuseActivation(add, &step.range, &activation);
+    *text += activation;
+    return id;
+}
+
 // Pads of a convolution or pooling from its attributes: [begin..., end...] per spatial axis.
 Status spatialPads(const onnx::NodeProto& node, const std::string& where,
     const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
@@ -575,12 +636,19 @@ Status Compiler::conv(const onnx::NodeProto& node, int)
     if (!in)
         return in.status();
     std::string fused;
-    const std::string outName = fuseActivation(node, &step->range, &fused);
+    std::string outName = fuseActivation(node, &step->range, &fused);
+    plan_.macs += product(*y, 0, y->size()) * static_cast<int64_t>(cig * spatial);
+    chooseConvLibrary(*step, options_.oneDnn);
+    const int residual = fuseResidual(node, *step, in.value(), y.value(), &outName, &fused);
     step->node = where + fused;
     step->inputs = {in.value()};
     step->output = addValue(outName, y.value(), Layout::ChannelsLast);
-    plan_.macs += product(*y, 0, y->size()) * static_cast<int64_t>(cig * spatial);
-    chooseConvLibrary(*step, options_.oneDnn);
+    if (residual >= 0) {
+        // The sum is written over the residual, whose memory it takes (fuseResidual checked
+        // that nothing reads the residual afterwards).
+        step->inputs.push_back(residual);
+        plan_.values[static_cast<size_t>(step->output)].root = residual;
+    }
     addStep(node, std::move(step));
     return Status();
 }

@@ -154,16 +154,19 @@ private:
                   strides, dilation, padL, padR);
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::post_ops ops;
+        if (step.residual)
+            ops.append_sum(1.0f); // the output buffer holds the residual (graph_compiler.cpp)
         if (step.range.min > -std::numeric_limits<float>::infinity() ||
             step.range.max < std::numeric_limits<float>::infinity()) {
-            dnnl::post_ops ops;
             if (step.range.min == 0.0f && step.range.max == std::numeric_limits<float>::infinity())
                 ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
             else
                 ops.append_eltwise(
                     1.0f, dnnl::algorithm::eltwise_clip, step.range.min, step.range.max);
-            attr.set_post_ops(ops);
         }
+        if (ops.len() > 0)
+            attr.set_post_ops(ops);
         const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
 
         Part part;

@@ -24,6 +24,7 @@ struct OutputRange {
 class ConvStep final : public StepDef {
 public:
     bool onednn = false; // run on oneDNN (onednn_conv.cpp) instead of XNNPACK
+    bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
     uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
     uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
     uint32_t groups = 1;

@@ -107,6 +107,8 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
 {
     if (onednn)
         return instantiateOneDnnConv(*this, arena, plan, pool);
+    if (residual)
+        return Status::unsupported(node + ": a residual add is fused on oneDNN only");
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
         const size_t inStride = groups * groupInputChannels;
