@@ -65,7 +65,7 @@ public:
                     const size_t b0 = batch * p / parts, b1 = batch * (p + 1) / parts;
                     addPart(step, in + b0 * step.inputH * step.inputW * ic,
                         out + b0 * outH * outW * oc, b1 - b0, step.inputH, step.padTop,
-                        step.padBottom, outH);
+                        step.padBottom, outH, outW);
                 }
             } else {
                 // Bands of output rows, each with the input rows it reads and the padding that
@@ -85,7 +85,8 @@ public:
                     addPart(step, in + static_cast<size_t>(from) * step.inputW * ic,
                         out + static_cast<size_t>(r0) * outW * oc, 1,
                         static_cast<size_t>(to - from), static_cast<uint32_t>(std::max(0L, -first)),
-                        static_cast<uint32_t>(std::max(0L, end - h)), static_cast<size_t>(r1 - r0));
+                        static_cast<uint32_t>(std::max(0L, end - h)), static_cast<size_t>(r1 - r0),
+                        outW);
                 }
             }
         } catch (const dnnl::error& e) {
@@ -122,7 +123,7 @@ private:
     }
 
     void addPart(const ConvStep& step, float* in, float* out, size_t images, size_t inRows,
-        uint32_t padTop, uint32_t padBottom, size_t outRows)
+        uint32_t padTop, uint32_t padBottom, size_t outRows, size_t outW)
     {
         const auto f32 = memory::data_type::f32;
         const auto ic = static_cast<memory::dim>(step.groupInputChannels);
@@ -130,10 +131,6 @@ private:
         const auto n = static_cast<memory::dim>(images);
         const auto kh = static_cast<memory::dim>(step.kernelH);
         const auto kw = static_cast<memory::dim>(step.kernelW);
-        const size_t outW = (step.inputW + step.padLeft + step.padRight -
-                                (step.dilationW * (step.kernelW - 1) + 1)) /
-                step.strideW +
-            1;
         const memory::desc srcDesc(
             {n, ic, static_cast<memory::dim>(inRows), static_cast<memory::dim>(step.inputW)}, f32,
             memory::format_tag::nhwc);
