@@ -177,6 +177,7 @@ nlohmann::json describeEngine(
         {"accelerator", e.accelerator}, {"plan_key", e.planKey},
         {"plan_from_cache", e.planFromCache}, {"io_memory_used", e.ioMemory},
         {"build_ms", nsToMs(e.buildNs)},
+        {"int8", e.int8.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.int8)},
         {"latency_ms",
             {{"runs", l.runs}, {"median", l.medianMs}, {"p90", l.p90Ms}, {"p99", l.p99Ms},
                 {"mean", l.meanMs}}},
@@ -442,7 +443,10 @@ std::string engineLine(const nlohmann::json& e)
             ? (e["prepared_from_cache"].get<bool>() ? "model prepared from the cache"
                                                     : "model prepared afresh")
             : (e["plan_from_cache"].get<bool>() ? "plan from the cache" : "plan built"));
-    return text;
+    std::string line = text;
+    if (e["int8"].is_string())
+        line += "\n            int8: " + e["int8"].get<std::string>();
+    return line;
 }
 
 Status writeJson(const std::string& path, const nlohmann::json& document)

@@ -1,6 +1,7 @@
 // Model files and the OpenCV DNN engine: loading, errors, inference, fusion and batching.
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -400,16 +401,23 @@ TEST(XnnpackEngine, RefusesWhatItCannotDoWithAReason)
 {
     if (!xnnpackBuilt())
         GTEST_SKIP() << "this build has no xnnpack backend";
-    for (Precision p : {Precision::Fp16, Precision::Int8}) {
-        EngineOptions x;
-        x.backend = "xnnpack";
-        x.precision = p;
-        auto e = buildEngine(demoModel(), x);
-        ASSERT_FALSE(e.ok());
-        EXPECT_EQ(e.status().kind(), ErrorKind::Unsupported);
-        EXPECT_NE(e.status().message().find("use precision: fp32"), std::string::npos)
-            << e.status().message();
-    }
+    EngineOptions half;
+    half.backend = "xnnpack";
+    half.precision = Precision::Fp16;
+    auto h = buildEngine(demoModel(), half);
+    ASSERT_FALSE(h.ok());
+    EXPECT_EQ(h.status().kind(), ErrorKind::Unsupported);
+    EXPECT_NE(h.status().message().find("use precision: fp32"), std::string::npos)
+        << h.status().message();
+    // int8 without samples to calibrate on says where they come from.
+    EngineOptions int8;
+    int8.backend = "xnnpack";
+    int8.precision = Precision::Int8;
+    auto i = buildEngine(demoModel(), int8);
+    ASSERT_FALSE(i.ok());
+    EXPECT_EQ(i.status().kind(), ErrorKind::InvalidInput);
+    EXPECT_NE(i.status().message().find("engine.calibration.source"), std::string::npos)
+        << i.status().message();
     EngineOptions gpu;
     gpu.backend = "xnnpack";
     gpu.device = Device::Gpu;
@@ -428,6 +436,154 @@ TEST(XnnpackEngine, RefusesWhatItCannotDoWithAReason)
 }
 
 // A Relu with no step before it to fuse into runs as XNNPACK's clamp: max(x, 0) exactly.
+// Calibration samples in memory: the demo's preprocessing of synthetic frames (seed 9, not the
+// frames the tests score), `count` of them in batches of `batch`.
+class ShapeSamples final : public CalibrationData {
+public:
+    ShapeSamples(int count, int batch) : count_(count), batch_(batch), pre_(demoPreprocessing()) { }
+    std::string key() const override { return "shapes-" + std::to_string(count_); }
+    std::string description() const override { return std::to_string(count_) + " shapes"; }
+    int batchSize() const override { return batch_; }
+    const TensorShape& sampleShape() const override { return shape_; }
+    Expected<bool> nextBatch(float* out) override
+    {
+        if (next_ + batch_ > count_)
+            return false;
+        for (int i = 0; i < batch_; ++i, ++next_) {
+            renderer_.render(static_cast<uint64_t>(next_), image_);
+            pre_.run(image_, out + static_cast<size_t>(i) * pre_.outputElements());
+        }
+        ++batches;
+        return true;
+    }
+    void rewind() override { next_ = 0; }
+    int batches = 0; // given so far
+
+private:
+    int count_, batch_, next_ = 0;
+    TensorShape shape_ {3, 64, 64};
+    ShapesRenderer renderer_ {320, 240, 9};
+    Preprocessor pre_;
+    cv::Mat image_;
+};
+
+// int8 on the xnnpack backend: built from calibration samples, it agrees with fp32 on the demo's
+// frames; its convolutions run on int8 kernels between one quantization and one dequantization;
+// the ranges are cached and a damaged cache entry is calibrated again; too few samples for a
+// batch is an error naming both counts.
+TEST(XnnpackEngine, Int8IsCalibratedCachedAndAgreesWithFp32)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    test::TempDir dir;
+    EngineOptions fp32;
+    fp32.backend = "xnnpack";
+    fp32.batch = 2;
+    EngineOptions int8 = fp32;
+    int8.precision = Precision::Int8;
+    int8.cacheDir = dir / "cache";
+    auto samples = std::make_shared<ShapeSamples>(30, 4);
+    int8.calibration = samples;
+    auto q = buildEngine(demoModel(), int8);
+    ASSERT_TRUE(q.ok()) << q.status().message();
+    EXPECT_EQ(samples->batches, 7); // 28 samples, 14 runs of the engine's batch of 2
+    const std::string& note = q.value()->description().int8;
+    EXPECT_NE(note.find("calibrated on 28 samples of 30 shapes"), std::string::npos) << note;
+    size_t quantize = 0, dequantize = 0, conv = 0;
+    for (const EngineStep& step : q.value()->steps()) {
+        quantize += step.op == "QuantizeLinear";
+        dequantize += step.op == "DequantizeLinear";
+        conv += step.op == "Conv";
+        EXPECT_NE(step.library, "onednn") << step.node; // int8 runs on XNNPACK alone
+    }
+    EXPECT_EQ(quantize, 1u) << note;
+    EXPECT_GE(dequantize, 1u) << note;
+    EXPECT_GE(conv, 3u);
+
+    auto f = buildEngine(demoModel(), fp32);
+    ASSERT_TRUE(f.ok()) << f.status().message();
+    auto agreement = [&](const Engine& a, const Engine& b, double* relative) {
+        auto sa = a.createSession();
+        auto sb = b.createSession();
+        EXPECT_TRUE(sa.ok() && sb.ok());
+        ShapesRenderer renderer(320, 240, 1);
+        Preprocessor pre(demoPreprocessing());
+        std::vector<float> input(2 * pre.outputElements());
+        cv::Mat image;
+        int same = 0;
+        double diff = 0, scale = 0;
+        for (uint64_t i = 0; i < 100; i += 2) {
+            for (uint64_t k = 0; k < 2; ++k) {
+                renderer.render(i + k, image);
+                pre.run(image, input.data() + k * pre.outputElements());
+            }
+            TensorView view {input.data(), TensorShape {2, 3, 64, 64}};
+            EXPECT_TRUE(sa.value()->run(&view, 1, nullptr).ok());
+            EXPECT_TRUE(sb.value()->run(&view, 1, nullptr).ok());
+            const float* x = sa.value()->output(0).data;
+            const float* y = sb.value()->output(0).data;
+            for (int k = 0; k < 2; ++k, x += 6, y += 6) {
+                same += std::max_element(x, x + 6) - x == std::max_element(y, y + 6) - y;
+                for (int c = 0; c < 6; ++c) {
+                    diff = std::max(diff, std::fabs(double(x[c]) - y[c]));
+                    scale = std::max(scale, std::fabs(double(y[c])));
+                }
+            }
+        }
+        *relative = diff / scale;
+        return same;
+    };
+    double relative = 0;
+    EXPECT_GE(agreement(*q.value(), *f.value(), &relative), 99); // of 100 frames
+    EXPECT_GT(relative, 0.0); // int8 is not fp32
+    EXPECT_LT(relative, 0.05);
+
+    // The second build reads the ranges from the cache and gives the very same engine.
+    auto again = std::make_shared<ShapeSamples>(30, 4);
+    int8.calibration = again;
+    auto cached = buildEngine(demoModel(), int8);
+    ASSERT_TRUE(cached.ok()) << cached.status().message();
+    EXPECT_EQ(again->batches, 0);
+    EXPECT_NE(cached.value()->description().int8.find("from the cache"), std::string::npos);
+    double same = 1;
+    EXPECT_EQ(agreement(*cached.value(), *q.value(), &same), 100);
+    EXPECT_EQ(same, 0.0);
+
+    // A damaged entry is calibrated again (and replaced).
+    size_t damaged = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack")) {
+        std::ofstream(e.path()) << "jetagent xnnpack ranges 1\nconv_1 0x1p+0\n";
+        ++damaged;
+    }
+    EXPECT_EQ(damaged, 1u);
+    auto third = std::make_shared<ShapeSamples>(30, 4);
+    int8.calibration = third;
+    auto recalibrated = buildEngine(demoModel(), int8);
+    ASSERT_TRUE(recalibrated.ok()) << recalibrated.status().message();
+    EXPECT_EQ(third->batches, 7);
+
+    // So is one that parses but names values this model does not have.
+    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack"))
+        std::ofstream(e.path()) << "jetagent xnnpack ranges 1\nsomething_else -0x1p+0 0x1p+0\n";
+    auto fourth = std::make_shared<ShapeSamples>(30, 4);
+    int8.calibration = fourth;
+    auto refitted = buildEngine(demoModel(), int8);
+    ASSERT_TRUE(refitted.ok()) << refitted.status().message();
+    EXPECT_EQ(fourth->batches, 7);
+    EXPECT_EQ(agreement(*refitted.value(), *q.value(), &same), 100);
+
+    // Fewer samples than one engine batch.
+    EngineOptions big = int8;
+    big.batch = 8;
+    big.cacheDir.clear();
+    big.calibration = std::make_shared<ShapeSamples>(6, 2);
+    auto few = buildEngine(demoModel(), big);
+    ASSERT_FALSE(few.ok());
+    EXPECT_NE(few.status().message().find("gave 6 samples, fewer than the engine's batch of 8"),
+        std::string::npos)
+        << few.status().message();
+}
+
 TEST(XnnpackEngine, RunsAOneNodeModel)
 {
     if (!xnnpackBuilt())

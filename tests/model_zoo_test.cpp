@@ -294,5 +294,82 @@ TEST_P(Reference, MatchesPyTorch)
 
 INSTANTIATE_TEST_SUITE_P(ModelZoo, Reference, testing::ValuesIn(zooCases()), caseName);
 
+// Samples for int8 calibration: the rows of a reference input file.
+class TensorSamples final : public CalibrationData {
+public:
+    TensorSamples(std::vector<float> data, std::vector<int64_t> shape)
+        : data_(std::move(data)), rows_(static_cast<int>(shape[0]))
+    {
+        shape_.rank = static_cast<int>(shape.size()) - 1;
+        for (int d = 0; d < shape_.rank; ++d)
+            shape_.dims[static_cast<size_t>(d)] = shape[static_cast<size_t>(d) + 1];
+    }
+    std::string key() const override { return "reference rows " + std::to_string(rows_); }
+    std::string description() const override { return "the reference input"; }
+    int batchSize() const override { return 1; }
+    const TensorShape& sampleShape() const override { return shape_; }
+    Expected<bool> nextBatch(float* out) override
+    {
+        if (next_ >= rows_)
+            return false;
+        const size_t n = static_cast<size_t>(shape_.elementCount());
+        std::copy_n(data_.data() + static_cast<size_t>(next_++) * n, n, out);
+        return true;
+    }
+    void rewind() override { next_ = 0; }
+
+private:
+    std::vector<float> data_;
+    int rows_, next_ = 0;
+    TensorShape shape_;
+};
+
+// int8 on xnnpack over the zoo's structures (ResNet's max pooling and residual additions,
+// SqueezeNet's and DenseNet's concatenations, ShuffleNet's split, concatenation and channel
+// shuffle, the BatchNormalization kept in float between int8 parts): calibrated on the batch-8
+// reference input, each runs the batch-1 input within 10% (relative, one scale per output) of
+// PyTorch's fp32 output. The models are untrained (random weights), so this is a check of the
+// int8 plan's structure and scales, not of accuracy, which the demo model's compare test
+// measures.
+TEST(ModelZooInt8, RunsNearPyTorchOnXnnpack)
+{
+    bool xnnpack = false;
+    for (const BackendInfo& b : listBackends())
+        xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
+    if (!xnnpack)
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    for (const char* name : {"resnet18", "squeezenet1_1", "shufflenet_v2_x1_0", "densenet121.bn"}) {
+        SCOPED_TRACE(name);
+        const std::string manifest =
+            test::sourcePath("models/reference/" + std::string(name) + ".json");
+        if (!fs::exists(manifest))
+            GTEST_SKIP() << manifest << " is missing: run `" << kExportCommand << "`";
+        auto calibration = readReference(manifest, 8);
+        auto ref = readReference(manifest, 1);
+        ASSERT_TRUE(calibration.ok() && ref.ok());
+        auto model = loadModelFile(ref->onnxPath);
+        ASSERT_TRUE(model.ok()) << model.status().message();
+        EngineOptions options;
+        options.backend = "xnnpack";
+        options.precision = Precision::Int8;
+        options.calibration =
+            std::make_shared<TensorSamples>(calibration->input, calibration->inputShape);
+        auto engine = buildEngine(model.value(), options);
+        ASSERT_TRUE(engine.ok()) << engine.status().message();
+        size_t int8Steps = 0;
+        for (const EngineStep& step : engine.value()->steps())
+            int8Steps += step.library == "xnnpack";
+        auto session = engine.value()->createSession();
+        ASSERT_TRUE(session.ok());
+        TensorView input {ref->input.data(), {1, 3, 224, 224}};
+        ASSERT_TRUE(session.value()->run(&input, 1, nullptr).ok());
+        const Comparison c = compare(session.value()->output(0).data, ref->output);
+        std::printf(
+            "[ figures  ] %s int8 on xnnpack: relative error %.3g against PyTorch fp32; %s\n", name,
+            c.relativeError, engine.value()->description().int8.c_str());
+        EXPECT_LT(c.relativeError, 0.1);
+    }
+}
+
 } // namespace
 } // namespace jetagent

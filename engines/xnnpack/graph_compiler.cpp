@@ -99,7 +99,7 @@ public:
     {
     }
 
-    Expected<std::shared_ptr<const Plan>> compile();
+    Expected<std::shared_ptr<Plan>> compile();
 
     using Handler = Status (Compiler::*)(const onnx::NodeProto&, int);
     static const std::unordered_map<std::string, Handler>& operatorTable();
@@ -1785,7 +1785,7 @@ Status Compiler::pad(const onnx::NodeProto& node, int)
     return Status();
 }
 
-Expected<std::shared_ptr<const Plan>> Compiler::compile()
+Expected<std::shared_ptr<Plan>> Compiler::compile()
 {
     Status s = collectShapes();
     if (!s.ok())
@@ -1827,7 +1827,7 @@ Expected<std::shared_ptr<const Plan>> Compiler::compile()
         plan_.outputs.push_back(needId(id, Layout::Plain));
     }
     planMemory(&plan_);
-    return std::make_shared<const Plan>(std::move(plan_));
+    return std::make_shared<Plan>(std::move(plan_));
 }
 
 } // namespace
@@ -1841,7 +1841,7 @@ std::vector<std::string> claimedOperators()
     return ops;
 }
 
-Expected<std::shared_ptr<const Plan>> compileModel(
+Expected<std::shared_ptr<Plan>> compileModel(
     const onnx::ModelProto& model, const CompileOptions& options)
 {
     Compiler compiler(model, options);

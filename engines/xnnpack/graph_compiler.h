@@ -25,7 +25,7 @@ struct CompileOptions {
 // backend cannot run is an error (Unsupported or InvalidInput) naming the node, its operator and
 // what is wrong. The model's inputs and outputs stay plain row-major float32, as the Session
 // interface passes them; channels-last is chosen inside.
-Expected<std::shared_ptr<const Plan>> compileModel(
+Expected<std::shared_ptr<Plan>> compileModel(
     const onnx::ModelProto& model, const CompileOptions& options);
 
 // The ONNX operators the compiler claims (sorted): each runs, or is refused naming the attribute

@@ -71,18 +71,18 @@ void planMemory(Plan* plan)
         if (plan->values[v].root < 0 && last[v] >= first[v])
             order.push_back(v);
     std::stable_sort(order.begin(), order.end(),
-        [&](size_t a, size_t b) { return plan->values[a].count() > plan->values[b].count(); });
+        [&](size_t a, size_t b) { return plan->values[a].floats() > plan->values[b].floats(); });
     constexpr int64_t kAlign = 16; // floats: 64-byte lines
     std::vector<size_t> placed;
     int64_t total = 0;
     for (size_t v : order) {
-        const int64_t size = (plan->values[v].count() + kAlign - 1) / kAlign * kAlign;
+        const int64_t size = (plan->values[v].floats() + kAlign - 1) / kAlign * kAlign;
         std::vector<std::pair<int64_t, int64_t>> busy; // [begin, end) of live overlapping values
         for (size_t p : placed)
             if (first[p] <= last[v] && first[v] <= last[p])
                 busy.emplace_back(plan->values[p].offset,
                     plan->values[p].offset +
-                        (plan->values[p].count() + kAlign - 1) / kAlign * kAlign);
+                        (plan->values[p].floats() + kAlign - 1) / kAlign * kAlign);
         std::sort(busy.begin(), busy.end());
         int64_t offset = 0;
         for (const auto& b : busy) {

@@ -35,8 +35,15 @@ struct Value {
     Layout layout = Layout::Plain;
     int root = -1; // the value whose memory this one reuses unchanged (a reshape); -1: its own
     int64_t offset = 0; // in floats from the arena's start (the memory plan)
+    // int8 plans (quantize.h): the value is held as signed 8-bit integers, real = scale * (q -
+    // zeroPoint), one byte per element. Aliases follow their root.
+    bool int8 = false;
+    float scale = 1;
+    int32_t zeroPoint = 0;
 
     int64_t count() const { return product(dims, 0, dims.size()); }
+    // What the value takes in the arena, in floats.
+    int64_t floats() const { return int8 ? (count() + 3) / 4 : count(); }
 };
 
 // What a step runs on in one session.
@@ -71,7 +78,8 @@ struct Plan {
     std::vector<int> inputs; // value ids of the model's inputs, in the model's order
     std::vector<int> outputs; // and of its outputs
     int64_t arenaFloats = 0; // the memory plan's size (XNNPACK's read-ahead padding included)
-    int64_t weightFloats = 0; // re-laid weights and constants the steps hold
+    int64_t weightFloats = 0; // re-laid weights and constants the steps hold (int8 weights
+                              // counted in floats' worth of bytes)
     int64_t macs = 0; // multiply-accumulates of the convolutions and matrix products, per run
 
     const Value& rootOf(int value) const

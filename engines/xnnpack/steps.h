@@ -156,6 +156,106 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
+// int8 steps (quantize.h makes them from a calibrated fp32 plan). The values they read and write
+// are int8, with the scale and zero point their Value holds (quantized_steps.cpp).
+
+// A convolution (or a fully connected layer, as a 1x1 one over `batch` rows) with int8 weights of
+// one scale per output channel and int32 biases, on XNNPACK's qc8 kernels.
+class QConvStep final : public StepDef {
+public:
+    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
+    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+    uint32_t groups = 1;
+    size_t groupInputChannels = 0, groupOutputChannels = 0;
+    size_t batch = 0, inputH = 0, inputW = 0;
+    std::vector<int8_t> kernel; // ConvStep's layout
+    std::vector<float> kernelScale; // per output channel
+    std::vector<int32_t> bias; // per output channel, in units of input scale * kernel scale
+    int8_t outputMin = -128, outputMax = 127; // the fused clamp, quantized
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Element-wise sum of two int8 values, with broadcasting (physical shapes).
+class QAddStep final : public StepDef {
+public:
+    std::vector<size_t> shapeA, shapeB;
+    int8_t outputMin = -128, outputMax = 127;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Max pooling of int8 pixels; the output has the input's scale and zero point.
+class QMaxPoolStep final : public StepDef {
+public:
+    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
+    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+    size_t channels = 0, batch = 0, inputH = 0, inputW = 0;
+    int8_t outputMin = -128, outputMax = 127;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+class QGlobalAveragePoolStep final : public StepDef {
+public:
+    size_t batch = 0, width = 0, channels = 0;
+    int8_t outputMin = -128, outputMax = 127;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// A clamp of int8 values (scale and zero point kept).
+class QClampStep final : public StepDef {
+public:
+    size_t count = 0;
+    int8_t outputMin = -128, outputMax = 127;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// CopyRowsStep, ChannelShuffleStep and PadStep over bytes: the values involved share one scale
+// and zero point, so moving them is all there is to do.
+class QCopyRowsStep final : public StepDef {
+public:
+    std::vector<CopyRowsStep::Piece> pieces; // in elements, as CopyRowsStep's
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+class QChannelShuffleStep final : public StepDef {
+public:
+    size_t pixels = 0, groups = 0, groupChannels = 0;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+class QPadStep final : public StepDef {
+public:
+    std::vector<size_t> inputShape, before, after;
+    int8_t value = 0;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// Between the int8 and float parts of a plan: quantizes inputs[0] (float) into output (int8), or
+// the other way round.
+class ConvertStep final : public StepDef {
+public:
+    bool toInt8 = true;
+    size_t count = 0;
+    const char* library() const override { return "xnnpack"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
 // Reference kernels (reference_kernels.cpp).
 
 // Moves the axes of a tensor: output physical axis i is input physical axis perm[i]. Also what

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <thread>
 
 #include <onnx/onnx_pb.h>
@@ -19,6 +22,9 @@
 #include "graph_compiler.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/engines/cache_file.h"
+#include "jetagent/engines/sha256.h"
+#include "quantize.h"
 #include "steps.h"
 
 #ifndef JETAGENT_XNNPACK_VERSION
@@ -149,6 +155,8 @@ public:
         int64_t stepStart = stepTimes_.empty() ? 0 : monotonicNs();
         for (size_t i = 0; i < execs_.size(); ++i) {
             Status s = execs_[i]->run(pool_);
+            if (observer_ && s.ok())
+                observer_(i, arena_.get());
             if (!stepTimes_.empty()) {
                 const int64_t now = monotonicNs();
                 stepTimes_[i] += now - stepStart;
@@ -174,6 +182,10 @@ public:
         return true;
     }
     const std::vector<int64_t>* stepTimesNs() const override { return &stepTimes_; }
+
+    // Calibration: called after each step with the session's arena.
+    using Observer = std::function<void(size_t step, const float* arena)>;
+    void setObserver(Observer observer) { observer_ = std::move(observer); }
 
     ConstTensorView output(size_t index) const override
     {
@@ -202,6 +214,7 @@ private:
     Arena arena_;
     std::vector<std::unique_ptr<xnnplan::StepExec>> execs_;
     std::vector<int64_t> stepTimes_; // empty: not timing steps
+    Observer observer_;
 };
 
 class XnnpackEngine final : public Engine {
@@ -272,8 +285,10 @@ Status checkOptions(const EngineOptions& options)
         return Status::unsupported(
             "the xnnpack backend runs fp32 only for now (fp16 pays only on CPUs with native fp16 "
             "arithmetic, such as Orin's Cortex-A78AE; use precision: fp32)");
-    if (options.precision == Precision::Int8)
-        return Status::unsupported("the xnnpack backend has no int8 mode yet; use precision: fp32");
+    if (options.precision == Precision::Int8 && !options.calibration)
+        return Status::invalid("int8 on the xnnpack backend needs calibration samples: the task's "
+                               "engine.calibration.source (or compare's --calibration), images or "
+                               "a video preprocessed as inference is");
     if (options.threads < 0)
         return Status::invalid("threads must be 0 (all cores) or more");
     const char* tensorrtOnly = options.tensorRTOnlySetting();
@@ -281,6 +296,107 @@ Status checkOptions(const EngineOptions& options)
         return Status::unsupported(std::string("the xnnpack backend has no setting ") +
             tensorrtOnly + "; it is a tensorrt backend setting");
     return Status();
+}
+
+// int8: the ranges of every value of the fp32 `plan` over the calibration samples, from the cache
+// where an earlier build of the same model, preparation and samples left them.
+Expected<xnnplan::RangeTable> calibrationRanges(const std::shared_ptr<xnnplan::Plan>& plan,
+    const std::shared_ptr<const ModelFile>& model, const PreparedModel& prepared,
+    const EngineOptions& options, pthreadpool_t pool, bool useCache, std::string* how)
+{
+    CalibrationData& data = *options.calibration;
+    auto log = logger("engine");
+    Sha256 keyHash;
+    const std::string keyText = "jetagent xnnpack calibration 1\nmodel " + model->sha256 +
+        "\nprepared " + prepared.key + "\nfusion " + (options.fusion ? "on" : "off") +
+        "\nsamples " + data.key() + "\n";
+    keyHash.update(keyText.data(), keyText.size());
+    const std::string key = keyHash.finishHex();
+    std::string path;
+    if (!options.cacheDir.empty()) {
+        path = options.cacheDir + "/xnnpack/" + key + ".ranges";
+        auto cached =
+            useCache ? readFileIfPresent(path) : Expected<std::optional<std::string>>(std::nullopt);
+        if (!cached)
+            log->warn("int8: {}; calibrating again", cached.status().message());
+        else if (cached.value()) {
+            auto table = xnnplan::parseRanges(*cached.value());
+            if (table) {
+                *how = "calibration ranges from the cache (" + path + ")";
+                return table;
+            }
+            log->warn("int8: the cached ranges {} are damaged ({}); calibrating again", path,
+                table.status().message());
+        }
+    }
+
+    if (plan->inputs.size() != 1)
+        return Status::unsupported("int8 calibration feeds models of one input; '" + model->path +
+            "' has " + std::to_string(plan->inputs.size()));
+    const xnnplan::Value& input = plan->values[static_cast<size_t>(plan->inputs[0])];
+    const TensorShape& sample = data.sampleShape();
+    bool same = input.dims.size() == static_cast<size_t>(sample.rank) + 1;
+    for (int d = 0; same && d < sample.rank; ++d)
+        same = input.dims[static_cast<size_t>(d) + 1] == sample[d];
+    if (!same)
+        return Status::invalid("the calibration samples are " + sample.toString() +
+            ", the model's input '" + input.name + "' takes samples of its shape after the batch");
+    const int64_t start = monotonicNs();
+    XnnpackSession session(model, plan, pool);
+    if (Status s = session.init(); !s.ok())
+        return s;
+    xnnplan::RangeTable ranges;
+    session.setObserver([&](size_t step, const float* arena) {
+        xnnplan::observeStep(*plan, step, arena, &ranges);
+    });
+    const size_t sampleFloats = static_cast<size_t>(sample.elementCount());
+    const size_t engineBatch = static_cast<size_t>(input.dims[0]);
+    std::vector<float> batch(static_cast<size_t>(data.batchSize()) * sampleFloats);
+    std::vector<float> feed(engineBatch * sampleFloats);
+    size_t filled = 0, samples = 0, runs = 0;
+    data.rewind();
+    for (;;) {
+        auto more = data.nextBatch(batch.data());
+        if (!more)
+            return more.status().withContext("int8 calibration");
+        if (!more.value())
+            break;
+        for (int i = 0; i < data.batchSize(); ++i) {
+            std::copy_n(batch.data() + static_cast<size_t>(i) * sampleFloats, sampleFloats,
+                feed.data() + filled * sampleFloats);
+            ++samples;
+            if (++filled < engineBatch)
+                continue;
+            TensorView view;
+            view.data = feed.data();
+            view.shape.rank = static_cast<int>(input.dims.size());
+            std::copy(input.dims.begin(), input.dims.end(), view.shape.dims.begin());
+            if (Status s = session.run(&view, 1, nullptr); !s.ok())
+                return s.withContext("int8 calibration");
+            filled = 0;
+            ++runs;
+        }
+    }
+    data.rewind();
+    if (runs == 0)
+        return Status::invalid("int8 calibration: " + data.description() + " gave " +
+            std::to_string(samples) + " samples, fewer than the engine's batch of " +
+            std::to_string(engineBatch));
+    *how = "calibrated on " + std::to_string(runs * engineBatch) + " samples of " +
+        data.description() + " in " +
+        std::to_string(static_cast<int64_t>(nsToMs(monotonicNs() - start))) + " ms";
+    if (!path.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(options.cacheDir + "/xnnpack", ec);
+        Status s = ec
+            ? Status::io("cannot create " + options.cacheDir + "/xnnpack: " + ec.message())
+            : writeFileAtomically(path, xnnplan::formatRanges(ranges));
+        if (!s.ok())
+            log->warn("int8: calibration ranges not kept: {}", s.message());
+        else
+            *how += ", kept in " + path;
+    }
+    return ranges;
 }
 
 } // namespace
@@ -302,7 +418,7 @@ std::string xnnpackDetails()
                                           " is compiled in but cannot run here";
 #endif
     return "XNNPACK " JETAGENT_XNNPACK_VERSION ", " + instructionSets() +
-        ", fp32; reference kernels for the operators XNNPACK lacks" + oneDnn;
+        ", fp32 and int8 (calibrated); reference kernels for the operators XNNPACK lacks" + oneDnn;
 }
 
 std::vector<std::string> xnnpackOperators()
@@ -324,7 +440,9 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
         return Status::invalid("the prepared form of model '" + model->path + "' does not parse");
     xnnplan::CompileOptions compile;
     compile.fuseActivations = options.fusion;
-    compile.oneDnn = options.onednn;
+    // int8 runs on XNNPACK's kernels alone: oneDNN's fused residuals have no int8 form here.
+    const bool int8 = options.precision == Precision::Int8;
+    compile.oneDnn = options.onednn && !int8;
     auto plan = xnnplan::compileModel(proto, compile);
     if (!plan)
         return plan.status().withContext("xnnpack cannot run model '" + model->path + "'");
@@ -337,6 +455,28 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     pthreadpool_t pool = nullptr;
     if (options.threads != 0 || plan.value()->macs >= kSmallModelMacs)
         pool = SharedPool::get(options.threads, &threads);
+    std::string int8Note;
+    if (int8) {
+        std::string how;
+        auto ranges = calibrationRanges(plan.value(), model, prepared, options, pool, true, &how);
+        if (!ranges)
+            return ranges.status().withContext("model '" + model->path + "'");
+        auto summary = xnnplan::quantizePlan(plan.value().get(), ranges.value());
+        if (!summary && how.find("from the cache") != std::string::npos) {
+            // A table that parses but does not fit this plan: calibrate afresh (the plan is
+            // unchanged when quantizePlan refuses a table).
+            logger("engine")->warn("int8: {}; calibrating again", summary.status().message());
+            ranges = calibrationRanges(plan.value(), model, prepared, options, pool, false, &how);
+            if (!ranges)
+                return ranges.status().withContext("model '" + model->path + "'");
+            summary = xnnplan::quantizePlan(plan.value().get(), ranges.value());
+        }
+        if (!summary)
+            return summary.status().withContext("int8 for model '" + model->path + "'");
+        int8Note = std::to_string(summary.value().int8Steps) + " steps int8, " +
+            std::to_string(summary.value().floatSteps) + " float, " +
+            std::to_string(summary.value().converts) + " conversions; " + how;
+    }
 
     size_t onOneDnn = 0;
     for (const auto& step : plan.value()->steps)
@@ -358,6 +498,7 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     description.preparedKey = prepared.key;
     description.preparedFromCache = prepared.fromCache;
     description.prepareNs = prepared.ns;
+    description.int8 = int8Note;
     auto engine =
         std::make_shared<XnnpackEngine>(std::move(model), plan.value(), pool, description);
     // One session now, so that a model XNNPACK refuses fails at start-up; its packing is part of
@@ -382,11 +523,11 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     }
     logger("engine")->info("xnnpack: '{}' compiled into {} steps, {} on oneDNN, {} on reference "
                            "kernels{}; arena {:.1f} MiB, weights {:.1f} MiB, {} thread(s); built "
-                           "in {:.1f} ms",
+                           "in {:.1f} ms{}",
         engine->description().modelPath, p.steps.size(), onOneDnn, reference, onReference,
         static_cast<double>(p.arenaFloats) * 4 / (1 << 20),
         static_cast<double>(p.weightFloats) * 4 / (1 << 20), threads,
-        nsToMs(engine->description().buildNs));
+        nsToMs(engine->description().buildNs), int8Note.empty() ? "" : "; int8: " + int8Note);
     return std::shared_ptr<const Engine>(std::move(engine));
 }
 

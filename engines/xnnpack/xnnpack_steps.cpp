@@ -375,5 +375,207 @@ Expected<std::unique_ptr<StepExec>> PadStep::instantiate(
     });
 }
 
+// int8 steps. Scales and zero points are the values' own (Plan::rootOf).
+
+namespace {
+
+int8_t* bytesOf(float* arena, const Plan& plan, int value)
+{
+    return reinterpret_cast<int8_t*>(plan.address(arena, value));
+}
+
+const Value& paramsOf(const Plan& plan, int value)
+{
+    return plan.rootOf(value);
+}
+
+int8_t zeroOf(const Value& v)
+{
+    return static_cast<int8_t>(v.zeroPoint);
+}
+
+} // namespace
+
+Expected<std::unique_ptr<StepExec>> QConvStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        const Value& in = paramsOf(plan, inputs[0]);
+        const Value& out = paramsOf(plan, output);
+        const size_t inStride = groups * groupInputChannels;
+        const size_t outStride = groups * groupOutputChannels;
+        Status s =
+            exec.add(xnn_create_convolution2d_nhwc_qc8(padTop, padRight, padBottom, padLeft,
+                         kernelH, kernelW, strideH, strideW, dilationH, dilationW, groups,
+                         groupInputChannels, groupOutputChannels, inStride, outStride, zeroOf(in),
+                         in.scale, kernelScale.data(), kernel.data(), bias.data(), zeroOf(out),
+                         out.scale, outputMin, outputMax, flagsFor(last), &xop),
+                &xop, *this, "create this int8 convolution");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_convolution2d_nhwc_qc8(xop, batch, inputH, inputW,
+                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> QAddStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        const Value& a = paramsOf(plan, inputs[0]);
+        const Value& b = paramsOf(plan, inputs[1]);
+        const Value& out = paramsOf(plan, output);
+        Status s = exec.add(xnn_create_add_nd_qs8(zeroOf(a), a.scale, zeroOf(b), b.scale,
+                                zeroOf(out), out.scale, outputMin, outputMax, flagsFor(last), &xop),
+            &xop, *this, "create this int8 addition");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_add_nd_qs8(xop, shapeA.size(), shapeA.data(), shapeB.size(),
+                              shapeB.data(), bytesOf(arena, plan, inputs[0]),
+                              bytesOf(arena, plan, inputs[1]), bytesOf(arena, plan, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> QMaxPoolStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s = exec.add(xnn_create_max_pooling2d_nhwc_s8(padTop, padRight, padBottom, padLeft,
+                                kernelH, kernelW, strideH, strideW, dilationH, dilationW, channels,
+                                channels, channels, outputMin, outputMax, flagsFor(last), &xop),
+            &xop, *this, "create this int8 max pooling");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_max_pooling2d_nhwc_s8(xop, batch, inputH, inputW,
+                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> QGlobalAveragePoolStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        const Value& in = paramsOf(plan, inputs[0]);
+        const Value& out = paramsOf(plan, output);
+        Status s = exec.add(
+            xnn_create_global_average_pooling_nwc_qs8(channels, channels, channels, zeroOf(in),
+                in.scale, zeroOf(out), out.scale, outputMin, outputMax, flagsFor(last), &xop),
+            &xop, *this, "create this int8 global average pooling");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_global_average_pooling_nwc_qs8(xop, batch, width,
+                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> QClampStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s =
+            exec.add(xnn_create_clamp_nc_s8(1, 1, 1, outputMin, outputMax, flagsFor(last), &xop),
+                &xop, *this, "create this int8 clamp");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_clamp_nc_s8(xop, count, bytesOf(arena, plan, inputs[0]),
+                              bytesOf(arena, plan, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> QCopyRowsStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            const CopyRowsStep::Piece& p = pieces[i];
+            xnn_operator_t xop = nullptr;
+            Status s = exec.add(xnn_create_copy_nc_x8(p.length, p.inStride, p.outStride,
+                                    flagsFor(last && i + 1 == pieces.size()), &xop),
+                &xop, *this, "create this copy");
+            if (!s.ok())
+                return s;
+            s = exec.setup(
+                xnn_setup_copy_nc_x8(xop, p.rows, bytesOf(arena, plan, p.input) + p.inOffset,
+                    bytesOf(arena, plan, p.output) + p.outOffset, pool),
+                *this);
+            if (!s.ok())
+                return s;
+        }
+        return Status();
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> QChannelShuffleStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        const size_t channels = groups * groupChannels;
+        Status s = exec.add(xnn_create_channel_shuffle_nc_x8(
+                                groups, groupChannels, channels, channels, flagsFor(last), &xop),
+            &xop, *this, "create this channel shuffle");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_channel_shuffle_nc_x8(xop, pixels,
+                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> QPadStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s = exec.add(xnn_create_constant_pad_nd_x8(&value, flagsFor(last), &xop), &xop,
+            *this, "create this padding");
+        if (!s.ok())
+            return s;
+        return exec.setup(
+            xnn_setup_constant_pad_nd_x8(xop, inputShape.size(), inputShape.data(), before.data(),
+                after.data(), bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
+            *this);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> ConvertStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        if (toInt8) {
+            const Value& out = paramsOf(plan, output);
+            Status s = exec.add(xnn_create_convert_nc_f32_qs8(1, 1, 1, out.scale, zeroOf(out), -128,
+                                    127, flagsFor(last), &xop),
+                &xop, *this, "create this quantization");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_convert_nc_f32_qs8(
+                    xop, count, plan.address(arena, inputs[0]), bytesOf(arena, plan, output), pool),
+                *this);
+        }
+        const Value& in = paramsOf(plan, inputs[0]);
+        Status s = exec.add(
+            xnn_create_convert_nc_qs8_f32(1, 1, 1, in.scale, zeroOf(in), flagsFor(last), &xop),
+            &xop, *this, "create this dequantization");
+        if (!s.ok())
+            return s;
+        return exec.setup(xnn_setup_convert_nc_qs8_f32(xop, count, bytesOf(arena, plan, inputs[0]),
+                              plan.address(arena, output), pool),
+            *this);
+    });
+}
+
 } // namespace xnnplan
 } // namespace jetagent
