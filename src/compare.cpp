@@ -177,7 +177,7 @@ nlohmann::json describeEngine(
         {"accelerator", e.accelerator}, {"plan_key", e.planKey},
         {"plan_from_cache", e.planFromCache}, {"io_memory_used", e.ioMemory},
         {"build_ms", nsToMs(e.buildNs)},
-        {"int8", e.int8.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.int8)},
+        {"lowered", e.lowered.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.lowered)},
         {"latency_ms",
             {{"runs", l.runs}, {"median", l.medianMs}, {"p90", l.p90Ms}, {"p99", l.p99Ms},
                 {"mean", l.meanMs}}},
@@ -444,8 +444,9 @@ std::string engineLine(const nlohmann::json& e)
                                                     : "model prepared afresh")
             : (e["plan_from_cache"].get<bool>() ? "plan from the cache" : "plan built"));
     std::string line = text;
-    if (e["int8"].is_string())
-        line += "\n            int8: " + e["int8"].get<std::string>();
+    if (e["lowered"].is_string())
+        line += "\n            " + e["precision"].get<std::string>() + ": " +
+            e["lowered"].get<std::string>();
     return line;
 }
 

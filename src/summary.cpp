@@ -73,8 +73,8 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
             last["plan"] = {{"key", e.planKey}, {"from_cache", e.planFromCache}};
         if (!e.ioMemory.empty())
             last["io_memory"] = e.ioMemory;
-        if (!e.int8.empty())
-            last["int8"] = e.int8;
+        if (!e.lowered.empty())
+            last["lowered"] = e.lowered;
     }
     j["engines"] = engines;
 
@@ -497,8 +497,8 @@ std::string summaryText(const json& j)
                 str(e, "version").c_str(), str(e, "target").c_str(), str(e, "precision").c_str(),
                 e["batch"].get<int>(), threads > 0 ? std::to_string(threads).c_str() : "default",
                 e["fusion"].get<bool>() ? "on" : "off", e["build_ms"].get<double>());
-            if (e.contains("int8"))
-                appendf(out, "  int8      %s\n", str(e, "int8").c_str());
+            if (e.contains("lowered"))
+                appendf(out, "  %-9s %s\n", str(e, "precision").c_str(), str(e, "lowered").c_str());
         }
         const json& f = t["frames"];
         appendf(out, "  frames    %llu processed, %llu dropped, %llu failed",

@@ -366,7 +366,7 @@ TEST(ModelZooInt8, RunsNearPyTorchOnXnnpack)
         const Comparison c = compare(session.value()->output(0).data, ref->output);
         std::printf(
             "[ figures  ] %s int8 on xnnpack: relative error %.3g against PyTorch fp32; %s\n", name,
-            c.relativeError, engine.value()->description().int8.c_str());
+            c.relativeError, engine.value()->description().lowered.c_str());
         EXPECT_LT(c.relativeError, 0.1);
     }
 }

@@ -24,6 +24,8 @@ namespace xnnplan {
 // in ONNX's axis order.
 enum class Layout { Plain, ChannelsLast };
 
+enum class DType { F32, QS8, F16 };
+
 // Physical axis i holds logical (ONNX) axis order[i].
 std::vector<int> physicalOrder(int rank, Layout layout);
 std::vector<int64_t> physicalDims(const std::vector<int64_t>& dims, Layout layout);
@@ -35,15 +37,21 @@ struct Value {
     Layout layout = Layout::Plain;
     int root = -1; // the value whose memory this one reuses unchanged (a reshape); -1: its own
     int64_t offset = 0; // in floats from the arena's start (the memory plan)
-    // int8 plans (quantize.h): the value is held as signed 8-bit integers, real = scale * (q -
-    // zeroPoint), one byte per element. Aliases follow their root.
-    bool int8 = false;
+    // How the value's elements are held (quantize.h lowers parts of a plan): F32; QS8, signed
+    // 8-bit integers with real = scale * (q - zeroPoint); F16, IEEE half floats. Aliases follow
+    // their root.
+    DType type = DType::F32;
     float scale = 1;
     int32_t zeroPoint = 0;
 
     int64_t count() const { return product(dims, 0, dims.size()); }
     // What the value takes in the arena, in floats.
-    int64_t floats() const { return int8 ? (count() + 3) / 4 : count(); }
+    int64_t floats() const
+    {
+        return type == DType::QS8 ? (count() + 3) / 4
+            : type == DType::F16  ? (count() + 1) / 2
+                                  : count();
+    }
 };
 
 // What a step runs on in one session.
@@ -64,6 +72,8 @@ public:
     std::vector<int> inputs; // value ids
     int output = -1;
     std::vector<int> extraOutputs; // Split's further outputs
+    // fp16 plans (halvePlan): the step runs on XNNPACK's fp16 kernels over F16 values.
+    bool half = false;
     virtual const char* library() const = 0; // "xnnpack" or "reference"
     // Creates what runs this step over `arena` (XNNPACK operators are created and set up here).
     // `last`: the run's last step, after which the pool's workers sleep at once instead of

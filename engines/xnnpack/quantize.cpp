@@ -5,6 +5,8 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <numeric>
 #include <sstream>
 
@@ -129,7 +131,257 @@ bool convScalesFit(
     return true;
 }
 
+// What the int8 and fp16 passes share: the step list made again, each step's inputs converted to
+// the type it runs in, and the model's outputs converted back to float.
+struct Lowering {
+    DType type = DType::QS8;
+    std::vector<char> lowStep; // per step: runs in `type`
+    std::vector<char> lowRoot; // per value (roots): held in `type`
+    // Sets the parameters (scale, zero point) of a `type` copy of float root value `r`.
+    std::function<Status(size_t r, Value* copy)> lowCopy;
+    // The `type` form of a step (the same object with `half` set, or a new one).
+    std::function<std::unique_ptr<StepDef>(std::unique_ptr<StepDef>)> lower;
+};
+
+Status rebuildSteps(Plan* plan, const Lowering& lowering, size_t* converts)
+{
+    auto& values = plan->values;
+    auto& steps = plan->steps;
+    const size_t valueCount = values.size();
+    auto root = [&](int id) {
+        while (values[static_cast<size_t>(id)].root >= 0)
+            id = values[static_cast<size_t>(id)].root;
+        return static_cast<size_t>(id);
+    };
+    for (size_t v = 0; v < valueCount; ++v)
+        values[v].type = lowering.lowRoot[root(static_cast<int>(v))] ? lowering.type : DType::F32;
+    const bool int8 = lowering.type == DType::QS8;
+    std::vector<std::unique_ptr<StepDef>> out;
+    std::vector<int> floatCopy(valueCount, -1), lowCopy(valueCount, -1);
+    auto addConvert = [&](size_t from, DType to) -> int {
+        Value v;
+        v.name = values[from].name + (to == DType::F32 ? "@float" : int8 ? "@int8" : "@fp16");
+        v.dims = values[from].dims;
+        v.layout = values[from].layout;
+        v.type = to;
+        values.push_back(v);
+        const int id = static_cast<int>(values.size() - 1);
+        auto step = std::make_unique<ConvertStep>();
+        step->from = values[from].type;
+        step->to = to;
+        step->count = static_cast<size_t>(values[from].count());
+        const bool toLow = to != DType::F32;
+        step->node = std::string(int8 ? (toLow ? "quantize '" : "dequantize '")
+                                      : (toLow ? "to fp16 '" : "to fp32 '")) +
+            values[from].name + "'";
+        step->op = int8 ? (toLow ? "QuantizeLinear" : "DequantizeLinear") : "Cast";
+        step->inputs = {static_cast<int>(from)};
+        step->output = id;
+        out.push_back(std::move(step));
+        ++*converts;
+        return id;
+    };
+    auto remap = [](StepDef* s, int from, int to) {
+        for (int& id : s->inputs)
+            if (id == from)
+                id = to;
+        if (auto* copy = dynamic_cast<CopyRowsStep*>(s))
+            for (auto& p : copy->pieces)
+                if (p.input == from)
+                    p.input = to;
+    };
+    for (const auto& s : steps) {
+        if (auto* c = dynamic_cast<const ConvStep*>(s.get()))
+            plan->weightFloats -= static_cast<int64_t>(c->kernel.size() + c->bias.size());
+        else if (auto* f = dynamic_cast<const FullyConnectedStep*>(s.get()))
+            plan->weightFloats -= static_cast<int64_t>(f->kernel.size() + f->bias.size());
+    }
+    for (size_t i = 0; i < steps.size(); ++i) {
+        std::unique_ptr<StepDef> s = std::move(steps[i]);
+        const std::vector<int> inputs = s->inputs;
+        for (int id : inputs) {
+            const size_t r = root(id);
+            if (!lowering.lowStep[i] && lowering.lowRoot[r]) {
+                if (floatCopy[r] < 0)
+                    floatCopy[r] = addConvert(r, DType::F32);
+                remap(s.get(), id, floatCopy[r]);
+            } else if (lowering.lowStep[i] && !lowering.lowRoot[r]) {
+                if (lowCopy[r] < 0) {
+                    const int copy = addConvert(r, lowering.type);
+                    if (Status st = lowering.lowCopy(r, &values[static_cast<size_t>(copy)]);
+                        !st.ok())
+                        return st;
+                    lowCopy[r] = copy;
+                }
+                remap(s.get(), id, lowCopy[r]);
+            }
+        }
+        if (!lowering.lowStep[i]) {
+            out.push_back(std::move(s));
+            continue;
+        }
+        StepDef* before = s.get();
+        const std::string node = s->node, op = s->op;
+        const std::vector<int> in = s->inputs, extra = s->extraOutputs;
+        const int output = s->output;
+        std::unique_ptr<StepDef> low = lowering.lower(std::move(s));
+        if (low.get() != before) {
+            low->node = node;
+            low->op = op;
+            low->inputs = in;
+            low->output = output;
+            low->extraOutputs = extra;
+        }
+        out.push_back(std::move(low));
+    }
+    // The model's outputs stay float, shaped as before.
+    for (int& id : plan->outputs) {
+        const size_t r = root(id);
+        if (!lowering.lowRoot[r])
+            continue;
+        const int converted = addConvert(r, DType::F32);
+        Value& v = values[static_cast<size_t>(converted)];
+        v.name = values[static_cast<size_t>(id)].name;
+        v.dims = values[static_cast<size_t>(id)].dims;
+        v.layout = values[static_cast<size_t>(id)].layout;
+        id = converted;
+    }
+    // Weights: the lowered steps' replace the float ones they were made from.
+    for (const auto& s : out) {
+        if (auto* c = dynamic_cast<const ConvStep*>(s.get()))
+            plan->weightFloats += static_cast<int64_t>(c->kernel.size() + c->bias.size() +
+                (c->halfKernel.size() + c->halfBias.size() + 1) / 2);
+        else if (auto* f = dynamic_cast<const FullyConnectedStep*>(s.get()))
+            plan->weightFloats += static_cast<int64_t>(f->kernel.size() + f->bias.size() +
+                (f->halfKernel.size() + f->halfBias.size() + 1) / 2);
+        else if (auto* q = dynamic_cast<const QConvStep*>(s.get()))
+            plan->weightFloats += static_cast<int64_t>(
+                (q->kernel.size() + 3) / 4 + q->kernelScale.size() + q->bias.size());
+    }
+    steps = std::move(out);
+    planMemory(plan);
+    return Status();
+}
+
 } // namespace
+
+uint16_t halfBits(float x)
+{
+    uint32_t f;
+    std::memcpy(&f, &x, sizeof f);
+    const uint32_t sign = (f >> 16) & 0x8000u;
+    const uint32_t exponent = (f >> 23) & 0xffu;
+    uint32_t mantissa = f & 0x7fffffu;
+    if (exponent == 0xff) // infinity or NaN (kept quiet)
+        return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+    const int e = static_cast<int>(exponent) - 127 + 15;
+    if (e >= 0x1f)
+        return static_cast<uint16_t>(sign | 0x7c00u); // overflow: infinity
+    if (e <= 0) { // a subnormal half, or zero
+        if (e < -10)
+            return static_cast<uint16_t>(sign);
+        mantissa |= 0x800000u;
+        const int shift = 14 - e;
+        uint32_t half = mantissa >> shift;
+        const uint32_t rest = mantissa & ((1u << shift) - 1);
+        const uint32_t halfway = 1u << (shift - 1);
+        if (rest > halfway || (rest == halfway && (half & 1u)))
+            ++half;
+        return static_cast<uint16_t>(sign | half);
+    }
+    uint32_t half = (static_cast<uint32_t>(e) << 10) | (mantissa >> 13);
+    const uint32_t rest = mantissa & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
+        ++half; // may carry into the exponent, up to infinity: still right
+    return static_cast<uint16_t>(sign | half);
+}
+
+namespace {
+
+std::vector<uint16_t> toHalf(const std::vector<float>& values)
+{
+    std::vector<uint16_t> out(values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+        out[i] = halfBits(values[i]);
+    return out;
+}
+
+} // namespace
+
+QuantizeSummary halvePlan(Plan* plan)
+{
+    auto& values = plan->values;
+    auto& steps = plan->steps;
+    auto root = [&](int id) {
+        while (values[static_cast<size_t>(id)].root >= 0)
+            id = values[static_cast<size_t>(id)].root;
+        return static_cast<size_t>(id);
+    };
+    Lowering lowering;
+    lowering.type = DType::F16;
+    lowering.lowStep.assign(steps.size(), 0);
+    lowering.lowRoot.assign(values.size(), 0);
+    QuantizeSummary summary;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        StepDef* s = steps[i].get();
+        bool any = false, all = !s->inputs.empty();
+        for (int id : s->inputs) {
+            any = any || lowering.lowRoot[root(id)];
+            all = all && lowering.lowRoot[root(id)];
+        }
+        bool low = false;
+        if (auto* conv = dynamic_cast<ConvStep*>(s))
+            low = !conv->onednn && !conv->residual;
+        else if (dynamic_cast<FullyConnectedStep*>(s))
+            low = true;
+        else if (auto* bin = dynamic_cast<BinaryStep*>(s))
+            low = (bin->kind == BinaryKind::Add || bin->kind == BinaryKind::Multiply) &&
+                bin->constantA.empty() && bin->constantB.empty() && bin->inputs.size() == 2 && any;
+        else if (dynamic_cast<GlobalAveragePoolStep*>(s))
+            low = any;
+        else if (auto* pool = dynamic_cast<PoolStep*>(s))
+            low = pool->max && all;
+        else if (auto* unary = dynamic_cast<UnaryStep*>(s))
+            low = (unary->kind == UnaryKind::Clamp || unary->kind == UnaryKind::HardSwish ||
+                      unary->kind == UnaryKind::LeakyRelu) &&
+                all;
+        else if (dynamic_cast<PadStep*>(s))
+            low = all;
+        else if (auto* copy = dynamic_cast<CopyRowsStep*>(s)) {
+            bool computed = copy->constants.empty();
+            for (const auto& p : copy->pieces)
+                computed = computed && p.input >= 0;
+            low = computed && all;
+        }
+        lowering.lowStep[i] = low;
+        ++(low ? summary.int8Steps : summary.floatSteps);
+        if (!low)
+            continue;
+        if (s->output >= 0)
+            lowering.lowRoot[root(s->output)] = 1;
+        for (int id : s->extraOutputs)
+            lowering.lowRoot[root(id)] = 1;
+    }
+    lowering.lowCopy = [](size_t, Value*) { return Status(); };
+    lowering.lower = [](std::unique_ptr<StepDef> s) {
+        s->half = true;
+        if (auto* conv = dynamic_cast<ConvStep*>(s.get())) {
+            conv->halfKernel = toHalf(conv->kernel);
+            conv->halfBias = toHalf(conv->bias);
+            conv->kernel = {};
+            conv->bias = {};
+        } else if (auto* fc = dynamic_cast<FullyConnectedStep*>(s.get())) {
+            fc->halfKernel = toHalf(fc->kernel);
+            fc->halfBias = toHalf(fc->bias);
+            fc->kernel = {};
+            fc->bias = {};
+        }
+        return s;
+    };
+    // Nothing in the fp16 pass can fail: the conversions need no parameters.
+    (void)rebuildSteps(plan, lowering, &summary.converts);
+    return summary;
+}
 
 void observeStep(const Plan& plan, size_t step, const float* arena, RangeTable* ranges)
 {
@@ -355,7 +607,6 @@ Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
             break;
     }
     for (size_t v = 0; v < valueCount; ++v) {
-        values[v].int8 = isInt8[root(static_cast<int>(v))];
         if (values[v].root >= 0) {
             values[v].scale = values[root(static_cast<int>(v))].scale;
             values[v].zeroPoint = values[root(static_cast<int>(v))].zeroPoint;
@@ -364,70 +615,20 @@ Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
 
     // The new step list, with conversions where int8 and float parts meet.
     QuantizeSummary summary;
-    std::vector<std::unique_ptr<StepDef>> out;
-    std::vector<int> floatCopy(valueCount, -1), int8Copy(valueCount, -1);
-    auto addConvert = [&](size_t from, bool toInt8, const ValueRange* range) -> int {
-        Value v;
-        v.name = values[from].name + (toInt8 ? "@int8" : "@float");
-        v.dims = values[from].dims;
-        v.layout = values[from].layout;
-        v.int8 = toInt8;
-        if (range)
-            setParams(&v, *range);
-        values.push_back(v);
-        const int id = static_cast<int>(values.size() - 1);
-        auto step = std::make_unique<ConvertStep>();
-        step->toInt8 = toInt8;
-        step->count = static_cast<size_t>(values[from].count());
-        step->node = std::string(toInt8 ? "quantize '" : "dequantize '") + values[from].name + "'";
-        step->op = toInt8 ? "QuantizeLinear" : "DequantizeLinear";
-        step->inputs = {static_cast<int>(from)};
-        step->output = id;
-        out.push_back(std::move(step));
-        ++summary.converts;
-        return id;
+    Lowering lowering;
+    lowering.type = DType::QS8;
+    lowering.lowStep.resize(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i)
+        lowering.lowStep[i] = kinds[i] != Kind::Float;
+    lowering.lowRoot = isInt8;
+    lowering.lowCopy = [&](size_t r, Value* copy) -> Status {
+        auto range = rangeOf(r);
+        if (!range)
+            return range.status();
+        setParams(copy, range.value());
+        return Status();
     };
-    // Remaps the step's inputs (and a copy's pieces) through `to`.
-    auto remap = [](StepDef* s, int from, int to) {
-        for (int& id : s->inputs)
-            if (id == from)
-                id = to;
-        if (auto* copy = dynamic_cast<CopyRowsStep*>(s))
-            for (auto& p : copy->pieces)
-                if (p.input == from)
-                    p.input = to;
-    };
-    for (const auto& s : steps) {
-        if (auto* c = dynamic_cast<const ConvStep*>(s.get()))
-            plan->weightFloats -= static_cast<int64_t>(c->kernel.size() + c->bias.size());
-        else if (auto* f = dynamic_cast<const FullyConnectedStep*>(s.get()))
-            plan->weightFloats -= static_cast<int64_t>(f->kernel.size() + f->bias.size());
-    }
-    for (size_t i = 0; i < steps.size(); ++i) {
-        std::unique_ptr<StepDef> s = std::move(steps[i]);
-        const std::vector<int> inputs = s->inputs;
-        for (int id : inputs) {
-            const size_t r = root(id);
-            if (kinds[i] == Kind::Float && isInt8[r]) {
-                if (floatCopy[r] < 0)
-                    floatCopy[r] = addConvert(r, false, nullptr);
-                remap(s.get(), id, floatCopy[r]);
-            } else if (kinds[i] != Kind::Float && !isInt8[r]) {
-                if (int8Copy[r] < 0) {
-                    auto range = rangeOf(r);
-                    if (!range)
-                        return range.status();
-                    int8Copy[r] = addConvert(r, true, &range.value());
-                }
-                remap(s.get(), id, int8Copy[r]);
-            }
-        }
-        if (kinds[i] == Kind::Float) {
-            ++summary.floatSteps;
-            out.push_back(std::move(s));
-            continue;
-        }
-        ++summary.int8Steps;
+    lowering.lower = [&](std::unique_ptr<StepDef> s) -> std::unique_ptr<StepDef> {
         const Value& y = values[root(s->output)];
         auto quantized = [&](float x) { return quantize(x, y); };
         std::unique_ptr<StepDef> q;
@@ -526,38 +727,13 @@ Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
             step->pieces = copy->pieces;
             q = std::move(step);
         }
-        q->node = s->node;
-        q->op = s->op;
-        q->inputs = s->inputs;
-        q->output = s->output;
-        q->extraOutputs = s->extraOutputs;
-        out.push_back(std::move(q));
-    }
-    // The model's outputs stay float, shaped as before.
-    for (int& id : plan->outputs) {
-        const size_t r = root(id);
-        if (!isInt8[r])
-            continue;
-        const int converted = addConvert(r, false, nullptr);
-        Value& v = values[static_cast<size_t>(converted)];
-        v.name = values[static_cast<size_t>(id)].name;
-        v.dims = values[static_cast<size_t>(id)].dims;
-        v.layout = values[static_cast<size_t>(id)].layout;
-        id = converted;
-    }
-
-    // Weights: the int8 steps' replace the float ones they were made from.
-    for (const auto& s : out)
-        if (auto* c = dynamic_cast<const ConvStep*>(s.get()))
-            plan->weightFloats += static_cast<int64_t>(c->kernel.size() + c->bias.size());
-        else if (auto* f = dynamic_cast<const FullyConnectedStep*>(s.get()))
-            plan->weightFloats += static_cast<int64_t>(f->kernel.size() + f->bias.size());
-        else if (auto* q = dynamic_cast<const QConvStep*>(s.get()))
-            plan->weightFloats += static_cast<int64_t>(
-                (q->kernel.size() + 3) / 4 + q->kernelScale.size() + q->bias.size());
-    steps = std::move(out);
-
-    planMemory(plan);
+        return q;
+    };
+    Status rebuilt = rebuildSteps(plan, lowering, &summary.converts);
+    if (!rebuilt.ok())
+        return rebuilt;
+    for (size_t i = 0; i < kinds.size(); ++i)
+        ++(kinds[i] == Kind::Float ? summary.floatSteps : summary.int8Steps);
     return summary;
 }
 

@@ -46,5 +46,13 @@ struct QuantizeSummary {
 // names the value the table does not cover (a table from another model).
 Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges);
 
+// Rewrites `plan`, an fp32 plan with no oneDNN steps, into an fp16 one for CPUs with native fp16
+// arithmetic: convolutions, fully connected layers, additions and multiplications of computed
+// values, global means, max pooling, clamps, HardSwish, LeakyRelu, concatenation, split and padding
+// run on XNNPACK's fp16 kernels (weights rounded to fp16); the rest stays fp32, with conversions
+// between. Model inputs and outputs stay fp32. Plans memory again. The summary's int8Steps counts
+// the fp16 steps.
+QuantizeSummary halvePlan(Plan* plan);
+
 } // namespace xnnplan
 } // namespace jetagent

@@ -32,6 +32,7 @@ public:
     size_t batch = 0, inputH = 0, inputW = 0;
     std::vector<float> kernel; // [groups][group out][kernelH][kernelW][group in]
     std::vector<float> bias; // [groups * group out]
+    std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
     OutputRange range;
     const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
@@ -50,6 +51,7 @@ public:
     size_t rows = 0, inputChannels = 0, outputChannels = 0;
     std::vector<float> kernel;
     std::vector<float> bias; // empty: none
+    std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
     OutputRange range;
     const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
@@ -245,11 +247,14 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-// Between the int8 and float parts of a plan: quantizes inputs[0] (float) into output (int8), or
-// the other way round.
+// `x` as IEEE 754 half-precision bits, rounded to nearest even (quantize.cpp).
+uint16_t halfBits(float x);
+
+// Between the lowered (int8, fp16) and float parts of a plan: converts inputs[0] of type `from`
+// into output of type `to` (one of them F32).
 class ConvertStep final : public StepDef {
 public:
-    bool toInt8 = true;
+    DType from = DType::F32, to = DType::QS8;
     size_t count = 0;
     const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(

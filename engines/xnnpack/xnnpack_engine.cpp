@@ -75,6 +75,18 @@ std::string instructionSets()
 #endif
 }
 
+// Whether the CPU computes in fp16 natively (ARMv8.2's FP16 and its Advanced SIMD form), which
+// XNNPACK's fp16 kernels need to be worth running.
+bool nativeFp16()
+{
+#if defined(__aarch64__)
+    const unsigned long caps = getauxval(AT_HWCAP);
+    return (caps & HWCAP_FPHP) && (caps & HWCAP_ASIMDHP);
+#else
+    return false;
+#endif
+}
+
 // One pool for every xnnpack engine of the process, sized by the first engine that asks. Its
 // workers sleep after each inference (the last step yields them) instead of spinning.
 class SharedPool {
@@ -281,10 +293,11 @@ Status checkOptions(const EngineOptions& options)
     if (options.device != Device::Cpu)
         return Status::unsupported(std::string("the xnnpack backend runs on the CPU; device: ") +
             deviceName(options.device) + " needs the tensorrt backend (or opencv with CUDA)");
-    if (options.precision == Precision::Fp16)
+    if (options.precision == Precision::Fp16 && !nativeFp16())
         return Status::unsupported(
-            "the xnnpack backend runs fp32 only for now (fp16 pays only on CPUs with native fp16 "
-            "arithmetic, such as Orin's Cortex-A78AE; use precision: fp32)");
+            "fp16 on the xnnpack backend needs a CPU with native fp16 arithmetic (ARMv8.2, such "
+            "as Orin's Cortex-A78AE); this one has none, and emulated fp16 is slower than fp32: "
+            "use precision: fp32 (or int8)");
     if (options.precision == Precision::Int8 && !options.calibration)
         return Status::invalid("int8 on the xnnpack backend needs calibration samples: the task's "
                                "engine.calibration.source (or compare's --calibration), images or "
@@ -418,7 +431,8 @@ std::string xnnpackDetails()
                                           " is compiled in but cannot run here";
 #endif
     return "XNNPACK " JETAGENT_XNNPACK_VERSION ", " + instructionSets() +
-        ", fp32 and int8 (calibrated); reference kernels for the operators XNNPACK lacks" + oneDnn;
+        ", fp32, int8 (calibrated)" + std::string(nativeFp16() ? ", fp16" : "") +
+        "; reference kernels for the operators XNNPACK lacks" + oneDnn;
 }
 
 std::vector<std::string> xnnpackOperators()
@@ -442,7 +456,8 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     compile.fuseActivations = options.fusion;
     // int8 runs on XNNPACK's kernels alone: oneDNN's fused residuals have no int8 form here.
     const bool int8 = options.precision == Precision::Int8;
-    compile.oneDnn = options.onednn && !int8;
+    const bool half = options.precision == Precision::Fp16;
+    compile.oneDnn = options.onednn && !int8 && !half;
     auto plan = xnnplan::compileModel(proto, compile);
     if (!plan)
         return plan.status().withContext("xnnpack cannot run model '" + model->path + "'");
@@ -455,7 +470,13 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     pthreadpool_t pool = nullptr;
     if (options.threads != 0 || plan.value()->macs >= kSmallModelMacs)
         pool = SharedPool::get(options.threads, &threads);
-    std::string int8Note;
+    std::string lowered;
+    if (half) {
+        const auto summary = xnnplan::halvePlan(plan.value().get());
+        lowered = std::to_string(summary.int8Steps) + " steps fp16, " +
+            std::to_string(summary.floatSteps) + " fp32, " + std::to_string(summary.converts) +
+            " conversions";
+    }
     if (int8) {
         std::string how;
         auto ranges = calibrationRanges(plan.value(), model, prepared, options, pool, true, &how);
@@ -473,7 +494,7 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
         }
         if (!summary)
             return summary.status().withContext("int8 for model '" + model->path + "'");
-        int8Note = std::to_string(summary.value().int8Steps) + " steps int8, " +
+        lowered = std::to_string(summary.value().int8Steps) + " steps int8, " +
             std::to_string(summary.value().floatSteps) + " float, " +
             std::to_string(summary.value().converts) + " conversions; " + how;
     }
@@ -498,7 +519,7 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     description.preparedKey = prepared.key;
     description.preparedFromCache = prepared.fromCache;
     description.prepareNs = prepared.ns;
-    description.int8 = int8Note;
+    description.lowered = lowered;
     auto engine =
         std::make_shared<XnnpackEngine>(std::move(model), plan.value(), pool, description);
     // One session now, so that a model XNNPACK refuses fails at start-up; its packing is part of
@@ -527,7 +548,9 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
         engine->description().modelPath, p.steps.size(), onOneDnn, reference, onReference,
         static_cast<double>(p.arenaFloats) * 4 / (1 << 20),
         static_cast<double>(p.weightFloats) * 4 / (1 << 20), threads,
-        nsToMs(engine->description().buildNs), int8Note.empty() ? "" : "; int8: " + int8Note);
+        nsToMs(engine->description().buildNs),
+        lowered.empty() ? ""
+                        : std::string("; ") + precisionName(options.precision) + ": " + lowered);
     return std::shared_ptr<const Engine>(std::move(engine));
 }
 

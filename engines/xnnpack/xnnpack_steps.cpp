@@ -113,6 +113,21 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
         xnn_operator_t xop = nullptr;
         const size_t inStride = groups * groupInputChannels;
         const size_t outStride = groups * groupOutputChannels;
+        if (half) {
+            Status s =
+                exec.add(xnn_create_convolution2d_nhwc_f16(padTop, padRight, padBottom, padLeft,
+                             kernelH, kernelW, strideH, strideW, dilationH, dilationW, groups,
+                             groupInputChannels, groupOutputChannels, inStride, outStride,
+                             halfKernel.data(), halfBias.empty() ? nullptr : halfBias.data(),
+                             range.min, range.max, flagsFor(last), &xop),
+                    &xop, *this, "create this fp16 convolution");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_convolution2d_nhwc_f16(xop, batch, inputH, inputW,
+                    plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+                *this);
+        }
         Status s = exec.add(
             xnn_create_convolution2d_nhwc_f32(padTop, padRight, padBottom, padLeft, kernelH,
                 kernelW, strideH, strideW, dilationH, dilationW, groups, groupInputChannels,
@@ -132,6 +147,19 @@ Expected<std::unique_ptr<StepExec>> FullyConnectedStep::instantiate(
 {
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
+        if (half) {
+            Status s = exec.add(
+                xnn_create_fully_connected_nc_f16(inputChannels, outputChannels, inputChannels,
+                    outputChannels, halfKernel.data(), halfBias.empty() ? nullptr : halfBias.data(),
+                    range.min, range.max, flagsFor(last), &xop),
+                &xop, *this, "create this fp16 fully connected layer");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_fully_connected_nc_f16(
+                    xop, rows, plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+                *this);
+        }
         Status s =
             exec.add(xnn_create_fully_connected_nc_f32(inputChannels, outputChannels, inputChannels,
                          outputChannels, kernel.data(), bias.empty() ? nullptr : bias.data(),
@@ -152,6 +180,17 @@ Expected<std::unique_ptr<StepExec>> PoolStep::instantiate(
         xnn_operator_t xop = nullptr;
         const float* in = plan.address(arena, inputs[0]);
         float* out = plan.address(arena, output);
+        if (max && half) {
+            Status s =
+                exec.add(xnn_create_max_pooling2d_nhwc_f16(padTop, padRight, padBottom, padLeft,
+                             kernelH, kernelW, strideH, strideW, dilationH, dilationW, channels,
+                             channels, channels, range.min, range.max, flagsFor(last), &xop),
+                    &xop, *this, "create this fp16 max pooling");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_max_pooling2d_nhwc_f16(xop, batch, inputH, inputW, in, out, pool), *this);
+        }
         if (max) {
             Status s =
                 exec.add(xnn_create_max_pooling2d_nhwc_f32(padTop, padRight, padBottom, padLeft,
@@ -179,6 +218,17 @@ Expected<std::unique_ptr<StepExec>> GlobalAveragePoolStep::instantiate(
 {
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
+        if (half) {
+            Status s = exec.add(xnn_create_global_average_pooling_nwc_f16(channels, channels,
+                                    channels, range.min, range.max, flagsFor(last), &xop),
+                &xop, *this, "create this fp16 global average pooling");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_global_average_pooling_nwc_f16(xop, batch, width,
+                    plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+                *this);
+        }
         Status s = exec.add(xnn_create_global_average_pooling_nwc_f32(channels, channels, channels,
                                 range.min, range.max, flagsFor(last), &xop),
             &xop, *this, "create this global average pooling");
@@ -197,6 +247,23 @@ Expected<std::unique_ptr<StepExec>> BinaryStep::instantiate(
         xnn_operator_t xop = nullptr;
         xnn_status created = xnn_status_invalid_parameter;
         const uint32_t flags = flagsFor(last);
+        if (half) {
+            // Add and Multiply of two computed values (halvePlan keeps the rest in fp32).
+            const bool add = kind == BinaryKind::Add;
+            created = add ? xnn_create_add_nd_f16(range.min, range.max, flags, &xop)
+                          : xnn_create_multiply_nd_f16(range.min, range.max, flags, &xop);
+            Status s = exec.add(created, &xop, *this, "create this fp16 element-wise operator");
+            if (!s.ok())
+                return s;
+            const void* a = plan.address(arena, inputs[0]);
+            const void* b = plan.address(arena, inputs[1]);
+            void* out = plan.address(arena, output);
+            return exec.setup(add ? xnn_setup_add_nd_f16(xop, shapeA.size(), shapeA.data(),
+                                        shapeB.size(), shapeB.data(), a, b, out, pool)
+                                  : xnn_setup_multiply_nd_f16(xop, shapeA.size(), shapeA.data(),
+                                        shapeB.size(), shapeB.data(), a, b, out, pool),
+                *this);
+        }
         switch (kind) {
         case BinaryKind::Add:
             created = xnn_create_add_nd_f32(range.min, range.max, flags, &xop);
@@ -260,6 +327,27 @@ Expected<std::unique_ptr<StepExec>> UnaryStep::instantiate(
         const uint32_t f = flagsFor(last);
         // Each element is a row of one channel, so that any count is one operator.
         const size_t c = 1;
+        if (half) {
+            if (kind == UnaryKind::Clamp)
+                created = xnn_create_clamp_nc_f16(c, c, c, range.min, range.max, f, &xop);
+            else if (kind == UnaryKind::HardSwish)
+                created = xnn_create_hardswish_nc_f16(c, c, c, f, &xop);
+            else if (kind == UnaryKind::LeakyRelu)
+                created = xnn_create_leaky_relu_nc_f16(c, c, c, alpha, f, &xop);
+            Status s = exec.add(created, &xop, *this, "create this fp16 element-wise operator");
+            if (!s.ok())
+                return s;
+            const void* in = plan.address(arena, inputs[0]);
+            void* out = plan.address(arena, output);
+            xnn_status set = xnn_status_invalid_parameter;
+            if (kind == UnaryKind::Clamp)
+                set = xnn_setup_clamp_nc_f16(xop, count, in, out, pool);
+            else if (kind == UnaryKind::HardSwish)
+                set = xnn_setup_hardswish_nc_f16(xop, count, in, out, pool);
+            else if (kind == UnaryKind::LeakyRelu)
+                set = xnn_setup_leaky_relu_nc_f16(xop, count, in, out, pool);
+            return exec.setup(set, *this);
+        }
         switch (kind) {
         case UnaryKind::Clamp:
             created = xnn_create_clamp_nc_f32(c, c, c, range.min, range.max, f, &xop);
@@ -325,6 +413,21 @@ Expected<std::unique_ptr<StepExec>> CopyRowsStep::instantiate(
         for (size_t i = 0; i < pieces.size(); ++i) {
             const Piece& p = pieces[i];
             xnn_operator_t xop = nullptr;
+            if (half) {
+                Status s = exec.add(xnn_create_copy_nc_x16(p.length, p.inStride, p.outStride,
+                                        flagsFor(last && i + 1 == pieces.size()), &xop),
+                    &xop, *this, "create this copy");
+                if (!s.ok())
+                    return s;
+                auto* from = reinterpret_cast<uint16_t*>(plan.address(arena, p.input));
+                auto* to = reinterpret_cast<uint16_t*>(plan.address(arena, p.output));
+                s = exec.setup(
+                    xnn_setup_copy_nc_x16(xop, p.rows, from + p.inOffset, to + p.outOffset, pool),
+                    *this);
+                if (!s.ok())
+                    return s;
+                continue;
+            }
             Status s = exec.add(xnn_create_copy_nc_x32(p.length, p.inStride, p.outStride,
                                     flagsFor(last && i + 1 == pieces.size()), &xop),
                 &xop, *this, "create this copy");
@@ -364,6 +467,18 @@ Expected<std::unique_ptr<StepExec>> PadStep::instantiate(
 {
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
+        if (half) {
+            const uint16_t bits = halfBits(value);
+            Status s = exec.add(xnn_create_constant_pad_nd_x16(&bits, flagsFor(last), &xop), &xop,
+                *this, "create this padding");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_constant_pad_nd_x16(xop, inputShape.size(), inputShape.data(),
+                    before.data(), after.data(), plan.address(arena, inputs[0]),
+                    plan.address(arena, output), pool),
+                *this);
+        }
         Status s = exec.add(xnn_create_constant_pad_nd_x32(&value, flagsFor(last), &xop), &xop,
             *this, "create this padding");
         if (!s.ok())
@@ -553,22 +668,43 @@ Expected<std::unique_ptr<StepExec>> ConvertStep::instantiate(
 {
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
-        if (toInt8) {
-            const Value& out = paramsOf(plan, output);
-            Status s = exec.add(xnn_create_convert_nc_f32_qs8(1, 1, 1, out.scale, zeroOf(out), -128,
-                                    127, flagsFor(last), &xop),
-                &xop, *this, "create this quantization");
+        void* in = plan.address(arena, inputs[0]);
+        void* out = plan.address(arena, output);
+        if (from == DType::F32 && to == DType::F16) {
+            Status s = exec.add(xnn_create_convert_nc_f32_f16(1, 1, 1, flagsFor(last), &xop), &xop,
+                *this, "create this conversion to fp16");
             if (!s.ok())
                 return s;
             return exec.setup(
-                xnn_setup_convert_nc_f32_qs8(
-                    xop, count, plan.address(arena, inputs[0]), bytesOf(arena, plan, output), pool),
+                xnn_setup_convert_nc_f32_f16(xop, count, static_cast<const float*>(in), out, pool),
                 *this);
         }
-        const Value& in = paramsOf(plan, inputs[0]);
+        if (from == DType::F16 && to == DType::F32) {
+            Status s = exec.add(xnn_create_convert_nc_f16_f32(1, 1, 1, flagsFor(last), &xop), &xop,
+                *this, "create this conversion from fp16");
+            if (!s.ok())
+                return s;
+            return exec.setup(
+                xnn_setup_convert_nc_f16_f32(xop, count, in, static_cast<float*>(out), pool),
+                *this);
+        }
+        if (from == DType::F32 && to == DType::QS8) {
+            const Value& o = paramsOf(plan, output);
+            Status s = exec.add(xnn_create_convert_nc_f32_qs8(
+                                    1, 1, 1, o.scale, zeroOf(o), -128, 127, flagsFor(last), &xop),
+                &xop, *this, "create this quantization");
+            if (!s.ok())
+                return s;
+            return exec.setup(xnn_setup_convert_nc_f32_qs8(xop, count,
+                                  static_cast<const float*>(in), static_cast<int8_t*>(out), pool),
+                *this);
+        }
+        if (from != DType::QS8 || to != DType::F32)
+            return Status::unsupported(node + ": no such conversion");
+        const Value& q = paramsOf(plan, inputs[0]);
         Status s = exec.add(
-            xnn_create_convert_nc_qs8_f32(1, 1, 1, in.scale, zeroOf(in), flagsFor(last), &xop),
-            &xop, *this, "create this dequantization");
+            xnn_create_convert_nc_qs8_f32(1, 1, 1, q.scale, zeroOf(q), flagsFor(last), &xop), &xop,
+            *this, "create this dequantization");
         if (!s.ok())
             return s;
         return exec.setup(xnn_setup_convert_nc_qs8_f32(xop, count, bytesOf(arena, plan, inputs[0]),

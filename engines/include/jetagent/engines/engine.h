@@ -123,9 +123,10 @@ struct EngineDescription {
     std::string planKey; // the plan's cache key
     bool planFromCache = false; // the plan was loaded, not built
     std::string ioMemory; // "mapped" or "device": where the session buffers live
-    // Backends that quantize themselves (xnnpack int8): what runs in int8 and where the ranges
-    // came from ("9 steps int8, 2 float, 3 conversions; calibrated on 64 samples of ...").
-    std::string int8;
+    // Backends that lower the precision themselves (xnnpack int8 and fp16): what runs in it, and
+    // for int8 where the ranges came from ("9 steps int8, 2 float, 3 conversions; calibrated on
+    // 64 samples of ..."). Empty for fp32.
+    std::string lowered;
 };
 
 class Session {
