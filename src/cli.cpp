@@ -420,6 +420,9 @@ int runCli(int argc, char** argv)
             "The profiled engine's threads (engine.threads; 0: the backend's default)")
         ->capture_default_str()
         ->check(CLI::Range(0, 256));
+    inspect->add_flag_callback(
+        "--no-onednn", [&inspectOptions] { inspectOptions.onednn = false; },
+        "xnnpack: keep every convolution on XNNPACK (engine.onednn: false), as on ARM");
     inspect->footer(
         "\nChecks the model as every backend does before loading it (protobuf parse, external "
         "data,\n"

@@ -357,6 +357,7 @@ Status inspectModel(const InspectOptions& requested, std::string* out)
         e.backend = options.backend;
         e.batch = options.batch > 0 ? options.batch : 1;
         e.threads = options.threads;
+        e.onednn = options.onednn;
         e.cacheDir = options.cacheDir;
         auto engine = buildEngine(model.value(), e);
         if (!engine)

@@ -36,12 +36,14 @@ struct ZooCase {
     std::string backend;
     std::string model;
     int batch;
+    bool onednn = true; // xnnpack: dense convolutions on oneDNN (where the build has it)
 };
 
 // How GoogleTest shows a case in failure messages ("GetParam() = resnet50 batch 8 on xnnpack").
 void PrintTo(const ZooCase& zoo, std::ostream* os)
 {
-    *os << zoo.model << " batch " << zoo.batch << " on " << zoo.backend;
+    *os << zoo.model << " batch " << zoo.batch << " on " << zoo.backend
+        << (zoo.onednn ? "" : " without oneDNN");
 }
 
 // "resnet50_b8" for OpenCV DNN (the names CI's history knows), "xnnpack_resnet50_b8" otherwise.
@@ -51,6 +53,8 @@ std::string caseName(const testing::TestParamInfo<ZooCase>& info)
     for (char& c : name)
         if (c == '.')
             c = '_';
+    if (!info.param.onednn)
+        name += "_onednn_off";
     return info.param.backend == "opencv" ? name : info.param.backend + "_" + name;
 }
 
@@ -226,6 +230,10 @@ std::vector<ZooCase> zooCases()
         for (const char* model : kBatchNormModels)
             for (int batch : {1, 8})
                 cases.push_back({"xnnpack", model, batch});
+        // XNNPACK alone (the ARM path): its convolutions write concatenations in place.
+        for (const char* model : {"squeezenet1_1", "densenet121", "shufflenet_v2_x1_0"})
+            for (int batch : {1, 8})
+                cases.push_back({"xnnpack", model, batch, false});
     }
     return cases;
 }
@@ -249,6 +257,7 @@ TEST_P(Reference, MatchesPyTorch)
     EngineOptions options;
     options.backend = zoo.backend;
     options.batch = zoo.batch;
+    options.onednn = zoo.onednn;
     auto engine = buildEngine(model.value(), options);
     ASSERT_TRUE(engine.ok()) << "buildEngine: " << engine.status().message();
     auto session = engine.value()->createSession();

@@ -140,6 +140,7 @@ private:
     // Folds a following Relu or Clip into `range` and returns the name the step's output takes.
     std::string fuseActivation(const onnx::NodeProto& node, OutputRange* range, std::string* text);
     // A residual Add after a oneDNN convolution, folded into it: the value added (-1: none).
+    void writeInPlace(const onnx::NodeProto& node, CopyRowsStep& copy, size_t channels);
     int fuseResidual(const onnx::NodeProto& conv, ConvStep& step, int input,
         const std::vector<int64_t>& y, std::string* outName, std::string* text);
 
@@ -1468,8 +1469,46 @@ Status Compiler::concat(const onnx::NodeProto& node, int)
     }
     if (offset != static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner)
         return Status::invalid(label(node) + ": the inputs do not add up to " + dimsText(*y));
-    addStep(node, std::move(step));
+    if (options_.zeroCopyConcat && inner == 1 && p + 1 == static_cast<int>(rank))
+        writeInPlace(node, *step, static_cast<size_t>(phys[static_cast<size_t>(p)]));
+    if (!step->pieces.empty())
+        addStep(node, std::move(step));
     return Status();
+}
+
+// A concatenation along the innermost physical axis (channels, channels-last): each input that an
+// XNNPACK convolution computed for this concatenation alone is written by that convolution
+// straight into its channels of the output (XNNPACK takes an output pixel stride), and its copy
+// is dropped. A concatenation whose inputs all are so is no step at all.
+void Compiler::writeInPlace(const onnx::NodeProto& node, CopyRowsStep& copy, size_t channels)
+{
+    std::vector<CopyRowsStep::Piece> kept;
+    std::vector<int> keptInputs;
+    for (const CopyRowsStep::Piece& piece : copy.pieces) {
+        ConvStep* producer = nullptr;
+        const Value& v = plan_.values[static_cast<size_t>(std::max(piece.input, 0))];
+        const bool single = piece.input >= 0 && v.root < 0 &&
+            std::count(copy.inputs.begin(), copy.inputs.end(), piece.input) == 1 &&
+            index_.consumers(v.name).size() == 1 && !index_.isGraphOutput(v.name);
+        if (single) {
+            for (auto& step : plan_.steps)
+                if (step->output == piece.input)
+                    producer = dynamic_cast<ConvStep*>(step.get());
+        }
+        if (producer && !producer->onednn && !producer->residual && producer->outputStride == 0 &&
+            piece.length == producer->groups * producer->groupOutputChannels) {
+            producer->output = copy.output;
+            producer->outputStride = channels;
+            producer->outputOffset = piece.outOffset;
+            producer->node += " -> " + label(node);
+            continue;
+        }
+        kept.push_back(piece);
+        if (piece.input >= 0)
+            keptInputs.push_back(piece.input);
+    }
+    copy.pieces = std::move(kept);
+    copy.inputs = std::move(keptInputs);
 }
 
 Status Compiler::split(const onnx::NodeProto& node, int)

@@ -25,6 +25,9 @@ class ConvStep final : public StepDef {
 public:
     bool onednn = false; // run on oneDNN (onednn_conv.cpp) instead of XNNPACK
     bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
+    // XNNPACK only: the output is channels [outputOffset, outputOffset + groups * group out) of
+    // pixels outputStride channels apart (a concatenation written in place); 0: dense.
+    size_t outputStride = 0, outputOffset = 0;
     uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
     uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
     uint32_t groups = 1;

@@ -112,7 +112,8 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
         const size_t inStride = groups * groupInputChannels;
-        const size_t outStride = groups * groupOutputChannels;
+        const size_t outStride = outputStride ? outputStride : groups * groupOutputChannels;
+        float* out = plan.address(arena, output) + outputOffset;
         if (half) {
             Status s =
                 exec.add(xnn_create_convolution2d_nhwc_f16(padTop, padRight, padBottom, padLeft,
@@ -137,7 +138,7 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
         if (!s.ok())
             return s;
         return exec.setup(xnn_setup_convolution2d_nhwc_f32(xop, batch, inputH, inputW,
-                              plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+                              plan.address(arena, inputs[0]), out, pool),
             *this);
     });
 }
