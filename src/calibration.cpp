@@ -141,7 +141,8 @@ public:
         if (countKnown && static_cast<int64_t>(selected_.size()) < config_.batch)
             return Status::invalid(sourceWhere_ + ": '" + path_ + "' holds " +
                 std::to_string(available) + " " + unit + ", fewer than one calibration batch (" +
-                std::to_string(config_.batch) + ")");
+                std::to_string(config_.batch) + "); add samples or lower " +
+                "engine.calibration.batch (a few hundred samples calibrate well)");
         batches_ = selected_.size() / static_cast<size_t>(config_.batch);
 
         auto log = logger("engine");
@@ -164,7 +165,12 @@ public:
             description_ += " (its first frames; frame count unknown)";
         description_ += ", batches of " + std::to_string(config_.batch);
 
-        std::string canonical = "jetagent calibration 1\nsource " + path_ + "\nkind " + kind +
+        // The source as one spelling: "calib", "calib/", "./calib" and its absolute path are
+        // the same samples, so the same key.
+        std::error_code canonicalError;
+        const fs::path sourcePath = fs::weakly_canonical(fs::absolute(path_), canonicalError);
+        const std::string keyPath = canonicalError ? path_ : sourcePath.string();
+        std::string canonical = "jetagent calibration 1\nsource " + keyPath + "\nkind " + kind +
             "\nframes " + std::to_string(config_.frames) + "\nbatch " +
             std::to_string(config_.batch) + "\npreprocess " +
             canonicalPreprocess(preprocessor_.config()) + "\n";
@@ -223,8 +229,9 @@ private:
     {
         if (given_ == 0)
             return Status::invalid(sourceWhere_ + ": '" + path_ + "' gave " +
-                std::to_string(position_) + " frames, fewer than one calibration batch (" +
-                std::to_string(config_.batch) + ")");
+                std::to_string(position_) + (position_ == 1 ? " frame" : " frames") +
+                ", fewer than one calibration batch (" + std::to_string(config_.batch) +
+                "); a calibration source is a directory of images or a video file");
         logger("engine")->warn("calibration: '{}' ended after {} frames; calibrating on {} "
                                "batches instead of {}",
             path_, position_, given_, batches_);

@@ -23,8 +23,8 @@ const char* const kCompareHelp =
     "from --inputs and preprocessed once (so both see identical tensors), and reports how far\n"
     "the candidate's outputs are from the reference's, and both engines' latencies. Inputs are\n"
     "read 32 at a time and the engines take turns on each window, so memory does not grow with\n"
-    "--frames. Use it to trust a TensorRT fp16/int8 engine against the CPU backend before\n"
-    "deploying it.\n\n"
+    "--frames. Use it to trust a TensorRT fp16/int8 engine, or the CPU's own int8, against an\n"
+    "fp32 engine before deploying it.\n\n"
     "Engine specs: BACKEND[:DEVICE[:PRECISION]][,key=value...]\n"
     "  BACKEND    auto, xnnpack, opencv, tensorrt (`jetagent backends` lists what this build\n"
     "             has; auto: tensorrt for gpu/dla, xnnpack for cpu)\n"
@@ -59,7 +59,10 @@ const char* const kCompareHelp =
     "      --config firmware-config/demo.yaml --frames 100\n"
     "  jetagent compare resnet18.onnx --candidate tensorrt:gpu:fp16 --min-top1 0.99 --json r.json\n"
     "  jetagent compare resnet18.onnx --candidate tensorrt:gpu:int8 --calibration calib/ \\\n"
-    "      --inputs file://images/\n";
+    "      --inputs file://images/\n"
+    "  jetagent compare models/shapes_cnn.onnx --config firmware-config/demo.yaml \\\n"
+    "      --reference xnnpack:cpu:fp32 --candidate xnnpack:cpu:int8 --calibration calib/ \\\n"
+    "      --min-top1 0.99          int8 on the CPU (calib/: `jetagent capture --seed 7 ...`)\n";
 
 namespace {
 
