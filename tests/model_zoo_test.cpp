@@ -380,5 +380,54 @@ TEST(ModelZooInt8, RunsNearPyTorchOnXnnpack)
     }
 }
 
+// Resident memory of the process, in bytes (/proc/self/statm).
+int64_t residentBytes()
+{
+    std::ifstream statm("/proc/self/statm");
+    int64_t pages = 0, resident = 0;
+    statm >> pages >> resident;
+    return resident * 4096;
+}
+
+// Sessions of one engine share its oneDNN convolutions' re-laid weights: a second resnet50
+// session adds its arena and scratchpads, not another copy of the ~100 MB of weights, and computes
+// what the first does.
+TEST(ModelZooSessions, ShareOneDnnWeights)
+{
+    const std::string manifest = test::sourcePath("models/reference/resnet50.json");
+    if (!fs::exists(manifest))
+        GTEST_SKIP() << manifest << " is missing: run `" << kExportCommand << "`";
+    auto ref = readReference(manifest, 1);
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    auto model = loadModelFile(ref->onnxPath);
+    ASSERT_TRUE(model.ok());
+    EngineOptions options;
+    options.backend = "xnnpack";
+    auto engine = buildEngine(model.value(), options);
+    if (!engine)
+        GTEST_SKIP() << "no xnnpack backend: " << engine.status().message();
+    size_t oneDnn = 0;
+    for (const EngineStep& step : engine.value()->steps())
+        oneDnn += step.library == "onednn";
+    if (oneDnn == 0)
+        GTEST_SKIP() << "no convolution runs on oneDNN in this build";
+    auto first = engine.value()->createSession(); // the build's own session
+    ASSERT_TRUE(first.ok());
+    TensorView input {ref->input.data(), {1, 3, 224, 224}};
+    ASSERT_TRUE(first.value()->run(&input, 1, nullptr).ok());
+    const int64_t before = residentBytes();
+    auto second = engine.value()->createSession();
+    ASSERT_TRUE(second.ok());
+    ASSERT_TRUE(second.value()->run(&input, 1, nullptr).ok());
+    const int64_t grown = residentBytes() - before;
+    const int64_t weightBytes = static_cast<int64_t>(model.value()->fileBytes);
+    std::printf("[ figures  ] resnet50: a second session adds %.1f MiB (model %.1f MiB)\n",
+        static_cast<double>(grown) / (1 << 20), static_cast<double>(weightBytes) / (1 << 20));
+    EXPECT_LT(grown, weightBytes / 4);
+    const float* a = first.value()->output(0).data;
+    const float* b = second.value()->output(0).data;
+    EXPECT_TRUE(std::equal(a, a + 1000, b));
+}
+
 } // namespace
 } // namespace jetagent

@@ -9,6 +9,8 @@
 // kernels need; a channel slice of the output would be strided and fall to its reference kernel).
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -183,12 +185,16 @@ private:
         status_.push_back(dnnl_success);
     }
 
-    // The weights re-laid for a primitive's kernel, once per layout the parts ask for.
+    // The weights re-laid for a primitive's kernel, once per layout the parts ask for, shared by
+    // every session of the engine (the step keeps them; all sessions use one oneDNN engine).
     memory weightsFor(const ConvStep& step, const memory::desc& wanted)
     {
-        for (const memory& w : weights_)
+        std::lock_guard<std::mutex> lock(step.packedMutex);
+        for (const auto& kept : step.packed) {
+            const memory& w = *static_cast<const memory*>(kept.get());
             if (w.get_desc() == wanted)
                 return w;
+        }
         const auto ic = static_cast<memory::dim>(step.groupInputChannels);
         const auto oc = static_cast<memory::dim>(step.groupOutputChannels);
         // The step's kernel is [out][kh][kw][in]: oneDNN's ohwi.
@@ -201,23 +207,28 @@ private:
         dnnl::stream stream(engine_);
         dnnl::reorder(plain, packed).execute(stream, plain, packed);
         stream.wait();
-        weights_.push_back(packed);
+        step.packed.push_back(std::make_shared<memory>(packed));
         return packed;
     }
 
     dnnl::engine engine_;
     std::vector<Part> parts_;
     std::vector<dnnl_status_t> status_;
-    std::vector<memory> weights_;
 };
+
+// One oneDNN CPU engine for the process, so that sessions can share re-laid weights.
+const dnnl::engine& sharedEngine()
+{
+    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
 
 } // namespace
 
 bool oneDnnAvailable()
 {
     try {
-        static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-        (void)engine;
+        (void)sharedEngine();
         return true;
     } catch (const dnnl::error&) {
         return false;
@@ -228,7 +239,7 @@ Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
     const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
 {
     try {
-        auto exec = std::make_unique<OneDnnConvExec>(dnnl::engine(dnnl::engine::kind::cpu, 0));
+        auto exec = std::make_unique<OneDnnConvExec>(sharedEngine());
         Status s = exec->build(step, arena, plan, pool);
         if (!s.ok())
             return s;

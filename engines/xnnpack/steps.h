@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "plan.h"
@@ -37,6 +39,10 @@ public:
     std::vector<float> bias; // [groups * group out]
     std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
     OutputRange range;
+    // oneDNN only: the kernel re-laid for oneDNN's kernels, once per layout they ask for, by the
+    // first session that needs it and shared by the engine's other sessions (onednn_conv.cpp).
+    mutable std::mutex packedMutex;
+    mutable std::vector<std::shared_ptr<void>> packed;
     const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
