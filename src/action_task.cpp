@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "calibration.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "task_setup.h"
@@ -21,23 +22,29 @@ const char* layoutName(ClipLayout layout)
 // Loads and builds one of the task's models; errors name the key that gave its path, or the
 // engine section for what the backend refused.
 Expected<std::shared_ptr<const Engine>> buildModel(const AgentConfig& agent,
-    const TaskConfig& config, const std::string& key, const std::string& path,
-    const std::string& pathKey)
+    const std::shared_ptr<const ModelFile>& model, const EngineOptions& options,
+    const std::string& key)
+{
+    auto engine = buildEngine(model, options);
+    if (!engine)
+        return engine.status().withContext(agent.where(key + ".engine") + " (" + model->path + ")");
+    return engine;
+}
+
+Expected<std::shared_ptr<const ModelFile>> loadModel(
+    const AgentConfig& agent, const std::string& path, const std::string& pathKey)
 {
     auto model = loadModelFile(path);
     if (!model)
         return model.status().withContext(agent.where(pathKey));
-    auto engine = buildEngine(model.value(), config.engine);
-    if (!engine)
-        return engine.status().withContext(agent.where(key + ".engine") + " (" + path + ")");
-    return engine;
+    return model;
 }
 
 // The single float32 input of a model, or an error naming `pathKey`.
-Expected<TensorInfo> singleFloatInput(const AgentConfig& agent, const Engine& engine,
-    const std::string& path, const std::string& pathKey, const char* role)
+Expected<TensorInfo> singleFloatInput(const AgentConfig& agent,
+    const std::vector<TensorInfo>& inputs, const std::string& path, const std::string& pathKey,
+    const char* role)
 {
-    const auto& inputs = engine.inputs();
     if (inputs.size() != 1)
         return Status::invalid(agent.where(pathKey) + ": " + role + " takes one input; '" + path +
             "' has " + std::to_string(inputs.size()));
@@ -74,14 +81,10 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     const bool streaming = action.mode == ActionMode::Streaming;
     auto log = logger("engine");
 
-    if (!config.calibration.source.empty()) {
-        if (config.engine.precision == Precision::Int8)
-            return Status::invalid(agent.where(key + ".engine.calibration") +
-                ": int8 calibration of action (clip) models is not supported yet; use fp16 or "
-                "fp32 for this task");
+    const bool int8 = config.engine.precision == Precision::Int8;
+    if (!config.calibration.source.empty() && !int8)
         log->warn("{}: ignored; precision is {}, calibration is for int8",
             agent.where(key + ".engine.calibration"), precisionName(config.engine.precision));
-    }
     if (config.engine.batch != 1)
         return Status::invalid(agent.where(key + ".engine.batch") +
             ": an action task infers one clip at a time; batch must be 1 (got " +
@@ -96,11 +99,13 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
         return Status::invalid(agent.where(key + ".action.head") +
             ": streaming mode needs the temporal head's ONNX file");
 
-    auto first = buildModel(agent, config, key, config.model, key + ".model");
-    if (!first)
-        return first.status();
-    auto firstInput = singleFloatInput(agent, *first.value(), config.model, key + ".model",
-        streaming ? "a streaming backbone" : "a clip model");
+    // The first model's input is read from the file before its engine is built: int8
+    // calibration needs the preprocessing (and clip length) resolved from it.
+    auto firstModel = loadModel(agent, config.model, key + ".model");
+    if (!firstModel)
+        return firstModel.status();
+    auto firstInput = singleFloatInput(agent, firstModel.value()->inputs, config.model,
+        key + ".model", streaming ? "a streaming backbone" : "a clip model");
     if (!firstInput)
         return firstInput.status();
     const TensorInfo& input = firstInput.value();
@@ -112,7 +117,7 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
 
     PreprocessConfig pre = config.preprocess;
     int length = 0;
-    std::shared_ptr<const Engine> clipEngine;
+    std::shared_ptr<const Engine> clipEngine, backbone;
     TensorShape clipShape;
     size_t embedding = 0;
     ClipRing::Layout ringLayout = ClipRing::Layout::TimeFirst;
@@ -145,6 +150,21 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
         length = t.value();
         if (Status s = resolveImageInput(agent, key, input.dims[3], input.dims[4], shape, pre); !s)
             return s;
+        EngineOptions options = config.engine;
+        if (int8 && !config.calibration.source.empty()) {
+            auto calibration = makeClipCalibrationData(config.calibration, pre,
+                ClipSamples {length, action.frameStep, ncthw}, [&](const std::string& k) {
+                    return agent.where(key + ".engine.calibration." + k);
+                });
+            if (!calibration)
+                return calibration.status();
+            log->info(
+                "task {}: int8 calibration on {}", config.name, calibration.value()->description());
+            options.calibration = std::move(calibration).value();
+        }
+        auto first = buildModel(agent, firstModel.value(), options, key);
+        if (!first)
+            return first.status();
         clipEngine = first.value();
         clipShape = ncthw ? TensorShape {1, 3, length, pre.cropHeight, pre.cropWidth}
                           : TensorShape {1, length, 3, pre.cropHeight, pre.cropWidth};
@@ -157,7 +177,23 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
                 "; a streaming backbone takes one frame, N x 3 x H x W");
         if (Status s = resolveImageInput(agent, key, input.dims[2], input.dims[3], shape, pre); !s)
             return s;
-        const auto& outs = first.value()->outputs();
+        EngineOptions options = config.engine;
+        if (int8 && !config.calibration.source.empty()) {
+            auto calibration =
+                makeCalibrationData(config.calibration, pre, [&](const std::string& k) {
+                    return agent.where(key + ".engine.calibration." + k);
+                });
+            if (!calibration)
+                return calibration.status();
+            log->info("task {}: int8 calibration of the backbone on {}", config.name,
+                calibration.value()->description());
+            options.calibration = std::move(calibration).value();
+        }
+        auto built = buildModel(agent, firstModel.value(), options, key);
+        if (!built)
+            return built.status();
+        backbone = built.value();
+        const auto& outs = backbone->outputs();
         int64_t d = outs.empty() || outs[0].dims.size() < 2 ? -1 : 1;
         for (size_t i = 1; d > 0 && i < outs[0].dims.size(); ++i)
             d = outs[0].dims[i] > 0 ? d * outs[0].dims[i] : -1;
@@ -168,11 +204,22 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
                 "; it must give an embedding of fixed size per frame (N x D)");
         embedding = static_cast<size_t>(d);
 
-        auto head = buildModel(agent, config, key, action.head, key + ".action.head");
+        auto headModel = loadModel(agent, action.head, key + ".action.head");
+        if (!headModel)
+            return headModel.status();
+        // int8 covers the backbone, where the time goes; the head, a few thousand
+        // multiply-adds over embeddings that no calibration image gives, stays fp32.
+        EngineOptions headOptions = config.engine;
+        if (int8) {
+            headOptions.precision = Precision::Fp32;
+            log->info("task {}: int8 backbone; the temporal head '{}' runs fp32", config.name,
+                action.head);
+        }
+        auto head = buildModel(agent, headModel.value(), headOptions, key);
         if (!head)
             return head.status();
         auto headInput = singleFloatInput(
-            agent, *head.value(), action.head, key + ".action.head", "a temporal head");
+            agent, head.value()->inputs(), action.head, key + ".action.head", "a temporal head");
         if (!headInput)
             return headInput.status();
         const TensorInfo& h = headInput.value();
@@ -199,7 +246,7 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     task->clipShape_ = clipShape;
     task->embeddingSize_ = embedding;
     if (streaming)
-        task->backbone_ = first.value();
+        task->backbone_ = backbone;
 
     const auto& outputs = clipEngine->outputs();
     auto labels = setupLabels(agent, index, key, outputs.empty() ? nullptr : &outputs[0], source);

@@ -62,11 +62,20 @@ std::string canonicalPreprocess(const PreprocessConfig& p)
 
 class SourceCalibrationData final : public CalibrationData {
 public:
-    SourceCalibrationData(const CalibrationConfig& config, const PreprocessConfig& resolved)
+    // Samples of one frame each, or (clip.length > 0) clips of consecutive frames.
+    SourceCalibrationData(
+        const CalibrationConfig& config, const PreprocessConfig& resolved, const ClipSamples& clip)
         : config_(config),
           preprocessor_(resolved),
+          clip_(clip),
           shape_ {3, resolved.cropHeight, resolved.cropWidth}
     {
+        if (clip_.length > 0) {
+            shape_ = clip_.ncthw
+                ? TensorShape {3, clip_.length, resolved.cropHeight, resolved.cropWidth}
+                : TensorShape {clip_.length, 3, resolved.cropHeight, resolved.cropWidth};
+            plane_.resize(preprocessor_.outputElements());
+        }
     }
 
     std::string key() const override { return key_; }
@@ -78,20 +87,26 @@ public:
     {
         if (given_ == batches_)
             return false;
-        const size_t elements = preprocessor_.outputElements();
+        const size_t frames = framesPerSample();
+        const size_t sampleElements = static_cast<size_t>(shape_.elementCount());
         for (size_t j = 0; j < static_cast<size_t>(config_.batch); ++j) {
-            const int64_t target = selected_[given_ * static_cast<size_t>(config_.batch) + j];
-            if (isDirectory_) {
-                // Only the selected images are read, decoded as the directory source decodes.
-                const auto& file = files_[static_cast<size_t>(target)];
-                frame_.image = decodeImageFile(file.path, buffer_);
-                if (frame_.image.empty())
-                    return Status::invalid(sourceWhere_ + ": calibration image '" + file.path +
-                        "' is not a readable image");
-            } else if (auto read = readVideoFrame(target); !read || !read.value()) {
-                return read ? endedEarly() : Expected<bool>(read.status());
+            for (size_t k = 0; k < frames; ++k) {
+                const size_t index = (given_ * static_cast<size_t>(config_.batch) + j) * frames + k;
+                if (Expected<bool> read = readFrame(selected_[index]); !read || !read.value())
+                    return read;
+                float* sample = out + j * sampleElements;
+                if (clip_.length == 0) {
+                    preprocessor_.run(frame_.image, sample);
+                    continue;
+                }
+                // Frame k of the clip: its planes at [c][k] (ncthw) or its block at [k] (ntchw).
+                preprocessor_.run(frame_.image, plane_.data());
+                const size_t planeSize = plane_.size() / 3;
+                for (size_t c = 0; c < 3; ++c)
+                    std::copy_n(plane_.data() + c * planeSize, planeSize,
+                        sample +
+                            (clip_.ncthw ? (c * frames + k) * planeSize : (k * 3 + c) * planeSize));
             }
-            preprocessor_.run(frame_.image, out + j * elements);
         }
         ++given_;
         return true;
@@ -135,30 +150,50 @@ public:
         }
         const bool isDirectory = isDirectory_;
         const bool countKnown = available >= 0;
-        selected_ = countKnown ? spreadIndices(available, config_.frames)
-                               : spreadIndices(config_.frames, config_.frames);
         const std::string unit = isDirectory ? "images" : "frames";
-        if (countKnown && static_cast<int64_t>(selected_.size()) < config_.batch)
+        size_t samples = 0;
+        if (clip_.length == 0) {
+            selected_ = countKnown ? spreadIndices(available, config_.frames)
+                                   : spreadIndices(config_.frames, config_.frames);
+            samples = selected_.size();
+        } else {
+            // Clips: windows of `span` consecutive frames (every frame_step-th taken), as many as
+            // `frames` frames make, spread over the source without overlapping.
+            const int64_t span = int64_t(clip_.length - 1) * clip_.frameStep + 1;
+            const int64_t windows = (countKnown ? available : config_.frames) / span;
+            selected_.clear();
+            for (int64_t w : spreadIndices(windows, config_.frames / clip_.length))
+                for (int64_t k = 0; k < clip_.length; ++k)
+                    selected_.push_back(w * span + k * clip_.frameStep);
+            samples = selected_.size() / static_cast<size_t>(clip_.length);
+        }
+        if (countKnown && static_cast<int64_t>(samples) < config_.batch)
             return Status::invalid(sourceWhere_ + ": '" + path_ + "' holds " +
-                std::to_string(available) + " " + unit + ", fewer than one calibration batch (" +
-                std::to_string(config_.batch) + "); add samples or lower " +
-                "engine.calibration.batch (a few hundred samples calibrate well)");
-        batches_ = selected_.size() / static_cast<size_t>(config_.batch);
+                std::to_string(available) + " " + unit +
+                (clip_.length > 0 ? ", " + std::to_string(samples) + " clips of " +
+                            std::to_string(clip_.length) + " frames" + stepText()
+                                  : std::string()) +
+                ", fewer than one calibration batch (" + std::to_string(config_.batch) +
+                "); add samples or lower engine.calibration.batch (a few hundred samples "
+                "calibrate well)");
+        batches_ = samples / static_cast<size_t>(config_.batch);
 
         auto log = logger("engine");
-        const size_t unused = selected_.size() - batches_ * static_cast<size_t>(config_.batch);
+        const size_t unused = samples - batches_ * static_cast<size_t>(config_.batch);
         if (unused > 0)
             log->info("calibration: the last {} of {} samples do not fill a batch of {} and are "
                       "not used",
-                unused, selected_.size(), config_.batch);
+                unused, samples, config_.batch);
         if (!countKnown)
             log->warn("calibration: the frame count of '{}' is unknown; taking its first {} "
                       "frames instead of frames spread over all of it",
                 path_, config_.frames);
 
         const size_t used = batches_ * static_cast<size_t>(config_.batch);
-        description_ =
-            std::to_string(used) + " " + unit + " " + (isDirectory ? "from" : "of") + " " + path_;
+        description_ = clip_.length > 0
+            ? std::to_string(used) + " clips of " + std::to_string(clip_.length) + " " + unit +
+                stepText() + " " + (isDirectory ? "from" : "of") + " " + path_
+            : std::to_string(used) + " " + unit + " " + (isDirectory ? "from" : "of") + " " + path_;
         if (countKnown && available > static_cast<int64_t>(selected_.size()))
             description_ += " (spread over " + std::to_string(available) + ")";
         else if (!countKnown)
@@ -174,6 +209,9 @@ public:
             "\nframes " + std::to_string(config_.frames) + "\nbatch " +
             std::to_string(config_.batch) + "\npreprocess " +
             canonicalPreprocess(preprocessor_.config()) + "\n";
+        if (clip_.length > 0)
+            canonical += "clip " + std::to_string(clip_.length) + " step " +
+                std::to_string(clip_.frameStep) + (clip_.ncthw ? " ncthw\n" : " ntchw\n");
         if (isDirectory) {
             for (int64_t index : selected_) {
                 const auto& file = files_[static_cast<size_t>(index)];
@@ -192,6 +230,33 @@ public:
     }
 
 private:
+    size_t framesPerSample() const { return clip_.length > 0 ? size_t(clip_.length) : 1; }
+    std::string stepText() const
+    {
+        return clip_.frameStep > 1 ? " (every " + std::to_string(clip_.frameStep) + ")" : "";
+    }
+
+    // Frame `target` of the source into frame_: a directory's image read alone, decoded as the
+    // directory source decodes; a video read up to it. False (after endedEarly) when the video
+    // ends first.
+    Expected<bool> readFrame(int64_t target)
+    {
+        if (isDirectory_) {
+            const auto& file = files_[static_cast<size_t>(target)];
+            frame_.image = decodeImageFile(file.path, buffer_);
+            if (frame_.image.empty())
+                return Status::invalid(sourceWhere_ + ": calibration image '" + file.path +
+                    "' is not a readable image");
+            return true;
+        }
+        auto read = readVideoFrame(target);
+        if (!read)
+            return read.status();
+        if (!read.value())
+            return endedEarly();
+        return true;
+    }
+
     Status open()
     {
         SourceOptions options;
@@ -241,7 +306,9 @@ private:
 
     CalibrationConfig config_;
     Preprocessor preprocessor_;
+    ClipSamples clip_;
     TensorShape shape_;
+    std::vector<float> plane_; // clips: one preprocessed frame
     std::string path_;
     std::string sourceWhere_;
     std::string key_;
@@ -267,7 +334,26 @@ Expected<std::shared_ptr<CalibrationData>> makeCalibrationData(const Calibration
         return Status::invalid(where("batch") + ": must be at least 1");
     if (resolved.cropWidth <= 0 || resolved.cropHeight <= 0)
         return Status::runtime("calibration needs the resolved crop size");
-    auto data = std::make_shared<SourceCalibrationData>(config, resolved);
+    auto data = std::make_shared<SourceCalibrationData>(config, resolved, ClipSamples {});
+    if (Status s = data->setUp(where); !s)
+        return s;
+    return std::shared_ptr<CalibrationData>(std::move(data));
+}
+
+Expected<std::shared_ptr<CalibrationData>> makeClipCalibrationData(const CalibrationConfig& config,
+    const PreprocessConfig& resolved, const ClipSamples& clip, const CalibrationKeyNamer& where)
+{
+    if (config.batch < 1)
+        return Status::invalid(where("batch") + ": must be at least 1");
+    if (clip.length < 1 || clip.frameStep < 1)
+        return Status::runtime("clip calibration needs the clip length and frame step");
+    if (resolved.cropWidth <= 0 || resolved.cropHeight <= 0)
+        return Status::runtime("calibration needs the resolved crop size");
+    if (config.frames < int64_t(clip.length) * config.batch)
+        return Status::invalid(where("frames") + ": " + std::to_string(config.frames) +
+            " frames make no calibration batch of " + std::to_string(config.batch) + " clips of " +
+            std::to_string(clip.length) + " frames");
+    auto data = std::make_shared<SourceCalibrationData>(config, resolved, clip);
     if (Status s = data->setUp(where); !s)
         return s;
     return std::shared_ptr<CalibrationData>(std::move(data));

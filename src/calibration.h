@@ -31,4 +31,17 @@ std::vector<int64_t> spreadIndices(int64_t available, int64_t wanted);
 Expected<std::shared_ptr<CalibrationData>> makeCalibrationData(const CalibrationConfig& config,
     const PreprocessConfig& resolved, const CalibrationKeyNamer& where);
 
+// How an action (clip) model takes its frames.
+struct ClipSamples {
+    int length = 0; // frames per clip; 0: samples are single frames
+    int frameStep = 1; // every frameStep-th frame of the source
+    bool ncthw = true; // sample layout 3 x T x H x W; false: T x 3 x H x W
+};
+
+// The same for a clip model: each sample is a clip of `clip.length` consecutive frames (every
+// `clip.frameStep`-th), the clips spread over the source without overlapping; `frames` counts
+// frames, so a clip model calibrates on frames / length clips.
+Expected<std::shared_ptr<CalibrationData>> makeClipCalibrationData(const CalibrationConfig& config,
+    const PreprocessConfig& resolved, const ClipSamples& clip, const CalibrationKeyNamer& where);
+
 } // namespace jetagent

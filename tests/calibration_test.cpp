@@ -438,25 +438,110 @@ TEST(Calibration, ClassificationTaskMakesTheDataBeforeTheBuild)
     EXPECT_TRUE(t.ok()) << t.status().message();
 }
 
-TEST(Calibration, ActionTasksRefuseInt8CalibrationForNow)
+// Clip samples for an action model: windows of consecutive frames (every frame_step-th), spread
+// over the source without overlapping, each frame the inference input of that source frame, laid
+// out 3 x T x H x W or T x 3 x H x W as the model takes them.
+TEST(Calibration, ClipSamplesAreConsecutiveFramesInTheModelsLayout)
 {
     test::TempDir dir;
+    writeImages(dir.path(), 20, 0);
+    const PreprocessConfig pre = taskPreprocessing();
+    const auto frames = inferenceInputs("file://" + dir.path(), pre);
+    ASSERT_EQ(frames.size(), 20u);
+    const size_t plane = frames[0].size() / 3;
+    CalibrationConfig config;
+    config.source = dir.path();
+    config.frames = 12; // 12 / 3 = 4 clips wanted, 20 / 5 = 4 windows of span 5 available
+    config.batch = 2;
+    for (bool ncthw : {true, false}) {
+        SCOPED_TRACE(ncthw ? "ncthw" : "ntchw");
+        auto data = makeClipCalibrationData(config, pre, ClipSamples {3, 2, ncthw}, where);
+        ASSERT_TRUE(data.ok()) << data.status().message();
+        EXPECT_EQ(data.value()->sampleShape(),
+            ncthw ? (TensorShape {3, 3, 64, 64}) : (TensorShape {3, 3, 64, 64}));
+        EXPECT_NE(
+            data.value()->description().find("4 clips of 3 images (every 2)"), std::string::npos)
+            << data.value()->description();
+        const auto batches = allBatches(*data.value());
+        ASSERT_EQ(batches.size(), 2u);
+        // Clip w starts at frame 5w; its frame k is source frame 5w + 2k.
+        for (size_t w = 0; w < 4; ++w)
+            for (size_t k = 0; k < 3; ++k)
+                for (size_t c = 0; c < 3; ++c) {
+                    const float* sample = batches[w / 2].data() + (w % 2) * 9 * plane;
+                    const float* got = sample + (ncthw ? (c * 3 + k) : (k * 3 + c)) * plane;
+                    const float* want = frames[5 * w + 2 * k].data() + c * plane;
+                    EXPECT_EQ(std::memcmp(got, want, plane * sizeof(float)), 0)
+                        << "clip " << w << " frame " << k << " channel " << c;
+                }
+    }
+    // The clip's shape enters the key; too few frames for a batch of clips is an error.
+    auto a = makeClipCalibrationData(config, pre, ClipSamples {3, 2, true}, where);
+    auto b = makeClipCalibrationData(config, pre, ClipSamples {3, 1, true}, where);
+    auto c = makeClipCalibrationData(config, pre, ClipSamples {3, 2, false}, where);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+    EXPECT_NE(a.value()->key(), b.value()->key());
+    EXPECT_NE(a.value()->key(), c.value()->key());
+    config.frames = 5;
+    auto few = makeClipCalibrationData(config, pre, ClipSamples {3, 1, true}, where);
+    ASSERT_FALSE(few.ok());
+    EXPECT_NE(few.status().message().find("cal.yaml:9: calib.frames: 5 frames make no calibration "
+                                          "batch of 2 clips of 3 frames"),
+        std::string::npos)
+        << few.status().message();
+}
+
+// An action task with precision int8 calibrates its clip model on clips of the calibration
+// source (clip mode), or its backbone on frames, the temporal head staying fp32 (streaming).
+TEST(Calibration, ActionTasksCalibrateTheirClipModelOrBackbone)
+{
+    bool xnnpack = false;
+    for (const BackendInfo& b : listBackends())
+        xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
+    if (!xnnpack)
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    test::TempDir dir;
+    fs::create_directory(dir / "calib");
+    writeImages(dir / "calib", 40, 0);
     auto c = parseConfig("tasks:\n"
                          "  - type: action\n"
                          "    model: " +
             test::sourcePath("models/motion_clip3d.onnx") +
             "\n"
-            "    engine: {precision: int8, calibration: {source: calib}}\n",
+            "    action: {clip_length: 16, stride: 4}\n"
+            "    engine: {backend: xnnpack, precision: int8, calibration: {source: calib, "
+            "frames: 32, batch: 1}}\n"
+            "  - type: action\n"
+            "    model: " +
+            test::sourcePath("models/motion_backbone.onnx") + "\n" +
+            "    action: {mode: streaming, head: " + test::sourcePath("models/motion_head.onnx") +
+            ", clip_length: 16}\n"
+            "    engine: {backend: xnnpack, precision: int8, calibration: {source: calib, "
+            "frames: 32, batch: 4}}\n",
         "a.yaml", dir.path());
     ASSERT_TRUE(c.ok()) << c.status().message();
-    auto t = ActionTask::create(c.value(), 0, SourceInfo {});
-    ASSERT_FALSE(t.ok());
-    EXPECT_EQ(t.status().kind(), ErrorKind::InvalidInput);
-    EXPECT_NE(t.status().message().find("a.yaml:4: tasks[0].engine.calibration: int8 calibration "
-                                        "of action (clip) models is not supported yet"),
+    auto clip = ActionTask::create(c.value(), 0, SourceInfo {});
+    ASSERT_TRUE(clip.ok()) << clip.status().message();
+    ASSERT_EQ(clip.value()->engines().size(), 1u);
+    EXPECT_NE(clip.value()->engines()[0].lowered.find("calibrated on 2 samples of 2 clips of 16 "
+                                                      "images"),
         std::string::npos)
-        << t.status().message();
+        << clip.value()->engines()[0].lowered;
+    auto streaming = ActionTask::create(c.value(), 1, SourceInfo {});
+    ASSERT_TRUE(streaming.ok()) << streaming.status().message();
+    const auto engines = streaming.value()->engines();
+    ASSERT_EQ(engines.size(), 2u);
+    size_t int8 = 0, fp32 = 0;
+    for (const EngineDescription& e : engines) {
+        int8 += e.options.precision == Precision::Int8;
+        fp32 += e.options.precision == Precision::Fp32;
+        if (e.options.precision == Precision::Int8) {
+            EXPECT_NE(e.lowered.find("calibrated on 32 samples of 32 images"), std::string::npos)
+                << e.lowered;
+        }
+    }
+    EXPECT_EQ(int8, 1u); // the backbone
+    EXPECT_EQ(fp32, 1u); // the head
 }
-
 } // namespace
 } // namespace jetagent
