@@ -141,6 +141,7 @@ private:
     std::string fuseActivation(const onnx::NodeProto& node, OutputRange* range, std::string* text);
     // A residual Add after a oneDNN convolution, folded into it: the value added (-1: none).
     void writeInPlace(const onnx::NodeProto& node, CopyRowsStep& copy, size_t channels);
+    void readInPlace();
     int fuseResidual(const onnx::NodeProto& conv, ConvStep& step, int input,
         const std::vector<int64_t>& y, std::string* outName, std::string* text);
 
@@ -1469,11 +1470,90 @@ Status Compiler::concat(const onnx::NodeProto& node, int)
     }
     if (offset != static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner)
         return Status::invalid(label(node) + ": the inputs do not add up to " + dimsText(*y));
-    if (options_.zeroCopyConcat && inner == 1 && p + 1 == static_cast<int>(rank))
+    if (options_.zeroCopy && inner == 1 && p + 1 == static_cast<int>(rank))
         writeInPlace(node, *step, static_cast<size_t>(phys[static_cast<size_t>(p)]));
     if (!step->pieces.empty())
         addStep(node, std::move(step));
     return Status();
+}
+
+// A split or slice piece along channels (dense rows of a pixel's channels) whose result only
+// XNNPACK convolutions read, as their whole input, is read by them in place: each takes the
+// source with its channel offset and pixel stride, and the piece's copy is dropped (the step too,
+// once it has none left). On x86 such readers are rare (oneDNN runs the dense convolutions and
+// cannot read a strided input at speed); on ARM they are ShuffleNet's branch convolutions.
+void Compiler::readInPlace()
+{
+    const size_t n = plan_.values.size();
+    std::vector<int> readers(n, 0), convReaders(n, 0), writers(n, 0);
+    std::vector<char> pinned(n, 0); // aliased, or a model output
+    for (const Value& v : plan_.values)
+        if (v.root >= 0)
+            pinned[static_cast<size_t>(v.root)] = 1;
+    for (int o : plan_.outputs)
+        pinned[static_cast<size_t>(o)] = 1;
+    for (const auto& step : plan_.steps) {
+        for (int id : step->inputs)
+            ++readers[static_cast<size_t>(id)];
+        auto* conv = dynamic_cast<ConvStep*>(step.get());
+        if (conv && !conv->onednn && !conv->residual && conv->inputs.size() == 1 &&
+            conv->inputStride == 0)
+            ++convReaders[static_cast<size_t>(conv->inputs[0])];
+        if (step->output >= 0)
+            ++writers[static_cast<size_t>(step->output)];
+        for (int id : step->extraOutputs)
+            ++writers[static_cast<size_t>(id)];
+    }
+    auto readersOf = [&](int value) {
+        std::vector<ConvStep*> convs;
+        for (auto& step : plan_.steps) {
+            auto* conv = dynamic_cast<ConvStep*>(step.get());
+            if (conv && !conv->inputs.empty() && conv->inputs[0] == value)
+                convs.push_back(conv);
+        }
+        return convs;
+    };
+    for (auto& step : plan_.steps) {
+        auto* copy = dynamic_cast<CopyRowsStep*>(step.get());
+        if (!copy || copy->inputs.size() != 1 || !copy->constants.empty())
+            continue;
+        std::vector<CopyRowsStep::Piece> kept;
+        for (const CopyRowsStep::Piece& piece : copy->pieces) {
+            const size_t o = static_cast<size_t>(piece.output);
+            bool free = piece.input >= 0 && piece.outOffset == 0 &&
+                piece.outStride == piece.length && !pinned[o] && writers[o] == 1 &&
+                readers[o] > 0 && readers[o] == convReaders[o];
+            const auto convs = free ? readersOf(piece.output) : std::vector<ConvStep*>();
+            for (const ConvStep* conv : convs)
+                free = free && conv->groups * conv->groupInputChannels == piece.length &&
+                    conv->batch * conv->inputH * conv->inputW == piece.rows;
+            if (!free) {
+                kept.push_back(piece);
+                continue;
+            }
+            for (ConvStep* conv : convs) {
+                conv->inputs[0] = piece.input;
+                conv->inputStride = piece.inStride;
+                conv->inputOffset = piece.inOffset;
+                conv->node = copy->node + " -> " + conv->node;
+            }
+        }
+        copy->pieces = std::move(kept);
+        // The outputs no piece writes any more are nobody's: drop them from the step.
+        std::vector<int> outputs;
+        for (const auto& piece : copy->pieces)
+            if (std::find(outputs.begin(), outputs.end(), piece.output) == outputs.end())
+                outputs.push_back(piece.output);
+        copy->output = outputs.empty() ? -1 : outputs[0];
+        copy->extraOutputs.assign(
+            outputs.empty() ? outputs.end() : outputs.begin() + 1, outputs.end());
+    }
+    plan_.steps.erase(std::remove_if(plan_.steps.begin(), plan_.steps.end(),
+                          [](const std::unique_ptr<StepDef>& step) {
+                              auto* copy = dynamic_cast<CopyRowsStep*>(step.get());
+                              return copy && copy->pieces.empty();
+                          }),
+        plan_.steps.end());
 }
 
 // A concatenation along the innermost physical axis (channels, channels-last): each input that an
@@ -1865,6 +1945,8 @@ Expected<std::shared_ptr<Plan>> Compiler::compile()
                 "' is not computed by any node (a constant output is not supported)");
         plan_.outputs.push_back(needId(id, Layout::Plain));
     }
+    if (options_.zeroCopy)
+        readInPlace();
     planMemory(&plan_);
     return std::make_shared<Plan>(std::move(plan_));
 }

@@ -19,10 +19,11 @@ namespace xnnplan {
 struct CompileOptions {
     bool fuseActivations = true; // Relu/Clip into the convolution, pooling or add before them
     bool oneDnn = true; // dense convolutions on oneDNN where the build has it (chooseConvLibrary)
-    // Concatenations along channels of XNNPACK convolutions' results are written in place: each
-    // convolution writes its channels of the concatenation's output directly. The int8 and fp16
-    // passes turn it off (one value written by several steps must be lowered as one).
-    bool zeroCopyConcat = true;
+    // Concatenations along channels of XNNPACK convolutions' results are written in place (each
+    // convolution writes its channels of the concatenation's output directly), and splits and
+    // slices along channels that only XNNPACK convolutions read are read in place. The int8 and
+    // fp16 passes turn it off (a value written by several steps must be lowered as one).
+    bool zeroCopy = true;
 };
 
 // Every node becomes a checked step or the compilation fails: an operator, attribute or shape the

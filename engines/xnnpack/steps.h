@@ -28,8 +28,10 @@ public:
     bool onednn = false; // run on oneDNN (onednn_conv.cpp) instead of XNNPACK
     bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
     // XNNPACK only: the output is channels [outputOffset, outputOffset + groups * group out) of
-    // pixels outputStride channels apart (a concatenation written in place); 0: dense.
+    // pixels outputStride channels apart (a concatenation written in place); 0: dense. The same
+    // for the input (a split or slice read in place).
     size_t outputStride = 0, outputOffset = 0;
+    size_t inputStride = 0, inputOffset = 0;
     uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
     uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
     uint32_t groups = 1;

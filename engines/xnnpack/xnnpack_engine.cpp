@@ -458,7 +458,7 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     const bool int8 = options.precision == Precision::Int8;
     const bool half = options.precision == Precision::Fp16;
     compile.oneDnn = options.onednn && !int8 && !half;
-    compile.zeroCopyConcat = !int8 && !half;
+    compile.zeroCopy = !int8 && !half;
     auto plan = xnnplan::compileModel(proto, compile);
     if (!plan)
         return plan.status().withContext("xnnpack cannot run model '" + model->path + "'");

@@ -111,8 +111,9 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
         return Status::unsupported(node + ": a residual add is fused on oneDNN only");
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
-        const size_t inStride = groups * groupInputChannels;
+        const size_t inStride = inputStride ? inputStride : groups * groupInputChannels;
         const size_t outStride = outputStride ? outputStride : groups * groupOutputChannels;
+        const float* in = plan.address(arena, inputs[0]) + inputOffset;
         float* out = plan.address(arena, output) + outputOffset;
         if (half) {
             Status s =
@@ -126,7 +127,8 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
                 return s;
             return exec.setup(
                 xnn_setup_convolution2d_nhwc_f16(xop, batch, inputH, inputW,
-                    plan.address(arena, inputs[0]), plan.address(arena, output), pool),
+                    reinterpret_cast<const uint16_t*>(plan.address(arena, inputs[0])) + inputOffset,
+                    reinterpret_cast<uint16_t*>(plan.address(arena, output)) + outputOffset, pool),
                 *this);
         }
         Status s = exec.add(
@@ -137,9 +139,8 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
             &xop, *this, "create this convolution");
         if (!s.ok())
             return s;
-        return exec.setup(xnn_setup_convolution2d_nhwc_f32(xop, batch, inputH, inputW,
-                              plan.address(arena, inputs[0]), out, pool),
-            *this);
+        return exec.setup(
+            xnn_setup_convolution2d_nhwc_f32(xop, batch, inputH, inputW, in, out, pool), *this);
     });
 }
 
