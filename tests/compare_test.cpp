@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -16,11 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
-#include <opencv2/imgcodecs.hpp>
-
 #include "compare.h"
-#include "jetagent/engines/engine.h"
-#include "jetagent/hal/frame_source.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -444,67 +439,6 @@ TEST(CompareCommand, Int8EnginesGetCalibrationFromTheSeam)
     EXPECT_EQ(seenPre.resize, ResizeMode::Stretch); // the demo task's preprocessing
     EXPECT_EQ(sourceKey, "--calibration");
     EXPECT_TRUE(has(framesKey, "tasks[0].engine.calibration.frames")) << framesKey;
-}
-
-// Writes `count` frames of the synthetic shapes source (seed `seed`) as PNGs: calibration
-// images as a user would keep them, from other frames than the ones compared.
-void writeShapeFrames(const std::string& dir, int count, uint64_t seed)
-{
-    std::filesystem::create_directories(dir);
-    SourceOptions options;
-    options.uri = "synthetic://shapes";
-    options.seed = seed;
-    auto source = openFrameSource(options);
-    ASSERT_TRUE(source) << source.status().message();
-    Frame frame;
-    for (int i = 0; i < count; ++i) {
-        auto r = source.value()->read(frame);
-        ASSERT_TRUE(r && r.value() == ReadResult::Frame);
-        char name[32];
-        std::snprintf(name, sizeof name, "/f%04d.png", i);
-        ASSERT_TRUE(cv::imwrite(dir + name, frame.image));
-    }
-}
-
-// int8 on the xnnpack backend, as a user runs it: calibrated from a directory of images, then
-// compared with the fp32 engine on 500 other frames. The bar: top-1 agreement >= 99%.
-// The second run finds the calibration ranges in the cache and agrees exactly as well.
-TEST(CompareCommand, XnnpackInt8AgreesWithFp32OnTheDemoModel)
-{
-    bool xnnpack = false;
-    for (const BackendInfo& b : listBackends())
-        xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
-    if (!xnnpack)
-        GTEST_SKIP() << "this build has no xnnpack backend";
-    TempDir dir;
-    writeShapeFrames(dir / "calib", 64, 7);
-    auto args = [&](const std::string& json) {
-        return std::vector<std::string> {"compare", sourcePath("models/shapes_cnn.onnx"),
-            "--config", sourcePath("firmware-config/demo.yaml"), "--reference", "xnnpack:cpu:fp32",
-            "--candidate", "xnnpack:cpu:int8", "--calibration", dir / "calib", "--frames", "500",
-            "--warmup", "2", "--cache-dir", dir / "cache", "--min-top1", "0.99", "--json",
-            dir / json};
-    };
-    auto first = runJetagent(args("a.json"), dir.path());
-    ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
-    EXPECT_TRUE(has(first.out, "int8: ")) << first.out;
-    EXPECT_TRUE(has(first.out, "calibrated on 64 samples")) << first.out;
-    const auto a = nlohmann::json::parse(readFile(dir / "a.json"));
-    EXPECT_EQ(a["candidate"]["precision"], "int8");
-    EXPECT_EQ(a["candidate"]["backend"], "xnnpack");
-    const double top1 = a["outputs"][0]["top1_agreement"].get<double>();
-    EXPECT_GE(top1, 0.99);
-    // int8 is not fp32: the logits differ, but not by much.
-    const double rel = a["outputs"][0]["relative_error"].get<double>();
-    EXPECT_GT(rel, 0.0);
-    EXPECT_LT(rel, 0.05);
-
-    auto second = runJetagent(args("b.json"), dir.path());
-    ASSERT_EQ(second.exitCode, 0) << second.out << second.err;
-    EXPECT_TRUE(has(second.out, "calibration ranges from the cache")) << second.out;
-    const auto b = nlohmann::json::parse(readFile(dir / "b.json"));
-    EXPECT_EQ(b["outputs"][0]["top1_agreement"].get<double>(), top1);
-    EXPECT_EQ(b["outputs"][0]["relative_error"].get<double>(), rel);
 }
 
 } // namespace
