@@ -444,41 +444,41 @@ TEST(Calibration, ClassificationTaskMakesTheDataBeforeTheBuild)
 TEST(Calibration, ClipSamplesAreConsecutiveFramesInTheModelsLayout)
 {
     test::TempDir dir;
-    writeImages(dir.path(), 20, 0);
+    writeImages(dir.path(), 30, 0);
     const PreprocessConfig pre = taskPreprocessing();
     const auto frames = inferenceInputs("file://" + dir.path(), pre);
-    ASSERT_EQ(frames.size(), 20u);
+    ASSERT_EQ(frames.size(), 30u);
     const size_t plane = frames[0].size() / 3;
     CalibrationConfig config;
     config.source = dir.path();
-    config.frames = 12; // 12 / 3 = 4 clips wanted, 20 / 5 = 4 windows of span 5 available
+    config.frames = 16; // 16 / 4 = 4 clips wanted, 30 / 7 = 4 windows of span 7 available
     config.batch = 2;
     for (bool ncthw : {true, false}) {
         SCOPED_TRACE(ncthw ? "ncthw" : "ntchw");
-        auto data = makeClipCalibrationData(config, pre, ClipSamples {3, 2, ncthw}, where);
+        auto data = makeClipCalibrationData(config, pre, ClipSamples {4, 2, ncthw}, where);
         ASSERT_TRUE(data.ok()) << data.status().message();
         EXPECT_EQ(data.value()->sampleShape(),
-            ncthw ? (TensorShape {3, 3, 64, 64}) : (TensorShape {3, 3, 64, 64}));
+            ncthw ? (TensorShape {3, 4, 64, 64}) : (TensorShape {4, 3, 64, 64}));
         EXPECT_NE(
-            data.value()->description().find("4 clips of 3 images (every 2)"), std::string::npos)
+            data.value()->description().find("4 clips of 4 images (every 2)"), std::string::npos)
             << data.value()->description();
         const auto batches = allBatches(*data.value());
         ASSERT_EQ(batches.size(), 2u);
-        // Clip w starts at frame 5w; its frame k is source frame 5w + 2k.
+        // Clip w starts at frame 7w; its frame k is source frame 7w + 2k.
         for (size_t w = 0; w < 4; ++w)
-            for (size_t k = 0; k < 3; ++k)
+            for (size_t k = 0; k < 4; ++k)
                 for (size_t c = 0; c < 3; ++c) {
-                    const float* sample = batches[w / 2].data() + (w % 2) * 9 * plane;
-                    const float* got = sample + (ncthw ? (c * 3 + k) : (k * 3 + c)) * plane;
-                    const float* want = frames[5 * w + 2 * k].data() + c * plane;
+                    const float* sample = batches[w / 2].data() + (w % 2) * 12 * plane;
+                    const float* got = sample + (ncthw ? (c * 4 + k) : (k * 3 + c)) * plane;
+                    const float* want = frames[7 * w + 2 * k].data() + c * plane;
                     EXPECT_EQ(std::memcmp(got, want, plane * sizeof(float)), 0)
                         << "clip " << w << " frame " << k << " channel " << c;
                 }
     }
     // The clip's shape enters the key; too few frames for a batch of clips is an error.
-    auto a = makeClipCalibrationData(config, pre, ClipSamples {3, 2, true}, where);
-    auto b = makeClipCalibrationData(config, pre, ClipSamples {3, 1, true}, where);
-    auto c = makeClipCalibrationData(config, pre, ClipSamples {3, 2, false}, where);
+    auto a = makeClipCalibrationData(config, pre, ClipSamples {4, 2, true}, where);
+    auto b = makeClipCalibrationData(config, pre, ClipSamples {4, 1, true}, where);
+    auto c = makeClipCalibrationData(config, pre, ClipSamples {4, 2, false}, where);
     ASSERT_TRUE(a.ok() && b.ok() && c.ok());
     EXPECT_NE(a.value()->key(), b.value()->key());
     EXPECT_NE(a.value()->key(), c.value()->key());

@@ -365,9 +365,6 @@ TEST(ModelZooInt8, RunsNearPyTorchOnXnnpack)
             std::make_shared<TensorSamples>(calibration->input, calibration->inputShape);
         auto engine = buildEngine(model.value(), options);
         ASSERT_TRUE(engine.ok()) << engine.status().message();
-        size_t int8Steps = 0;
-        for (const EngineStep& step : engine.value()->steps())
-            int8Steps += step.library == "xnnpack";
         auto session = engine.value()->createSession();
         ASSERT_TRUE(session.ok());
         TensorView input {ref->input.data(), {1, 3, 224, 224}};
