@@ -158,8 +158,9 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
                 });
             if (!calibration)
                 return calibration.status();
-            log->info(
-                "task {}: int8 calibration on {}", config.name, calibration.value()->description());
+            log->info("task {}: int8 calibration samples: {} (read where no calibration is "
+                      "cached)",
+                config.name, calibration.value()->description());
             options.calibration = std::move(calibration).value();
         }
         auto first = buildModel(agent, firstModel.value(), options, key);
@@ -185,8 +186,9 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
                 });
             if (!calibration)
                 return calibration.status();
-            log->info("task {}: int8 calibration of the backbone on {}", config.name,
-                calibration.value()->description());
+            log->info("task {}: int8 calibration samples for the backbone: {} (read where no "
+                      "calibration is cached)",
+                config.name, calibration.value()->description());
             options.calibration = std::move(calibration).value();
         }
         auto built = buildModel(agent, firstModel.value(), options, key);

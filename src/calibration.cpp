@@ -173,9 +173,15 @@ public:
                 (clip_.length > 0 ? ", " + std::to_string(samples) + " clips of " +
                             std::to_string(clip_.length) + " frames" + stepText()
                                   : std::string()) +
-                ", fewer than one calibration batch (" + std::to_string(config_.batch) +
-                "); add samples or lower engine.calibration.batch (a few hundred samples "
-                "calibrate well)");
+                ", fewer than one calibration batch (" + std::to_string(config_.batch) + "); " +
+                (clip_.length > 0 ? "a batch of clips needs " +
+                            std::to_string(int64_t(config_.batch) *
+                                ((clip_.length - 1) * clip_.frameStep + 1)) +
+                            " " + unit + "; "
+                                  : std::string()) +
+                "add samples" +
+                (config_.batch > 1 ? std::string(" or lower engine.calibration.batch") : "") +
+                " (a few hundred samples calibrate well)");
         batches_ = samples / static_cast<size_t>(config_.batch);
 
         auto log = logger("engine");
@@ -352,7 +358,8 @@ Expected<std::shared_ptr<CalibrationData>> makeClipCalibrationData(const Calibra
     if (config.frames < int64_t(clip.length) * config.batch)
         return Status::invalid(where("frames") + ": " + std::to_string(config.frames) +
             " frames make no calibration batch of " + std::to_string(config.batch) + " clips of " +
-            std::to_string(clip.length) + " frames");
+            std::to_string(clip.length) + " frames; set it to at least " +
+            std::to_string(int64_t(clip.length) * config.batch));
     auto data = std::make_shared<SourceCalibrationData>(config, resolved, clip);
     if (Status s = data->setUp(where); !s)
         return s;

@@ -83,7 +83,9 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
             if (!calibration)
                 return calibration.status();
             logger("engine")->info(
-                "task {}: int8 calibration on {}", config.name, calibration.value()->description());
+                "task {}: int8 calibration samples: {} (read where no calibration is "
+                "cached)",
+                config.name, calibration.value()->description());
             options.calibration = std::move(calibration).value();
         } else {
             // Kept in the file so that switching precision back and forth needs no other edit.
