@@ -1520,9 +1520,12 @@ void Compiler::readInPlace()
         std::vector<CopyRowsStep::Piece> kept;
         for (const CopyRowsStep::Piece& piece : copy->pieces) {
             const size_t o = static_cast<size_t>(piece.output);
+            // The source must keep its content until the readers run: not memory that another
+            // value takes over later (a residual sum written over it, an alias).
             bool free = piece.input >= 0 && piece.outOffset == 0 &&
                 piece.outStride == piece.length && !pinned[o] && writers[o] == 1 &&
-                readers[o] > 0 && readers[o] == convReaders[o];
+                readers[o] > 0 && readers[o] == convReaders[o] &&
+                !pinned[static_cast<size_t>(piece.input)];
             const auto convs = free ? readersOf(piece.output) : std::vector<ConvStep*>();
             for (const ConvStep* conv : convs)
                 free = free && conv->groups * conv->groupInputChannels == piece.length &&
