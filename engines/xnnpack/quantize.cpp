@@ -634,22 +634,7 @@ Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
         std::unique_ptr<StepDef> q;
         if (auto* conv = dynamic_cast<ConvStep*>(s.get())) {
             auto step = std::make_unique<QConvStep>();
-            step->padTop = conv->padTop;
-            step->padRight = conv->padRight;
-            step->padBottom = conv->padBottom;
-            step->padLeft = conv->padLeft;
-            step->kernelH = conv->kernelH;
-            step->kernelW = conv->kernelW;
-            step->strideH = conv->strideH;
-            step->strideW = conv->strideW;
-            step->dilationH = conv->dilationH;
-            step->dilationW = conv->dilationW;
-            step->groups = conv->groups;
-            step->groupInputChannels = conv->groupInputChannels;
-            step->groupOutputChannels = conv->groupOutputChannels;
-            step->batch = conv->batch;
-            step->inputH = conv->inputH;
-            step->inputW = conv->inputW;
+            static_cast<ConvGeometry&>(*step) = static_cast<const ConvGeometry&>(*conv);
             const size_t channels = conv->groups * conv->groupOutputChannels;
             quantizeWeights(conv->kernel, channels, &step->kernel, &step->kernelScale);
             step->bias = quantizeBias(
@@ -686,20 +671,8 @@ Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
             q = std::move(step);
         } else if (auto* pool = dynamic_cast<PoolStep*>(s.get())) {
             auto step = std::make_unique<QMaxPoolStep>();
-            step->padTop = pool->padTop;
-            step->padRight = pool->padRight;
-            step->padBottom = pool->padBottom;
-            step->padLeft = pool->padLeft;
-            step->kernelH = pool->kernelH;
-            step->kernelW = pool->kernelW;
-            step->strideH = pool->strideH;
-            step->strideW = pool->strideW;
-            step->dilationH = pool->dilationH;
-            step->dilationW = pool->dilationW;
+            static_cast<Window2d&>(*step) = static_cast<const Window2d&>(*pool);
             step->channels = pool->channels;
-            step->batch = pool->batch;
-            step->inputH = pool->inputH;
-            step->inputW = pool->inputW;
             step->outputMin = quantized(pool->range.min);
             step->outputMax = quantized(pool->range.max);
             q = std::move(step);

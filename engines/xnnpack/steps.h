@@ -21,9 +21,22 @@ struct OutputRange {
     float max = std::numeric_limits<float>::infinity();
 };
 
+// The window a 2-D convolution or pooling slides over NHWC images, and the images it runs on.
+struct Window2d {
+    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
+    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+    size_t batch = 0, inputH = 0, inputW = 0;
+};
+
+// A convolution's window and channels (its float and int8 steps share them).
+struct ConvGeometry : Window2d {
+    uint32_t groups = 1;
+    size_t groupInputChannels = 0, groupOutputChannels = 0;
+};
+
 // 2-D convolution over NHWC (1-D and 3-D convolutions are lowered onto it by the compiler), on
 // XNNPACK or, for dense convolutions on x86-64 where the compiler's rule says so, oneDNN.
-class ConvStep final : public StepDef {
+class ConvStep final : public StepDef, public ConvGeometry {
 public:
     bool onednn = false; // run on oneDNN (onednn_conv.cpp) instead of XNNPACK
     bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
@@ -32,11 +45,6 @@ public:
     // for the input (a split or slice read in place).
     size_t outputStride = 0, outputOffset = 0;
     size_t inputStride = 0, inputOffset = 0;
-    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
-    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
-    uint32_t groups = 1;
-    size_t groupInputChannels = 0, groupOutputChannels = 0;
-    size_t batch = 0, inputH = 0, inputW = 0;
     std::vector<float> kernel; // [groups][group out][kernelH][kernelW][group in]
     std::vector<float> bias; // [groups * group out]
     std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
@@ -70,12 +78,10 @@ public:
 };
 
 // Max or average pooling over NHWC (average excludes padding, as ONNX's count_include_pad=0).
-class PoolStep final : public StepDef {
+class PoolStep final : public StepDef, public Window2d {
 public:
     bool max = true;
-    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
-    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
-    size_t channels = 0, batch = 0, inputH = 0, inputW = 0;
+    size_t channels = 0;
     OutputRange range;
     const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
@@ -174,13 +180,8 @@ public:
 
 // A convolution (or a fully connected layer, as a 1x1 one over `batch` rows) with int8 weights of
 // one scale per output channel and int32 biases, on XNNPACK's qc8 kernels.
-class QConvStep final : public StepDef {
+class QConvStep final : public StepDef, public ConvGeometry {
 public:
-    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
-    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
-    uint32_t groups = 1;
-    size_t groupInputChannels = 0, groupOutputChannels = 0;
-    size_t batch = 0, inputH = 0, inputW = 0;
     std::vector<int8_t> kernel; // ConvStep's layout
     std::vector<float> kernelScale; // per output channel
     std::vector<int32_t> bias; // per output channel, in units of input scale * kernel scale
@@ -201,11 +202,9 @@ public:
 };
 
 // Max pooling of int8 pixels; the output has the input's scale and zero point.
-class QMaxPoolStep final : public StepDef {
+class QMaxPoolStep final : public StepDef, public Window2d {
 public:
-    uint32_t padTop = 0, padRight = 0, padBottom = 0, padLeft = 0;
-    uint32_t kernelH = 1, kernelW = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
-    size_t channels = 0, batch = 0, inputH = 0, inputW = 0;
+    size_t channels = 0;
     int8_t outputMin = -128, outputMax = 127;
     const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(

@@ -87,6 +87,38 @@ Expected<std::unique_ptr<StepExec>> makeExec(Body body)
     return std::unique_ptr<StepExec>(std::move(exec));
 }
 
+// The copies of a CopyRowsStep's (or its int8 form's) pieces, of elements of `bytes` bytes (1,
+// 2 or 4); a piece's input is a value, or one of `constants` (float steps only).
+Status addCopies(XnnExec& exec, const StepDef& step, const std::vector<CopyRowsStep::Piece>& pieces,
+    size_t bytes, float* arena, const Plan& plan, const std::vector<std::vector<float>>* constants,
+    pthreadpool_t pool, bool last)
+{
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const CopyRowsStep::Piece& p = pieces[i];
+        const uint32_t flags = flagsFor(last && i + 1 == pieces.size());
+        xnn_operator_t xop = nullptr;
+        const xnn_status created = bytes == 1
+            ? xnn_create_copy_nc_x8(p.length, p.inStride, p.outStride, flags, &xop)
+            : bytes == 2 ? xnn_create_copy_nc_x16(p.length, p.inStride, p.outStride, flags, &xop)
+                         : xnn_create_copy_nc_x32(p.length, p.inStride, p.outStride, flags, &xop);
+        Status s = exec.add(created, &xop, step, "create this copy");
+        if (!s.ok())
+            return s;
+        const void* base = p.input >= 0 || !constants
+            ? static_cast<const void*>(plan.address(arena, p.input))
+            : (*constants)[static_cast<size_t>(-1 - p.input)].data();
+        const auto* from = static_cast<const char*>(base) + p.inOffset * bytes;
+        auto* to = reinterpret_cast<char*>(plan.address(arena, p.output)) + p.outOffset * bytes;
+        const xnn_status set = bytes == 1 ? xnn_setup_copy_nc_x8(xop, p.rows, from, to, pool)
+            : bytes == 2                  ? xnn_setup_copy_nc_x16(xop, p.rows, from, to, pool)
+                                          : xnn_setup_copy_nc_x32(xop, p.rows, from, to, pool);
+        s = exec.setup(set, step);
+        if (!s.ok())
+            return s;
+    }
+    return Status();
+}
+
 } // namespace
 
 #ifndef JETAGENT_HAVE_ONEDNN
@@ -412,38 +444,7 @@ Expected<std::unique_ptr<StepExec>> CopyRowsStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
     return makeExec([&](XnnExec& exec) {
-        for (size_t i = 0; i < pieces.size(); ++i) {
-            const Piece& p = pieces[i];
-            xnn_operator_t xop = nullptr;
-            if (half) {
-                Status s = exec.add(xnn_create_copy_nc_x16(p.length, p.inStride, p.outStride,
-                                        flagsFor(last && i + 1 == pieces.size()), &xop),
-                    &xop, *this, "create this copy");
-                if (!s.ok())
-                    return s;
-                auto* from = reinterpret_cast<uint16_t*>(plan.address(arena, p.input));
-                auto* to = reinterpret_cast<uint16_t*>(plan.address(arena, p.output));
-                s = exec.setup(
-                    xnn_setup_copy_nc_x16(xop, p.rows, from + p.inOffset, to + p.outOffset, pool),
-                    *this);
-                if (!s.ok())
-                    return s;
-                continue;
-            }
-            Status s = exec.add(xnn_create_copy_nc_x32(p.length, p.inStride, p.outStride,
-                                    flagsFor(last && i + 1 == pieces.size()), &xop),
-                &xop, *this, "create this copy");
-            if (!s.ok())
-                return s;
-            const float* from = p.input >= 0 ? plan.address(arena, p.input)
-                                             : constants[static_cast<size_t>(-1 - p.input)].data();
-            s = exec.setup(xnn_setup_copy_nc_x32(xop, p.rows, from + p.inOffset,
-                               plan.address(arena, p.output) + p.outOffset, pool),
-                *this);
-            if (!s.ok())
-                return s;
-        }
-        return Status();
+        return addCopies(exec, *this, pieces, half ? 2 : 4, arena, plan, &constants, pool, last);
     });
 }
 
@@ -613,22 +614,7 @@ Expected<std::unique_ptr<StepExec>> QCopyRowsStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
     return makeExec([&](XnnExec& exec) {
-        for (size_t i = 0; i < pieces.size(); ++i) {
-            const CopyRowsStep::Piece& p = pieces[i];
-            xnn_operator_t xop = nullptr;
-            Status s = exec.add(xnn_create_copy_nc_x8(p.length, p.inStride, p.outStride,
-                                    flagsFor(last && i + 1 == pieces.size()), &xop),
-                &xop, *this, "create this copy");
-            if (!s.ok())
-                return s;
-            s = exec.setup(
-                xnn_setup_copy_nc_x8(xop, p.rows, bytesOf(arena, plan, p.input) + p.inOffset,
-                    bytesOf(arena, plan, p.output) + p.outOffset, pool),
-                *this);
-            if (!s.ok())
-                return s;
-        }
-        return Status();
+        return addCopies(exec, *this, pieces, 1, arena, plan, nullptr, pool, last);
     });
 }
 
