@@ -12,7 +12,9 @@ namespace jetagent {
 
 const char* const kPercentileDefinition =
     "nearest rank: pP is the smallest sample with at least P% of samples at or below it "
-    "(1-based rank ceil(P/100 * n) in ascending order; no interpolation, as trtexec)";
+    "(1-based rank ceil(P/100 * n) in ascending order; no interpolation, as trtexec); exact up "
+    "to logging.max_summary_samples values, beyond that the midpoint of the log-linear "
+    "histogram bucket holding that sample, within 0.1% of it";
 
 size_t nearestRankIndex(size_t n, double percent)
 {
@@ -43,18 +45,41 @@ int64_t minSamplesForPercentile(double percent)
     return h + 1;
 }
 
-SampleSeries::SampleSeries(size_t maxKept, uint64_t seed)
-    : maxKept_(std::max<size_t>(maxKept, 1)), rng_(seed)
+SampleSeries::SampleSeries(size_t exactKept)
+    : exactKept_(std::max<size_t>(exactKept, 1)), buckets_(kBuckets, 0)
 {
+    kept_.reserve(exactKept_);
 }
 
-void SampleSeries::reserve(size_t n)
+size_t SampleSeries::bucketOf(int64_t value)
 {
-    kept_.reserve(std::min(n, maxKept_));
+    constexpr uint64_t kSub = uint64_t(1) << kSubBucketBits;
+    const uint64_t v = static_cast<uint64_t>(std::max<int64_t>(value, 0));
+    if (v < kSub)
+        return static_cast<size_t>(v);
+    // v in [2^e, 2^(e+1)) with e >= kSubBucketBits: 512 buckets of width 2^(e - 9).
+    const int e = std::min(63 - __builtin_clzll(v), kTopExponent);
+    if (e == kTopExponent)
+        return kBuckets - 1;
+    const int shift = e - kSubBucketBits;
+    const uint64_t sub = (v >> shift) - kSub;
+    return static_cast<size_t>(kSub + static_cast<uint64_t>(shift) * kSub + sub);
+}
+
+int64_t SampleSeries::bucketMidpoint(size_t bucket)
+{
+    constexpr size_t kSub = size_t(1) << kSubBucketBits;
+    if (bucket < kSub)
+        return static_cast<int64_t>(bucket);
+    const size_t shift = (bucket - kSub) / kSub;
+    const uint64_t sub = (bucket - kSub) % kSub + kSub;
+    const uint64_t low = sub << shift;
+    return static_cast<int64_t>(low + ((uint64_t(1) << shift) >> 1));
 }
 
 void SampleSeries::add(int64_t value)
 {
+    value = std::max<int64_t>(value, 0);
     ++count_;
     if (count_ == 1) {
         min_ = max_ = value;
@@ -67,24 +92,37 @@ void SampleSeries::add(int64_t value)
     mean_ += delta / static_cast<double>(count_);
     m2_ += delta * (static_cast<double>(value) - mean_);
 
-    if (kept_.size() < maxKept_) {
-        kept_.push_back(value);
-        return;
-    }
-    // Reservoir sampling (Algorithm R): every value seen so far stays with equal probability.
-    rng_ += 0x9E3779B97F4A7C15ull;
-    uint64_t z = rng_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const uint64_t slot = z % count_;
-    if (slot < maxKept_)
-        kept_[slot] = value;
+    if (kept_.size() < exactKept_)
+        kept_.push_back(value); // within the capacity reserved up front
+    ++buckets_[bucketOf(value)];
 }
 
 double SampleSeries::stddev() const
 {
     return count_ > 0 ? std::sqrt(m2_ / static_cast<double>(count_)) : 0.0;
+}
+
+int64_t SampleSeries::percentile(double percent) const
+{
+    if (count_ == 0)
+        return 0;
+    if (!sampled()) {
+        std::vector<int64_t> sorted = kept_;
+        const size_t rank = nearestRankIndex(sorted.size(), percent);
+        std::nth_element(
+            sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
+        return sorted[rank];
+    }
+    const uint64_t rank = nearestRankIndex(static_cast<size_t>(count_), percent) + 1;
+    if (rank == count_)
+        return max_; // the top rank is the maximum, known exactly
+    uint64_t seen = 0;
+    for (size_t b = 0; b + 1 < buckets_.size(); ++b) {
+        seen += buckets_[b];
+        if (seen >= rank)
+            return std::clamp(bucketMidpoint(b), min_, max_);
+    }
+    return max_; // in the top bucket (2^40 and above): no finer position is known
 }
 
 Distribution summarize(const SampleSeries& series)
@@ -99,13 +137,21 @@ Distribution summarize(const SampleSeries& series)
     d.mean = series.mean() / 1e6;
     d.stddev = series.stddev() / 1e6;
     d.cv = d.mean > 0 ? d.stddev / d.mean : 0.0;
-    std::vector<int64_t> sorted = series.kept();
-    std::sort(sorted.begin(), sorted.end());
-    d.p50 = nsToMs(nearestRankPercentile(sorted, 50));
-    d.p90 = nsToMs(nearestRankPercentile(sorted, 90));
-    d.p95 = nsToMs(nearestRankPercentile(sorted, 95));
-    d.p99 = nsToMs(nearestRankPercentile(sorted, 99));
-    d.p999 = nsToMs(nearestRankPercentile(sorted, 99.9));
+    if (!series.sampled()) {
+        std::vector<int64_t> sorted = series.kept();
+        std::sort(sorted.begin(), sorted.end());
+        d.p50 = nsToMs(nearestRankPercentile(sorted, 50));
+        d.p90 = nsToMs(nearestRankPercentile(sorted, 90));
+        d.p95 = nsToMs(nearestRankPercentile(sorted, 95));
+        d.p99 = nsToMs(nearestRankPercentile(sorted, 99));
+        d.p999 = nsToMs(nearestRankPercentile(sorted, 99.9));
+        return d;
+    }
+    d.p50 = nsToMs(series.percentile(50));
+    d.p90 = nsToMs(series.percentile(90));
+    d.p95 = nsToMs(series.percentile(95));
+    d.p99 = nsToMs(series.percentile(99));
+    d.p999 = nsToMs(series.percentile(99.9));
     return d;
 }
 

@@ -81,9 +81,9 @@ TEST(SampleSeries, MomentsOfAKnownSet)
     EXPECT_DOUBLE_EQ(d.p90, 9.0); // rank ceil(7.2) = 8
 }
 
-TEST(SampleSeries, ReservoirKeepsExactMomentsAndBoundedMemory)
+TEST(SampleSeries, BeyondTheExactValuesMomentsStayExactAndMemoryBounded)
 {
-    SampleSeries s(1000, 42);
+    SampleSeries s(1000);
     std::mt19937_64 rng(7);
     std::uniform_int_distribution<int64_t> uniform(0, 999'999);
     double sum = 0;
@@ -101,10 +101,61 @@ TEST(SampleSeries, ReservoirKeepsExactMomentsAndBoundedMemory)
     EXPECT_EQ(s.min(), lo);
     EXPECT_EQ(s.max(), hi);
     EXPECT_NEAR(s.mean(), sum / 100000.0, 1e-6);
-    // A uniform sample of a uniform stream: its median lands near the middle (tolerance ~6 sigma).
+    // The first 1000 values of a uniform stream: their median lands near the middle (~6 sigma).
     std::vector<int64_t> kept = s.kept();
     std::sort(kept.begin(), kept.end());
     EXPECT_NEAR(static_cast<double>(nearestRankPercentile(kept, 50)), 500000.0, 100000.0);
+}
+
+// The histogram's percentiles against the exact nearest-rank values of the same stream, for a
+// spread of shapes and counts: each within SampleSeries::kRelativeError (0.1%) of the exact one.
+TEST(SampleSeries, HistogramPercentilesAreWithinAThousandthOfTheExactOnes)
+{
+    std::mt19937_64 rng(11);
+    std::lognormal_distribution<double> latency(std::log(5e6), 0.6); // ~5 ms, long right tail
+    std::uniform_int_distribution<int64_t> small(0, 2000); // exact buckets and the first octaves
+    for (const size_t n : {size_t(100), size_t(20'000), size_t(1'000'000)}) {
+        for (int shape = 0; shape < 2; ++shape) {
+            SampleSeries s(50); // exact for 50 values only: the histogram answers from there on
+            std::vector<int64_t> all;
+            all.reserve(n);
+            for (size_t i = 0; i < n; ++i) {
+                const int64_t v = shape == 0 ? static_cast<int64_t>(latency(rng)) : small(rng);
+                s.add(v);
+                all.push_back(v);
+            }
+            std::sort(all.begin(), all.end());
+            ASSERT_TRUE(s.sampled());
+            for (double p : {1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0}) {
+                const auto exact = static_cast<double>(nearestRankPercentile(all, p));
+                const auto approx = static_cast<double>(s.percentile(p));
+                EXPECT_LE(std::abs(approx - exact), SampleSeries::kRelativeError * exact + 0.5)
+                    << "n=" << n << " shape=" << shape << " p" << p << ": exact " << exact
+                    << ", histogram " << approx;
+            }
+            EXPECT_EQ(s.percentile(100), all.back()); // the top rank is the exact maximum
+        }
+    }
+}
+
+TEST(SampleSeries, ExactWhileTheValuesFitAndTheSameMemoryAtAnyCount)
+{
+    SampleSeries s(1000);
+    const size_t before = s.memoryBytes();
+    for (int64_t v = 1000; v >= 1; --v)
+        s.add(v * 1'000'003); // values whose buckets are wider than 1
+    EXPECT_FALSE(s.sampled());
+    EXPECT_EQ(s.percentile(50), 500 * 1'000'003); // exact: rank 500 of 1000
+    const Distribution d = summarize(s);
+    EXPECT_EQ(d.kept, d.count);
+    for (int i = 0; i < 3'000'000; ++i)
+        s.add(int64_t(1) << 50); // past the histogram's top: the last bucket, max stays exact
+    EXPECT_TRUE(s.sampled());
+    EXPECT_EQ(s.memoryBytes(), before);
+    EXPECT_EQ(s.max(), int64_t(1) << 50);
+    EXPECT_EQ(s.percentile(99), int64_t(1) << 50); // clamped into [min, max]
+    s.add(-5); // a negative value counts as 0
+    EXPECT_EQ(s.min(), 0);
 }
 
 } // namespace
