@@ -86,6 +86,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/thread_guard.h"
 #include "jetagent/hal/reconnect.h"
 
 namespace jetagent {
@@ -824,7 +825,17 @@ public:
         info_.detail = shown;
         const double bound = plan.policy.attemptS + kStopWaitS;
         thread_ = std::thread([shared = shared_, plan = std::move(plan)]() mutable {
-            Grabber(std::move(shared), std::move(plan)).run();
+            const std::shared_ptr<GrabShared> kept = shared;
+            guardThread(
+                "GStreamer source " + plan.label,
+                [&] { Grabber(std::move(shared), std::move(plan)).run(); },
+                [&kept](const std::string& why) {
+                    std::lock_guard<std::mutex> lock(kept->mutex);
+                    if (kept->failure.ok())
+                        kept->failure = Status::runtime(why);
+                    kept->finished = true;
+                    kept->changed.notify_all();
+                });
         });
 
         std::unique_lock<std::mutex> lock(shared_->mutex);

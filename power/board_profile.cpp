@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "jetagent/base/log.h"
+#include "jetagent/base/yaml_document.h"
 
 namespace fs = std::filesystem;
 
@@ -374,13 +375,10 @@ std::string mismatchNote(const BoardProfile& profile, const BoardIdentity& ident
 
 Expected<BoardProfile> parseBoardProfile(const std::string& yamlText, const std::string& name)
 {
-    YAML::Node root;
-    try {
-        root = YAML::Load(yamlText);
-    } catch (const YAML::Exception& e) {
-        return Status::invalid(name + ":" + std::to_string(e.mark.line + 1) + ":" +
-            std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-    }
+    auto document = parseYamlDocument(yamlText, name);
+    if (!document)
+        return document.status();
+    const YAML::Node root = std::move(document).value();
     if (!root.IsMap())
         return Status::invalid(name +
             ": a board profile is a mapping with id, name, match, rails, thermal and notes; got " +
@@ -419,17 +417,10 @@ Expected<BoardProfile> parseBoardProfile(const std::string& yamlText, const std:
 
 Expected<BoardProfile> loadBoardProfile(const std::string& path)
 {
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-        return Status::notFound("board profile '" + path + "' does not exist");
-    if (fs::is_directory(path, ec))
-        return Status::invalid("board profile '" + path + "' is a directory, not a YAML file");
-    std::ifstream in(path);
-    if (!in)
-        return Status::notFound("board profile '" + path + "' cannot be opened (permissions?)");
-    std::stringstream text;
-    text << in.rdbuf();
-    return parseBoardProfile(text.str(), path);
+    std::string text;
+    if (Status s = readRegularFile(path, "board profile", &text); !s)
+        return s;
+    return parseBoardProfile(text, path);
 }
 
 const std::vector<BoardProfile>& builtinBoardProfiles()

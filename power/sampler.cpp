@@ -13,6 +13,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/thread_guard.h"
 
 namespace jetagent {
 
@@ -327,7 +328,14 @@ Status PowerSampler::start()
     impl_->loggedError.fill(0);
     impl_->stopRequested.store(false);
     impl_->started = true;
-    impl_->thread = std::thread([this] { run(); });
+    impl_->thread = std::thread([this] {
+        guardThread(
+            "the power sampler", [this] { run(); },
+            [](const std::string& why) {
+                logger("power")->error(
+                    "{}; no more power samples (frames after it have no energy)", why);
+            });
+    });
     // Return once the first rail sample is in, so that every window that starts after start()
     // returns is covered (the agent's first frame follows at once). A sampler thread that cannot
     // take a sample within a second is not waited for.

@@ -433,11 +433,13 @@ Status ActionTask::process(
     r.inferredNs = monotonicNs();
     r.computeNs = compute;
     r.ok = status.ok();
+    r.failure = status ? FrameFailure::None : FrameFailure::Inference;
     if (!status)
         r.hasResult = true; // a failure is a result the log and the view must show
-    else if (clipDue)
-        scoreRow(clipSession_->output(0).data, classes_, config_.postprocess, probabilities_.data(),
-            smoothed_.data(), firstScores_, r);
+    else if (clipDue &&
+        !scoreRow(clipSession_->output(0).data, classes_, config_.postprocess,
+            probabilities_.data(), smoothed_.data(), firstScores_, r))
+        status = nonFiniteOutput(streaming_ ? config_.action.head : config_.model, r.frameId);
     r.doneNs = monotonicNs();
     return status;
 }

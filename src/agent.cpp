@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "action_task.h"
 #include "classification_task.h"
@@ -18,7 +20,9 @@
 #include "frame_log.h"
 #include "gpio_signals.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
+#include "jetagent/engines/cache_file.h"
 #include "jetagent/power/power_monitor.h"
 #include "pipeline.h"
 #include "run_context.h"
@@ -327,6 +331,44 @@ Expected<std::unique_ptr<FrameSource>> openSource(const AgentConfig& config)
 }
 
 // Everything a config needs before its first frame, opened from nothing: the start-up.
+// The most memory the run can take in frames in flight (each a BGR frame of the source's size) and
+// statistics, against run.memory_budget_mb (0: three quarters of the machine's memory). Refused at
+// start-up, naming the keys, rather than an allocation that fails in a worker an hour into the run.
+Status checkMemoryBudget(const AgentConfig& config, const SourceInfo& source,
+    const std::vector<const Task*>& tasks, DisplaySink* display)
+{
+    constexpr uint64_t kMiB = uint64_t(1) << 20;
+    const uint64_t frameBytes =
+        uint64_t(std::max(source.width, 1)) * uint64_t(std::max(source.height, 1)) * 3;
+    const size_t frames = Pipeline::framesInFlight(
+        config.run, tasks, display ? display->frames().capacity() : 0, display != nullptr);
+    const uint64_t statsBytes = tasks.size() *
+        (TaskStats::memoryBytesFor(config.logging.maxSummarySamples) +
+            uint64_t(std::max(config.logging.queueCapacity, 1)) * sizeof(FrameRecord));
+    const uint64_t total = frames * frameBytes + statsBytes;
+    const uint64_t machine = uint64_t(std::max(::sysconf(_SC_PHYS_PAGES), 0L)) *
+        uint64_t(std::max(::sysconf(_SC_PAGE_SIZE), 0L));
+    const bool configured = config.run.memoryBudgetMb > 0;
+    const uint64_t budget =
+        configured ? uint64_t(config.run.memoryBudgetMb) * kMiB : machine / 4 * 3;
+    if (budget == 0 || total <= budget)
+        return Status();
+    char text[512];
+    std::snprintf(text, sizeof text,
+        "this run may hold %zu frames of %dx%d at once (%llu MiB; the tasks' queues, "
+        "run.queue_depth "
+        "%d when pacing is none, and their batches) and %llu MiB of statistics: %llu MiB, more "
+        "than %s (%llu MiB). Lower run.queue_depth, the source's size or "
+        "logging.max_summary_samples, or raise run.memory_budget_mb",
+        frames, source.width, source.height,
+        static_cast<unsigned long long>(frames * frameBytes / kMiB), config.run.queueDepth,
+        static_cast<unsigned long long>(statsBytes / kMiB),
+        static_cast<unsigned long long>(total / kMiB),
+        configured ? "run.memory_budget_mb" : "three quarters of this machine's memory",
+        static_cast<unsigned long long>(budget / kMiB));
+    return Status::invalid(config.where("run.queue_depth") + ": " + text);
+}
+
 Status openComponents(
     const AgentConfig& config, const std::string& runPrefix, ServiceNotifier& notify, Components& c)
 {
@@ -359,6 +401,8 @@ Status openComponents(
             return sink.status();
         c.display = std::move(sink).value();
     }
+    if (Status s = checkMemoryBudget(config, c.source->info(), tasksOf(c, c), c.display.get()); !s)
+        return s;
     auto runDir = createRunDirectory(config.logging.dir, runPrefix);
     if (!runDir)
         return runDir.status().withContext(config.where("logging.dir"));
@@ -469,6 +513,36 @@ std::string serviceStatus(const AgentConfig& config, const Pipeline& pipeline,
     return text;
 }
 
+// A run whose every frame failed in some task measured nothing there: it must not end as a
+// success. Ok when each task has at least one good frame (or none at all).
+Status everyFrameFailed(
+    const std::vector<std::unique_ptr<Task>>& tasks, const std::vector<TaskStats>& stats)
+{
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const TaskStats& s = stats[i];
+        if (s.frames == 0 || s.failed < s.frames)
+            continue;
+        std::string why = s.failedNonFinite == s.frames ? "its model's scores were NaN or infinite"
+                                                        : "see the errors above";
+        return Status::runtime("task " + tasks[i]->name() + ": every one of its " +
+            std::to_string(s.frames) + " frame(s) failed (" + why + ")");
+    }
+    return Status();
+}
+
+// summary.json and summary.txt, each written whole or not at all (a temporary file, fsync,
+// rename): a full disk or a crash can never leave a truncated summary behind.
+Status writeSummary(const std::string& dir, const nlohmann::json& summary, const std::string& text)
+{
+    Status json =
+        writeFileAtomically((fs::path(dir) / "summary.json").string(), jsonText(summary, 2) + "\n");
+    Status txt = writeFileAtomically((fs::path(dir) / "summary.txt").string(), text);
+    const Status& first = json.ok() ? txt : json;
+    return first.ok()
+        ? first
+        : Status::io("could not write the run's summary into " + dir + ": " + first.message());
+}
+
 // How one config run ended.
 struct RunEnd {
     AgentRun run;
@@ -476,6 +550,70 @@ struct RunEnd {
     bool stopSignal = false;
     bool startFailed = false; // the logs could not be opened: nothing ran
 };
+
+// The run's summary: what the pipeline, the source, the window and the power sampler measured,
+// as summary.json and summary.txt in the run directory (and on stdout when asked). Normally after
+// the pipeline has been joined; after a stop that timed out (`stopFailure` set) while a hung thread
+// still runs: the statistics are then snapshots and the window is left alone.
+AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components& c,
+    const Pipeline& pipeline, const std::vector<std::unique_ptr<TaskLog>>& logs,
+    const RunOptions& options, const Status& stopFailure)
+{
+    const bool joined = stopFailure.ok();
+    const auto& tasks = c.tasks;
+    outcome.framesCaptured = pipeline.framesCaptured();
+    outcome.sourceStats = c.source->stats();
+    if (c.display && joined) {
+        DisplaySink& display = *c.display;
+        outcome.display.enabled = true;
+        outcome.display.window = config.display.window;
+        outcome.display.output = display.outputPath();
+        outcome.display.shown = display.framesShown();
+        outcome.display.recorded = display.framesRecorded();
+        outcome.display.skipped = display.framesSkipped();
+        outcome.display.earlierResult = display.framesWithEarlierResult();
+    }
+    outcome.startNs = pipeline.startNs();
+    outcome.endNs = joined ? pipeline.endNs() : monotonicNs();
+    outcome.stopReason = pipeline.stopReason();
+
+    std::vector<TaskStats> stats;
+    stats.reserve(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i)
+        stats.push_back(joined ? pipeline.stats(i) : pipeline.statsSnapshot(i));
+    Status failure = joined ? pipeline.failure() : stopFailure;
+    if (failure.ok())
+        failure = everyFrameFailed(tasks, stats);
+    outcome.failure = failure.message();
+    outcome.tasks.clear();
+    for (size_t i = 0; i < tasks.size(); ++i)
+        outcome.tasks.push_back(
+            {tasks[i].get(), &config.tasks[i], &stats[i], pipeline.dropped(i), logs[i].get()});
+    if (c.gpio)
+        outcome.gpio = c.gpio->summaryJson();
+    if (c.monitor) {
+        outcome.power = &c.monitor->setup();
+        outcome.powerOptions.railHz = config.power.railHz;
+        outcome.powerOptions.stateHz = config.power.stateHz;
+        outcome.powerStats = c.monitor->sampler().runStats();
+    }
+
+    AgentRun run;
+    run.summary = summaryJson(outcome);
+    run.runDirectory = outcome.runDirectory;
+    run.failure = failure;
+    run.stats = std::move(stats);
+    const std::string text = summaryText(run.summary);
+    if (Status s = writeSummary(outcome.runDirectory, run.summary, text); !s) {
+        logger("agent")->error("{}", s.message());
+        if (run.failure.ok())
+            run.failure = s;
+    }
+    if (options.printSummary)
+        std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+    return run;
+}
 
 // Runs `config` on `c` until it ends, a stop signal, or a reload is ready (then `pending` holds
 // it). Writes the run's logs and summary either way.
@@ -602,6 +740,22 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     // With a window open the loop also serves it (GUI toolkits want their window's thread), so it
     // comes round at about 60 Hz instead of 10.
     const int loopMs = display && display->hasWindow() ? 15 : 100;
+    // Ends the process without waiting for the frames in flight (a hung thread cannot be joined,
+    // nor its objects destroyed under it): what was recorded is flushed and the summary of what
+    // was measured written first.
+    auto abandon = [&](const std::string& why, int exitCode) {
+        log->error("{}; writing the logs and the summary of what was measured, then exiting", why);
+        watchdog.setProbe(nullptr);
+        if (monitor)
+            monitor->sampler().stop();
+        writer.stop();
+        if (c.gpio)
+            c.gpio->stop(); // outputs inactive: a marker must not stay high
+        summariseRun(outcome, config, c, pipeline, logs, options, Status::runtime(why));
+        std::fflush(nullptr);
+        std::_Exit(exitCode);
+    };
+    signals.setServing(true);
     while (!pipeline.waitFinished(0)) {
         if (display)
             display->pumpWindow();
@@ -618,6 +772,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             Status problem = next.status();
             if (next) {
                 reload->config = std::move(next).value();
+                notify.beginExtendedPhase(reload->config.run.startupTimeoutS, true);
                 problem = prepareReload(config, c, options, notify, *reload);
                 if (!problem.ok() && !reload->next.runDirectory.empty())
                     fs::remove(reload->next.runDirectory);
@@ -634,6 +789,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             }
         } else if (sig == SIGHUP) {
             log->info("SIGHUP: already stopping or reloading; ignored");
+        } else if (sig != 0 && end.stopSignal) {
+            abandon(std::string("a second ") + signalName(sig) + ": quitting at once", 128 + sig);
         } else if (sig != 0) {
             log->info(
                 "{}: stopping; finishing the frames in flight (send it again to quit at once)",
@@ -648,22 +805,14 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
                 stopDeadline = monotonicNs() + static_cast<int64_t>(options.stopTimeoutS * 1e9);
         }
         const int64_t now = monotonicNs();
-        if (stopDeadline != 0 && now > stopDeadline) {
+        if (stopDeadline != 0 && now > stopDeadline)
             // An inference that never returns (the sources' reads all return within a fraction of
-            // a second, stalled or not): what was recorded is flushed, and the exit status tells
-            // systemd (or the user) that the stop was not clean.
-            log->error("the frames in flight did not finish within {:.0f} s of the stop signal (a "
-                       "hung engine); writing the logs and exiting without a summary",
-                options.stopTimeoutS);
-            watchdog.setProbe(nullptr);
-            if (monitor)
-                monitor->sampler().stop();
-            writer.stop();
-            if (c.gpio)
-                c.gpio->stop(); // outputs inactive: a marker must not stay high
-            std::fflush(nullptr);
-            std::_Exit(1);
-        }
+            // a second, stalled or not): the exit status tells systemd (or the user) that the
+            // stop was not clean.
+            abandon("the frames in flight did not finish within " +
+                    std::to_string(static_cast<int>(options.stopTimeoutS)) +
+                    " s of the stop signal (a hung camera or engine)",
+                1);
         if (now >= nextNotify) {
             const double seconds = nsToS(now - rateStart);
             for (size_t i = 0; i < tasks.size(); ++i) {
@@ -693,6 +842,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             nextStatus = now + statusPeriod;
         }
     }
+    signals.setServing(false);
     pipeline.join();
     watchdog.setProbe(nullptr);
     if (c.gpio)
@@ -704,55 +854,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         monitor->sampler().stop();
     writer.stop();
 
-    outcome.framesCaptured = pipeline.framesCaptured();
-    outcome.sourceStats = source.stats();
-    if (display) {
-        outcome.display.enabled = true;
-        outcome.display.window = config.display.window;
-        outcome.display.output = display->outputPath();
-        outcome.display.shown = display->framesShown();
-        outcome.display.recorded = display->framesRecorded();
-        outcome.display.skipped = display->framesSkipped();
-        outcome.display.earlierResult = display->framesWithEarlierResult();
-    }
-    outcome.startNs = pipeline.startNs();
-    outcome.endNs = pipeline.endNs();
-    outcome.stopReason = pipeline.stopReason();
-
-    const Status failure = pipeline.failure();
-    outcome.failure = failure.message();
-    for (size_t i = 0; i < tasks.size(); ++i)
-        outcome.tasks.push_back({tasks[i].get(), &config.tasks[i], &pipeline.stats(i),
-            pipeline.dropped(i), logs[i].get()});
-    if (c.gpio)
-        outcome.gpio = c.gpio->summaryJson();
-    if (monitor) {
-        outcome.power = &monitor->setup();
-        outcome.powerOptions.railHz = config.power.railHz;
-        outcome.powerOptions.stateHz = config.power.stateHz;
-        outcome.powerStats = monitor->sampler().runStats();
-    }
-
-    AgentRun& run = end.run;
-    run.summary = summaryJson(outcome);
-    run.runDirectory = outcome.runDirectory;
-    run.failure = failure;
-    for (size_t i = 0; i < tasks.size(); ++i)
-        run.stats.push_back(pipeline.stats(i));
-
-    const std::string text = summaryText(run.summary);
-    {
-        std::ofstream json(fs::path(outcome.runDirectory) / "summary.json");
-        json << run.summary.dump(2) << '\n';
-        std::ofstream txt(fs::path(outcome.runDirectory) / "summary.txt");
-        txt << text;
-        if (!json || !txt)
-            log->error("could not write the summary into {}", outcome.runDirectory);
-    }
-    if (options.printSummary)
-        std::fputs(text.c_str(), stdout);
-    std::fflush(stdout);
-    end.reload = pending != nullptr && failure.ok() && !end.stopSignal;
+    end.run = summariseRun(outcome, config, c, pipeline, logs, options, Status());
+    end.reload = pending != nullptr && pipeline.failure().ok() && !end.stopSignal;
     return end;
 }
 
@@ -763,15 +866,16 @@ Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& option
     auto log = logger("agent");
     ServiceNotifier notify =
         options.notify ? ServiceNotifier::fromEnvironment() : ServiceNotifier();
+    // First of all: a SIGHUP or SIGTERM that arrives while models load must not kill the process
+    // by its default action. One that arrives during start-up is acted on once the run starts.
+    SignalGuard signals(options.handleSignals, options.handleSignals && options.reload != nullptr);
+    notify.beginExtendedPhase(initial.run.startupTimeoutS, false);
     Components running;
     if (Status s = openComponents(initial, options.runPrefix, notify, running); !s) {
         notify.send("STATUS=start-up failed: " + s.message().substr(0, s.message().find('\n')));
         return s;
     }
     WatchdogPinger watchdog(notify);
-
-    // Before the writer and pipeline threads start, so that a signal never meets a run half set up.
-    SignalGuard signals(options.handleSignals, options.handleSignals && options.reload != nullptr);
 
     AgentConfig config = initial;
     std::vector<std::string> directories;

@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "classification_task.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "latency_stats.h"
 #include "preprocess.h"
@@ -44,7 +45,8 @@ Figures figures(std::vector<int64_t> samples)
     return f;
 }
 
-// The series' values after the first `skip`, in arrival order (all values are kept in a bench run).
+// The series' values after the first `skip`, in arrival order (a bench run keeps every value
+// exactly: see logging.maxSummarySamples above).
 void appendAfter(const SampleSeries& series, size_t skip, std::vector<int64_t>& out)
 {
     const auto& kept = series.kept();
@@ -87,7 +89,7 @@ Status writeJson(const std::string& path, const nlohmann::json& document)
     if (path.empty())
         return Status();
     std::ofstream out(path);
-    out << document.dump(2) << "\n";
+    out << jsonText(document, 2) << "\n";
     out.close();
     if (!out)
         return Status::io("--json " + path + ": cannot be written");
@@ -449,6 +451,9 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
         static_cast<uint64_t>(options.warmup + options.iterations) * static_cast<uint64_t>(batch);
     agentConfig.run.durationS = 0;
     agentConfig.logging.statusIntervalS = 0;
+    // Every value of a round stays exact: the rounds' series are pooled below (appendAfter).
+    agentConfig.logging.maxSummarySamples =
+        std::max<uint64_t>(agentConfig.logging.maxSummarySamples, agentConfig.run.frames);
     agentConfig.tasks.resize(1);
     RunOptions runOptions;
     runOptions.printStatus = false;

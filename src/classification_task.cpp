@@ -181,6 +181,7 @@ Status ClassificationTask::process(
 
     const bool cold = firstRun_;
     firstRun_ = false;
+    const FrameRecord* nonFinite = nullptr; // a frame whose scores held NaN or infinity
     for (size_t i = 0; i < count; ++i) {
         FrameRecord& r = records[i];
         r.frameId = frames[i]->sequence;
@@ -195,13 +196,17 @@ Status ClassificationTask::process(
             ? truthToLabel_[static_cast<size_t>(truth)]
             : -1;
         r.ok = status.ok();
+        r.failure = status ? FrameFailure::None : FrameFailure::Inference;
         r.coldStart = cold; // every frame of the first inference shares its warm-up
         r.topK = 0;
         if (!status)
             continue;
-        scoreRow(output.data + i * classes_, classes_, config_.postprocess, probabilities_.data(),
-            smoothed_.data(), firstScores_, r);
+        if (!scoreRow(output.data + i * classes_, classes_, config_.postprocess,
+                probabilities_.data(), smoothed_.data(), firstScores_, r))
+            nonFinite = &r;
     }
+    if (status && nonFinite)
+        status = nonFiniteOutput(config_.model, nonFinite->frameId);
     const int64_t doneNs = monotonicNs();
     for (size_t i = 0; i < count; ++i)
         records[i].doneNs = doneNs;

@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "config.h"
 #include "inspect.h"
+#include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_prepare.h"
@@ -616,7 +617,7 @@ int runCli(int argc, char** argv)
             if (*probeCameras) {
                 const auto cameras = jetagent::probeCameras(systemV4L2Io(), probeDevices);
                 if (probeJson)
-                    std::printf("%s\n", cameraReportJson(cameras).dump(2).c_str());
+                    std::printf("%s\n", jsonText(cameraReportJson(cameras), 2).c_str());
                 else
                     std::fputs(formatCameraReport(cameras).c_str(), stdout);
                 // As for GPIO chips: a device named with --device that cannot be probed is bad

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/json_text.h"
 #include "jetagent/engines/model_prepare.h"
 #include "latency_stats.h"
 #include "preprocess.h"
@@ -456,7 +457,7 @@ std::string engineLine(const nlohmann::json& e)
 Status writeJson(const std::string& path, const nlohmann::json& document)
 {
     std::ofstream out(path);
-    out << document.dump(2) << "\n";
+    out << jsonText(document, 2) << "\n";
     out.close();
     if (!out)
         return Status::io("--json " + path + ": cannot be written");

@@ -8,11 +8,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
+#include "jetagent/base/yaml_document.h"
 #include "jetagent/engines/model_prepare.h"
 
 namespace fs = std::filesystem;
@@ -66,10 +68,17 @@ public:
         errors.push_back(out.str());
     }
 
-    void remember(const std::string& key, const YAML::Node& node)
+    // The same at a line alone, for a value whose own position means nothing (see yamlValueLine).
+    void errorAtLine(int line, const std::string& key, const std::string& message)
     {
-        if (node.Mark().line >= 0)
-            config_.lines[key] = node.Mark().line + 1;
+        errors.push_back(file_ + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " +
+            key + ": " + message);
+    }
+
+    void remember(const std::string& key, int line)
+    {
+        if (line > 0)
+            config_.lines[key] = line;
     }
 
     std::vector<std::string> errors;
@@ -99,15 +108,23 @@ public:
         known_.insert(key);
         if (!node_.IsMap())
             return YAML::Node(YAML::NodeType::Undefined);
-        YAML::Node child = node_[key];
-        if (child.IsDefined())
-            reader_.remember(keyPath(key), child);
-        return child;
+        for (const auto& entry : node_)
+            if (entry.first.IsScalar() && entry.first.Scalar() == key) {
+                keyLines_[key] = yamlValueLine(entry.first, entry.second);
+                reader_.remember(keyPath(key), keyLines_[key]);
+                return entry.second;
+            }
+        return YAML::Node(YAML::NodeType::Undefined);
     }
 
     void error(const std::string& key, const YAML::Node& at, const std::string& message)
     {
-        reader_.error(at, keyPath(key), message);
+        // An empty value ("key:" and nothing) has the position of the next token, lines later.
+        const auto line = keyLines_.find(key);
+        if (at.IsDefined() && at.IsNull() && line != keyLines_.end())
+            reader_.errorAtLine(line->second, keyPath(key), message);
+        else
+            reader_.error(at, keyPath(key), message);
     }
 
     bool integer(const std::string& key, int64_t& out, int64_t lo, int64_t hi)
@@ -171,12 +188,14 @@ public:
         return true;
     }
 
-    bool string(const std::string& key, std::string& out)
+    // A text value; `allowEmpty` takes "" (a quoted empty string) as a value of its own.
+    bool string(const std::string& key, std::string& out, bool allowEmpty = false)
     {
         YAML::Node n = take(key);
         if (!n.IsDefined())
             return false;
-        if (!n.IsScalar() || n.Scalar().empty())
+        const bool quotedEmpty = allowEmpty && n.IsScalar() && n.Tag() == "!";
+        if (!n.IsScalar() || (n.Scalar().empty() && !quotedEmpty))
             return fail(key, n, "expected a text value, got " + describeNode(n));
         out = n.Scalar();
         return true;
@@ -273,6 +292,7 @@ private:
     YAML::Node node_;
     std::string path_;
     std::set<std::string> known_;
+    std::map<std::string, int> keyLines_; // the line each taken key's value is reported at
 };
 
 // Checks that `node` is a mapping (or absent) and reports it otherwise.
@@ -372,6 +392,8 @@ void readRun(ConfigReader& reader, const YAML::Node& node, RunConfig& run)
     if (m.choice("pacing", {"realtime", "none"}, pacing))
         run.pacing = pacing == 0 ? Pacing::Realtime : Pacing::None;
     m.integerAs("queue_depth", run.queueDepth, 1, 1024);
+    m.integerAs("memory_budget_mb", run.memoryBudgetMb, 0, int64_t(1) << 30);
+    m.number("startup_timeout_s", run.startupTimeoutS, 0.0, 1e7);
     m.finish();
 }
 
@@ -409,7 +431,7 @@ void readEngine(ConfigReader& reader, const YAML::Node& node, const std::string&
     m.integerAs("threads", engine.threads, 0, 256);
     m.boolean("fusion", engine.fusion);
     m.boolean("onednn", engine.onednn);
-    m.string("cache_dir", engine.cacheDir);
+    m.string("cache_dir", engine.cacheDir, true); // "" = no cache
     m.integerAs("batch_min", engine.batchMin, 0, 256);
     m.integerAs("batch_max", engine.batchMax, 0, 256);
     if (engine.profileMin() > engine.batch)
@@ -491,6 +513,23 @@ void readPreprocess(
     m.triple("mean", pre.mean, false);
     m.triple("std", pre.std, true);
     m.finish();
+    // Every pixel value v in 0..255 becomes ((v / divisor) - mean) / std in float32; values that
+    // are finite as written can still overflow or divide by zero once rounded to float
+    // (divisor: 1e-300 is 0 in float32), and every score after them would be NaN.
+    for (size_t c = 0; c < 3; ++c)
+        for (const float v : {0.0f, 255.0f}) {
+            const float x = ((v / pre.divisor) - pre.mean[c]) / pre.std[c];
+            if (std::isfinite(x))
+                continue;
+            std::ostringstream text;
+            text << "divisor " << pre.divisor << ", mean " << pre.mean[c] << " and std "
+                 << pre.std[c] << " (channel " << c << ") turn pixel value " << v
+                 << " into a non-finite number in float32 (((v / divisor) - mean) / std); "
+                    "use values of the size the model was trained with (e.g. divisor 255, "
+                    "ImageNet's mean and std)";
+            reader.error(node, path, text.str());
+            return;
+        }
 }
 
 void readPostprocess(
@@ -562,7 +601,7 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
         const YAML::Node t = node[i];
         if (!expectMap(reader, t, path))
             continue;
-        reader.remember(path, t);
+        reader.remember(path, t.Mark().line + 1);
         TaskConfig task;
         task.engine.cacheDir = defaultCacheDir();
         MapReader m(reader, t, path);
@@ -619,7 +658,7 @@ void readLogging(ConfigReader& reader, const YAML::Node& node, LoggingConfig& lo
     if (m.choice("level", levels, level))
         logging.level = levels[static_cast<size_t>(level)];
     m.number("status_interval_s", logging.statusIntervalS, 0.0, 3600.0);
-    m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 100'000'000);
+    m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 1'000'000);
     // Whole MiB: up to 64 GiB a file and 64 TiB in all (the counts stay within an int).
     m.integerAs("max_file_mb", logging.maxFileMb, 0, 1 << 16);
     m.integerAs("max_total_mb", logging.maxTotalMb, 0, 1 << 26);
@@ -772,13 +811,10 @@ Expected<AgentConfig> parseConfig(
 {
     AgentConfig config;
     config.path = name;
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
-        return Status::invalid(name + ":" + std::to_string(e.mark.line + 1) + ":" +
-            std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-    }
+    auto document = parseYamlDocument(text, name);
+    if (!document)
+        return document.status();
+    const YAML::Node root = std::move(document).value();
     if (!root.IsMap())
         return Status::invalid(name +
             ": expected a mapping with source, run, tasks, logging, power, display and gpio "
@@ -822,15 +858,10 @@ Expected<AgentConfig> parseConfig(
 
 Expected<AgentConfig> loadConfig(const std::string& path)
 {
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-        return Status::notFound("config file '" + path + "' does not exist");
-    std::ifstream in(path);
-    if (!in)
-        return Status::notFound("config file '" + path + "' cannot be opened (permissions?)");
-    std::stringstream text;
-    text << in.rdbuf();
-    return parseConfig(text.str(), path, fs::path(path).parent_path().string());
+    std::string text;
+    if (Status s = readRegularFile(path, "config file", &text); !s)
+        return s;
+    return parseConfig(text, path, fs::path(path).parent_path().string());
 }
 
 } // namespace jetagent

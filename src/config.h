@@ -26,6 +26,12 @@ struct RunConfig {
     Pacing pacing = Pacing::Realtime;
     int queueDepth =
         4; // frames buffered per task when pacing is none; more smooths jitter, costs memory
+    // The most memory the frames in flight and the statistics may take, checked at start-up
+    // against the source's frame size; 0 = three quarters of the machine's memory.
+    int64_t memoryBudgetMb = 0;
+    // Under systemd: the longest start-up (or reload) for which systemd's timeout is extended
+    // while engines build; past it a start-up fails (exit 1) and says why. 0 = no limit.
+    double startupTimeoutS = 1800.0;
 };
 
 enum class ResizeMode {
@@ -113,8 +119,8 @@ struct LoggingConfig {
         4096; // records buffered for the writer; when full, log lines are dropped and counted
     std::string level = "info"; // trace, debug, info, warn, error
     double statusIntervalS = 1.0; // seconds between console status lines; 0 = none
-    uint64_t maxSummarySamples =
-        1'000'000; // latencies kept for exact percentiles; beyond, a uniform sample
+    uint64_t maxSummarySamples = 10'000; // values per series whose percentiles stay exact (8 bytes
+                                         // each, up front); beyond, a 0.1% histogram
     int maxFileMb =
         64; // a per-frame file is closed and a new segment begun at this size; 0 = never
     int maxTotalMb = 1024; // all per-frame files under dir, every run: oldest removed; 0 = no cap

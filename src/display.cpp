@@ -11,6 +11,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/thread_guard.h"
 
 namespace fs = std::filesystem;
 
@@ -282,7 +283,13 @@ void DisplaySink::start(OverlayFunction overlay, std::function<void()> quit)
 {
     overlay_ = std::move(overlay);
     quit_ = std::move(quit);
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        guardThread(
+            "the window and recording", [this] { loop(); },
+            [](const std::string& why) {
+                logger("display")->error("{}; no more frames are shown or recorded", why);
+            });
+    });
 }
 
 void DisplaySink::stop()

@@ -18,7 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/thread_guard.h"
 #include "jetagent/power/sampler.h"
 #include "text.h"
 
@@ -69,7 +71,7 @@ TaskLog::TaskLog(std::string taskName, const std::vector<std::string>& labels, i
 {
     for (const auto& label : labels) {
         csvLabels_.push_back(csvEscape(label));
-        jsonLabels_.push_back(nlohmann::json(label).dump());
+        jsonLabels_.push_back(jsonText(nlohmann::json(label)));
     }
 }
 
@@ -154,7 +156,9 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
         out += index >= 0 && static_cast<size_t>(index) < jsonLabels_.size()
             ? jsonLabels_[static_cast<size_t>(index)]
             : "null";
-        appendf(out, ",\"score\":%.6f}", static_cast<double>(r.scores[static_cast<size_t>(i)]));
+        out += ",\"score\":";
+        appendJsonNumber(out, static_cast<double>(r.scores[static_cast<size_t>(i)]), 6);
+        out += '}';
     }
     out += "],\"truth\":";
     out += r.truth >= 0 && static_cast<size_t>(r.truth) < jsonLabels_.size()
@@ -166,6 +170,8 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
             : r.deadlineMissed(deadlineNs_) ? "true"
                                             : "false",
         r.coldStart ? "true" : "false", r.ok ? "true" : "false");
+    if (!r.ok)
+        appendf(out, ",\"failure\":\"%s\"", frameFailureName(r.failure));
     if (clipColumns_) {
         appendf(out, ",\"result\":%s,\"clip\":", r.hasResult ? "true" : "false");
         if (r.hasClip())
@@ -180,10 +186,8 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     }
     if (power_) {
         auto number = [&](const char* key, double v) {
-            if (std::isnan(v))
-                appendf(out, ",\"%s\":null", key);
-            else
-                appendf(out, ",\"%s\":%.4f", key, v);
+            appendf(out, ",\"%s\":", key);
+            appendJsonNumber(out, v, 4);
         };
         number("inference_energy_mJ", r.inferenceEnergyMj);
         number("frame_energy_mJ", r.frameEnergyMj);
@@ -629,7 +633,14 @@ void FrameLogWriter::enforceCap()
 
 void FrameLogWriter::start()
 {
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        guardThread(
+            "the frame-log writer", [this] { loop(); },
+            [](const std::string& why) {
+                logger("log")->error(
+                    "{}; no more per-frame lines are written (the statistics go on)", why);
+            });
+    });
 }
 
 void FrameLogWriter::loop()

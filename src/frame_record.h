@@ -8,6 +8,24 @@
 
 namespace jetagent {
 
+// Why a frame failed (FrameRecord::ok false).
+enum class FrameFailure : uint8_t {
+    None,
+    Inference, // the engine or the task returned an error
+    NonFiniteOutput, // the model's scores held NaN or infinity: no result can be read from them
+};
+
+// The name logs and summaries give a failure.
+inline const char* frameFailureName(FrameFailure failure)
+{
+    switch (failure) {
+    case FrameFailure::None: return "none";
+    case FrameFailure::Inference: return "inference error";
+    case FrameFailure::NonFiniteOutput: return "non-finite output";
+    }
+    return "unknown";
+}
+
 struct FrameRecord {
     static constexpr int kMaxTopK = 10;
 
@@ -38,6 +56,7 @@ struct FrameRecord {
     std::array<float, kMaxTopK> scores {};
     int32_t truth = -1; // label index of the true class, -1 when unknown
     bool ok = true; // false when inference failed for this frame
+    FrameFailure failure = FrameFailure::None; // why, when ok is false
     bool coldStart = false; // the task's first frame: first-run allocations and warm-up included
     // An unpaced run (pacing none): the source reads ahead into a FIFO as fast as it can, so the
     // time from capture to dequeue is queueing behind earlier frames that grows with the FIFO's

@@ -9,6 +9,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/thread_guard.h"
 
 namespace jetagent {
 
@@ -181,7 +182,14 @@ void GpioSignals::start(int64_t runStartNs)
         }
     }
     if (trigger_.line || alert_.line)
-        thread_ = std::thread([this] { loop(); });
+        thread_ = std::thread([this] {
+            guardThread(
+                "the GPIO signals", [this] { loop(); },
+                [](const std::string& why) {
+                    logger("gpio")->error(
+                        "{}; the trigger and alert lines are no longer served", why);
+                });
+        });
 }
 
 void GpioSignals::stop()

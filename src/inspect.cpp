@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/json_text.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/model_info.h"
@@ -438,7 +439,7 @@ Status inspectModel(const InspectOptions& requested, std::string* out)
                 {"step_mean_ms", stepMs}};
         }
     }
-    *out = j.dump(2) + "\n";
+    *out = jsonText(j, 2) + "\n";
     return Status();
 }
 

@@ -7,6 +7,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/thread_guard.h"
 
 namespace jetagent {
 
@@ -27,20 +28,36 @@ Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<
     : source_(source), run_(run), view_(view)
 {
     const bool paced = run.pacing == Pacing::Realtime;
-    size_t poolSize = 2; // one being filled, one spare
+    std::vector<const Task*> raw;
     for (const TaskSlot& slot : tasks) {
-        const size_t batch = static_cast<size_t>(std::max(slot.task->batchSize(), 1));
-        // Paced: keep just the newest frames the task can use (a batch; an action task's burst).
-        // Unpaced: a FIFO deep enough for full batches.
-        const size_t capacity = paced ? std::max(slot.task->liveQueueCapacity(), batch)
-                                      : std::max(static_cast<size_t>(run.queueDepth), batch);
-        workers_.push_back(std::make_unique<Worker>(slot, workers_.size(), capacity,
+        raw.push_back(slot.task);
+        workers_.push_back(std::make_unique<Worker>(slot, workers_.size(),
+            queueCapacity(run, *slot.task),
             paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, maxSummarySamples));
-        poolSize += capacity + batch; // queued, plus in the worker's hands
     }
-    if (view_)
-        poolSize += view_->frames().capacity() + 1; // queued, plus the one being drawn
-    pool_ = std::make_unique<FramePool>(poolSize);
+    pool_ = std::make_unique<FramePool>(
+        framesInFlight(run, raw, view_ ? view_->frames().capacity() : 0, view_ != nullptr));
+}
+
+size_t Pipeline::queueCapacity(const RunConfig& run, const Task& task)
+{
+    const size_t batch = static_cast<size_t>(std::max(task.batchSize(), 1));
+    // Paced: keep just the newest frames the task can use (a batch; an action task's burst).
+    // Unpaced: a FIFO deep enough for full batches.
+    return run.pacing == Pacing::Realtime ? std::max(task.liveQueueCapacity(), batch)
+                                          : std::max(static_cast<size_t>(run.queueDepth), batch);
+}
+
+size_t Pipeline::framesInFlight(
+    const RunConfig& run, const std::vector<const Task*>& tasks, size_t viewQueue, bool view)
+{
+    size_t frames = 2; // one being filled, one spare
+    for (const Task* task : tasks)
+        frames += queueCapacity(run, *task) +
+            static_cast<size_t>(std::max(task->batchSize(), 1)); // queued, in the worker's hands
+    if (view)
+        frames += viewQueue + 1; // queued, plus the one being drawn
+    return frames;
 }
 
 Pipeline::~Pipeline()
@@ -53,11 +70,32 @@ void Pipeline::start()
 {
     startNs_ = monotonicNs();
     running_ = static_cast<int>(workers_.size()) + 1;
+    // A thread that throws (memory ran out, a library's exception) ends the run as a failure, its
+    // queues closed so that no other thread waits on it, and the summary is still written.
     for (auto& w : workers_) {
         Worker* worker = w.get();
-        worker->thread = std::thread([this, worker] { workerLoop(*worker); });
+        worker->thread = std::thread([this, worker] {
+            const std::string name = "task " + worker->slot.task->name();
+            guardThread(
+                name, [&] { workerLoop(*worker); },
+                [&](const std::string& why) {
+                    fail(Status::runtime(why), name + " failed");
+                    worker->queue.close();
+                    if (view_)
+                        view_->onTaskFinished(worker->index);
+                    threadDone();
+                });
+        });
     }
-    sourceThread_ = std::thread([this] { sourceLoop(); });
+    sourceThread_ = std::thread([this] {
+        guardThread(
+            "source " + source_.info().uri, [&] { sourceLoop(); },
+            [&](const std::string& why) {
+                fail(Status::runtime(why), "source failed");
+                closeQueues();
+                threadDone();
+            });
+    });
 }
 
 void Pipeline::requestStop(const std::string& reason)
@@ -119,6 +157,13 @@ Status Pipeline::failure() const
 {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_;
+}
+
+TaskStats Pipeline::statsSnapshot(size_t task) const
+{
+    const Worker& w = *workers_[task];
+    std::lock_guard<std::mutex> lock(w.liveMutex);
+    return *w.stats;
 }
 
 Pipeline::LiveView Pipeline::live(size_t task) const
@@ -191,11 +236,16 @@ void Pipeline::sourceLoop()
     if (lateRestarts > 0)
         log->info("source {} fell behind its {:.1f} fps schedule {} times", info.uri, info.fps,
             lateRestarts);
+    closeQueues();
+    threadDone();
+}
+
+void Pipeline::closeQueues()
+{
     for (auto& w : workers_)
         w->queue.close();
     if (view_)
         view_->frames().close();
-    threadDone();
 }
 
 void Pipeline::workerLoop(Worker& worker)
@@ -224,7 +274,6 @@ void Pipeline::workerLoop(Worker& worker)
             records[i].unpaced = unpaced;
             if (hooks_)
                 hooks_->afterInference(worker.index, records[i]);
-            worker.stats->add(records[i]);
             if (worker.slot.log)
                 worker.slot.log->submit(records[i]);
             if (view_)
@@ -232,7 +281,11 @@ void Pipeline::workerLoop(Worker& worker)
             frames[i].reset(); // back to the pool
         }
         {
+            // The statistics under the same short lock as the live view, so that a summary can
+            // be taken while the run goes on (statsSnapshot: a stop that timed out).
             std::lock_guard<std::mutex> lock(worker.liveMutex);
+            for (size_t i = 0; i < n; ++i)
+                worker.stats->add(records[i]);
             worker.live.frames = worker.stats->frames;
             worker.live.correct = worker.stats->correct;
             worker.live.scored = worker.stats->scored;

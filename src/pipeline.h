@@ -75,6 +75,12 @@ public:
         FrameRecord last;
     };
 
+    // The frames the run can hold at once (queued for each task, in the workers' hands, queued
+    // for the view): what the frame pool may grow to. `viewQueue`: the view's queue capacity.
+    static size_t framesInFlight(
+        const RunConfig& run, const std::vector<const Task*>& tasks, size_t viewQueue, bool view);
+    static size_t queueCapacity(const RunConfig& run, const Task& task);
+
     // `view`, when given (it must outlive the run), receives every frame and every record too.
     Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
         size_t maxSummarySamples, FrameView* view = nullptr);
@@ -96,6 +102,8 @@ public:
 
     // Valid after join().
     const TaskStats& stats(size_t task) const { return *workers_[task]->stats; }
+    // A copy of a task's statistics so far, safe while the workers run (a stop that timed out).
+    TaskStats statsSnapshot(size_t task) const;
     uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
     uint64_t framesCaptured() const { return captured_.load(); }
     int64_t startNs() const { return startNs_; }
@@ -126,6 +134,7 @@ private:
     };
 
     void sourceLoop();
+    void closeQueues(); // the source is done: workers drain what is queued, then end
     void workerLoop(Worker& worker);
     void fail(const Status& status, const std::string& reason);
     void threadDone();

@@ -1,16 +1,20 @@
 // The systemd service protocol.
 #include "service.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 
 #include <unistd.h>
 
+#include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/status.h"
+#include "jetagent/base/thread_guard.h"
 
 namespace jetagent {
 
@@ -25,7 +29,10 @@ ServiceNotifier::ServiceNotifier(ServiceNotifier&& other) noexcept
       address_(other.address_),
       addressLength_(other.addressLength_),
       watchdogUsec_(other.watchdogUsec_),
-      failed_(other.failed_.load())
+      failed_(other.failed_.load()),
+      phaseDeadlineNs_(other.phaseDeadlineNs_.load()),
+      phaseLimitS_(other.phaseLimitS_.load()),
+      phaseIsReload_(other.phaseIsReload_.load())
 {
     other.fd_ = -1;
 }
@@ -40,6 +47,9 @@ ServiceNotifier& ServiceNotifier::operator=(ServiceNotifier&& other) noexcept
         addressLength_ = other.addressLength_;
         watchdogUsec_ = other.watchdogUsec_;
         failed_ = other.failed_.load();
+        phaseDeadlineNs_ = other.phaseDeadlineNs_.load();
+        phaseLimitS_ = other.phaseLimitS_.load();
+        phaseIsReload_ = other.phaseIsReload_.load();
         other.fd_ = -1;
     }
     return *this;
@@ -135,11 +145,22 @@ StartupKeepAlive::StartupKeepAlive(ServiceNotifier& notifier, const std::string&
     if (!notifier_.enabled())
         return;
     notifier_.send("EXTEND_TIMEOUT_USEC=" + std::to_string(kExtendUsec) + "\nSTATUS=" + status);
-    thread_ = std::thread([this] {
+    thread_ = std::thread([this, status] {
         std::unique_lock<std::mutex> lock(mutex_);
-        while (
-            !wake_.wait_for(lock, std::chrono::milliseconds(kPeriodMs), [this] { return done_; }))
+        for (;;) {
+            const int64_t deadline = notifier_.phaseDeadlineNs();
+            const int64_t now = monotonicNs();
+            int64_t waitNs = int64_t(kPeriodMs) * 1'000'000;
+            if (deadline > 0)
+                waitNs = std::min(waitNs, std::max<int64_t>(deadline - now, 0));
+            if (wake_.wait_for(lock, std::chrono::nanoseconds(waitNs), [this] { return done_; }))
+                return;
+            if (deadline > 0 && monotonicNs() >= deadline) {
+                overrun(status);
+                return;
+            }
             notifier_.extendTimeout(kExtendUsec);
+        }
     });
 }
 
@@ -148,10 +169,41 @@ StartupKeepAlive::~StartupKeepAlive()
     stopAndJoin(mutex_, done_, wake_, thread_);
 }
 
+void StartupKeepAlive::overrun(const std::string& status)
+{
+    const bool reload = notifier_.phaseIsReload();
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", notifier_.phaseLimitS());
+    const std::string why = std::string(reload ? "the reload" : "start-up") + " took longer than " +
+        limit + " s (run.startup_timeout_s) while " + status;
+    auto log = logger("service");
+    if (reload) {
+        // The previous config still runs: leave the verdict to systemd's reload timeout.
+        log->error("{}; no longer extending systemd's timeout", why);
+        notifier_.status(why);
+        return;
+    }
+    log->error("{}; giving up (raise run.startup_timeout_s if the board needs longer)", why);
+    notifier_.send("STATUS=start-up failed: " + why);
+    std::fflush(nullptr);
+    std::_Exit(1); // the main thread is inside a build that cannot be interrupted
+}
+
+void ServiceNotifier::beginExtendedPhase(double limitS, bool reload)
+{
+    phaseLimitS_ = limitS;
+    phaseIsReload_ = reload;
+    phaseDeadlineNs_ = limitS > 0 ? monotonicNs() + static_cast<int64_t>(limitS * 1e9) : 0;
+}
+
 WatchdogPinger::WatchdogPinger(ServiceNotifier& notifier) : notifier_(notifier)
 {
     if (notifier_.enabled() && notifier_.watchdogPingNs() > 0)
-        thread_ = std::thread([this] { loop(); });
+        thread_ = std::thread([this] {
+            guardThread(
+                "the watchdog pinger", [this] { loop(); },
+                [](const std::string& why) { logger("service")->error("{}", why); });
+        });
 }
 
 WatchdogPinger::~WatchdogPinger()

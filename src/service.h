@@ -50,17 +50,31 @@ public:
     void stopping(const std::string& status) { send("STOPPING=1\nSTATUS=" + status); }
     void extendTimeout(int64_t usec) { send("EXTEND_TIMEOUT_USEC=" + std::to_string(usec)); }
 
+    // Start-up (`reload` false) or a reload begins now, and may extend systemd's timeout for at
+    // most `limitS` seconds in all (0: no limit). Thread-safe.
+    void beginExtendedPhase(double limitS, bool reload);
+    // When the phase's extensions must stop (CLOCK_MONOTONIC ns; 0: never), and what it is.
+    int64_t phaseDeadlineNs() const { return phaseDeadlineNs_.load(); }
+    double phaseLimitS() const { return phaseLimitS_.load(); }
+    bool phaseIsReload() const { return phaseIsReload_.load(); }
+
 private:
     int fd_ = -1;
     sockaddr_un address_ {};
     socklen_t addressLength_ = 0;
     int64_t watchdogUsec_ = 0;
     std::atomic<bool> failed_ {false};
+    std::atomic<int64_t> phaseDeadlineNs_ {0};
+    std::atomic<double> phaseLimitS_ {0.0};
+    std::atomic<bool> phaseIsReload_ {false};
 };
 
 // While one of these lives, systemd is told every few seconds to wait longer for start-up or a
 // reload (EXTEND_TIMEOUT_USEC): building engines can take minutes on a board, longer than any
-// fixed TimeoutStartSec should be.
+// fixed TimeoutStartSec should be. But not for ever: past the phase's limit
+// (ServiceNotifier::beginExtendedPhase, run.startup_timeout_s) the extensions stop; a start-up
+// then fails at once (exit 1, saying why), and a reload is left to systemd's own timeout while the
+// previous config keeps running.
 class StartupKeepAlive {
 public:
     StartupKeepAlive(ServiceNotifier& notifier, const std::string& status);
@@ -72,6 +86,8 @@ public:
     static constexpr int kPeriodMs = 10'000; // and is sent this often
 
 private:
+    void overrun(const std::string& status); // the phase's limit has passed
+
     ServiceNotifier& notifier_;
     std::thread thread_;
     std::mutex mutex_;

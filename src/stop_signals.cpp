@@ -16,13 +16,19 @@ namespace {
 // whichever thread runs it.
 std::atomic<int> g_writeFd {-1};
 std::atomic<int> g_stopCount {0};
+std::atomic<bool> g_serving {false};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
 
 extern "C" void onSignal(int sig)
 {
     const int savedErrno = errno;
-    if (sig != SIGHUP && g_stopCount.fetch_add(1) >= 1)
-        _exit(128 + sig);
+    // The second stop signal goes to a loop that serves them (it writes the summary of what was
+    // measured and quits); otherwise, and at the third, the process ends here and now.
+    if (sig != SIGHUP) {
+        const int earlier = g_stopCount.fetch_add(1);
+        if (earlier >= 2 || (earlier == 1 && !g_serving.load()))
+            _exit(128 + sig);
+    }
     const unsigned char byte = static_cast<unsigned char>(sig);
     const int fd = g_writeFd.load();
     if (fd >= 0) {
@@ -46,6 +52,7 @@ SignalGuard::SignalGuard(bool enabled, bool reload) : enabled_(enabled), reload_
     }
     readFd_ = fds[0];
     g_stopCount = 0;
+    g_serving = false;
     g_writeFd = fds[1];
     struct sigaction action { };
     action.sa_handler = onSignal;
@@ -81,6 +88,11 @@ int SignalGuard::wait(int ms)
         return 0;
     unsigned char byte = 0;
     return ::read(readFd_, &byte, 1) == 1 ? byte : 0;
+}
+
+void SignalGuard::setServing(bool serving)
+{
+    g_serving = enabled_ && serving;
 }
 
 const char* signalName(int sig)

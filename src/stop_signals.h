@@ -1,5 +1,6 @@
 // Signals for commands that run until stopped: SIGINT/SIGTERM ask the main loop to stop cleanly (a
-// second one quits at once), and SIGHUP, where the command reloads, asks it to reload.
+// second one quits at once, after the summary of what was measured where a loop serves it), and
+// SIGHUP, where the command reloads, asks it to reload.
 #pragma once
 
 #include <csignal>
@@ -22,6 +23,10 @@ public:
 
     // Waits up to `ms` (a signal cuts the wait short); returns a signal that arrived, or 0.
     int wait(int ms);
+    // While a loop is serving the signals (calling wait() every few milliseconds), a second stop
+    // signal is delivered to it too, so that it can write what was measured before it quits; at
+    // other times (start-up, shutdown) and at the third, the second one ends the process at once.
+    void setServing(bool serving);
     // The pipe's read end, for a loop that polls other descriptors too; -1 when disabled.
     int fd() const { return enabled_ ? readFd_ : -1; }
 

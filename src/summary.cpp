@@ -33,7 +33,7 @@ json distributionJson(const SampleSeries& series)
     if (d.count == 0)
         return j;
     if (d.kept < d.count)
-        j["percentiles_from"] = d.kept; // a uniform sample of the run
+        j["percentiles_within"] = SampleSeries::kRelativeError; // from the histogram, not exact
     j["min"] = round4(d.min);
     j["mean"] = round4(d.mean);
     j["p50"] = round4(d.p50);
@@ -78,7 +78,8 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
     }
     j["engines"] = engines;
 
-    j["frames"] = {{"processed", s.frames}, {"dropped", t.dropped}, {"failed", s.failed}};
+    j["frames"] = {{"processed", s.frames}, {"dropped", t.dropped}, {"failed", s.failed},
+        {"failed_non_finite", s.failedNonFinite}};
     if (t.log) {
         json log = {{"lines_written", t.log->written()}, {"lines_lost", t.log->lost()},
             {"lines_dropped_disk", t.log->linesDroppedDisk()},
@@ -178,9 +179,10 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
         }
     }
     if (s.endToEnd.sampled())
-        notes.push_back("percentiles come from a uniform sample of " +
-            std::to_string(s.endToEnd.kept().size()) + " of " + std::to_string(n) +
-            " frames (logging.max_summary_samples); min, mean and max are exact");
+        notes.push_back("percentiles come from a log-linear histogram of all " + std::to_string(n) +
+            " frames, each within 0.1% of the exact value (exact up to " +
+            std::to_string(s.endToEnd.exactKept()) +
+            " frames, logging.max_summary_samples); min, mean and max are exact");
     if (t.dropped > 0)
         notes.push_back("the worker could not keep up with the source: " +
             std::to_string(t.dropped) + " frames were replaced by newer ones before inference");
@@ -504,6 +506,9 @@ std::string summaryText(const json& j)
         appendf(out, "  frames    %llu processed, %llu dropped, %llu failed",
             f["processed"].get<unsigned long long>(), f["dropped"].get<unsigned long long>(),
             f["failed"].get<unsigned long long>());
+        if (f.value("failed_non_finite", 0ULL) > 0)
+            appendf(out, " (%llu with NaN or infinite scores)",
+                f["failed_non_finite"].get<unsigned long long>());
         if (t.contains("log"))
             appendf(out,
                 "; log lines written %llu, lost %llu, dropped (disk) %llu; %llu segment(s), %llu "

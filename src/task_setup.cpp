@@ -3,6 +3,7 @@
 #include "task_setup.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "classification_task.h"
 #include "jetagent/base/log.h"
@@ -90,9 +91,22 @@ Expected<TaskLabels> setupLabels(const AgentConfig& agent, size_t index, const s
     return result;
 }
 
-void scoreRow(const float* row, size_t classes, const PostprocessConfig& post, float* probabilities,
+Status nonFiniteOutput(const std::string& model, uint64_t frameId)
+{
+    return Status::runtime("model '" + model + "' returned NaN or infinite scores for frame " +
+        std::to_string(frameId) +
+        " (a damaged model, or preprocessing settings that overflow); the frame counts as failed");
+}
+
+bool scoreRow(const float* row, size_t classes, const PostprocessConfig& post, float* probabilities,
     float* smoothed, bool& first, FrameRecord& record)
 {
+    if (!std::all_of(row, row + classes, [](float v) { return std::isfinite(v); })) {
+        record.ok = false;
+        record.failure = FrameFailure::NonFiniteOutput;
+        record.topK = 0;
+        return false;
+    }
     if (post.output == OutputKind::Logits)
         softmax(row, probabilities, classes);
     else
@@ -105,6 +119,7 @@ void scoreRow(const float* row, size_t classes, const PostprocessConfig& post, f
     for (int j = 0; j < k; ++j)
         record.scores[static_cast<size_t>(j)] =
             smoothed[static_cast<size_t>(record.labels[static_cast<size_t>(j)])];
+    return true;
 }
 
 nlohmann::json describePreprocess(const PreprocessConfig& p)

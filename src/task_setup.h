@@ -34,8 +34,13 @@ Expected<TaskLabels> setupLabels(const AgentConfig& agent, size_t index, const s
 
 // Turns one row of `classes` model outputs into the record's top-k: softmax when the model gives
 // logits, exponential smoothing with `smoothed` (whose history `first` says is empty), top-k.
-// `probabilities` and `smoothed` hold `classes` floats. No allocation.
-void scoreRow(const float* row, size_t classes, const PostprocessConfig& post, float* probabilities,
+// `probabilities` and `smoothed` hold `classes` floats. No allocation. A row holding NaN or
+// infinity has no meaningful scores: the record is marked failed (FrameFailure::NonFiniteOutput),
+// the smoothing history is left as it was, and false is returned.
+// The error of a frame whose scores held NaN or infinity (see scoreRow).
+Status nonFiniteOutput(const std::string& model, uint64_t frameId);
+
+bool scoreRow(const float* row, size_t classes, const PostprocessConfig& post, float* probabilities,
     float* smoothed, bool& first, FrameRecord& record);
 
 // The settings as they are in effect, for the run summary.

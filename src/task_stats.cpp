@@ -1,6 +1,8 @@
 // What a run measured for one task, accumulated by its worker from the frame records.
 #include "task_stats.h"
 
+#include <algorithm>
+
 namespace jetagent {
 
 TaskStats::TaskStats(size_t maxSamples, int64_t deadlineNs)
@@ -17,11 +19,13 @@ TaskStats::TaskStats(size_t maxSamples, int64_t deadlineNs)
       clipInference(maxSamples),
       deadlineNs_(deadlineNs)
 {
-    // Enough room for a few minutes at camera rates before the first growth; growth is rare and
-    // amortised.
-    for (SampleSeries* s : {&endToEnd, &wait, &preprocess, &inference, &compute, &postprocess,
-             &queue, &service, &interval})
-        s->reserve(16384);
+}
+
+size_t TaskStats::memoryBytesFor(size_t exactSamples)
+{
+    return sizeof(TaskStats) +
+        kSeries *
+        (SampleSeries::kHistogramBytes + std::max<size_t>(exactSamples, 1) * sizeof(int64_t));
 }
 
 void TaskStats::add(const FrameRecord& r)
@@ -34,6 +38,8 @@ void TaskStats::add(const FrameRecord& r)
     lastDoneNs = r.doneNs;
     if (!r.ok) {
         ++failed;
+        if (r.failure == FrameFailure::NonFiniteOutput)
+            ++failedNonFinite;
         return;
     }
     const int64_t e2e = r.endToEndNs();

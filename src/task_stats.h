@@ -19,7 +19,13 @@ class TaskStats {
 public:
     static constexpr size_t kSlowest = 5;
 
-    TaskStats(size_t maxSamples, int64_t deadlineNs);
+    // `exactSamples`: values per series whose percentiles stay exact (see SampleSeries).
+    TaskStats(size_t exactSamples, int64_t deadlineNs);
+
+    // The memory the statistics take, whatever the run's length.
+    size_t memoryBytes() const { return memoryBytesFor(endToEnd.exactKept()); }
+    static size_t memoryBytesFor(size_t exactSamples);
+    static constexpr size_t kSeries = 11; // the SampleSeries below
 
     // Adds one record. The cold-start frames (the first inference) are kept apart from the
     // steady-state series; failed frames are counted but have no latency. Worker thread only.
@@ -44,6 +50,7 @@ public:
     FrameRecord coldResult;
     uint64_t frames = 0; // records, failed ones included
     uint64_t failed = 0;
+    uint64_t failedNonFinite = 0; // ... of them because the model's scores were NaN or infinite
     uint64_t deadlineMisses = 0; // successful frames (cold start included) over the deadline
     uint64_t deadlineJudged = 0; // successful frames judged against it (none in unpaced runs)
     uint64_t scored = 0; // successful frames whose true class is known

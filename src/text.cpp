@@ -2,6 +2,7 @@
 #include "text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
@@ -16,6 +17,14 @@ __attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char*
     va_end(args);
     if (n > 0)
         out.append(buffer, std::min(static_cast<size_t>(n), sizeof buffer - 1));
+}
+
+void appendJsonNumber(std::string& out, double value, int decimals)
+{
+    if (std::isfinite(value))
+        appendf(out, "%.*f", decimals, value);
+    else
+        out += "null";
 }
 
 } // namespace jetagent

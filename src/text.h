@@ -9,4 +9,8 @@ namespace jetagent {
 // capacity between calls makes steady-state formatting allocation-free.
 __attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* format, ...);
 
+// Appends `value` as a JSON number with `decimals` digits after the point, or null when it is NaN
+// or infinite (printf's "nan" and "inf" are not JSON: one such line and the log no longer parses).
+void appendJsonNumber(std::string& out, double value, int decimals);
+
 } // namespace jetagent

@@ -1,4 +1,6 @@
 // Config parsing: defaults, and errors that name the key and the line.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "config.h"
@@ -298,6 +300,92 @@ TEST(Config, LogSizeLimits)
         << e;
     e = errorOf(withLogging("  max_total_mb: lots\n"));
     EXPECT_NE(e.find("logging.max_total_mb: expected an integer"), std::string::npos) << e;
+}
+
+// yaml-cpp keeps the first of two equal keys and never looks at the second: refused, naming the
+// second's line, in the top level, a section and a task.
+TEST(Config, DuplicateKeysAreRefusedAtTheSecondOne)
+{
+    std::string e = errorOf("source: {uri: synthetic://shapes}\n"
+                            "tasks:\n  - model: m.onnx\n"
+                            "source: {uri: synthetic://motion}\n");
+    EXPECT_NE(e.find("test.yaml:4:1: 'source' appears twice"), std::string::npos) << e;
+    e = errorOf(std::string(kMinimal) + "run:\n  frames: 10\n  frames: 20\n");
+    EXPECT_NE(e.find("test.yaml:5:3: 'frames' appears twice"), std::string::npos) << e;
+    e = errorOf("tasks:\n  - model: a.onnx\n    deadline_ms: 5\n    model: b.onnx\n");
+    EXPECT_NE(e.find("test.yaml:4:5: 'model' appears twice"), std::string::npos) << e;
+}
+
+TEST(Config, ASecondDocumentIsRefused)
+{
+    const std::string e = errorOf(std::string(kMinimal) + "---\nrun: {frames: 5}\n");
+    EXPECT_NE(e.find("test.yaml:4"), std::string::npos) << e;
+    EXPECT_NE(e.find("a second YAML document"), std::string::npos) << e;
+}
+
+// An empty value has yaml-cpp's position of whatever follows it, lines later: the key's line it is.
+TEST(Config, AnEmptyValueIsReportedAtItsOwnLine)
+{
+    std::string e = errorOf("tasks:\n  - model:\n\n\n    # a comment\n\n    labels: l.txt\n");
+    EXPECT_NE(e.find("test.yaml:2: tasks[0].model: expected a text value, got nothing"),
+        std::string::npos)
+        << e;
+    e = errorOf(std::string(kMinimal) + "run:\n  frames:\n\n\n\nlogging: {dir: x}\n");
+    EXPECT_NE(e.find("test.yaml:4: run.frames: expected an integer"), std::string::npos) << e;
+}
+
+TEST(Config, ATabInTheIndentationIsNamed)
+{
+    std::string e = errorOf("tasks:\n\t- model: m.onnx\n");
+    EXPECT_NE(e.find("test.yaml:2: YAML syntax error: a tab in the indentation"), std::string::npos)
+        << e;
+    e = errorOf(std::string(kMinimal) + "run:\n  frames: 10\n\tpacing: none\n");
+    EXPECT_NE(e.find("test.yaml:5: YAML syntax error: a tab in the indentation"), std::string::npos)
+        << e;
+}
+
+// `cache_dir: ""` is documented as "no cache": it is taken, and an empty value (no quotes) is not.
+TEST(Config, AnEmptyCacheDirMeansNoCache)
+{
+    auto r = parse("tasks:\n  - model: m.onnx\n    engine: {cache_dir: \"\"}\n");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->tasks[0].engine.cacheDir, "");
+    const std::string e = errorOf("tasks:\n  - model: m.onnx\n    engine: {cache_dir: }\n");
+    EXPECT_NE(e.find("tasks[0].engine.cache_dir: expected a text value"), std::string::npos) << e;
+}
+
+// Values that are finite as written but give NaN or infinity in float32 preprocessing.
+TEST(Config, PreprocessingThatCannotGiveFiniteValuesIsRefused)
+{
+    for (const char* bad : {"divisor: 1e-300", "std: [1e-300, 1, 1]", "mean: [1e300, 0, 0]",
+             "divisor: 1e-40\n      std: [1e-10, 1, 1]"}) {
+        const std::string e =
+            errorOf(std::string("tasks:\n  - model: m.onnx\n    preprocess:\n      ") + bad + "\n");
+        EXPECT_NE(e.find("tasks[0].preprocess: "), std::string::npos) << bad << ": " << e;
+        EXPECT_NE(e.find("non-finite number in float32"), std::string::npos) << bad << ": " << e;
+    }
+    for (const char* bad : {"divisor: .nan", "std: [.inf, 1, 1]", "mean: [nan, 0, 0]"})
+        EXPECT_FALSE(
+            parse(std::string("tasks:\n  - model: m.onnx\n    preprocess: {") + bad + "}\n").ok())
+            << bad;
+    auto fine = parse("tasks:\n  - model: m.onnx\n    preprocess: {divisor: 1, mean: [0, 0, 0]}\n");
+    EXPECT_TRUE(fine.ok()) << fine.status().message();
+}
+
+// A FIFO given as the config would block the read until something writes to it.
+TEST(Config, AFifoOrDirectoryIsRefusedWithoutReadingIt)
+{
+    test::TempDir dir;
+    const std::string fifo = dir / "agent.yaml";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto r = loadConfig(fifo);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("not a regular file"), std::string::npos)
+        << r.status().message();
+    r = loadConfig(dir.path());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("is a directory"), std::string::npos)
+        << r.status().message();
 }
 
 TEST(Config, MissingFileIsNotFound)

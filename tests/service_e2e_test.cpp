@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include "run_checks.h"
@@ -502,8 +503,73 @@ TEST(ServiceProtocol, StopIsBoundedWhenAnInferenceHangs)
     const auto dirs = runDirectories(dir / "logs");
     ASSERT_EQ(dirs.size(), 1u);
     EXPECT_FALSE(test::readLines(dirs[0] + "/slow.frames.csv").empty()) << "the log was flushed";
-    EXPECT_FALSE(fs::exists(dirs[0] + "/summary.json"))
-        << "no summary from statistics a running worker still writes";
+    // The summary of what was measured, whole, with the reason the stop was not clean.
+    const auto summary = nlohmann::json::parse(test::readFile(dirs[0] + "/summary.json"));
+    EXPECT_NE(summary["run"]["failure"].get<std::string>().find("did not finish within 1 s"),
+        std::string::npos)
+        << summary["run"];
+    EXPECT_NE(test::readFile(dirs[0] + "/summary.txt").find("FAILURE"), std::string::npos);
+}
+
+// A GStreamer pipeline whose first frame takes seconds: start-up (waiting for it) lasts that long.
+std::string slowStartSource(int firstFrameS)
+{
+    return "source: {uri: 'gst://videotestsrc is-live=true ! video/x-raw,width=160,height=120,"
+           "framerate=10/1 ! identity sleep-time=" +
+        std::to_string(firstFrameS * 1'000'000) +
+        " ! videoconvert ! video/x-raw,format=BGR ! appsink'}\n";
+}
+
+// SIGHUP and SIGTERM that arrive while the service is still starting (opening its source,
+// building engines) must not end it by their default action: the handlers are installed first,
+// and the signals are acted on once the run has started.
+TEST(ServiceProtocol, SignalsDuringStartUpDoNotKillTheProcess)
+{
+    TempDir dir;
+    test::writeFile(dir / "agent.yaml",
+        slowStartSource(3) + shapesTask(1) + "logging: {dir: logs, status_interval_s: 0}\n");
+    FakeSystemd systemd(dir / "notify.sock");
+    Service service = startService(
+        {"run", "--config", dir / "agent.yaml"}, dir.path(), dir / "notify.sock", 0, false);
+    ASSERT_GE(systemd.waitFor("EXTEND_TIMEOUT_USEC", 30'000), 0) << systemd.transcript();
+    ASSERT_EQ(kill(service.pid, SIGHUP), 0); // during start-up: a reload once it runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_EQ(kill(service.pid, SIGTERM), 0); // a stop once it runs
+    const int exitCode = test::waitExit(service.pid, 60'000);
+    const std::string err = test::readFile(dir / "spawn.err");
+    EXPECT_EQ(exitCode, 0) << err; // not killed by SIGHUP (129) or SIGTERM (143)
+    EXPECT_NE(err.find("SIGTERM: stopping"), std::string::npos) << err;
+    const auto dirs = runDirectories(dir / "logs");
+    ASSERT_FALSE(dirs.empty());
+    EXPECT_TRUE(fs::exists(dirs.back() + "/summary.json")) << err;
+}
+
+// Start-up keeps extending systemd's timeout while it works, but only up to
+// run.startup_timeout_s: past it the service fails, saying why, instead of making systemd wait
+// for ever (a model that takes hours to prepare).
+TEST(ServiceProtocol, StartUpLongerThanItsLimitFailsSayingWhy)
+{
+    TempDir dir;
+    test::writeFile(dir / "agent.yaml",
+        slowStartSource(6) + "run: {startup_timeout_s: 1}\n" + shapesTask(1) +
+            "logging: {dir: logs, status_interval_s: 0}\n");
+    FakeSystemd systemd(dir / "notify.sock");
+    const auto start = Clock::now();
+    Service service = startService(
+        {"run", "--config", dir / "agent.yaml"}, dir.path(), dir / "notify.sock", 0, false);
+    const int exitCode = test::waitExit(service.pid, 60'000);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const std::string err = test::readFile(dir / "spawn.err");
+    EXPECT_EQ(exitCode, 1) << err;
+    EXPECT_LT(seconds, 5.0 * test::kSanitizerSlowdown) << "it did not wait for the first frame";
+    EXPECT_NE(
+        err.find("start-up took longer than 1 s (run.startup_timeout_s) while opening gst://"),
+        std::string::npos)
+        << err;
+    systemd.drain(200);
+    EXPECT_GE(systemd.waitFor("STATUS=start-up failed: start-up took longer than 1 s", 0), 0)
+        << systemd.transcript();
+    EXPECT_EQ(systemd.count("READY=1"), 0u) << systemd.transcript();
 }
 
 } // namespace

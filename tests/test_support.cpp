@@ -89,8 +89,19 @@ std::vector<std::string> jetagentCommand()
 
 CommandResult runJetagent(const std::vector<std::string>& args, const std::string& workdir)
 {
+    return runJetagentUnder("", args, workdir);
+}
+
+bool emulated()
+{
+    return jetagentCommand().size() > 1;
+}
+
+CommandResult runJetagentUnder(
+    const std::string& wrapper, const std::vector<std::string>& args, const std::string& workdir)
+{
     TempDir capture;
-    std::string command = "cd " + quote(workdir) + " &&";
+    std::string command = "cd " + quote(workdir) + " && " + wrapper;
     for (const auto& a : jetagentCommand())
         command += " " + quote(a);
     for (const auto& a : args)

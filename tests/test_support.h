@@ -51,6 +51,12 @@ std::vector<std::string> jetagentCommand();
 
 // Runs the jetagent binary with `args` (shell-quoted here) in `workdir`, capturing its output.
 CommandResult runJetagent(const std::vector<std::string>& args, const std::string& workdir);
+// The same behind `wrapper`, a shell command prefix that ends by running the command given after
+// it (e.g. "prlimit --as=800000000 --").
+CommandResult runJetagentUnder(
+    const std::string& wrapper, const std::vector<std::string>& args, const std::string& workdir);
+// True when the binary runs under an emulator (cross builds under qemu-user).
+bool emulated();
 
 // Starts the jetagent binary in the background (stdout/stderr to files in `workdir`); returns its
 // pid.

@@ -1,0 +1,150 @@
+// The strict YAML document reader shared by the config loader and the board profiles.
+#include "jetagent/base/yaml_document.h"
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace jetagent {
+
+namespace {
+
+std::string at(const std::string& name, int line, int column = 0)
+{
+    std::string where = name + ":" + std::to_string(line);
+    if (column > 0)
+        where += ":" + std::to_string(column);
+    return where;
+}
+
+// The first line, up to `lastLine` (1-based, 0 for all), whose indentation holds a tab; 0 when
+// none.
+int firstTabIndentedLine(const std::string& text, int lastLine)
+{
+    int line = 1;
+    bool atIndent = true;
+    for (char c : text) {
+        if (c == '\n') {
+            if (lastLine > 0 && line >= lastLine)
+                break;
+            ++line;
+            atIndent = true;
+        } else if (atIndent && c == '\t') {
+            return line;
+        } else if (c != ' ') {
+            atIndent = false;
+        }
+    }
+    return 0;
+}
+
+// Walks every mapping of the tree and refuses the first key that a mapping repeats.
+Status checkDuplicateKeys(const YAML::Node& node, const std::string& name, int depth = 0)
+{
+    // Configs nest a few levels; a document nested deeper than this is no config (and recursing
+    // without end on a hostile file must not exhaust the stack).
+    constexpr int kMaxDepth = 64;
+    if (depth > kMaxDepth)
+        return Status::invalid(at(name, node.Mark().line + 1) + ": nested more than " +
+            std::to_string(kMaxDepth) + " levels deep");
+    if (node.IsMap()) {
+        std::unordered_set<std::string> seen;
+        for (const auto& entry : node) {
+            if (entry.first.IsScalar() && !seen.insert(entry.first.Scalar()).second)
+                return Status::invalid(
+                    at(name, entry.first.Mark().line + 1, entry.first.Mark().column + 1) + ": '" +
+                    entry.first.Scalar() +
+                    "' appears twice in the same mapping (the second would be ignored); keep one");
+            if (Status s = checkDuplicateKeys(entry.second, name, depth + 1); !s)
+                return s;
+        }
+    } else if (node.IsSequence()) {
+        for (const auto& item : node)
+            if (Status s = checkDuplicateKeys(item, name, depth + 1); !s)
+                return s;
+    }
+    return Status();
+}
+
+} // namespace
+
+Expected<YAML::Node> parseYamlDocument(const std::string& text, const std::string& name)
+{
+    std::vector<YAML::Node> documents;
+    try {
+        documents = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+        const int line = e.mark.line + 1;
+        if (const int tab = firstTabIndentedLine(text, line); tab > 0)
+            return Status::invalid(at(name, tab) +
+                ": YAML syntax error: a tab in the indentation (YAML indents with spaces only)");
+        return Status::invalid(at(name, line, e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+    }
+    if (documents.empty())
+        return YAML::Node();
+    if (documents.size() > 1) {
+        const int line = documents[1].Mark().line + 1;
+        return Status::invalid(at(name, line > 0 ? line : 1) +
+            ": a second YAML document (after '---'); the file must hold one");
+    }
+    if (Status s = checkDuplicateKeys(documents[0], name); !s)
+        return s;
+    return documents[0];
+}
+
+int yamlValueLine(const YAML::Node& key, const YAML::Node& value)
+{
+    const YAML::Mark mark = value.IsNull() || !value.IsDefined() ? key.Mark() : value.Mark();
+    return mark.line >= 0 ? mark.line + 1 : 0;
+}
+
+Status readRegularFile(
+    const std::string& path, const std::string& what, std::string* text, size_t maxBytes)
+{
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        const int error = errno;
+        if (error == ENOENT)
+            return Status::notFound(what + " '" + path + "' does not exist");
+        return Status::notFound(what + " '" + path + "' cannot be opened: " + errnoText(error));
+    }
+    struct stat st { };
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        const bool directory = S_ISDIR(st.st_mode);
+        return Status::invalid(what + " '" + path + "' is " +
+            (directory ? "a directory" : "not a regular file (a FIFO, socket or device)") +
+            "; give the path of a file");
+    }
+    if (static_cast<uint64_t>(st.st_size) > maxBytes) {
+        ::close(fd);
+        return Status::invalid(what + " '" + path + "' has " + std::to_string(st.st_size) +
+            " bytes, more than the " + std::to_string(maxBytes) + " such a file may have");
+    }
+    text->assign(static_cast<size_t>(st.st_size), '\0');
+    size_t done = 0;
+    while (done < text->size()) {
+        const ssize_t n = ::read(fd, text->data() + done, text->size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int error = n < 0 ? errno : 0;
+            ::close(fd);
+            if (n == 0) { // the file shrank while being read
+                text->resize(done);
+                return Status();
+            }
+            return Status::io("cannot read " + what + " '" + path + "': " + errnoText(error));
+        }
+        done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    return Status();
+}
+
+} // namespace jetagent
