@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -36,6 +37,17 @@
 namespace jetagent {
 
 namespace {
+
+// 0 or more. CLI11's NonNegativeNumber prints its upper bound, the largest double, in 309 digits.
+const CLI::Validator kNonNegative(
+    [](const std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !(v >= 0.0))
+            return "must be a number, 0 or more (got " + text + ")";
+        return std::string();
+    },
+    "NUMBER >= 0");
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
@@ -236,9 +248,9 @@ int runCli(int argc, char** argv)
     run->add_option(
         "-s,--source", runArgs.source, "Source URI, replacing source.uri of the config");
     run->add_option("-n,--frames", runArgs.frames, "Stop after N source frames (0: no limit)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     run->add_option("-d,--duration", runArgs.duration, "Stop after S seconds (0: no limit)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     run->add_option(
         "-o,--log-dir", runArgs.logDir, "Directory for run logs, replacing logging.dir");
     run->add_flag("--as-fast-as-possible", runArgs.asFastAsPossible,
@@ -256,7 +268,7 @@ int runCli(int argc, char** argv)
            "logs are flushed and jetagent exits with status 1 (a hung camera or engine). 0: no "
            "limit")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     run->footer(std::string("\nSources (--source or source.uri):\n") + frameSourceUriHelp() +
         "\nEach run writes into a new directory under the log directory: <task>.frames.csv and\n"
         "<task>.frames.jsonl (one line per frame: stage times, end-to-end latency, top-1 result),\n"
@@ -348,7 +360,7 @@ int runCli(int argc, char** argv)
     compare
         ->add_option("--max-rel-error", compareOptions.maxRelError,
             "Fail (exit 1) when an output's relative error is above X")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     compare
         ->add_option("--min-top1", compareOptions.minTop1,
             "Fail (exit 1) when top-1 agreement is below F (a fraction, 0..1)")
@@ -454,7 +466,7 @@ int runCli(int argc, char** argv)
         "Also write one CSV row per line to this new file (units in the column names)");
     power->add_option("-d,--duration", powerOptions.durationS, "Stop after S seconds (0: Ctrl-C)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     power
         ->add_option("--sysfs-root", powerOptions.sysfsRoot,
             "Read /sys, /proc and /etc under this directory (a copy of a board's tree)")

@@ -580,7 +580,9 @@ std::string summaryText(const json& j)
             out += "  slowest   ";
             bool first = true;
             for (const json& s : t["slowest"]) {
-                appendf(out, "%sframe %llu at +%.2f s: %.3f ms", first ? "" : "; ",
+                // Captured before the run started (a camera that delivered its first frame while
+                // opening) reads as a negative offset.
+                appendf(out, "%sframe %llu at %+.2f s: %.3f ms", first ? "" : "; ",
                     s["frame"].get<unsigned long long>(), s["at_s"].get<double>(),
                     s["e2e_ms"].get<double>());
                 first = false;

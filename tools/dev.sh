@@ -19,6 +19,8 @@ usage: tools/dev.sh COMMAND
           qemu-user (tests labelled slow are left out there)
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
+  package install missing packages, build for the /usr prefix and make the .deb
+          (build/jetagent_<version>_<arch>.deb, checked by systemd/check-deb.sh)
   deps    only install missing packages
   check-tensorrt DIR [DIR...]
           compile (without linking) the TensorRT backend against each TensorRT include directory
