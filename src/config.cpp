@@ -357,6 +357,8 @@ void readSource(ConfigReader& reader, const YAML::Node& node, SourceOptions& sou
     m.number("fps", source.fps, 0.0, 1000.0, true);
     m.integerAs("seed", source.seed, 0, INT64_MAX);
     m.boolean("loop", source.loop);
+    m.integerAs(
+        "max_image_pixels", source.maxImagePixels, 1, static_cast<int64_t>(kMaxImagePixelsCeiling));
     readCamera(reader, m.take("camera"), source.camera);
     m.finish();
 }
