@@ -142,7 +142,8 @@ CameraDescription probeOne(V4L2Io& io, const std::string& path)
     camera.path = path;
     V4L2Device device(io);
     if (const int r = device.open(path); r < 0) {
-        camera.error = "cannot open: " + errnoText(-r);
+        camera.error = r == -ENOTTY ? std::string("not a V4L2 device (not a character device)")
+                                    : "cannot open: " + errnoText(-r);
         return camera;
     }
     V4L2Capability cap;

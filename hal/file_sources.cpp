@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <string_view>
 
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -13,6 +15,8 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/regular_file.h"
+#include "jetagent/hal/image_header.h"
 
 namespace fs = std::filesystem;
 
@@ -31,12 +35,91 @@ bool hasImageExtension(const std::string& name)
 
 // --- video files -------------------------------------------------------------------------------
 
+namespace {
+
+constexpr const char* kCaptureOptionsVariable = "OPENCV_FFMPEG_CAPTURE_OPTIONS";
+constexpr const char* kLocalFilesOnly = "protocol_whitelist;file";
+
+// Set before main(): setenv is not thread-safe, and no other thread exists yet. OpenCV reads the
+// variable at every FFmpeg open (CvCapture_FFMPEG::open), so it holds for every capture after.
+const bool kCaptureOptionsSet = [] {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): before main, single-threaded
+    const std::string options = localFileCaptureOptions(std::getenv(kCaptureOptionsVariable));
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): before main, single-threaded
+    return ::setenv(kCaptureOptionsVariable, options.c_str(), 1) == 0;
+}();
+
+// True while FFmpeg is still held to local files (nothing in the process changed the variable).
+bool captureOptionsLocalOnly()
+{
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): only read after start-up
+    const char* value = std::getenv(kCaptureOptionsVariable);
+    const std::string_view options = value ? value : "";
+    const std::string_view tail = kLocalFilesOnly;
+    return kCaptureOptionsSet && options.size() >= tail.size() &&
+        options.substr(options.size() - tail.size()) == tail;
+}
+
+// Bytes read from a video file's start to tell a playlist or manifest from a video.
+constexpr size_t kHeadBytes = 4096;
+
+// What `head` is when it is a text that sends a demuxer to other files or URLs (FFmpeg's hls,
+// dash, concat and sdp demuxers, GStreamer's hlsdemux, dashdemux and mssdemux); null for anything
+// else.
+const char* streamManifestKind(const std::string& head)
+{
+    size_t start = head.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0; // a UTF-8 byte order mark
+    while (start < head.size() && std::isspace(static_cast<unsigned char>(head[start])))
+        ++start;
+    auto startsWith = [&](const char* prefix) {
+        return head.compare(start, std::strlen(prefix), prefix) == 0;
+    };
+    if (startsWith("#EXTM3U"))
+        return "an HLS playlist (#EXTM3U)";
+    if (startsWith("ffconcat version"))
+        return "an FFmpeg concat script";
+    if (startsWith("v=0") && head.find("c=IN IP") != std::string::npos)
+        return "an SDP session description (of RTP network streams)";
+    // XML, whatever comes before its root element (a declaration, comments).
+    if (startsWith("<") && head.find("<MPD") != std::string::npos)
+        return "a DASH manifest (MPD)";
+    if (startsWith("<") && head.find("<SmoothStreamingMedia") != std::string::npos)
+        return "a Smooth Streaming manifest";
+    return nullptr;
+}
+
+} // namespace
+
+std::string localFileCaptureOptions(const char* userOptions)
+{
+    std::string merged;
+    std::string_view rest = userOptions ? userOptions : "";
+    while (!rest.empty()) {
+        const size_t bar = rest.find('|');
+        const std::string_view entry = rest.substr(0, bar);
+        rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+        std::string_view key = entry.substr(0, entry.find(';'));
+        while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front())))
+            key.remove_prefix(1);
+        while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back())))
+            key.remove_suffix(1);
+        if (entry.empty() || key == "protocol_whitelist")
+            continue;
+        merged.append(entry).append("|");
+    }
+    return merged + kLocalFilesOnly;
+}
+
 Expected<std::unique_ptr<FrameSource>> VideoFileSource::open(
     const SourceOptions& options, const std::string& path)
 {
     std::unique_ptr<VideoFileSource> source(new VideoFileSource());
     source->path_ = path;
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(path, ec);
+    source->openPath_ = ec ? path : absolute.string();
     source->loop_ = options.loop;
+    source->maxPixels_ = options.maxImagePixels;
     source->info_.uri = options.uri;
     source->info_.kind = "video-file";
 
@@ -62,26 +145,40 @@ Expected<std::unique_ptr<FrameSource>> VideoFileSource::open(
 
 Status VideoFileSource::reopen()
 {
+    const std::string what = "video file '" + path_ + "'";
     std::error_code ec;
-    if (!fs::exists(path_, ec))
-        return Status::notFound("video file '" + path_ + "' does not exist");
     if (fs::is_directory(path_, ec))
         return Status::invalid("'" + path_ + "' is a directory, not a video file");
-    // File decoders only, in this order: FFmpeg, GStreamer (which reaches the hardware decoders on
-    // Jetson), OpenCV's own MJPEG reader. CAP_ANY would go on to camera backends (gphoto2 scans the
-    // USB bus) for a file no decoder accepts. OpenCV logs each failed attempt itself; the caller
-    // gets one message instead.
+    {
+        uint64_t size = 0;
+        auto file = openRegularFile(path_, what, size);
+        if (!file)
+            return file.status();
+        std::string head;
+        if (Status s = readFileHead(file.value(), what, kHeadBytes, head); !s)
+            return s;
+        if (const char* kind = streamManifestKind(head))
+            return Status::invalid(what + " is " + kind +
+                ", which names other files or URLs to read, not a video: file sources read local "
+                "video files only and never open the network (a network stream is read with "
+                "rtsp://HOST/PATH or a gst:// pipeline)");
+    }
+    if (!captureOptionsLocalOnly())
+        return Status::runtime(std::string("cannot open ") + what + ": " + kCaptureOptionsVariable +
+            " no longer ends in " + kLocalFilesOnly + ", so FFmpeg might open the network");
+    // File decoders only: FFmpeg, then OpenCV's own MJPEG reader (AVI). Not GStreamer (see the
+    // header), and not CAP_ANY, which would go on to camera backends (gphoto2 scans the USB bus).
+    // OpenCV logs each failed attempt itself; the caller gets one message instead.
     const auto previous = cv::utils::logging::getLogLevel();
     cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
     std::string tried;
     capture_.release();
-    for (const cv::VideoCaptureAPIs api :
-        {cv::CAP_FFMPEG, cv::CAP_GSTREAMER, cv::CAP_OPENCV_MJPEG}) {
+    for (const cv::VideoCaptureAPIs api : {cv::CAP_FFMPEG, cv::CAP_OPENCV_MJPEG}) {
         if (!cv::videoio_registry::hasBackend(api))
             continue;
         tried += (tried.empty() ? "" : ", ") + cv::videoio_registry::getBackendName(api);
         try {
-            if (capture_.open(path_, api))
+            if (capture_.open(openPath_, api))
                 break;
         } catch (const cv::Exception&) {
             capture_.release();
@@ -93,6 +190,16 @@ Status VideoFileSource::reopen()
             (tried.empty() ? std::string("no backend: this OpenCV has no file decoders") : tried) +
             ")");
     logger("source")->debug("{}: decoding with {}", path_, capture_.getBackendName());
+    // The stream's size from its codec parameters, before a frame of it is decoded.
+    const double width = capture_.get(cv::CAP_PROP_FRAME_WIDTH);
+    const double height = capture_.get(cv::CAP_PROP_FRAME_HEIGHT);
+    if (std::isfinite(width) && std::isfinite(height) && width > 0 && height > 0 &&
+        width * height > static_cast<double>(maxPixels_)) {
+        capture_.release();
+        return Status::invalid(what + " has frames of " + std::to_string(std::llround(width)) +
+            "x" + std::to_string(std::llround(height)) + " pixels, more than the limit of " +
+            std::to_string(maxPixels_) + " pixels (source.max_image_pixels)");
+    }
     // Frames are converted to BGR by OpenCV unless told otherwise; make that explicit.
     capture_.set(cv::CAP_PROP_CONVERT_RGB, 1);
     return Status();
@@ -122,6 +229,12 @@ Expected<ReadResult> VideoFileSource::read(Frame& frame)
     }
     if (frame.image.type() != CV_8UC3)
         return Status::invalid("video file '" + path_ + "' decodes to an unsupported pixel type");
+    // A stream may change its size midway; a frame over the limit goes no further.
+    if (static_cast<uint64_t>(frame.image.total()) > maxPixels_)
+        return Status::invalid("video file '" + path_ + "' has a frame of " +
+            std::to_string(frame.image.cols) + "x" + std::to_string(frame.image.rows) +
+            " pixels, more than the limit of " + std::to_string(maxPixels_) +
+            " pixels (source.max_image_pixels)");
     frame.sequence = next_++;
     frame.truthClass = -1;
     return ReadResult::Frame;
@@ -175,23 +288,41 @@ Expected<ImageDirectoryListing> listImageDirectory(const std::string& path)
     return listing;
 }
 
-cv::Mat decodeImageFile(const std::string& path, std::vector<unsigned char>& buffer)
+Expected<cv::Mat> decodeImageFile(
+    const std::string& path, std::vector<unsigned char>& buffer, uint64_t maxPixels)
 {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
-    if (size <= 0)
-        return cv::Mat();
-    buffer.resize(static_cast<size_t>(size));
-    in.seekg(0);
-    if (!in.read(reinterpret_cast<char*>(buffer.data()), size))
-        return cv::Mat();
+    const std::string what = "image '" + path + "'";
+    // Room for the largest encoding of an image within the limit (16-bit RGBA stored raw, 8 bytes
+    // a pixel) and its metadata; a larger file is refused before it is read.
+    constexpr uint64_t kBytesPerPixel = 8;
+    constexpr uint64_t kMetadataBytes = uint64_t {16} << 20;
+    if (Status s = readRegularFile(path, what, maxPixels * kBytesPerPixel + kMetadataBytes, buffer);
+        !s)
+        return s;
+    auto header = readImageHeader(buffer.data(), buffer.size());
+    if (!header)
+        return Status::invalid(what + " cannot be decoded: " + header.status().message());
+    if (header->pixels() > maxPixels)
+        return Status::invalid(what + " is a " + header->format + " of " +
+            std::to_string(header->width) + "x" + std::to_string(header->height) + " (" +
+            std::to_string(header->pixels()) + " pixels), more than the limit of " +
+            std::to_string(maxPixels) + " pixels (source.max_image_pixels)");
+    cv::Mat image;
     try {
         // Into a new Mat: imdecode's reuse-a-destination form hands back the destination's old
         // image when it cannot decode, which would pass a corrupt file off as its predecessor.
-        return cv::imdecode(buffer, cv::IMREAD_COLOR);
-    } catch (const cv::Exception&) {
-        return cv::Mat();
+        image = cv::imdecode(buffer, cv::IMREAD_COLOR);
+    } catch (const cv::Exception& e) {
+        return Status::invalid(what + " cannot be decoded: OpenCV: " + e.err);
     }
+    if (image.empty())
+        return Status::invalid(
+            what + " cannot be decoded: its " + header->format + " data is corrupt or unsupported");
+    // The header read here and the decoder's own must agree; they are different parsers.
+    if (static_cast<uint64_t>(image.total()) > maxPixels)
+        return Status::invalid(what + " decoded to " + std::to_string(image.cols) + "x" +
+            std::to_string(image.rows) + " pixels, more than its header said and than the limit");
+    return image;
 }
 
 Expected<std::unique_ptr<FrameSource>> ImageDirectorySource::open(
@@ -202,6 +333,7 @@ Expected<std::unique_ptr<FrameSource>> ImageDirectorySource::open(
         return listing.status();
     std::unique_ptr<ImageDirectorySource> source(new ImageDirectorySource());
     source->loop_ = options.loop;
+    source->maxPixels_ = options.maxImagePixels;
     source->info_.uri = options.uri;
     source->info_.kind = "image-directory";
     source->info_.fps = options.fps;
@@ -215,6 +347,7 @@ Expected<ReadResult> ImageDirectorySource::read(Frame& frame)
 {
     auto log = logger("source");
     // Skips files that cannot be read or decoded, but gives up after a whole pass of them.
+    std::string lastReason;
     for (size_t attempts = 0; attempts < entries_.size(); ++attempts) {
         if (position_ == entries_.size()) {
             if (!loop_)
@@ -224,20 +357,20 @@ Expected<ReadResult> ImageDirectorySource::read(Frame& frame)
         const ImageDirectoryListing::File& entry = entries_[position_++];
         frame.captureNs = monotonicNs();
 
-        cv::Mat image = decodeImageFile(entry.path, fileBuffer_);
-        const bool decoded = !image.empty();
-        if (decoded)
-            frame.image = image;
-        if (!decoded) {
+        auto image = decodeImageFile(entry.path, fileBuffer_, maxPixels_);
+        if (!image) {
             ++skipped_;
-            log->warn("skipping '{}': not a readable image", entry.path);
+            lastReason = image.status().message();
+            log->warn("{}; skipped", lastReason);
             continue;
         }
+        frame.image = std::move(image).value();
         frame.sequence = next_++;
         frame.truthClass = entry.truthClass;
         return ReadResult::Frame;
     }
-    return Status::invalid("no image in '" + info_.uri + "' could be decoded");
+    return Status::invalid("no image in '" + info_.uri + "' could be decoded" +
+        (lastReason.empty() ? std::string() : " (the last: " + lastReason + ")"));
 }
 
 } // namespace jetagent

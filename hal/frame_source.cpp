@@ -109,6 +109,10 @@ Expected<std::unique_ptr<FrameSource>> openFrameSource(const SourceOptions& opti
     if (scheme.empty() || scheme == "file") {
         if (rest.empty())
             return Status::invalid("source '" + uri + "' names no path");
+        if (options.maxImagePixels == 0 || options.maxImagePixels > kMaxImagePixelsCeiling)
+            return Status::invalid("the pixel limit of file sources, " +
+                std::to_string(options.maxImagePixels) + ", is out of range (1.." +
+                std::to_string(kMaxImagePixelsCeiling) + ")");
         std::error_code ec;
         if (fs::is_directory(rest, ec))
             return ImageDirectorySource::open(generated, rest);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,7 +20,26 @@ namespace {
 
 class SystemV4L2Io final : public V4L2Io {
 public:
-    int open(const char* path, int flags) override { return ::open(path, flags); }
+    // Character devices only: a regular file, FIFO or socket named as a camera is refused with
+    // ENOTTY (what VIDIOC_QUERYCAP would say of it) before it is opened, since opening a FIFO can
+    // block, and checked again on the descriptor in case the path changed in between.
+    int open(const char* path, int flags) override
+    {
+        struct stat st { };
+        if (::stat(path, &st) == 0 && !S_ISCHR(st.st_mode)) {
+            errno = ENOTTY;
+            return -1;
+        }
+        const int fd = ::open(path, flags);
+        if (fd < 0)
+            return fd;
+        if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+            ::close(fd);
+            errno = ENOTTY;
+            return -1;
+        }
+        return fd;
+    }
     int close(int fd) override { return ::close(fd); }
 
     int ioctl(int fd, unsigned long request, void* arg) override

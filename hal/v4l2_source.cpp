@@ -268,6 +268,11 @@ Status V4L2Source::connect(const std::string& path, const FormatRequest& request
         if (r == -EACCES || r == -EPERM)
             return Status::io("cannot open " + path + ": " + errnoText(-r) +
                 " (is the user in the 'video' group?)");
+        if (r == -ENOTTY)
+            return Status::invalid(path +
+                " is not a V4L2 device: a camera is a character device such as /dev/video0 "
+                "(`jetagent probe cameras` lists them); a video file is read with file://" +
+                path);
         return Status::io("cannot open " + path + ": " + errnoText(-r));
     }
     V4L2Capability cap;

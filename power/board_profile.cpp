@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "jetagent/base/log.h"
+#include "jetagent/base/regular_file.h"
 #include "jetagent/base/yaml_document.h"
 
 namespace fs = std::filesystem;
@@ -418,7 +419,9 @@ Expected<BoardProfile> parseBoardProfile(const std::string& yamlText, const std:
 Expected<BoardProfile> loadBoardProfile(const std::string& path)
 {
     std::string text;
-    if (Status s = readRegularFile(path, "board profile", &text); !s)
+    constexpr uint64_t kMaxProfileBytes = uint64_t(4) << 20; // a profile is a few KiB
+    if (Status s = readRegularFile(path, "board profile '" + path + "'", kMaxProfileBytes, text);
+        !s)
         return s;
     return parseBoardProfile(text, path);
 }

@@ -249,10 +249,13 @@ private:
     {
         if (isDirectory_) {
             const auto& file = files_[static_cast<size_t>(target)];
-            frame_.image = decodeImageFile(file.path, buffer_);
-            if (frame_.image.empty())
-                return Status::invalid(sourceWhere_ + ": calibration image '" + file.path +
-                    "' is not a readable image");
+            // The default pixel limit: calibration images are held to what a source of
+            // default options reads.
+            auto image = decodeImageFile(file.path, buffer_, kDefaultMaxImagePixels);
+            if (!image)
+                return Status::error(image.status().kind(),
+                    sourceWhere_ + ": calibration " + image.status().message());
+            frame_.image = std::move(image).value();
             return true;
         }
         auto read = readVideoFrame(target);

@@ -3,24 +3,24 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "calibration.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/regular_file.h"
 #include "task_setup.h"
 
 namespace jetagent {
 
 Expected<std::vector<std::string>> loadLabels(const std::string& path)
 {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        return Status::notFound("labels file '" + path + "' does not exist");
-    std::ifstream in(path);
-    if (!in)
-        return Status::notFound("labels file '" + path + "' cannot be opened");
+    // Far more than any model's classes (ImageNet-21k's names take 0.4 MB).
+    constexpr uint64_t kMaxLabelsBytes = uint64_t {16} << 20;
+    std::string text;
+    if (Status s = readRegularFile(path, "labels file '" + path + "'", kMaxLabelsBytes, text); !s)
+        return s;
+    std::istringstream in(text);
     std::vector<std::string> labels;
     std::string line;
     while (std::getline(in, line)) {

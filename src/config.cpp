@@ -14,6 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "jetagent/base/regular_file.h"
 #include "jetagent/base/yaml_document.h"
 #include "jetagent/engines/model_prepare.h"
 
@@ -377,6 +378,8 @@ void readSource(ConfigReader& reader, const YAML::Node& node, SourceOptions& sou
     m.number("fps", source.fps, 0.0, 1000.0, true);
     m.integerAs("seed", source.seed, 0, INT64_MAX);
     m.boolean("loop", source.loop);
+    m.integerAs(
+        "max_image_pixels", source.maxImagePixels, 1, static_cast<int64_t>(kMaxImagePixelsCeiling));
     readCamera(reader, m.take("camera"), source.camera);
     m.finish();
 }
@@ -858,8 +861,9 @@ Expected<AgentConfig> parseConfig(
 
 Expected<AgentConfig> loadConfig(const std::string& path)
 {
+    constexpr uint64_t kMaxConfigBytes = uint64_t(4) << 20; // a config is a few KiB
     std::string text;
-    if (Status s = readRegularFile(path, "config file", &text); !s)
+    if (Status s = readRegularFile(path, "config file '" + path + "'", kMaxConfigBytes, text); !s)
         return s;
     return parseConfig(text, path, fs::path(path).parent_path().string());
 }

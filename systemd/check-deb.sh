@@ -37,7 +37,8 @@ dpkg-deb --contents "$deb" | awk '{print $NF}' | sed 's#^\./#/#' >"$work/content
 for path in /usr/bin/jetagent /lib/systemd/system/jetagent.service /usr/lib/sysusers.d/jetagent.conf \
     /usr/lib/tmpfiles.d/jetagent.conf /etc/jetagent/agent.yaml \
     /usr/share/jetagent/models/shapes_cnn.onnx /usr/share/jetagent/models/shapes_labels.txt \
-    /usr/share/jetagent/boards/orin-nano-nx.yaml /usr/share/jetagent/configs/agent.yaml; do
+    /usr/share/jetagent/boards/orin-nano-nx.yaml /usr/share/jetagent/configs/agent.yaml \
+    /usr/share/doc/jetagent/rtsp-cameras.conf.example; do
     grep -qx "$path" "$work/contents" || fail "does not contain $path"
 done
 
@@ -64,6 +65,12 @@ arm64) expected="ARM aarch64" ;;
 esac
 description=$(file -b "$work/root/usr/bin/jetagent")
 echo "$description" | grep -q "$expected" || fail "usr/bin/jetagent is not $expected: $description"
-grep -q '^ExecStart=/usr/bin/jetagent run --config /etc/jetagent/agent.yaml$' \
-    "$work/root/lib/systemd/system/jetagent.service" || fail "the unit's ExecStart is not the installed binary and config"
-echo "check-deb.sh: $(basename "$deb"): $arch, conffile /etc/jetagent/agent.yaml, unit, sysusers, tmpfiles, models; the binary is $expected"
+service=$work/root/lib/systemd/system/jetagent.service
+grep -q '^ExecStart=/usr/bin/jetagent run --config /etc/jetagent/agent.yaml$' "$service" ||
+    fail "the unit's ExecStart is not the installed binary and config"
+# No IP traffic unless the user's drop-in allows it (the shipped example shows how).
+grep -qx 'IPAddressDeny=any' "$service" || fail "the unit does not deny IP traffic (IPAddressDeny=any)"
+if grep -q '^IPAddressAllow=' "$service"; then fail "the unit allows IP traffic itself"; fi
+grep -q '^IPAddressAllow=' "$work/root/usr/share/doc/jetagent/rtsp-cameras.conf.example" ||
+    fail "the drop-in example allows no address"
+echo "check-deb.sh: $(basename "$deb"): $arch, conffile /etc/jetagent/agent.yaml, unit (no IP traffic), RTSP drop-in example, sysusers, tmpfiles, models; the binary is $expected"

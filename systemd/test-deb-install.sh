@@ -40,6 +40,7 @@ config=/etc/jetagent/agent.yaml
 unit=/lib/systemd/system/jetagent.service
 sysusers=/usr/lib/sysusers.d/jetagent.conf
 tmpfiles=/usr/lib/tmpfiles.d/jetagent.conf
+dropin_example=/usr/share/doc/jetagent/rtsp-cameras.conf.example
 state_dirs=(/etc/jetagent /var/lib/jetagent /var/cache/jetagent /var/log/jetagent)
 groups_used=(jetagent video gpio i2c)
 
@@ -150,10 +151,14 @@ dpkg-query -W -f='${Conffiles}\n' jetagent | grep -q "^ $config " || fail "$conf
 # The config may hold rtsp:// credentials: the service's group reads it, nobody else.
 expect_mode "$config" "640 root:jetagent"
 expect_mode /usr/bin/jetagent "755 root:root"
-for file in "$unit" "$sysusers" "$tmpfiles"; do expect_mode "$file" "644 root:root"; done
+for file in "$unit" "$sysusers" "$tmpfiles" "$dropin_example"; do expect_mode "$file" "644 root:root"; done
+# The unit denies IP traffic; the documented drop-in example allows camera addresses.
+grep -qx 'IPAddressDeny=any' "$unit" || fail "$unit does not deny IP traffic (IPAddressDeny=any)"
+grep -q '^IPAddressAllow=' "$dropin_example" || fail "$dropin_example allows no address"
 say "installed: user jetagent (uid $uid, groups$member_of), $config 640 root:jetagent, conffile"
 
-# 2. Run as the service would: the unit's *Directory= made with its modes, its UMask=, its user.
+# 2. Run as the service would: the unit's *Directory= made with its modes, its UMask=, its
+# Environment=, its user.
 directory_of() { # a unit key: StateDirectory, CacheDirectory, LogsDirectory -> "/var/... mode"
     local base name mode
     case $1 in StateDirectory) base=/var/lib ;; CacheDirectory) base=/var/cache ;; LogsDirectory) base=/var/log ;; esac
@@ -167,10 +172,12 @@ for key in StateDirectory CacheDirectory LogsDirectory; do
     install -d -o jetagent -g jetagent -m "$mode" "$dir"
 done
 umask_value=$(sed -n 's/^UMask=//p' "$unit")
-say "running /usr/bin/jetagent run --config $config --duration 3 as jetagent"
+mapfile -t unit_environment < <(sed -n 's/^Environment=//p' "$unit")
+say "running /usr/bin/jetagent run --config $config --duration 3 as jetagent (${unit_environment[*]})"
 rc=0
 (cd /var/lib/jetagent && umask "$umask_value" &&
-    timeout -s KILL 120 runuser -u jetagent -- /usr/bin/jetagent run --config "$config" --duration 3) \
+    timeout -s KILL 120 runuser -u jetagent -- env "${unit_environment[@]}" \
+        /usr/bin/jetagent run --config "$config" --duration 3) \
     >"$work/run.log" 2>&1 || rc=$?
 if [ "$rc" != 0 ]; then
     sed 's/^/    /' "$work/run.log" >&2
@@ -200,7 +207,7 @@ say "reinstalled: the edited conffile kept"
 # 4. Remove: the program and its systemd entries go; the config, logs and user stay.
 apt_run "remove" remove jetagent
 expect_status "rc "
-for file in /usr/bin/jetagent "$unit" "$sysusers" "$tmpfiles"; do
+for file in /usr/bin/jetagent "$unit" "$sysusers" "$tmpfiles" "$dropin_example"; do
     [ ! -e "$file" ] || fail "$file is still there after 'apt-get remove'"
 done
 grep -qx "$marker" "$config" || fail "'apt-get remove' did not keep the conffile $config"

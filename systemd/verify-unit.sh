@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The installed service, checked as a system would take it (ctest SystemdUnitVerifies):
 #   1. `cmake --install` into a temporary DESTDIR, then `systemd-analyze verify` on the staged unit
-#      (a copy whose ExecStart names the staged binary): any message about the unit fails;
-#   2. every key the unit sets, and the values that came later than their key, against the
-#      systemd version that introduced them: nothing newer than 245 (JetPack 5; JetPack 6 has 249);
+#      (a copy whose ExecStart names the staged binary) with the drop-in example for RTSP cameras in
+#      its jetagent.service.d/: any message about either fails; the unit denies IP traffic
+#      (IPAddressDeny=any, nothing allowed) and the example allows some;
+#   2. every key the unit and the example set, and the values that came later than their key,
+#      against the systemd version that introduced them: nothing newer than 245 (JetPack 5; JetPack
+#      6 has 249);
 #   3. the sysusers.d and tmpfiles.d entries applied to the staged root: the user, its groups and
 #      the config's ownership;
 #   4. the installed /etc/jetagent/agent.yaml runs: 30 frames with the staged models, and the
@@ -46,13 +49,23 @@ tmpfiles=$(find "$root" -path '*/tmpfiles.d/jetagent.conf')
 [ -n "$sysusers" ] || fail "no sysusers.d/jetagent.conf in the staged install"
 [ -n "$tmpfiles" ] || fail "no tmpfiles.d/jetagent.conf in the staged install"
 
-# 1. systemd-analyze verify. The unit names the installed binary, which is in the staging tree, so
-# a copy names the staged one (--root= would also move /bin/kill and the system's targets).
+dropin=$(find "$root" -path '*/doc/*' -name rtsp-cameras.conf.example)
+[ -n "$dropin" ] || fail "the drop-in example rtsp-cameras.conf.example is not installed with the documentation"
+
+# 1. systemd-analyze verify, of the unit with the drop-in example beside it as systemd would read
+# it from /etc/systemd/system/jetagent.service.d/. The unit names the installed binary, which is in
+# the staging tree, so a copy names the staged one (--root= would also move /bin/kill and the
+# system's targets).
 grep -qx "ExecStart=$binary run --config $config_path" "$unit" ||
     fail "ExecStart is not '$binary run --config $config_path'"
 [ -x "$root$binary" ] || fail "the staged install has no $binary"
-mkdir -p "$work/verify"
+# No IP traffic unless a drop-in allows it: the unit itself denies all and allows nothing.
+grep -qx 'IPAddressDeny=any' "$unit" || fail "the unit does not deny IP traffic (IPAddressDeny=any)"
+if grep -q '^IPAddressAllow=' "$unit"; then fail "the unit allows IP traffic itself: $(grep '^IPAddressAllow=' "$unit")"; fi
+grep -q '^IPAddressAllow=' "$dropin" || fail "the drop-in example $dropin allows no address"
+mkdir -p "$work/verify/jetagent.service.d"
 sed "s#^ExecStart=$binary #ExecStart=$root$binary #" "$unit" >"$work/verify/jetagent.service"
+cp "$dropin" "$work/verify/jetagent.service.d/rtsp-cameras.conf"
 echo "== systemd-analyze verify ($(systemd-analyze --version | head -n1))"
 rc=0
 systemd-analyze verify "$work/verify/jetagent.service" >"$work/verify.log" 2>&1 || rc=$?
@@ -84,6 +97,7 @@ declare -A introduced=(
     [ProtectHostname]=242 [RestrictSUIDSGID]=242
     [ProtectKernelLogs]=244
     [ProtectClock]=245
+    [IPAddressDeny]=235 [IPAddressAllow]=235 [Environment]=38
     # Keys the unit leaves out on purpose, and newer ones, listed so that using one says so.
     [ProtectProc]=247 [ProcSubset]=247 [PrivateIPC]=248 [RestrictFileSystems]=250 [ExecSearchPath]=250
     [MemoryDenyWriteExecute]=231 [PrivateDevices]=209 [PrivateNetwork]=209
@@ -92,7 +106,7 @@ declare -A introduced=(
     [SystemCallFilter=@system-service]=241 # NEWS 241 already changes the group
     [NotifyAccess=exec]=233
 )
-echo "== keys against systemd $max_version"
+echo "== keys against systemd $max_version (the unit and the drop-in example)"
 problems=0
 while IFS= read -r line; do
     case $line in '' | '#'* | ';'* | '['*) continue ;; esac
@@ -115,7 +129,7 @@ while IFS= read -r line; do
             problems=$((problems + 1))
         fi
     done
-done <"$unit"
+done < <(cat "$unit" "$dropin")
 [ "$problems" = 0 ] || fail "$problems key(s) of the unit are unknown to systemd $max_version (above)"
 echo "  every key is in systemd $max_version"
 

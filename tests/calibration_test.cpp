@@ -282,7 +282,7 @@ TEST(Calibration, ErrorsNameTheKeyAndWhatWasFound)
     auto second = bad.value()->nextBatch(out.data());
     ASSERT_FALSE(second.ok());
     EXPECT_NE(second.status().message().find(
-                  "calibration image '" + (dir / "bad/img3.png") + "' is not a readable image"),
+                  "calibration image '" + (dir / "bad/img3.png") + "' cannot be decoded"),
         std::string::npos)
         << second.status().message();
 

@@ -2,6 +2,8 @@
 // of GStreamer's test source (videotestsrc): frames, open failures, losses and reconnects.
 #include <atomic>
 #include <chrono>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -118,6 +120,30 @@ TEST(GStreamerPipeline, CSIRejectsBadSensorIdsFlipsAndSizes)
     SourceOptions negativeRate = withUri("csi://0");
     negativeRate.fps = -1;
     expectInvalid(negativeRate, "frame rate");
+}
+
+// csi:// reaches the camera only: its pipeline is fixed text around a sensor id, so no element of
+// the user's choosing (souphttpsrc, rtspsrc, udpsrc) can get into it.
+TEST(GStreamerPipeline, CSIPipelinesHoldNoElementButTheCamerasOwn)
+{
+    const std::set<std::string> local = {
+        "nvarguscamerasrc", "nvvidconv", "videoconvert", "appsink"};
+    for (int sensor = 0; sensor <= 7; ++sensor) {
+        const std::string pipeline = pipelineOf(withUri("csi://" + std::to_string(sensor)));
+        size_t start = 0;
+        while (start < pipeline.size()) {
+            const size_t end = std::min(pipeline.find(" ! ", start), pipeline.size());
+            const std::string stage = pipeline.substr(start, end - start);
+            const std::string element = stage.substr(0, stage.find(' '));
+            if (element.find('/') == std::string::npos) { // not caps
+                EXPECT_EQ(local.count(element), 1u) << element << " in " << pipeline;
+            }
+            start = end + 3;
+        }
+    }
+    for (const char* uri : {"csi://0 ! souphttpsrc location=http://127.0.0.1:9/", "csi://0!udpsrc",
+             "csi://0 sensor-mode=0 ! rtspsrc location=rtsp://x/"})
+        expectInvalid(withUri(uri), "csi://N");
 }
 
 TEST(GStreamerPipeline, RTSPQuotesTheURIAndSetsTheLatency)

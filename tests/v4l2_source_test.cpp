@@ -1,6 +1,8 @@
 // The V4L2 source against the fake camera: negotiation, controls, streaming, stalls, unplugging.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -760,6 +762,34 @@ TEST(V4L2SystemIo, AMissingNodeIsNotFound)
     EXPECT_EQ(source.status().kind(), ErrorKind::NotFound) << source.status().message();
     for (const std::string& path : systemV4L2Io().listDevices())
         EXPECT_EQ(path.rfind("/dev/video", 0), 0u) << path;
+}
+
+// A camera is a character device: a FIFO or a regular file named as one (a video file given as
+// v4l2://) is refused at once, before it is opened.
+TEST(V4L2SystemIo, AFifoOrARegularFileIsNotACamera)
+{
+    char dir[] = "/tmp/jetagent-v4l2-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string fifo = std::string(dir) + "/video0";
+    const std::string file = std::string(dir) + "/clip.mp4";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "not a camera", 12), 12);
+    ::close(fd);
+    for (const std::string& path : {fifo, file}) {
+        const int64_t start = monotonicNs();
+        auto source = openV4L2Source(optionsFor("v4l2://" + path));
+        EXPECT_LT(monotonicNs() - start, int64_t {1'000'000'000}) << path;
+        ASSERT_FALSE(source.ok()) << path;
+        EXPECT_EQ(source.status().kind(), ErrorKind::InvalidInput) << source.status().message();
+        EXPECT_TRUE(contains(source.status().message(),
+            path + " is not a V4L2 device: a camera is a character device"))
+            << source.status().message();
+    }
+    ::unlink(fifo.c_str());
+    ::unlink(file.c_str());
+    ::rmdir(dir);
 }
 
 // --- the fake itself -----------------------------------------------------------------------------

@@ -1,13 +1,7 @@
 // The strict YAML document reader shared by the config loader and the board profiles.
 #include "jetagent/base/yaml_document.h"
 
-#include <cerrno>
-#include <cstring>
 #include <unordered_set>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace jetagent {
 
@@ -100,51 +94,6 @@ int yamlValueLine(const YAML::Node& key, const YAML::Node& value)
 {
     const YAML::Mark mark = value.IsNull() || !value.IsDefined() ? key.Mark() : value.Mark();
     return mark.line >= 0 ? mark.line + 1 : 0;
-}
-
-Status readRegularFile(
-    const std::string& path, const std::string& what, std::string* text, size_t maxBytes)
-{
-    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        const int error = errno;
-        if (error == ENOENT)
-            return Status::notFound(what + " '" + path + "' does not exist");
-        return Status::notFound(what + " '" + path + "' cannot be opened: " + errnoText(error));
-    }
-    struct stat st { };
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        const bool directory = S_ISDIR(st.st_mode);
-        return Status::invalid(what + " '" + path + "' is " +
-            (directory ? "a directory" : "not a regular file (a FIFO, socket or device)") +
-            "; give the path of a file");
-    }
-    if (static_cast<uint64_t>(st.st_size) > maxBytes) {
-        ::close(fd);
-        return Status::invalid(what + " '" + path + "' has " + std::to_string(st.st_size) +
-            " bytes, more than the " + std::to_string(maxBytes) + " such a file may have");
-    }
-    text->assign(static_cast<size_t>(st.st_size), '\0');
-    size_t done = 0;
-    while (done < text->size()) {
-        const ssize_t n = ::read(fd, text->data() + done, text->size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            const int error = n < 0 ? errno : 0;
-            ::close(fd);
-            if (n == 0) { // the file shrank while being read
-                text->resize(done);
-                return Status();
-            }
-            return Status::io("cannot read " + what + " '" + path + "': " + errnoText(error));
-        }
-        done += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    return Status();
 }
 
 } // namespace jetagent

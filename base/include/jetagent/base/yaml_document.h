@@ -21,10 +21,4 @@ Expected<YAML::Node> parseYamlDocument(const std::string& text, const std::strin
 // lines further down, so the key's own line is given for it. 0 when unknown.
 int yamlValueLine(const YAML::Node& key, const YAML::Node& value);
 
-// Reads a whole regular file into `text`. A FIFO, device or directory is refused before it is
-// opened (reading a FIFO would block until something writes to it); `what` names the file's role
-// in messages ("config file", "labels file"). `maxBytes` bounds what is read.
-Status readRegularFile(const std::string& path, const std::string& what, std::string* text,
-    size_t maxBytes = size_t(64) << 20);
-
 } // namespace jetagent

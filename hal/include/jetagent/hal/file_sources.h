@@ -1,4 +1,5 @@
-// Sources read from disk: video files through OpenCV videoio, and directories of images.
+// Sources read from disk: video files through OpenCV videoio, and directories of images. File
+// sources read local files only and never open the network: see VideoFileSource.
 #pragma once
 
 #include <memory>
@@ -12,10 +13,22 @@
 
 namespace jetagent {
 
+// A video file, decoded by OpenCV's FFmpeg backend (or, for AVI MJPEG files, OpenCV's own reader).
+// Local files only, whatever they contain:
+//  - the file must be a regular file (a FIFO or device would block the decoder or never end);
+//  - a playlist or manifest that names other files or URLs (an HLS .m3u8, a DASH .mpd, an FFmpeg
+//    concat script, an SDP description), under any name, is refused before a decoder sees it;
+//  - FFmpeg is held to its `file` protocol: this library sets OPENCV_FFMPEG_CAPTURE_OPTIONS (which
+//    OpenCV reads at every FFmpeg open) to the user's own options, if any, followed by
+//    protocol_whitelist;file, before main() runs, when no other thread exists to race setenv;
+//  - OpenCV's GStreamer backend is never asked: it plays a path through uridecodebin, whose
+//    typefinder turns an HLS playlist into HTTP requests. A Jetson's hardware decoders are reached
+//    with a gst:// pipeline instead (filesrc ! qtdemux ! h264parse ! nvv4l2decoder ! ...).
 class VideoFileSource final : public FrameSource {
 public:
     // Opens `path` and decodes its first frame, so an unreadable file fails here rather than
-    // mid-run.
+    // mid-run. A video whose frames have more than options.maxImagePixels pixels is refused before
+    // its first frame is decoded.
     static Expected<std::unique_ptr<FrameSource>> open(
         const SourceOptions& options, const std::string& path);
 
@@ -28,7 +41,9 @@ private:
 
     SourceInfo info_;
     std::string path_;
+    std::string openPath_; // path_ made absolute, so that FFmpeg never reads "tcp:..." as a URL
     bool loop_ = false;
+    uint64_t maxPixels_ = kDefaultMaxImagePixels;
     cv::VideoCapture capture_;
     cv::Mat first_; // the frame decoded by open(), delivered by the first read()
     bool haveFirst_ = false;
@@ -51,12 +66,24 @@ struct ImageDirectoryListing {
 Expected<ImageDirectoryListing> listImageDirectory(const std::string& path);
 
 // Decodes one image file to 8-bit BGR as ImageDirectorySource does, reading it through `buffer`
-// (reused); an empty Mat when the file cannot be read or decoded.
-cv::Mat decodeImageFile(const std::string& path, std::vector<unsigned char>& buffer);
+// (reused). Before any decoder sees it, the file must be a regular file (not a FIFO or device)
+// whose header (readImageHeader) gives at most `maxPixels` pixels. InvalidInput, naming the file,
+// when it is not a regular file, its header cannot be read, it is over the limit (the message gives
+// its size and the limit) or it does not decode; NotFound when it is missing; Io when reading
+// fails.
+Expected<cv::Mat> decodeImageFile(
+    const std::string& path, std::vector<unsigned char>& buffer, uint64_t maxPixels);
+
+// The OPENCV_FFMPEG_CAPTURE_OPTIONS value that holds FFmpeg to local files: `userOptions` (the
+// variable's value before, or null) with any protocol_whitelist entry of its own dropped, then
+// protocol_whitelist;file (a later entry wins in FFmpeg's av_dict_parse_string anyway).
+std::string localFileCaptureOptions(const char* userOptions);
 
 // A directory of images, in natural name order. Images in subdirectories take the subdirectory's
 // name as their class (the layout torchvision's ImageFolder reads), so accuracy can be measured on
-// them.
+// them. An image that decodeImageFile refuses (not a regular file, an unreadable header, over the
+// pixel limit, corrupt) is skipped with a warning naming it and the reason, and counted; read()
+// fails only when a whole pass over the directory finds no image it can decode.
 class ImageDirectorySource final : public FrameSource {
 public:
     static Expected<std::unique_ptr<FrameSource>> open(
@@ -74,6 +101,7 @@ private:
     SourceInfo info_;
     std::vector<ImageDirectoryListing::File> entries_;
     bool loop_ = false;
+    uint64_t maxPixels_ = kDefaultMaxImagePixels;
     size_t position_ = 0;
     uint64_t next_ = 0;
     uint64_t skipped_ = 0;

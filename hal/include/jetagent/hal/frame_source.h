@@ -60,6 +60,11 @@ struct CameraOptions {
     int latencyMs = 200; // rtsp:// only: jitter buffer of rtspsrc; lower is fresher, less smooth
 };
 
+// The default and the ceiling of SourceOptions::maxImagePixels: 8192x8192 (a decoded BGR frame of
+// 192 MiB) and 16384x16384 (768 MiB).
+constexpr uint64_t kDefaultMaxImagePixels = uint64_t {8192} * 8192;
+constexpr uint64_t kMaxImagePixelsCeiling = uint64_t {16384} * 16384;
+
 // Options common to every source.
 struct SourceOptions {
     std::string uri = "synthetic://shapes"; // or file://PATH (a video file or a directory of
@@ -72,6 +77,9 @@ struct SourceOptions {
                       // 0 = the source's own (30 for synthetic and image directories)
     uint64_t seed = 1; // synthetic content: the same seed gives the same frames, frame for frame
     bool loop = false; // restart files and directories at their end instead of ending the stream
+    // Images and video frames read from files may have at most this many pixels (1..ceiling): an
+    // image is checked from its header before it is decoded, a video when it is opened.
+    uint64_t maxImagePixels = kDefaultMaxImagePixels;
     CameraOptions camera;
 };
 

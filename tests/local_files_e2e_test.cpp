@@ -1,0 +1,254 @@
+// jetagent run on files that are not what they claim (an HLS playlist saved as a video, a file
+// named like an FFmpeg URL, playlists among images): no network connection is ever made, and a
+// source that cannot be opened ends the run with exit code 2 and a message naming the file.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/videoio.hpp>
+
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace jetagent {
+namespace {
+
+using test::CommandResult;
+using test::sourcePath;
+using test::TempDir;
+
+constexpr int kExitUsage = 2; // README: a source that cannot be opened
+// Bounds each run: a reader blocked on a FIFO would otherwise hold the test forever.
+constexpr double kRunLimitS = 60.0;
+
+// A TCP listener on 127.0.0.1 that counts the connections made to it (each accepted and closed at
+// once) on its own thread. It stops when destroyed, or by itself after kLifetime.
+class ConnectionCounter {
+public:
+    ConnectionCounter()
+    {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        EXPECT_GE(fd_, 0);
+        sockaddr_in address {};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof(address);
+        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), length), 0);
+        EXPECT_EQ(::listen(fd_, 16), 0);
+        EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+        port_ = ntohs(address.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~ConnectionCounter()
+    {
+        stop_ = true;
+        thread_.join();
+        ::close(fd_);
+    }
+    ConnectionCounter(const ConnectionCounter&) = delete;
+    ConnectionCounter& operator=(const ConnectionCounter&) = delete;
+
+    int port() const { return port_; }
+    int connections() const { return connections_; }
+
+private:
+    static constexpr auto kLifetime = std::chrono::minutes(5);
+    static constexpr int kPollMs = 20;
+
+    void serve()
+    {
+        const auto end = std::chrono::steady_clock::now() + kLifetime;
+        while (!stop_ && std::chrono::steady_clock::now() < end) {
+            pollfd p {fd_, POLLIN, 0};
+            if (::poll(&p, 1, kPollMs) <= 0)
+                continue;
+            const int client = ::accept(fd_, nullptr, nullptr);
+            if (client >= 0) {
+                ++connections_;
+                ::close(client);
+            }
+        }
+    }
+
+    int fd_ = -1;
+    int port_ = 0;
+    std::atomic<bool> stop_ {false};
+    std::atomic<int> connections_ {0};
+    std::thread thread_;
+};
+
+std::string quote(const std::string& s)
+{
+    std::string out = "'";
+    for (char c : s)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// Runs jetagent as runJetagent does, but killed after kRunLimitS and with
+// OPENCV_FFMPEG_CAPTURE_OPTIONS unset: this test binary links the file sources too, which set it
+// in its own environment, and the children must not inherit a protection that jetagent has to
+// give itself.
+CommandResult runBare(const std::vector<std::string>& args, const std::string& workdir)
+{
+    TempDir capture;
+    std::string command = "cd " + quote(workdir) + " && timeout -s KILL " +
+        std::to_string(static_cast<int>(kRunLimitS * test::kSanitizerSlowdown)) +
+        " env -u OPENCV_FFMPEG_CAPTURE_OPTIONS";
+    for (const auto& a : test::jetagentCommand())
+        command += " " + quote(a);
+    for (const auto& a : args)
+        command += " " + quote(a);
+    command += " >" + quote(capture / "out") + " 2>" + quote(capture / "err") + " </dev/null";
+    const int status = std::system(command.c_str());
+    CommandResult r;
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = test::readFile(capture / "out");
+    r.err = test::readFile(capture / "err");
+    return r;
+}
+
+void writeConfig(const TempDir& dir)
+{
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: synthetic://shapes}\n"
+        "tasks:\n"
+        "  - name: shapes\n"
+        "    model: " +
+            sourcePath("models/shapes_cnn.onnx") +
+            "\n"
+            "    labels: " +
+            sourcePath("models/shapes_labels.txt") +
+            "\n"
+            "    engine: {backend: opencv}\n"
+            "logging: {dir: logs, status_interval_s: 0}\n");
+}
+
+// An HLS media playlist of two segments on the listener: what FFmpeg's hls demuxer or GStreamer's
+// hlsdemux would fetch over HTTP.
+std::string playlist(int port)
+{
+    const std::string base = "http://127.0.0.1:" + std::to_string(port) + "/";
+    return "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\n" + base +
+        "segment0.ts\n#EXTINF:2.0,\n" + base + "segment1.ts\n#EXT-X-ENDLIST\n";
+}
+
+TEST(LocalFilesRun, AnHlsPlaylistUnderAnyNameOpensNoConnection)
+{
+    TempDir dir;
+    writeConfig(dir);
+    ConnectionCounter listener;
+    for (const std::string name : {"clip.mp4", "clip.m3u8", "clip"}) {
+        test::writeFile(dir / name, playlist(listener.port()));
+        const CommandResult r =
+            runBare({"run", "-c", "c.yaml", "--source", name, "--frames", "5"}, dir.path());
+        EXPECT_EQ(r.exitCode, kExitUsage) << name << "\n" << r.err;
+        EXPECT_NE(r.err.find("video file '" + name + "' is an HLS playlist"), std::string::npos)
+            << r.err;
+        EXPECT_EQ(listener.connections(), 0) << name;
+    }
+    // A DASH manifest behind a comment: GStreamer's typefinder took it for one, and OpenCV's
+    // GStreamer backend then fetched its segment.
+    test::writeFile(dir / "dash.mp4",
+        "<!-- a comment -->\n<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" type=\"static\" "
+        "mediaPresentationDuration=\"PT4S\" minBufferTime=\"PT1S\" "
+        "profiles=\"urn:mpeg:dash:profile:isoff-on-demand:2011\"><Period><AdaptationSet "
+        "mimeType=\"video/mp4\"><Representation id=\"1\" bandwidth=\"100000\" "
+        "codecs=\"avc1.42c00d\" width=\"64\" height=\"48\"><BaseURL>http://127.0.0.1:" +
+            std::to_string(listener.port()) +
+            "/v.mp4</BaseURL></Representation></AdaptationSet></Period></MPD>\n");
+    const CommandResult dash =
+        runBare({"run", "-c", "c.yaml", "--source", "dash.mp4", "--frames", "5"}, dir.path());
+    EXPECT_EQ(dash.exitCode, kExitUsage) << dash.err;
+    EXPECT_NE(dash.err.find("video file 'dash.mp4' is a DASH manifest"), std::string::npos)
+        << dash.err;
+    EXPECT_EQ(listener.connections(), 0);
+}
+
+// FFmpeg reads "tcp:HOST:PORT" (or "http:...") as a URL, not as the relative path it also is.
+TEST(LocalFilesRun, AFileNamedLikeAnFFmpegUrlIsReadAsAFile)
+{
+    TempDir dir;
+    writeConfig(dir);
+    ConnectionCounter listener;
+    const std::string name = "tcp:127.0.0.1:" + std::to_string(listener.port());
+    {
+        cv::VideoWriter writer(
+            dir / "clip.avi", cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), 25.0, cv::Size(64, 48));
+        ASSERT_TRUE(writer.isOpened());
+        for (int i = 0; i < 8; ++i)
+            writer.write(cv::Mat(48, 64, CV_8UC3, cv::Scalar(i * 20, 100, 200)));
+    }
+    fs::rename(dir / "clip.avi", dir / name);
+    const CommandResult r =
+        runBare({"run", "-c", "c.yaml", "--source", name, "--frames", "5", "--as-fast-as-possible"},
+            dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(listener.connections(), 0);
+}
+
+TEST(LocalFilesRun, PlaylistsInAnImageDirectoryAreSkippedWithoutAConnection)
+{
+    TempDir dir;
+    writeConfig(dir);
+    ConnectionCounter listener;
+    fs::create_directories(dir / "images");
+    ASSERT_TRUE(cv::imwrite(dir / "images/a.png", cv::Mat(48, 64, CV_8UC3, cv::Scalar(1, 2, 3))));
+    test::writeFile(dir / "images/b.jpg", playlist(listener.port()));
+    test::writeFile(dir / "images/c.mp4", playlist(listener.port())); // not an image: not listed
+    const CommandResult r =
+        runBare({"run", "-c", "c.yaml", "--source", "images", "--as-fast-as-possible"}, dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("image 'images/b.jpg' cannot be decoded: it is not a PNG, JPEG"),
+        std::string::npos)
+        << r.err;
+    EXPECT_EQ(listener.connections(), 0);
+
+    // Nothing decodable at all: the run fails once a whole pass found no image, naming the last.
+    fs::remove(dir / "images/a.png");
+    const CommandResult none =
+        runBare({"run", "-c", "c.yaml", "--source", "images", "--as-fast-as-possible"}, dir.path());
+    EXPECT_NE(none.exitCode, 0);
+    EXPECT_NE(none.err.find("no image in 'images' could be decoded (the last: image "
+                            "'images/b.jpg' cannot be decoded"),
+        std::string::npos)
+        << none.err;
+    EXPECT_EQ(listener.connections(), 0);
+}
+
+TEST(LocalFilesRun, AFifoAsTheSourceIsRefusedAtOnce)
+{
+    TempDir dir;
+    writeConfig(dir);
+    ASSERT_EQ(::mkfifo((dir / "camera.mp4").c_str(), 0600), 0);
+    const auto start = std::chrono::steady_clock::now();
+    const CommandResult r =
+        runBare({"run", "-c", "c.yaml", "--source", "camera.mp4", "--frames", "5"}, dir.path());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exitCode, kExitUsage) << r.err;
+    EXPECT_NE(r.err.find("video file 'camera.mp4' is a FIFO (named pipe), not a regular file"),
+        std::string::npos)
+        << r.err;
+    // The whole run, model load included; a blocked open would never return.
+    EXPECT_LT(seconds, 30.0 * test::kSanitizerSlowdown);
+}
+
+} // namespace
+} // namespace jetagent
