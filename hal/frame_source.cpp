@@ -114,7 +114,8 @@ Expected<std::unique_ptr<FrameSource>> openFrameSource(const SourceOptions& opti
                 std::to_string(options.maxImagePixels) + ", is out of range (1.." +
                 std::to_string(kMaxImagePixelsCeiling) + ")");
         std::error_code ec;
-        if (fs::is_directory(rest, ec))
+        // A path ending in '/' names a directory even when it is missing: say which is missing.
+        if (fs::is_directory(rest, ec) || rest.back() == '/')
             return ImageDirectorySource::open(generated, rest);
         return VideoFileSource::open(generated, rest);
     }

@@ -204,7 +204,12 @@ void Pipeline::sourceLoop()
         std::shared_ptr<Frame> frame = pool_->acquire();
         auto result = source_.read(*frame);
         if (!result) {
-            fail(result.status().withContext("source " + info.uri), "source failed");
+            // Most sources name themselves in their errors already: the URI once, not twice.
+            const Status& s = result.status();
+            fail(s.message().rfind(info.uri, 0) == 0
+                    ? Status::error(s.kind(), "source " + s.message())
+                    : s.withContext("source " + info.uri),
+                "source failed");
             break;
         }
         if (result.value() == ReadResult::EndOfStream) {

@@ -511,7 +511,9 @@ std::string summaryText(const json& j)
                 f["failed_non_finite"].get<unsigned long long>());
         if (t.contains("log"))
             appendf(out,
-                "; log lines written %llu, lost %llu, dropped (disk) %llu; %llu segment(s), %llu "
+                "; log lines written %llu, lost %llu, dropped (disk) %llu; %llu file(s) written "
+                "(CSV "
+                "and JSON Lines segments), %llu "
                 "removed by the cap",
                 t["log"]["lines_written"].get<unsigned long long>(),
                 t["log"]["lines_lost"].get<unsigned long long>(),
