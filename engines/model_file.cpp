@@ -197,6 +197,7 @@ Status checkStructure(onnx::GraphProto* graph, const std::string& path)
     for (const auto& init : graph->initializer())
         available.insert(init.name());
     std::unordered_map<std::string, int> producer;
+    producer.reserve(static_cast<size_t>(graph->node_size()));
     for (int i = 0; i < graph->node_size(); ++i)
         for (const auto& out : graph->node(i).output()) {
             if (out.empty())
@@ -210,9 +211,11 @@ Status checkStructure(onnx::GraphProto* graph, const std::string& path)
     std::vector<int> pending(static_cast<size_t>(n), 0);
     std::vector<std::vector<int>> dependents(static_cast<size_t>(n));
     std::vector<std::string> reads;
+    // The last node recorded as a dependent of each node: a node reading several outputs of
+    // another (or one output twice) depends on it once.
+    std::vector<int> lastDependent(static_cast<size_t>(n), -1);
     for (int i = 0; i < n; ++i) {
         nodeReads(graph->node(i), &reads);
-        std::unordered_set<int> from;
         for (const auto& name : reads) {
             if (available.count(name))
                 continue;
@@ -227,8 +230,10 @@ Status checkStructure(onnx::GraphProto* graph, const std::string& path)
                     "', which no graph input, initializer or node provides (a missing "
                     "initializer?)");
             }
-            if (it->second != i && from.insert(it->second).second) {
-                dependents[static_cast<size_t>(it->second)].push_back(i);
+            const auto from = static_cast<size_t>(it->second);
+            if (it->second != i && lastDependent[from] != i) {
+                lastDependent[from] = i;
+                dependents[from].push_back(i);
                 ++pending[static_cast<size_t>(i)];
             }
         }

@@ -207,6 +207,7 @@ Expected<ModelStats> modelStats(
         return s.withContext("counting MACs of '" + model.path + "'");
 
     const auto& g = copy.graph();
+    const onnxutil::ShapeIndex shapes(g);
     std::unordered_map<std::string, int64_t> macs;
     for (int i = 0; i < g.node_size(); ++i) {
         const auto& node = g.node(i);
@@ -217,9 +218,8 @@ Expected<ModelStats> modelStats(
             continue;
         std::vector<int64_t> out, a, b;
         const bool shapesKnown = node.input_size() >= 2 && node.output_size() >= 1 &&
-            onnxutil::staticShape(g, node.output(0), &out) &&
-            onnxutil::staticShape(g, node.input(0), &a) &&
-            onnxutil::staticShape(g, node.input(1), &b);
+            shapes.staticShape(node.output(0), &out) && shapes.staticShape(node.input(0), &a) &&
+            shapes.staticShape(node.input(1), &b);
         if (!shapesKnown) {
             stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
             continue;
