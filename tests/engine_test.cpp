@@ -141,7 +141,7 @@ TEST(OpenCVDnnEngine, ClassifiesSyntheticShapes)
     int correct = 0;
     for (uint64_t i = 0; i < 30; ++i) {
         const int truth = renderer.render(i, image);
-        pre.run(image, input.data());
+        ASSERT_TRUE(pre.run(image, input.data()).ok());
         TensorView view {input.data(), TensorShape {1, 3, 64, 64}};
         RunTiming timing;
         ASSERT_TRUE(session.value()->run(&view, 1, &timing).ok());
@@ -164,7 +164,8 @@ std::vector<float> logits(const Engine& engine, int count, bool batched)
     cv::Mat image;
     for (int i = 0; i < count; ++i) {
         renderer.render(static_cast<uint64_t>(i), image);
-        pre.run(image, input.data() + pre.outputElements() * static_cast<size_t>(i));
+        EXPECT_TRUE(
+            pre.run(image, input.data() + pre.outputElements() * static_cast<size_t>(i)).ok());
     }
     auto session = engine.createSession();
     EXPECT_TRUE(session.ok());
@@ -448,7 +449,9 @@ public:
             return false;
         for (int i = 0; i < batch_; ++i, ++next_) {
             renderer_.render(static_cast<uint64_t>(next_), image_);
-            pre_.run(image_, out + static_cast<size_t>(i) * pre_.outputElements());
+            if (Status s = pre_.run(image_, out + static_cast<size_t>(i) * pre_.outputElements());
+                !s)
+                return s;
         }
         ++batches;
         return true;
@@ -512,7 +515,7 @@ TEST(XnnpackEngine, Int8IsCalibratedCachedAndAgreesWithFp32)
         for (uint64_t i = 0; i < 100; i += 2) {
             for (uint64_t k = 0; k < 2; ++k) {
                 renderer.render(i + k, image);
-                pre.run(image, input.data() + k * pre.outputElements());
+                EXPECT_TRUE(pre.run(image, input.data() + k * pre.outputElements()).ok());
             }
             TensorView view {input.data(), TensorShape {2, 3, 64, 64}};
             EXPECT_TRUE(sa.value()->run(&view, 1, nullptr).ok());
@@ -626,7 +629,7 @@ TEST(XnnpackEngine, Fp16RunsWhereTheCpuHasNativeFp16AndIsRefusedElsewhere)
     double diff = 0, scale = 0;
     for (uint64_t i = 0; i < 60; ++i) {
         renderer.render(i, image);
-        pre.run(image, input.data());
+        ASSERT_TRUE(pre.run(image, input.data()).ok());
         TensorView view {input.data(), TensorShape {1, 3, 64, 64}};
         ASSERT_TRUE(hs.value()->run(&view, 1, nullptr).ok());
         ASSERT_TRUE(fs.value()->run(&view, 1, nullptr).ok());
