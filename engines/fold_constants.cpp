@@ -1235,7 +1235,7 @@ private:
     {
         graph_.clear_value_info();
         try {
-            onnx::shape_inference::InferShapes(model_);
+            onnx::shape_inference::InferShapes(model_, onnxutil::checkedSchemaRegistry());
         } catch (const std::exception& e) {
             return Status::invalid(
                 std::string("shape inference after folding constants failed: ") + e.what());

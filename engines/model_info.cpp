@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "jetagent/engines/model_passes.h"
+#include "jetagent/engines/model_validate.h"
 #include "onnx_util.h"
 
 namespace jetagent {
@@ -165,12 +166,21 @@ Expected<ModelStats> modelStats(
                 return Status::invalid("input '" + input.name + "' has rank " +
                     std::to_string(input.dims.size()) + " (" + input.shapeString() + "), the " +
                     "shape given has " + std::to_string(dims.size()) + " dimensions");
-            for (size_t d = 0; d < dims.size(); ++d)
-                if (dims[d] < 1 || (input.dims[d] > 0 && input.dims[d] != dims[d]))
+            int64_t elements = 1;
+            for (size_t d = 0; d < dims.size(); ++d) {
+                if (dims[d] < 1 || dims[d] > kMaxModelDimension ||
+                    (input.dims[d] > 0 && input.dims[d] != dims[d]))
                     return Status::invalid("input '" + input.name + "': dimension " +
                         std::to_string(d) + " must be " +
-                        (input.dims[d] > 0 ? std::to_string(input.dims[d]) : "at least 1") +
+                        (input.dims[d] > 0 ? std::to_string(input.dims[d])
+                                           : "1 to " + std::to_string(kMaxModelDimension)) +
                         ", not " + std::to_string(dims[d]));
+                if (elements > kMaxInputElements / dims[d])
+                    return Status::invalid("input '" + input.name + "': the shape given has " +
+                        "more than the " + std::to_string(kMaxInputElements) +
+                        " elements jetagent accepts for one input");
+                elements *= dims[d];
+            }
         } else {
             dims = input.dims;
             for (size_t d = 0; d < dims.size(); ++d)

@@ -11,6 +11,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "jetagent/engines/model_validate.h"
 #include "onnx_util.h"
 
 namespace jetagent {
@@ -79,6 +80,32 @@ bool isInferenceDropout(const onnx::NodeProto& node, const GraphIndex& index)
     return onnxutil::intAttribute(node, "is_test", 1) != 0;
 }
 
+// A graph input at the engine's batch stays within the limit on input sizes: the model's checks
+// saw it with the batch it declared, usually 1 or none.
+Status checkBatchedSize(const onnx::ValueInfoProto& value, int64_t batch,
+    const std::unordered_set<std::string>& initializers)
+{
+    if (initializers.count(value.name()) || !value.type().tensor_type().has_shape())
+        return Status();
+    int64_t elements = 1;
+    std::string dims;
+    bool tooLarge = false;
+    for (const auto& dim : value.type().tensor_type().shape().dim()) {
+        const int64_t d = dim.has_dim_value() ? dim.dim_value() : 1;
+        dims += (dims.empty() ? "" : "x") + std::to_string(d);
+        if (d <= 0)
+            continue;
+        tooLarge |= elements > kMaxInputElements / d;
+        if (!tooLarge)
+            elements *= d;
+    }
+    if (tooLarge)
+        return Status::invalid("input '" + value.name() + "' at batch " + std::to_string(batch) +
+            " is " + dims + ", more than the " + std::to_string(kMaxInputElements) +
+            " elements jetagent accepts for one input; use a smaller batch");
+    return Status();
+}
+
 } // namespace
 
 Status setBatch(onnx::ModelProto& model, int64_t batch, PassReport* report)
@@ -114,8 +141,11 @@ Status setBatch(onnx::ModelProto& model, int64_t batch, PassReport* report)
             std::string(what) + " '" + value->name() + "': batch " + before + " -> " +
                 (batch > 0 ? std::to_string(batch) : std::string("'batch'")));
     };
-    for (auto& value : *graph->mutable_input())
+    for (auto& value : *graph->mutable_input()) {
         apply(&value, "input");
+        if (Status s = checkBatchedSize(value, batch, initializers); !s)
+            return s;
+    }
     for (auto& value : *graph->mutable_output())
         apply(&value, "output");
     // Shapes inferred for the old batch would contradict the new one.
@@ -131,7 +161,7 @@ Status inferShapes(onnx::ModelProto& model, PassReport* report)
         // Data propagation carries the values of Shape→Gather→Concat chains into the shapes of
         // the Reshapes they feed, so one run sees through a whole dynamic-batch export.
         onnx::shape_inference::InferShapes(
-            model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
+            model, onnxutil::checkedSchemaRegistry(), onnx::ShapeInferenceOptions(false, 0, true));
     } catch (const std::exception& e) {
         return Status::invalid(std::string("ONNX shape inference failed: ") + e.what());
     }

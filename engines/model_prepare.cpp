@@ -14,6 +14,7 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/engines/cache_file.h"
+#include "jetagent/engines/model_validate.h"
 #include "jetagent/engines/sha256.h"
 
 namespace jetagent {
@@ -203,6 +204,10 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
                 " (pass " + name + ")");
         prepared.passes.push_back(std::move(report));
     }
+    // The passes computed constants (Reshape shapes, Slice steps, Resize scales) that the checks
+    // at load time could not see; the backends read them.
+    if (Status s = validateModel(copy, model.path); !s)
+        return s.withContext("preparing model '" + model.path + "' for " + options.backend);
     prepared.nodesAfter = copy.graph().node_size();
     auto bytes = std::make_shared<std::string>();
     if (copy.ByteSizeLong() > static_cast<size_t>(INT32_MAX))

@@ -10,8 +10,17 @@
 
 #include <onnx/onnx_pb.h>
 
+namespace onnx {
+class ISchemaRegistry;
+}
+
 namespace jetagent {
 namespace onnxutil {
+
+// ONNX's operator schemas for shape inference, with checks added to the inference of operators
+// whose ONNX 1.12 implementation indexes by an attribute it never checks (model_validate.cpp).
+// Every onnx::shape_inference::InferShapes call in jetagent passes this registry.
+const onnx::ISchemaRegistry* checkedSchemaRegistry();
 
 // A node named for messages: "Conv 'Conv_12'", or "Conv (node 12)" when it has no name.
 std::string nodeLabel(const onnx::NodeProto& node, int index);
