@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/sha256.h"
@@ -549,22 +550,48 @@ TEST(XnnpackEngine, Int8IsCalibratedCachedAndAgreesWithFp32)
     EXPECT_EQ(agreement(*cached.value(), *q.value(), &same), 100);
     EXPECT_EQ(same, 0.0);
 
-    // A damaged entry is calibrated again (and replaced).
-    size_t damaged = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack")) {
-        std::ofstream(e.path()) << "jetagent xnnpack ranges 1\nconv_1 0x1p+0\n";
-        ++damaged;
+    // A damaged entry is calibrated again (and replaced), giving the very same engine: a byte of
+    // a valid table flipped (which still parses: a digit of a range), cut off or added, which the
+    // digest beside it catches; and (below) entries with matching digests whose ranges do not
+    // parse or do not fit the model.
+    std::vector<std::string> rangeFiles;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack"))
+        if (e.path().extension() == ".ranges")
+            rangeFiles.push_back(e.path().string());
+    ASSERT_EQ(rangeFiles.size(), 1u);
+    const std::string table = test::readFile(rangeFiles[0]);
+    const size_t digit = table.find_first_of("123456789abcdef", table.size() / 2);
+    ASSERT_NE(digit, std::string::npos);
+    std::string flipped = table;
+    flipped[digit] = flipped[digit] == '1' ? '2' : '1';
+    for (const std::string& damaged :
+        {flipped, table.substr(0, table.size() - table.size() / 3), table + "\n"}) {
+        test::writeFile(rangeFiles[0], damaged);
+        auto samplesAgain = std::make_shared<ShapeSamples>(30, 4);
+        int8.calibration = samplesAgain;
+        auto rebuilt = buildEngine(demoModel(), int8);
+        ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().message();
+        EXPECT_EQ(samplesAgain->batches, 7) << "a damaged table was used";
+        EXPECT_EQ(agreement(*rebuilt.value(), *q.value(), &same), 100);
+        EXPECT_EQ(same, 0.0);
+        EXPECT_EQ(test::readFile(rangeFiles[0]), table) << "the entry is replaced";
     }
-    EXPECT_EQ(damaged, 1u);
+    std::ofstream(rangeFiles[0]) << "jetagent xnnpack ranges 1\nconv_1 0x1p+0\n";
     auto third = std::make_shared<ShapeSamples>(30, 4);
     int8.calibration = third;
     auto recalibrated = buildEngine(demoModel(), int8);
     ASSERT_TRUE(recalibrated.ok()) << recalibrated.status().message();
     EXPECT_EQ(third->batches, 7);
+    ASSERT_TRUE(writeCacheEntry(rangeFiles[0], "jetagent xnnpack ranges 1\nconv_1 0x1p+0\n").ok());
+    auto unparsed = std::make_shared<ShapeSamples>(30, 4);
+    int8.calibration = unparsed;
+    ASSERT_TRUE(buildEngine(demoModel(), int8).ok());
+    EXPECT_EQ(unparsed->batches, 7);
 
     // So is one that parses but names values this model does not have.
-    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack"))
-        std::ofstream(e.path()) << "jetagent xnnpack ranges 1\nsomething_else -0x1p+0 0x1p+0\n";
+    ASSERT_TRUE(
+        writeCacheEntry(rangeFiles[0], "jetagent xnnpack ranges 1\nsomething_else -0x1p+0 0x1p+0\n")
+            .ok());
     auto fourth = std::make_shared<ShapeSamples>(30, 4);
     int8.calibration = fourth;
     auto refitted = buildEngine(demoModel(), int8);
