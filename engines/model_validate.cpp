@@ -1203,8 +1203,9 @@ private:
     Status declared(const onnx::GraphProto& g, int depth, Scope* scope)
     {
         const std::string in = depth == 0 ? "" : " of subgraph '" + g.name() + "'";
-        scope->values.reserve(static_cast<size_t>(
-            g.initializer_size() + g.value_info_size() + g.output_size() + g.input_size()));
+        scope->values.reserve(static_cast<size_t>(g.initializer_size()) +
+            static_cast<size_t>(g.value_info_size()) + static_cast<size_t>(g.output_size()) +
+            static_cast<size_t>(g.input_size()));
         for (const auto& t : g.initializer()) {
             if (Status s = checkTensor(t, where_ + ": initializer '" + t.name() + "'" + in); !s)
                 return s;

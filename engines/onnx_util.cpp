@@ -224,8 +224,8 @@ bool shapeOf(const onnx::ValueInfoProto& value, std::vector<int64_t>* dims)
 ShapeIndex::ShapeIndex(const onnx::GraphProto& graph)
 {
     initializers_.reserve(static_cast<size_t>(graph.initializer_size()));
-    values_.reserve(
-        static_cast<size_t>(graph.input_size() + graph.value_info_size() + graph.output_size()));
+    values_.reserve(static_cast<size_t>(graph.input_size()) +
+        static_cast<size_t>(graph.value_info_size()) + static_cast<size_t>(graph.output_size()));
     for (const auto& init : graph.initializer())
         initializers_.emplace(init.name(), &init);
     for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()})

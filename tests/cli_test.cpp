@@ -348,7 +348,7 @@ TEST(Cli, InspectRefusesModelsThatWouldCrashOrHangIt)
     model.add_opset_import()->set_version(13);
     auto* graph = model.mutable_graph();
     graph->set_name("strides");
-    auto declare = [](onnx::ValueInfoProto* v, const char* name, std::vector<int64_t> dims) {
+    auto declare = [](onnx::ValueInfoProto* v, const char* name, const std::vector<int64_t>& dims) {
         v->set_name(name);
         auto* t = v->mutable_type()->mutable_tensor_type();
         t->set_elem_type(onnx::TensorProto::FLOAT);

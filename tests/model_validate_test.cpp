@@ -644,7 +644,7 @@ protected:
         entry->set_value(location);
         m.node("Add", {"x", "c"}, {"y"}, "add");
         fs::create_directories(dir_ / "model");
-        const std::string path = dir_ / "model/model.onnx";
+        std::string path = dir_ / "model/model.onnx";
         test::writeFile(path, m.bytes());
         return path;
     }
