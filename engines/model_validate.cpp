@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -54,7 +56,7 @@ std::string rangeText(int64_t lo, int64_t hi)
 }
 
 // The product of `dims`, each checked against kMaxModelDimension and the running product against
-// `maxElements` before it grows; -1 dims (unknown) count as 1. The offending index or -1 in `bad`.
+// `maxElements` before it grows; -1 dims (unknown) count as 1. False with the reason in `why`.
 bool boundedProduct(
     const std::vector<int64_t>& dims, int64_t maxElements, int64_t* count, std::string* why)
 {
@@ -1237,12 +1239,21 @@ private:
                 return s;
         }
         // Constant nodes are constants as much as initializers are (exports feed Reshape,
-        // Slice and Pad from them).
-        for (const auto& n : g.node())
-            if (n.op_type() == "Constant" && n.output_size() == 1 && isDefaultDomain(n))
-                for (const auto& a : n.attribute())
-                    if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR)
-                        scope->values[n.output(0)] = Declared {&a.t(), nullptr};
+        // Slice and Pad from them); checked here already, since a node before them in a graph
+        // out of order may read them.
+        for (int i = 0; i < g.node_size(); ++i) {
+            const auto& n = g.node(i);
+            if (n.op_type() != "Constant" || n.output_size() != 1 || !isDefaultDomain(n))
+                continue;
+            for (const auto& a : n.attribute())
+                if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
+                    if (Status s = checkTensor(a.t(),
+                            where_ + ": " + onnxutil::nodeLabel(n, i) + ": attribute value" + in);
+                        !s)
+                        return s;
+                    scope->values[n.output(0)] = Declared {&a.t(), nullptr};
+                }
+        }
         return Status();
     }
 
