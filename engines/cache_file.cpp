@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jetagent/engines/sha256.h"
+
 namespace jetagent {
 
 namespace fs = std::filesystem;
@@ -117,6 +119,63 @@ Expected<std::optional<std::string>> readFileIfPresent(const std::string& path)
     }
     ::close(fd);
     return std::optional<std::string>(std::move(bytes));
+}
+
+namespace {
+
+// sha256sum's line for `bytes` stored as `path`.
+std::string digestLine(const std::string& path, const std::string& bytes)
+{
+    return Sha256::hex(bytes.data(), bytes.size()) + "  " + fs::path(path).filename().string() +
+        "\n";
+}
+
+} // namespace
+
+std::string cacheDigestPath(const std::string& path)
+{
+    return path + ".sha256";
+}
+
+Status writeCacheEntry(const std::string& path, const std::string& bytes)
+{
+    const std::string digestPath = cacheDigestPath(path);
+    if (::unlink(digestPath.c_str()) != 0 && errno != ENOENT)
+        return Status::io("cannot remove '" + digestPath + "': " + errnoText(errno));
+    if (Status s = writeFileAtomically(path, bytes); !s)
+        return s;
+    return writeFileAtomically(digestPath, digestLine(path, bytes));
+}
+
+CacheEntryRead readCacheEntry(const std::string& path)
+{
+    CacheEntryRead entry;
+    auto content = readFileIfPresent(path);
+    if (!content) {
+        entry.damaged = content.status().message();
+        return entry;
+    }
+    if (!content->has_value())
+        return entry;
+    auto digest = readFileIfPresent(cacheDigestPath(path));
+    if (!digest) {
+        entry.damaged = digest.status().message();
+        return entry;
+    }
+    if (!digest->has_value()) {
+        entry.damaged = "it has no SHA-256 digest beside it (written by an older jetagent, or "
+                        "its store was interrupted)";
+        return entry;
+    }
+    // The whole digest file must be the line writeCacheEntry writes for this content: a damaged
+    // digest is as much a damaged entry as damaged content.
+    if (**digest != digestLine(path, **content)) {
+        entry.damaged = "its content (" + std::to_string((*content)->size()) +
+            " bytes) differs from its SHA-256 digest (damaged on disk, or changed by hand)";
+        return entry;
+    }
+    entry.bytes = std::move(*content);
+    return entry;
 }
 
 } // namespace jetagent

@@ -1060,6 +1060,8 @@ private:
     // One pass over the graph in order: what folds is known to every later node of the round.
     Status foldRound(int* folded)
     {
+        // value_info is the same throughout a round (shape inference runs between rounds).
+        shapes_.emplace(graph_);
         std::vector<bool> remove(static_cast<size_t>(graph_.node_size()), false);
         const auto& table = evaluators();
         for (int i = 0; i < graph_.node_size(); ++i) {
@@ -1129,7 +1131,7 @@ private:
             dims = it->second.dims;
         else if (tensor)
             dims.assign(tensor->dims().begin(), tensor->dims().end());
-        else if (!onnxutil::staticShape(graph_, input, &dims))
+        else if (!shapes_->staticShape(input, &dims))
             return std::nullopt;
         // Opset 15's start and end pick a range of dimensions, clamped like a slice.
         const auto rank = static_cast<int64_t>(dims.size());
@@ -1233,7 +1235,7 @@ private:
     {
         graph_.clear_value_info();
         try {
-            onnx::shape_inference::InferShapes(model_);
+            onnx::shape_inference::InferShapes(model_, onnxutil::checkedSchemaRegistry());
         } catch (const std::exception& e) {
             return Status::invalid(
                 std::string("shape inference after folding constants failed: ") + e.what());
@@ -1245,6 +1247,8 @@ private:
     // became initializers are not worth a line).
     void addNotes(PassReport* report) const
     {
+        // As model_passes.cpp's notes: past this many, the count in the report says the rest.
+        constexpr size_t kMaxNotes = 40;
         for (int i = 0; i < graph_.node_size(); ++i) {
             const auto& node = graph_.node(i);
             std::string changed;
@@ -1255,8 +1259,13 @@ private:
                 changed += (changed.empty() ? "" : ", ") +
                     inputRole(node.op_type(), static_cast<size_t>(k)) + " " + describe(it->second);
             }
-            if (!changed.empty())
-                report->notes.push_back(nodeLabel(node, i) + ": " + changed + " now constant");
+            if (changed.empty())
+                continue;
+            if (report->notes.size() >= kMaxNotes) {
+                report->notes.emplace_back("...");
+                return;
+            }
+            report->notes.push_back(nodeLabel(node, i) + ": " + changed + " now constant");
         }
     }
 
@@ -1266,6 +1275,8 @@ private:
     // The initializers and inputs the graph came with. The pass adds initializers but never
     // removes or reorders them, so this index stays valid throughout (its node maps do not).
     const onnxutil::GraphIndex given_;
+    // The shapes known at the start of the round (from value_info, rebuilt each round).
+    std::optional<onnxutil::ShapeIndex> shapes_;
     // Initializers the pass added, by name; protobuf never moves an element once added.
     std::unordered_map<std::string, const onnx::TensorProto*> added_;
     int folded_ = 0;

@@ -2,11 +2,15 @@
 #include "jetagent/engines/model_file.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <onnx/checker.h>
 #include <onnx/common/version.h>
@@ -14,6 +18,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "jetagent/engines/model_validate.h"
 #include "jetagent/engines/sha256.h"
 #include "onnx_util.h"
 
@@ -57,30 +62,91 @@ TensorInfo describe(const onnx::ValueInfoProto& value)
     return info;
 }
 
-size_t elementSize(int32_t type)
+const char* fileKind(mode_t mode)
 {
-    switch (type) {
-    case onnx::TensorProto_DataType_DOUBLE:
-    case onnx::TensorProto_DataType_INT64:
-    case onnx::TensorProto_DataType_UINT64:
-    case onnx::TensorProto_DataType_COMPLEX64: return 8;
-    case onnx::TensorProto_DataType_FLOAT:
-    case onnx::TensorProto_DataType_INT32:
-    case onnx::TensorProto_DataType_UINT32: return 4;
-    case onnx::TensorProto_DataType_FLOAT16:
-    case onnx::TensorProto_DataType_BFLOAT16:
-    case onnx::TensorProto_DataType_INT16:
-    case onnx::TensorProto_DataType_UINT16: return 2;
-    case onnx::TensorProto_DataType_INT8:
-    case onnx::TensorProto_DataType_UINT8:
-    case onnx::TensorProto_DataType_BOOL: return 1;
-    case onnx::TensorProto_DataType_COMPLEX128: return 16;
-    default: return 0;
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISDIR(mode))
+        return "a directory";
+    return "not a regular file";
+}
+
+// An open regular file: its descriptor and size. Opened without blocking, so that a FIFO (whose
+// open would wait for a writer forever) or a device is refused at once instead of read.
+struct RegularFile {
+    int fd = -1;
+    int64_t size = 0;
+
+    RegularFile() = default;
+    RegularFile(const RegularFile&) = delete;
+    RegularFile& operator=(const RegularFile&) = delete;
+    ~RegularFile()
+    {
+        if (fd >= 0)
+            ::close(fd);
     }
+};
+
+// `what` names the file in messages ("model file 'm.onnx'").
+Status openRegularFile(const std::string& path, const std::string& what, RegularFile* file)
+{
+    file->fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (file->fd < 0) {
+        const int error = errno;
+        if (error == ENOENT)
+            return Status::notFound(what + " does not exist");
+        return Status::notFound(what + " cannot be opened: " + errnoText(error) +
+            (error == EACCES ? " (permissions?)" : ""));
+    }
+    struct stat st { };
+    if (::fstat(file->fd, &st) != 0)
+        return Status::io(what + " cannot be read: " + errnoText(errno));
+    if (S_ISDIR(st.st_mode))
+        return Status::invalid(what + " is a directory, not a file");
+    if (!S_ISREG(st.st_mode))
+        return Status::invalid(what + " is " + fileKind(st.st_mode) +
+            ", not a regular file; jetagent reads models and their data from regular files only");
+    file->size = st.st_size;
+    return Status();
+}
+
+// Reads `length` bytes at `offset` of an open file into `out` (already sized).
+Status readAt(
+    const RegularFile& file, int64_t offset, char* out, int64_t length, const std::string& what)
+{
+    int64_t done = 0;
+    while (done < length) {
+        const ssize_t n = ::pread(file.fd, out + done, static_cast<size_t>(length - done),
+            static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return Status::io(what + " cannot be read: " + errnoText(errno));
+        if (n == 0)
+            return Status::io(what + " ended after " + std::to_string(offset + done) +
+                " bytes while being read (changed meanwhile?)");
+        done += n;
+    }
+    return Status();
+}
+
+// True when `inner` is `outer` or lies below it (both canonical).
+bool isWithin(const fs::path& inner, const fs::path& outer)
+{
+    auto i = inner.begin();
+    for (auto o = outer.begin(); o != outer.end(); ++o, ++i)
+        if (i == inner.end() || *i != *o)
+            return false;
+    return true;
 }
 
 // Reads the external data of one tensor into raw_data. `location` must stay inside the model's
-// directory, as the ONNX specification requires; anything else could read arbitrary files.
+// directory, as the ONNX specification requires, after symbolic links are resolved; anything else
+// could read arbitrary files. Sizes are checked before anything is allocated.
 Status readExternalData(onnx::TensorProto* tensor, const fs::path& baseDir, const std::string& path,
     Sha256* hash, uint64_t* total)
 {
@@ -111,31 +177,52 @@ Status readExternalData(onnx::TensorProto* tensor, const fs::path& baseDir, cons
         return Status::invalid(what + ": external data location '" + location +
             "' must be a relative path inside the model's directory");
     const fs::path file = baseDir / rel;
-    std::ifstream in(file, std::ios::binary | std::ios::ate);
-    if (!in)
+    std::error_code ec;
+    const fs::path realDir = fs::canonical(baseDir, ec);
+    const fs::path realFile = ec ? fs::path() : fs::canonical(file, ec);
+    if (ec)
         return Status::notFound(what + ": external data file '" + file.string() + "' is missing");
-    const std::streamoff size = in.tellg();
+    if (!isWithin(realFile, realDir))
+        return Status::invalid(what + ": external data file '" + file.string() + "' resolves to '" +
+            realFile.string() + "', outside the model's directory '" + realDir.string() +
+            "' (a symbolic link?); keep the data beside the model");
+    RegularFile data;
+    if (Status s = openRegularFile(
+            realFile.string(), what + ": external data file '" + file.string() + "'", &data);
+        !s)
+        return s;
+    const int64_t size = data.size;
     if (offset < 0 || offset > size)
         return Status::invalid(what + ": offset " + std::to_string(offset) +
             " is past the end of '" + file.string() + "' (" + std::to_string(size) + " bytes)");
     if (length < 0)
         length = size - offset;
-    if (offset + length > size)
+    if (length > size - offset)
         return Status::invalid(what + ": " + std::to_string(length) + " bytes at offset " +
             std::to_string(offset) + " run past the end of '" + file.string() + "' (" +
             std::to_string(size) + " bytes; truncated?)");
-    const size_t itemSize = elementSize(tensor->data_type());
-    const int64_t expected = onnxutil::elementCount(*tensor) * static_cast<int64_t>(itemSize);
-    if (itemSize != 0 && expected != length)
+    const size_t itemSize = onnxElementSize(tensor->data_type());
+    auto count = checkedElementCount(*tensor, what);
+    if (!count)
+        return count.status();
+    const int64_t expected = count.value() * static_cast<int64_t>(itemSize);
+    if (itemSize == 0)
+        return Status::invalid(what + ": external data of type " +
+            std::to_string(tensor->data_type()) + " (strings or unknown) is not supported");
+    if (expected != length)
         return Status::invalid(what + " should hold " + std::to_string(expected) + " bytes, its " +
             "external data has " + std::to_string(length));
-    std::string data(static_cast<size_t>(length), '\0');
-    in.seekg(offset);
-    if (length > 0 && !in.read(data.data(), length))
-        return Status::io(what + ": cannot read external data from '" + file.string() + "'");
-    hash->update(data.data(), data.size());
+    if (static_cast<int64_t>(*total) > kMaxExternalBytes - length)
+        return Status::invalid(what + ": the model's external data adds up to more than " +
+            std::to_string(kMaxExternalBytes) + " bytes, more than jetagent reads");
+    std::string bytes(static_cast<size_t>(length), '\0');
+    if (Status s = readAt(
+            data, offset, bytes.data(), length, "external data file '" + file.string() + "'");
+        !s)
+        return s.withContext(what);
+    hash->update(bytes.data(), bytes.size());
     *total += static_cast<uint64_t>(length);
-    tensor->set_raw_data(std::move(data));
+    tensor->set_raw_data(std::move(bytes));
     tensor->clear_external_data();
     tensor->set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
     return Status();
@@ -197,6 +284,7 @@ Status checkStructure(onnx::GraphProto* graph, const std::string& path)
     for (const auto& init : graph->initializer())
         available.insert(init.name());
     std::unordered_map<std::string, int> producer;
+    producer.reserve(static_cast<size_t>(graph->node_size()));
     for (int i = 0; i < graph->node_size(); ++i)
         for (const auto& out : graph->node(i).output()) {
             if (out.empty())
@@ -210,9 +298,11 @@ Status checkStructure(onnx::GraphProto* graph, const std::string& path)
     std::vector<int> pending(static_cast<size_t>(n), 0);
     std::vector<std::vector<int>> dependents(static_cast<size_t>(n));
     std::vector<std::string> reads;
+    // The last node recorded as a dependent of each node: a node reading several outputs of
+    // another (or one output twice) depends on it once.
+    std::vector<int> lastDependent(static_cast<size_t>(n), -1);
     for (int i = 0; i < n; ++i) {
         nodeReads(graph->node(i), &reads);
-        std::unordered_set<int> from;
         for (const auto& name : reads) {
             if (available.count(name))
                 continue;
@@ -227,8 +317,10 @@ Status checkStructure(onnx::GraphProto* graph, const std::string& path)
                     "', which no graph input, initializer or node provides (a missing "
                     "initializer?)");
             }
-            if (it->second != i && from.insert(it->second).second) {
-                dependents[static_cast<size_t>(it->second)].push_back(i);
+            const auto from = static_cast<size_t>(it->second);
+            if (it->second != i && lastDependent[from] != i) {
+                lastDependent[from] = i;
+                dependents[from].push_back(i);
                 ++pending[static_cast<size_t>(i)];
             }
         }
@@ -315,6 +407,10 @@ Status checkModel(onnx::ModelProto& model, const std::string& path, bool runChec
             std::to_string(model.ir_version()) + ", newer than this build's ONNX library (" +
             onnx::LAST_RELEASE_VERSION + ") reads (up to " + std::to_string(onnx::IR_VERSION) +
             ")");
+    // Before anything else reads the model: ONNX's checker and shape inference divide by strides
+    // and index by axes unchecked.
+    if (Status s = validateModel(model, path); !s)
+        return s;
     if (Status s = checkOperators(model, path); !s)
         return s;
     if (Status s = checkStructure(model.mutable_graph(), path); !s)
@@ -330,33 +426,30 @@ Status checkModel(onnx::ModelProto& model, const std::string& path, bool runChec
     }
     try {
         // Strict: a node whose shapes contradict its inputs is an error in the file.
-        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-            onnx::ShapeInferenceOptions(false, 1, false));
+        onnx::shape_inference::InferShapes(
+            model, onnxutil::checkedSchemaRegistry(), onnx::ShapeInferenceOptions(false, 1, false));
     } catch (const std::exception& e) {
         std::string msg = e.what();
         std::replace(msg.begin(), msg.end(), '\n', ' ');
         return Status::invalid("model file '" + path + "': ONNX shape inference failed: " + msg);
     }
-    return Status();
+    // Again with the ranks shape inference found: axes and permutations of values whose shapes the
+    // file did not declare.
+    return validateModel(model, path);
 }
 
 Expected<std::shared_ptr<const ModelFile>> loadModelFile(const std::string& path)
 {
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-        return Status::notFound("model file '" + path + "' does not exist");
-    if (fs::is_directory(path, ec))
-        return Status::invalid("model path '" + path + "' is a directory, not an ONNX file");
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in)
-        return Status::notFound("model file '" + path + "' cannot be opened (permissions?)");
-    const std::streamoff size = in.tellg();
-    if (size < 0)
-        return Status::io("cannot read model file '" + path + "'");
-    std::vector<char> bytes(static_cast<size_t>(size));
-    in.seekg(0);
-    if (size > 0 && !in.read(bytes.data(), size))
-        return Status::io("cannot read model file '" + path + "'");
+    RegularFile file;
+    if (Status s = openRegularFile(path, "model file '" + path + "'", &file); !s)
+        return s;
+    if (file.size > std::numeric_limits<int>::max())
+        return Status::invalid("model file '" + path +
+            "' is larger than 2 GiB, the most one protobuf message holds; export it with "
+            "external data (torch.onnx.export does so by itself above 2 GiB)");
+    std::vector<char> bytes(static_cast<size_t>(file.size));
+    if (Status s = readAt(file, 0, bytes.data(), file.size, "model file '" + path + "'"); !s)
+        return s;
     return parseModelBytes(bytes, path);
 }
 

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "jetagent/engines/model_passes.h"
+#include "jetagent/engines/model_validate.h"
 #include "onnx_util.h"
 
 namespace jetagent {
@@ -165,12 +166,21 @@ Expected<ModelStats> modelStats(
                 return Status::invalid("input '" + input.name + "' has rank " +
                     std::to_string(input.dims.size()) + " (" + input.shapeString() + "), the " +
                     "shape given has " + std::to_string(dims.size()) + " dimensions");
-            for (size_t d = 0; d < dims.size(); ++d)
-                if (dims[d] < 1 || (input.dims[d] > 0 && input.dims[d] != dims[d]))
+            int64_t elements = 1;
+            for (size_t d = 0; d < dims.size(); ++d) {
+                if (dims[d] < 1 || dims[d] > kMaxModelDimension ||
+                    (input.dims[d] > 0 && input.dims[d] != dims[d]))
                     return Status::invalid("input '" + input.name + "': dimension " +
                         std::to_string(d) + " must be " +
-                        (input.dims[d] > 0 ? std::to_string(input.dims[d]) : "at least 1") +
+                        (input.dims[d] > 0 ? std::to_string(input.dims[d])
+                                           : "1 to " + std::to_string(kMaxModelDimension)) +
                         ", not " + std::to_string(dims[d]));
+                if (elements > kMaxInputElements / dims[d])
+                    return Status::invalid("input '" + input.name + "': the shape given has " +
+                        "more than the " + std::to_string(kMaxInputElements) +
+                        " elements jetagent accepts for one input");
+                elements *= dims[d];
+            }
         } else {
             dims = input.dims;
             for (size_t d = 0; d < dims.size(); ++d)
@@ -207,6 +217,7 @@ Expected<ModelStats> modelStats(
         return s.withContext("counting MACs of '" + model.path + "'");
 
     const auto& g = copy.graph();
+    const onnxutil::ShapeIndex shapes(g);
     std::unordered_map<std::string, int64_t> macs;
     for (int i = 0; i < g.node_size(); ++i) {
         const auto& node = g.node(i);
@@ -217,9 +228,8 @@ Expected<ModelStats> modelStats(
             continue;
         std::vector<int64_t> out, a, b;
         const bool shapesKnown = node.input_size() >= 2 && node.output_size() >= 1 &&
-            onnxutil::staticShape(g, node.output(0), &out) &&
-            onnxutil::staticShape(g, node.input(0), &a) &&
-            onnxutil::staticShape(g, node.input(1), &b);
+            shapes.staticShape(node.output(0), &out) && shapes.staticShape(node.input(0), &a) &&
+            shapes.staticShape(node.input(1), &b);
         if (!shapesKnown) {
             stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
             continue;

@@ -3,6 +3,7 @@
 #include "jetagent/engines/model_passes.h"
 
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -10,6 +11,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "jetagent/engines/model_validate.h"
 #include "onnx_util.h"
 
 namespace jetagent {
@@ -42,14 +44,22 @@ onnx::TensorShapeProto* shapeOf(onnx::ValueInfoProto* value)
     return value->mutable_type()->mutable_tensor_type()->mutable_shape();
 }
 
-// The rank of a value from the shapes inferred so far; -1 when unknown.
-int rankOf(const onnx::GraphProto& graph, const std::string& name)
+// Keeps the elements of `list` whose `keep` is true, in order, in one pass (deleting them one at
+// a time would move the rest each time: quadratic on large graphs).
+template <typename T, typename Keep>
+void keepOnly(google::protobuf::RepeatedPtrField<T>* list, Keep keep)
 {
-    for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()})
-        for (const auto& value : *list)
-            if (value.name() == name && value.type().tensor_type().has_shape())
-                return value.type().tensor_type().shape().dim_size();
-    return -1;
+    const int total = list->size();
+    int kept = 0;
+    for (int i = 0; i < total; ++i) {
+        if (!keep(list->Get(i)))
+            continue;
+        if (kept != i)
+            list->SwapElements(kept, i);
+        ++kept;
+    }
+    if (kept < total)
+        list->DeleteSubrange(kept, total - kept);
 }
 
 bool isInferenceDropout(const onnx::NodeProto& node, const GraphIndex& index)
@@ -68,6 +78,32 @@ bool isInferenceDropout(const onnx::NodeProto& node, const GraphIndex& index)
             return false;
     }
     return onnxutil::intAttribute(node, "is_test", 1) != 0;
+}
+
+// A graph input at the engine's batch stays within the limit on input sizes: the model's checks
+// saw it with the batch it declared, usually 1 or none.
+Status checkBatchedSize(const onnx::ValueInfoProto& value, int64_t batch,
+    const std::unordered_set<std::string>& initializers)
+{
+    if (initializers.count(value.name()) || !value.type().tensor_type().has_shape())
+        return Status();
+    int64_t elements = 1;
+    std::string dims;
+    bool tooLarge = false;
+    for (const auto& dim : value.type().tensor_type().shape().dim()) {
+        const int64_t d = dim.has_dim_value() ? dim.dim_value() : 1;
+        dims += (dims.empty() ? "" : "x") + std::to_string(d);
+        if (d <= 0)
+            continue;
+        tooLarge |= elements > kMaxInputElements / d;
+        if (!tooLarge)
+            elements *= d;
+    }
+    if (tooLarge)
+        return Status::invalid("input '" + value.name() + "' at batch " + std::to_string(batch) +
+            " is " + dims + ", more than the " + std::to_string(kMaxInputElements) +
+            " elements jetagent accepts for one input; use a smaller batch");
+    return Status();
 }
 
 } // namespace
@@ -105,8 +141,11 @@ Status setBatch(onnx::ModelProto& model, int64_t batch, PassReport* report)
             std::string(what) + " '" + value->name() + "': batch " + before + " -> " +
                 (batch > 0 ? std::to_string(batch) : std::string("'batch'")));
     };
-    for (auto& value : *graph->mutable_input())
+    for (auto& value : *graph->mutable_input()) {
         apply(&value, "input");
+        if (Status s = checkBatchedSize(value, batch, initializers); !s)
+            return s;
+    }
     for (auto& value : *graph->mutable_output())
         apply(&value, "output");
     // Shapes inferred for the old batch would contradict the new one.
@@ -122,7 +161,7 @@ Status inferShapes(onnx::ModelProto& model, PassReport* report)
         // Data propagation carries the values of Shape→Gather→Concat chains into the shapes of
         // the Reshapes they feed, so one run sees through a whole dynamic-batch export.
         onnx::shape_inference::InferShapes(
-            model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
+            model, onnxutil::checkedSchemaRegistry(), onnx::ShapeInferenceOptions(false, 0, true));
     } catch (const std::exception& e) {
         return Status::invalid(std::string("ONNX shape inference failed: ") + e.what());
     }
@@ -136,7 +175,14 @@ Status eliminateIdentity(onnx::ModelProto& model, PassReport* report)
     const GraphIndex index(*graph);
 
     std::vector<bool> drop(static_cast<size_t>(graph->node_size()), false);
-    std::unordered_map<std::string, std::string> alias; // removed output -> what replaces it
+    // Removed output -> what replaces it, resolved to the end of its chain when it is added: nodes
+    // are in topological order (checkStructure), so the input's own alias, if any, is already
+    // resolved, and a chain of any length costs one lookup per node.
+    std::unordered_map<std::string, std::string> alias;
+    auto resolve = [&alias](const std::string& name) -> const std::string& {
+        const auto it = alias.find(name);
+        return it == alias.end() ? name : it->second;
+    };
     std::vector<onnx::TensorProto> expanded;
     int expandedCount = 0;
     for (int i = 0; i < graph->node_size(); ++i) {
@@ -156,7 +202,8 @@ Status eliminateIdentity(onnx::ModelProto& model, PassReport* report)
             expanded.back().set_name(out);
             ++expandedCount;
         } else {
-            alias[out] = in;
+            std::string target = resolve(in);
+            alias[out] = std::move(target);
         }
         drop[static_cast<size_t>(i)] = true;
         if (report)
@@ -165,14 +212,10 @@ Status eliminateIdentity(onnx::ModelProto& model, PassReport* report)
     if (expanded.empty() && alias.empty())
         return Status();
 
-    auto resolve = [&](std::string name) {
-        for (auto it = alias.find(name); it != alias.end(); it = alias.find(name))
-            name = it->second;
-        return name;
-    };
+    // One lookup per input in a sorted graph; the loop only goes on in a graph out of order.
     onnxutil::forEachInputName(graph, [&](std::string* name) {
-        if (!name->empty() && alias.count(*name))
-            *name = resolve(*name);
+        for (auto it = alias.find(*name); it != alias.end(); it = alias.find(*name))
+            *name = it->second;
     });
     onnxutil::removeNodes(graph, drop);
     for (auto& init : expanded)
@@ -191,6 +234,13 @@ Status foldBatchNorm(onnx::ModelProto& model, PassReport* report)
     begin(report, "fold-batchnorm");
     auto* graph = model.mutable_graph();
     const GraphIndex index(*graph);
+    // Built when the first name is needed: most graphs fold nothing that needs one.
+    std::optional<onnxutil::UniqueNames> unique;
+    auto newName = [&](const std::string& base) {
+        if (!unique)
+            unique.emplace(*graph);
+        return unique->make(base);
+    };
     std::unordered_map<std::string, int> initializerIndex;
     for (int i = 0; i < graph->initializer_size(); ++i)
         initializerIndex.emplace(graph->initializer(i).name(), i);
@@ -200,7 +250,7 @@ Status foldBatchNorm(onnx::ModelProto& model, PassReport* report)
         const int at = initializerIndex.at(name);
         if (index.consumers(name).size() <= 1 && !index.isGraphOutput(name))
             return graph->mutable_initializer(at);
-        const std::string copyName = onnxutil::uniqueName(*graph, name + "_folded");
+        const std::string copyName = newName(name + "_folded");
         auto* copy = graph->add_initializer();
         *copy = graph->initializer(at);
         copy->set_name(copyName);
@@ -281,8 +331,8 @@ Status foldBatchNorm(onnx::ModelProto& model, PassReport* report)
             bt->clear_float_data();
             bt->set_raw_data(bias.data(), bias.size() * sizeof(float));
         } else {
-            const std::string biasName = onnxutil::uniqueName(
-                *graph, conv->name().empty() ? "conv_bias" : conv->name() + "_bias");
+            const std::string biasName =
+                newName(conv->name().empty() ? "conv_bias" : conv->name() + "_bias");
             *graph->add_initializer() =
                 onnxutil::makeFloatTensor(biasName, {static_cast<int64_t>(channels)}, bias);
             initializerIndex.emplace(biasName, graph->initializer_size() - 1);
@@ -339,6 +389,7 @@ Status canonicalizeForOpenCV(onnx::ModelProto& model, PassReport* report)
     begin(report, "canonicalize-opencv");
     auto* graph = model.mutable_graph();
     const GraphIndex index(*graph);
+    const onnxutil::ShapeIndex shapes(*graph);
     // Counted per kind so that the notes stay short on large graphs.
     std::unordered_map<std::string, int> rewrites;
 
@@ -368,9 +419,9 @@ Status canonicalizeForOpenCV(onnx::ModelProto& model, PassReport* report)
             intsInputToAttribute(node, 1, "axes", index)) {
             what = op + " axes -> attribute";
         } else if ((op == "GlobalAveragePool" || op == "GlobalMaxPool") &&
-            node->input_size() == 1 && rankOf(*graph, node->input(0)) > 4) {
+            node->input_size() == 1 && shapes.rank(node->input(0)) > 4) {
             // OpenCV's pooling layer handles at most two spatial dims as a global pool.
-            const int rank = rankOf(*graph, node->input(0));
+            const int rank = shapes.rank(node->input(0));
             node->set_op_type(op == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax");
             std::vector<int64_t> axes;
             for (int a = 2; a < rank; ++a)
@@ -397,16 +448,20 @@ Status canonicalizeForOpenCV(onnx::ModelProto& model, PassReport* report)
         note(report, what + ": " + std::to_string(count) + (count == 1 ? " node" : " nodes"));
 
     // OpenCV refuses graph outputs without a shape; shape inference may know it.
+    std::unordered_map<std::string, const onnx::ValueInfoProto*> inferred;
+    for (const auto& value : graph->value_info())
+        if (value.type().tensor_type().has_shape())
+            inferred.emplace(value.name(), &value);
     for (auto& output : *graph->mutable_output()) {
         if (output.type().tensor_type().has_shape())
             continue;
-        for (const auto& value : graph->value_info())
-            if (value.name() == output.name() && value.type().tensor_type().has_shape()) {
-                *output.mutable_type() = value.type();
-                if (report)
-                    ++report->rewritten;
-                note(report, "output '" + output.name() + "': shape taken from shape inference");
-            }
+        const auto it = inferred.find(output.name());
+        if (it == inferred.end())
+            continue;
+        *output.mutable_type() = it->second->type();
+        if (report)
+            ++report->rewritten;
+        note(report, "output '" + output.name() + "': shape taken from shape inference");
     }
     return Status();
 }
@@ -446,32 +501,19 @@ Status pruneUnused(onnx::ModelProto& model, PassReport* report)
     }
     onnxutil::removeNodes(graph, drop);
 
-    auto* inits = graph->mutable_initializer();
     std::unordered_set<std::string> unused;
-    int kept = 0;
-    const int total = inits->size();
-    for (int i = 0; i < total; ++i) {
-        if (needed.count(inits->Get(i).name()) == 0) {
-            unused.insert(inits->Get(i).name());
-            continue;
-        }
-        if (kept != i)
-            inits->SwapElements(kept, i);
-        ++kept;
-    }
-    if (kept < total)
-        inits->DeleteSubrange(kept, total - kept);
-
+    keepOnly(graph->mutable_initializer(), [&](const onnx::TensorProto& init) {
+        if (needed.count(init.name()) != 0)
+            return true;
+        unused.insert(init.name());
+        return false;
+    });
     // Old exporters (IR < 4) list initializers as graph inputs too; those entries go with them.
     // Real inputs stay even when nothing reads them: they are part of the model's interface.
-    auto* inputs = graph->mutable_input();
-    for (int i = inputs->size() - 1; i >= 0; --i)
-        if (unused.count(inputs->Get(i).name()) != 0)
-            inputs->DeleteSubrange(i, 1);
-    auto* info = graph->mutable_value_info();
-    for (int i = info->size() - 1; i >= 0; --i)
-        if (needed.count(info->Get(i).name()) == 0)
-            info->DeleteSubrange(i, 1);
+    keepOnly(graph->mutable_input(),
+        [&](const onnx::ValueInfoProto& v) { return unused.count(v.name()) == 0; });
+    keepOnly(graph->mutable_value_info(),
+        [&](const onnx::ValueInfoProto& v) { return needed.count(v.name()) != 0; });
 
     if (report) {
         report->removed += removed;

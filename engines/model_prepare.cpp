@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <onnx/common/version.h>
@@ -14,6 +16,7 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/engines/cache_file.h"
+#include "jetagent/engines/model_validate.h"
 #include "jetagent/engines/sha256.h"
 
 namespace jetagent {
@@ -23,6 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when a pass changes what it produces: cached models of older revisions are then ignored.
+// Entries without a digest beside them (written before digests were kept) are prepared again once,
+// with a warning, like any damaged entry.
 constexpr const char* kPreparationRevision = "1";
 
 using PassFn = Status (*)(onnx::ModelProto&, PassReport*);
@@ -86,14 +91,23 @@ bool reportFromJson(const nlohmann::json& j, PreparedModel* p)
     }
 }
 
-// The whole file, or false when it is absent or unreadable (a cache miss).
-bool readWhole(const fs::path& path, std::string* out)
+// A cached prepared model and its report, each checked against its digest; nullopt and the
+// reason in `damaged` when either is damaged, nullopt alone when there is no entry.
+std::optional<std::pair<std::string, std::string>> readCachedEntry(
+    const fs::path& onnxPath, const fs::path& reportPath, std::string* damaged)
 {
-    auto read = readFileIfPresent(path.string());
-    if (!read || !read.value())
-        return false;
-    *out = std::move(*read.value());
-    return true;
+    CacheEntryRead model = readCacheEntry(onnxPath.string());
+    CacheEntryRead report = readCacheEntry(reportPath.string());
+    if (model.bytes && report.bytes)
+        return std::make_pair(std::move(*model.bytes), std::move(*report.bytes));
+    if (!model.damaged.empty())
+        *damaged = "'" + onnxPath.string() + "': " + model.damaged;
+    else if (!report.damaged.empty())
+        *damaged = "'" + reportPath.string() + "': " + report.damaged;
+    else if (model.bytes || report.bytes)
+        *damaged =
+            "half of it is missing ('" + (model.bytes ? reportPath : onnxPath).string() + "')";
+    return std::nullopt;
 }
 
 } // namespace
@@ -171,23 +185,27 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
         reportPath = dir / (key + ".json");
         prepared.cachePath = onnxPath.string();
 
-        std::string bytes, reportText;
-        if (readWhole(onnxPath, &bytes) && readWhole(reportPath, &reportText)) {
-            const auto j = nlohmann::json::parse(reportText, nullptr, false);
+        // Both files are checked against their digests (hundreds of MB/s with the CPU's SHA-256
+        // instructions): the size alone let a flipped byte through to the backend.
+        std::string damaged;
+        if (auto entry = readCachedEntry(onnxPath, reportPath, &damaged)) {
+            std::string& bytes = entry->first;
+            const auto j = nlohmann::json::parse(entry->second, nullptr, false);
             PreparedModel cached = prepared;
             if (!j.is_discarded() && reportFromJson(j, &cached) &&
-                // The rename in writeFileAtomically() makes a torn file unlikely; a size check
-                // catches the rest without hashing 100 MB on every start.
                 j.value("bytes", uint64_t {0}) == bytes.size()) {
                 cached.bytes = std::make_shared<const std::string>(std::move(bytes));
                 cached.fromCache = true;
                 cached.ns = monotonicNs() - start;
                 return cached;
             }
-            logger("engine")->warn(
-                "prepared model '{}' in the cache is damaged; preparing it again",
-                onnxPath.string());
+            damaged = "its report does not describe it";
         }
+        if (!damaged.empty())
+            logger("engine")->warn(
+                "prepared model '{}' in the cache is damaged ({}); preparing it again and "
+                "replacing the entry",
+                onnxPath.string(), damaged);
     }
 
     onnx::ModelProto copy = *model.proto;
@@ -203,6 +221,10 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
                 " (pass " + name + ")");
         prepared.passes.push_back(std::move(report));
     }
+    // The passes computed constants (Reshape shapes, Slice steps, Resize scales) that the checks
+    // at load time could not see; the backends read them.
+    if (Status s = validateModel(copy, model.path); !s)
+        return s.withContext("preparing model '" + model.path + "' for " + options.backend);
     prepared.nodesAfter = copy.graph().node_size();
     auto bytes = std::make_shared<std::string>();
     if (copy.ByteSizeLong() > static_cast<size_t>(INT32_MAX))
@@ -215,9 +237,9 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
     prepared.ns = monotonicNs() - start;
 
     if (!onnxPath.empty()) {
-        Status s = writeFileAtomically(onnxPath.string(), *prepared.bytes);
+        Status s = writeCacheEntry(onnxPath.string(), *prepared.bytes);
         if (s)
-            s = writeFileAtomically(reportPath.string(), reportToJson(prepared).dump(1));
+            s = writeCacheEntry(reportPath.string(), reportToJson(prepared).dump(1));
         if (!s)
             return s.withContext("caching the prepared model of '" + model.path + "'");
     }

@@ -221,26 +221,67 @@ bool shapeOf(const onnx::ValueInfoProto& value, std::vector<int64_t>* dims)
 
 } // namespace
 
-bool staticShape(const onnx::GraphProto& graph, const std::string& name, std::vector<int64_t>* dims)
+ShapeIndex::ShapeIndex(const onnx::GraphProto& graph)
 {
+    initializers_.reserve(static_cast<size_t>(graph.initializer_size()));
+    values_.reserve(static_cast<size_t>(graph.input_size()) +
+        static_cast<size_t>(graph.value_info_size()) + static_cast<size_t>(graph.output_size()));
     for (const auto& init : graph.initializer())
-        if (init.name() == name) {
-            dims->assign(init.dims().begin(), init.dims().end());
-            return true;
-        }
+        initializers_.emplace(init.name(), &init);
     for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()})
         for (const auto& value : *list)
-            if (value.name() == name)
-                return shapeOf(value, dims);
-    return false;
+            if (initializers_.count(value.name()) == 0)
+                values_.emplace(value.name(), &value);
+}
+
+bool ShapeIndex::staticShape(const std::string& name, std::vector<int64_t>* dims) const
+{
+    if (const auto it = initializers_.find(name); it != initializers_.end()) {
+        dims->assign(it->second->dims().begin(), it->second->dims().end());
+        return true;
+    }
+    const auto it = values_.find(name);
+    return it != values_.end() && shapeOf(*it->second, dims);
+}
+
+int ShapeIndex::rank(const std::string& name) const
+{
+    if (const auto it = initializers_.find(name); it != initializers_.end())
+        return it->second->dims_size();
+    const auto it = values_.find(name);
+    if (it == values_.end() || !it->second->type().tensor_type().has_shape())
+        return -1;
+    return it->second->type().tensor_type().shape().dim_size();
+}
+
+const onnx::ValueInfoProto* ShapeIndex::valueInfo(const std::string& name) const
+{
+    const auto it = values_.find(name);
+    return it == values_.end() ? nullptr : it->second;
 }
 
 GraphIndex::GraphIndex(const onnx::GraphProto& graph) : graph_(graph)
 {
+    initializers_.reserve(static_cast<size_t>(graph.initializer_size()));
     for (int i = 0; i < graph.initializer_size(); ++i)
         initializers_.emplace(graph.initializer(i).name(), i);
-    for (int i = 0; i < graph.node_size(); ++i) {
-        const auto& node = graph.node(i);
+    for (int i = 0; i < graph.output_size(); ++i)
+        outputs_.emplace(graph.output(i).name(), i);
+    for (int i = 0; i < graph.input_size(); ++i)
+        if (initializers_.count(graph.input(i).name()) == 0)
+            inputs_.emplace(graph.input(i).name(), i);
+}
+
+void GraphIndex::indexNodes() const
+{
+    if (nodesIndexed_)
+        return;
+    nodesIndexed_ = true;
+    // Sized once: rehashing as 100,000s of values arrive costs more than the inserts.
+    producers_.reserve(static_cast<size_t>(graph_.node_size()));
+    consumers_.reserve(static_cast<size_t>(graph_.node_size()));
+    for (int i = 0; i < graph_.node_size(); ++i) {
+        const auto& node = graph_.node(i);
         for (const auto& out : node.output())
             if (!out.empty())
                 producers_.emplace(out, i);
@@ -251,11 +292,6 @@ GraphIndex::GraphIndex(const onnx::GraphProto& graph) : graph_(graph)
                     list.push_back(i);
             }
     }
-    for (int i = 0; i < graph.output_size(); ++i)
-        outputs_.emplace(graph.output(i).name(), i);
-    for (int i = 0; i < graph.input_size(); ++i)
-        if (initializers_.count(graph.input(i).name()) == 0)
-            inputs_.emplace(graph.input(i).name(), i);
 }
 
 const onnx::TensorProto* GraphIndex::initializer(const std::string& name) const
@@ -266,12 +302,14 @@ const onnx::TensorProto* GraphIndex::initializer(const std::string& name) const
 
 int GraphIndex::producer(const std::string& value) const
 {
+    indexNodes();
     const auto it = producers_.find(value);
     return it == producers_.end() ? -1 : it->second;
 }
 
 const std::vector<int>& GraphIndex::consumers(const std::string& value) const
 {
+    indexNodes();
     const auto it = consumers_.find(value);
     return it == consumers_.end() ? none_ : it->second;
 }
@@ -339,24 +377,34 @@ void forEachInputName(
     }
 }
 
-std::string uniqueName(const onnx::GraphProto& graph, const std::string& base)
+UniqueNames::UniqueNames(const onnx::GraphProto& graph)
 {
-    std::unordered_map<std::string, int> used;
     for (const auto& init : graph.initializer())
-        used.emplace(init.name(), 0);
+        used_.emplace(init.name(), 1);
     for (const auto& node : graph.node()) {
-        used.emplace(node.name(), 0);
+        used_.emplace(node.name(), 1);
         for (const auto& out : node.output())
-            used.emplace(out, 0);
+            used_.emplace(out, 1);
     }
     for (const auto& in : graph.input())
-        used.emplace(in.name(), 0);
-    if (used.count(base) == 0)
+        used_.emplace(in.name(), 1);
+}
+
+std::string UniqueNames::make(const std::string& base)
+{
+    const auto it = used_.find(base);
+    if (it == used_.end()) {
+        used_.emplace(base, 1);
         return base;
-    for (int i = 1;; ++i) {
-        std::string candidate = base + "_" + std::to_string(i);
-        if (used.count(candidate) == 0)
+    }
+    // Suffixes are tried from where the last search for this base stopped: each call is constant
+    // time on average, however many names were made from the same base.
+    for (int& next = it->second;; ++next) {
+        std::string candidate = base + "_" + std::to_string(next);
+        if (used_.emplace(candidate, 1).second) {
+            ++next;
             return candidate;
+        }
     }
 }
 

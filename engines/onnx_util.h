@@ -10,8 +10,17 @@
 
 #include <onnx/onnx_pb.h>
 
+namespace onnx {
+class ISchemaRegistry;
+}
+
 namespace jetagent {
 namespace onnxutil {
+
+// ONNX's operator schemas for shape inference, with checks added to the inference of operators
+// whose ONNX 1.12 implementation indexes by an attribute it never checks (model_validate.cpp).
+// Every onnx::shape_inference::InferShapes call in jetagent passes this registry.
+const onnx::ISchemaRegistry* checkedSchemaRegistry();
 
 // A node named for messages: "Conv 'Conv_12'", or "Conv (node 12)" when it has no name.
 std::string nodeLabel(const onnx::NodeProto& node, int index);
@@ -45,13 +54,29 @@ void removeAttribute(onnx::NodeProto* node, const std::string& name);
 // The opset of the default ("" / "ai.onnx") domain; 0 when the model does not import it.
 int64_t defaultOpset(const onnx::ModelProto& model);
 
-// The static shape of a value from graph inputs, outputs, value_info or initializers. False when
-// the value is unknown or has a symbolic or missing dimension.
-bool staticShape(
-    const onnx::GraphProto& graph, const std::string& name, std::vector<int64_t>* dims);
+// The declared and inferred shapes of a graph's values (initializers, then graph inputs,
+// value_info and graph outputs: the first that names a value wins), indexed once so that each
+// lookup is constant time. Pointers into the graph: rebuild after value_info or the lists change.
+class ShapeIndex {
+public:
+    explicit ShapeIndex(const onnx::GraphProto& graph);
+
+    // The static shape of a value. False when the value is unknown or has a symbolic or missing
+    // dimension.
+    bool staticShape(const std::string& name, std::vector<int64_t>* dims) const;
+    // The rank of a value whose shape (static or not) is known; -1 otherwise.
+    int rank(const std::string& name) const;
+    // The declared type of a value from inputs, value_info or outputs; nullptr when none.
+    const onnx::ValueInfoProto* valueInfo(const std::string& name) const;
+
+private:
+    std::unordered_map<std::string, const onnx::TensorProto*> initializers_;
+    std::unordered_map<std::string, const onnx::ValueInfoProto*> values_;
+};
 
 // Name → index maps of a graph, built once and used for lookups. Indices go stale when the graph
-// changes; rebuild after editing.
+// changes; rebuild after editing. The node maps (producer, consumers) are built on their first
+// use: passes that never ask for them (most, on most graphs) do not pay for them.
 struct GraphIndex {
     explicit GraphIndex(const onnx::GraphProto& graph);
 
@@ -62,10 +87,13 @@ struct GraphIndex {
     bool isGraphInput(const std::string& value) const; // a real input, not an initializer
 
 private:
+    void indexNodes() const;
+
     const onnx::GraphProto& graph_;
     std::unordered_map<std::string, int> initializers_;
-    std::unordered_map<std::string, int> producers_;
-    std::unordered_map<std::string, std::vector<int>> consumers_;
+    mutable bool nodesIndexed_ = false;
+    mutable std::unordered_map<std::string, int> producers_;
+    mutable std::unordered_map<std::string, std::vector<int>> consumers_;
     std::unordered_map<std::string, int> outputs_;
     std::unordered_map<std::string, int> inputs_;
     std::vector<int> none_;
@@ -83,8 +111,16 @@ void forEachInputName(onnx::GraphProto* graph, const std::function<void(std::str
 void forEachInputName(
     const onnx::GraphProto& graph, const std::function<void(const std::string&)>& fn);
 
-// A name not yet used by any value or node in the graph, built from `base`.
-std::string uniqueName(const onnx::GraphProto& graph, const std::string& base);
+// Names not yet used by any value or node of a graph, built from a base name. The graph's names
+// are collected once; each name handed out is remembered, so later ones differ from it too.
+class UniqueNames {
+public:
+    explicit UniqueNames(const onnx::GraphProto& graph);
+    std::string make(const std::string& base);
+
+private:
+    std::unordered_map<std::string, int> used_; // name -> next suffix to try after it
+};
 
 } // namespace onnxutil
 } // namespace jetagent

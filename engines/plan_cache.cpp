@@ -201,13 +201,13 @@ PlanLookup PlanCache::loadPlan(const std::string& key) const
     }
     const std::string planFile = planPath(key);
     const std::string metaPath = dir_ + "/" + key + ".json";
-    // Metadata first: a plan without it is not worth reading.
-    auto metaText = readFileIfPresent(metaPath);
-    if (!metaText) {
-        lookup.damaged = metaText.status().message();
+    // Metadata first, checked against its digest: a plan without it is not worth reading.
+    CacheEntryRead metaText = readCacheEntry(metaPath);
+    if (!metaText.damaged.empty()) {
+        lookup.damaged = "its metadata: " + metaText.damaged;
         return lookup;
     }
-    if (!metaText->has_value()) {
+    if (!metaText.bytes) {
         struct stat st { };
         if (::stat(planFile.c_str(), &st) == 0)
             lookup.damaged = "its plan has no metadata (a store was interrupted?)";
@@ -223,7 +223,7 @@ PlanLookup PlanCache::loadPlan(const std::string& key) const
         return lookup;
     }
 
-    auto meta = metadataFromJson(**metaText);
+    auto meta = metadataFromJson(*metaText.bytes);
     if (!meta) {
         lookup.damaged = meta.status().message();
         return lookup;
@@ -263,11 +263,12 @@ Status PlanCache::storePlan(
     const std::string metaPath = dir_ + "/" + key + ".json";
     // An old entry's metadata goes first: while the new plan replaces the old one, readers find
     // no metadata (a plain miss) rather than metadata that describes the other plan.
-    if (::unlink(metaPath.c_str()) != 0 && errno != ENOENT)
-        return Status::io("cannot remove '" + metaPath + "': " + errnoText(errno));
+    for (const std::string& old : {metaPath, cacheDigestPath(metaPath)})
+        if (::unlink(old.c_str()) != 0 && errno != ENOENT)
+            return Status::io("cannot remove '" + old + "': " + errnoText(errno));
     Status s = writeFileAtomically(planFile, plan);
     if (s)
-        s = writeFileAtomically(metaPath, metadataToJson(key, metadata).dump(1) + "\n");
+        s = writeCacheEntry(metaPath, metadataToJson(key, metadata).dump(1) + "\n");
     return s;
 }
 

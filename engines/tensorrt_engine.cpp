@@ -227,10 +227,15 @@ public:
         if (tablePath_.empty()) // no usable cache: calibrate at every build
             return nullptr;
         try {
-            auto table = readFileIfPresent(tablePath_);
-            if (!table || !table.value())
+            CacheEntryRead table = readCacheEntry(tablePath_);
+            if (!table.damaged.empty())
+                logger("tensorrt")
+                    ->warn("int8: the calibration table {} is damaged ({}); calibrating again and "
+                           "replacing it",
+                        tablePath_, table.damaged);
+            if (!table.bytes)
                 return nullptr;
-            table_ = std::move(*table.value());
+            table_ = std::move(*table.bytes);
             logger("tensorrt")->info("int8: using the calibration table {}", tablePath_);
             fromTable_ = true;
             length = table_.size();
@@ -246,7 +251,7 @@ public:
             return;
         try {
             Status s =
-                writeFileAtomically(tablePath_, std::string(static_cast<const char*>(ptr), length));
+                writeCacheEntry(tablePath_, std::string(static_cast<const char*>(ptr), length));
             if (!s)
                 logger("tensorrt")->warn("int8: calibration table not kept: {}", s.message());
         } catch (...) { // NOLINT(bugprone-empty-catch): nothing may escape into TensorRT
@@ -434,9 +439,12 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
     if (options.timingCache && in.cache.usable()) {
         timingPath = in.cache.timingCachePath(kHeaderVersion.toString(), in.platform.describe());
         std::string blob;
-        auto existing = readFileIfPresent(timingPath);
-        if (existing && existing.value())
-            blob = std::move(*existing.value());
+        CacheEntryRead existing = readCacheEntry(timingPath);
+        if (existing.bytes)
+            blob = std::move(*existing.bytes);
+        else if (!existing.damaged.empty())
+            log->warn("the timing cache {} is damaged ({}); timing afresh and replacing it",
+                timingPath, existing.damaged);
         timingCache.reset(config->createTimingCache(blob.data(), blob.size()));
         if (!timingCache || !config->setTimingCache(*timingCache, false)) {
             log->warn("the timing cache {} cannot be used; building without it", timingPath);
@@ -470,7 +478,7 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
     if (timingCache && !timingPath.empty()) {
         TrtPtr<nv::IHostMemory> blob(timingCache->serialize());
         if (blob) {
-            Status s = writeFileAtomically(
+            Status s = writeCacheEntry(
                 timingPath, std::string(static_cast<const char*>(blob->data()), blob->size()));
             if (!s)
                 log->warn("timing cache not kept: {}", s.message());

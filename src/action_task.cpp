@@ -330,10 +330,12 @@ Status ActionTask::addFrame(const Frame& frame, int64_t* preprocessedNs, int64_t
         ? truthToLabel_[static_cast<size_t>(frame.truthClass)]
         : -1;
     if (!streaming_) {
-        preprocessor_.run(frame.image, ring_->next(), ring_->channelStride());
+        if (Status s = preprocessor_.run(frame.image, ring_->next(), ring_->channelStride()); !s)
+            return s;
         *preprocessedNs = monotonicNs();
     } else {
-        preprocessor_.run(frame.image, frameInput_.data());
+        if (Status s = preprocessor_.run(frame.image, frameInput_.data()); !s)
+            return s;
         *preprocessedNs = monotonicNs(); // the backbone's pass is inference
         TensorView view;
         view.data = frameInput_.data();

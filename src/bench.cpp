@@ -441,8 +441,10 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
     Preprocessor preprocessor(pre);
     std::vector<float> input(preprocessor.outputElements() * static_cast<size_t>(batch));
     for (int b = 0; b < batch; ++b)
-        preprocessor.run(
-            frame.image, input.data() + preprocessor.outputElements() * static_cast<size_t>(b));
+        if (Status s = preprocessor.run(
+                frame.image, input.data() + preprocessor.outputElements() * static_cast<size_t>(b));
+            !s)
+            return s.withContext("source " + config.source.uri);
     TensorView view {input.data(), TensorShape {batch, 3, pre.cropHeight, pre.cropWidth}};
 
     AgentConfig agentConfig = config;

@@ -84,6 +84,26 @@ private:
     size_t channelStride_;
 };
 
+Status BilinearCrop::checkGeometry(int frameWidth, int frameHeight, int resizedWidth,
+    int resizedHeight, int cropX, int cropY, int cropWidth, int cropHeight)
+{
+    auto side = [](int v) { return v >= 1 && v <= kMaxSide; };
+    auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
+    if (!side(frameWidth) || !side(frameHeight))
+        return Status::invalid("the frame is " + size(frameWidth, frameHeight) +
+            "; each side must be 1 to " + std::to_string(kMaxSide) + " pixels");
+    if (!side(resizedWidth) || !side(resizedHeight) || !side(cropWidth) || !side(cropHeight))
+        return Status::invalid("the frame " + size(frameWidth, frameHeight) + " resized to " +
+            size(resizedWidth, resizedHeight) + " and cropped to " + size(cropWidth, cropHeight) +
+            ": each side must be 1 to " + std::to_string(kMaxSide) + " pixels");
+    if (cropX < 0 || cropY < 0 || cropX > resizedWidth - cropWidth ||
+        cropY > resizedHeight - cropHeight)
+        return Status::invalid("the crop " + size(cropWidth, cropHeight) + " at " +
+            std::to_string(cropX) + "," + std::to_string(cropY) + " is not inside the frame " +
+            "resized to " + size(resizedWidth, resizedHeight));
+    return Status();
+}
+
 void BilinearCrop::plan(const Geometry& g)
 {
     geometry_ = g;
@@ -105,8 +125,9 @@ void BilinearCrop::plan(const Geometry& g)
         columnWeights_[2 * x + 1] = columns[x].w1;
     }
 
-    const int pixels = g.cropWidth * g.cropHeight;
-    maxStripes_ = std::clamp(pixels / kPixelsPerStripe, 1, std::min(16, g.cropHeight));
+    const int64_t pixels = static_cast<int64_t>(g.cropWidth) * g.cropHeight;
+    maxStripes_ = static_cast<int>(
+        std::clamp<int64_t>(pixels / kPixelsPerStripe, 1, std::min(16, g.cropHeight)));
     // One element past the span: an edge column reads its (weight 0) neighbour there.
     scratchPlane_ = static_cast<size_t>(span_) + 1;
     scratch_.assign(3 * scratchPlane_ * static_cast<size_t>(maxStripes_), 0);
@@ -189,22 +210,28 @@ void BilinearCrop::runRows(const cv::Mat& bgr, int rowBegin, int rowEnd, int16_t
     }
 }
 
-void BilinearCrop::run(const cv::Mat& bgr, int resizedWidth, int resizedHeight, int cropX,
+Status BilinearCrop::run(const cv::Mat& bgr, int resizedWidth, int resizedHeight, int cropX,
     int cropY, int cropWidth, int cropHeight, const ChannelMap& channels, float* out,
     size_t channelStride)
 {
-    assert(bgr.type() == CV_8UC3 && cropWidth > 0 && cropHeight > 0);
+    assert(bgr.type() == CV_8UC3);
     const Geometry g {
         bgr.cols, bgr.rows, resizedWidth, resizedHeight, cropX, cropY, cropWidth, cropHeight};
-    if (!(g == geometry_)) // the default geometry has no crop, so the first frame plans too
+    if (!(g == geometry_)) { // the default geometry has no crop, so the first frame plans too
+        if (Status s = checkGeometry(g.frameWidth, g.frameHeight, g.resizedWidth, g.resizedHeight,
+                g.cropX, g.cropY, g.cropWidth, g.cropHeight);
+            !s)
+            return s;
         plan(g);
+    }
     const int stripes = std::min(maxStripes_, std::max(1, cv::getNumThreads()));
     if (stripes == 1) {
         runRows(bgr, 0, cropHeight, scratch_.data(), channels, out, channelStride);
-        return;
+        return Status();
     }
     const Stripes body(*this, bgr, stripes, scratch_.data(), channels, out, channelStride);
     cv::parallel_for_(cv::Range(0, stripes), body, stripes);
+    return Status();
 }
 
 } // namespace jetagent

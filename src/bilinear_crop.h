@@ -21,6 +21,8 @@
 
 #include <opencv2/core/mat.hpp>
 
+#include "jetagent/base/status.h"
+
 namespace jetagent {
 
 // One output coordinate: the first of the two source samples it blends and their weights in 1/256
@@ -56,13 +58,23 @@ public:
     // resizedHeight as three float planes, plane c at out + c * channelStride. Taps are computed
     // again only when the frame size or the geometry changes; buffers are kept, so a steady stream
     // of frames allocates nothing. Large crops are split into row stripes run on OpenCV's thread
-    // pool.
-    void run(const cv::Mat& bgr, int resizedWidth, int resizedHeight, int cropX, int cropY,
+    // pool. InvalidInput, with nothing written, for an empty frame or crop, a side above kMaxSide,
+    // or a crop that is not inside the resized frame.
+    Status run(const cv::Mat& bgr, int resizedWidth, int resizedHeight, int cropX, int cropY,
         int cropWidth, int cropHeight, const ChannelMap& channels, float* out,
         size_t channelStride);
 
     // Rows of this many output pixels or more are split into stripes (one per OpenCV thread).
     static constexpr int kPixelsPerStripe = 16384;
+    // The largest side of a frame, a resized frame or a crop (1M pixels): far above any camera's or
+    // model's, and small enough that no tap, offset or buffer size overflows.
+    static constexpr int kMaxSide = 1 << 20;
+
+    // Whether a frame of frameWidth x frameHeight, resized to resizedWidth x resizedHeight, has the
+    // crop (cropX, cropY, cropWidth x cropHeight) inside it, every side 1 to kMaxSide: the
+    // geometry run() accepts. InvalidInput saying which size is wrong otherwise.
+    static Status checkGeometry(int frameWidth, int frameHeight, int resizedWidth,
+        int resizedHeight, int cropX, int cropY, int cropWidth, int cropHeight);
 
 private:
     struct Geometry {

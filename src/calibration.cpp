@@ -96,11 +96,13 @@ public:
                     return read;
                 float* sample = out + j * sampleElements;
                 if (clip_.length == 0) {
-                    preprocessor_.run(frame_.image, sample);
+                    if (Status s = preprocessor_.run(frame_.image, sample); !s)
+                        return s;
                     continue;
                 }
                 // Frame k of the clip: its planes at [c][k] (ncthw) or its block at [k] (ntchw).
-                preprocessor_.run(frame_.image, plane_.data());
+                if (Status s = preprocessor_.run(frame_.image, plane_.data()); !s)
+                    return s;
                 const size_t planeSize = plane_.size() / 3;
                 for (size_t c = 0; c < 3; ++c)
                     std::copy_n(plane_.data() + c * planeSize, planeSize,

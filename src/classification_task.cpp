@@ -163,7 +163,8 @@ Status ClassificationTask::process(
 {
     const size_t elements = preprocessor_.outputElements();
     for (size_t i = 0; i < count; ++i)
-        preprocessor_.run(frames[i]->image, input_.data() + i * elements);
+        if (Status s = preprocessor_.run(frames[i]->image, input_.data() + i * elements); !s)
+            return s;
     // A model with a fixed batch runs full batches; the rows no frame filled are left as they were.
     const size_t rows = modelBatch_ > 0 ? static_cast<size_t>(modelBatch_) : count;
     const int64_t preprocessedNs = monotonicNs();

@@ -229,7 +229,10 @@ public:
                 continue;
             }
             giveUp = monotonicNs() + kFrameWaitNs;
-            preprocessor_.run(frame_.image, data_.data() + count * preprocessor_.outputElements());
+            if (Status s = preprocessor_.run(
+                    frame_.image, data_.data() + count * preprocessor_.outputElements());
+                !s)
+                return s.withContext("--inputs " + uri_);
             ++count;
             ++read_;
         }

@@ -2,6 +2,7 @@
 // float.
 #include "preprocess.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -42,12 +43,19 @@ CropGeometry computeCropGeometry(int frameWidth, int frameHeight, const Preproce
         return g;
     }
     const int64_t size = config.resizeSize;
+    // A frame of extreme shape gives a longer side past any int: kept one above the largest side
+    // the crop takes, which then refuses it (an empty frame gives 0, refused too).
+    auto longer = [size](int64_t side, int64_t other) {
+        const double v =
+            other > 0 ? static_cast<double>(size * side) / static_cast<double>(other) : 0.0;
+        return static_cast<int>(std::min(v, BilinearCrop::kMaxSide + 1.0));
+    };
     if (frameWidth <= frameHeight) {
         g.resizedWidth = static_cast<int>(size);
-        g.resizedHeight = static_cast<int>(static_cast<double>(size * frameHeight) / frameWidth);
+        g.resizedHeight = longer(frameHeight, frameWidth);
     } else {
         g.resizedHeight = static_cast<int>(size);
-        g.resizedWidth = static_cast<int>(static_cast<double>(size * frameWidth) / frameHeight);
+        g.resizedWidth = longer(frameWidth, frameHeight);
     }
     // std::nearbyint rounds half to even in the default rounding mode, as Python's round() does.
     g.cropX = static_cast<int>(std::nearbyint((g.resizedWidth - g.cropWidth) / 2.0));
@@ -71,17 +79,20 @@ Preprocessor::Preprocessor(const PreprocessConfig& config) : config_(config)
     }
 }
 
-void Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
+Status Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
 {
     assert(bgr.type() == CV_8UC3);
     const CropGeometry g = computeCropGeometry(bgr.cols, bgr.rows, config_);
     const cv::Mat* source = &bgr;
     const bool resize = g.resizedWidth != bgr.cols || g.resizedHeight != bgr.rows;
-    if (resize && config_.interpolation == Interpolation::Linear) {
-        bilinear_.run(bgr, g.resizedWidth, g.resizedHeight, g.cropX, g.cropY, g.cropWidth,
+    if (resize && config_.interpolation == Interpolation::Linear)
+        return bilinear_.run(bgr, g.resizedWidth, g.resizedHeight, g.cropX, g.cropY, g.cropWidth,
             g.cropHeight, channels_, out, channelStride);
-        return;
-    }
+    // The other kernels resize the whole frame with OpenCV, then read the crop from it.
+    if (Status s = BilinearCrop::checkGeometry(bgr.cols, bgr.rows, g.resizedWidth, g.resizedHeight,
+            g.cropX, g.cropY, g.cropWidth, g.cropHeight);
+        !s)
+        return s;
     if (resize) {
         cv::resize(bgr, resized_, cv::Size(g.resizedWidth, g.resizedHeight), 0, 0,
             toOpenCVInterpolation(config_.interpolation));
@@ -103,6 +114,7 @@ void Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
             planes[2][i] = t2[row[s2]];
         }
     }
+    return Status();
 }
 
 } // namespace jetagent

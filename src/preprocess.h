@@ -39,10 +39,12 @@ public:
     explicit Preprocessor(const PreprocessConfig& config);
 
     // Writes 3 x cropHeight x cropWidth floats (planar, channels in the configured order) to `out`.
-    void run(const cv::Mat& bgr, float* out) { run(bgr, out, planeElements()); }
+    // InvalidInput, with nothing written, when the frame and the configured sizes give no crop the
+    // bilinear kernel can take (an empty frame, a side above BilinearCrop::kMaxSide).
+    Status run(const cv::Mat& bgr, float* out) { return run(bgr, out, planeElements()); }
     // The same with channel c's plane at out + c * channelStride (a clip ring's layout, where a
     // frame's channels lie T planes apart).
-    void run(const cv::Mat& bgr, float* out, size_t channelStride);
+    Status run(const cv::Mat& bgr, float* out, size_t channelStride);
 
     const PreprocessConfig& config() const { return config_; }
     size_t planeElements() const

@@ -57,7 +57,7 @@ TEST(ActionZoo, R3d18RunsInClipMode)
         frame.captureNs = monotonicNs();
         frame.truthClass = renderer.render(i, frame.image);
         if (i >= kFrames - kT) {
-            preprocessor.run(frame.image, frameBuffer.data());
+            ASSERT_TRUE(preprocessor.run(frame.image, frameBuffer.data()).ok());
             const size_t t = i - (kFrames - kT);
             for (size_t c = 0; c < 3; ++c)
                 std::copy(frameBuffer.begin() + static_cast<std::ptrdiff_t>(c * plane),

@@ -117,8 +117,9 @@ std::vector<float> runCrop(
     BilinearCrop& crop, const cv::Mat& frame, const Case& k, const ChannelMap& m)
 {
     std::vector<float> out(3u * cropArea(k), -1.0f);
-    crop.run(frame, k.resizedW, k.resizedH, k.cropX, k.cropY, k.cropW, k.cropH, m, out.data(),
-        cropArea(k));
+    EXPECT_TRUE(crop.run(frame, k.resizedW, k.resizedH, k.cropX, k.cropY, k.cropW, k.cropH, m,
+                        out.data(), cropArea(k))
+                    .ok());
     return out;
 }
 
@@ -290,6 +291,53 @@ TEST(BilinearCrop, WithinOneLevelOfOpenCVsPlainLinear)
     }
 }
 
+// A model input declared 2^40 high once reached the plan as a crop of 0 rows (the size cast to
+// int) and dereferenced the first of no columns; sizes past any int, and crops outside the frame,
+// are refused before anything is planned or written.
+TEST(BilinearCrop, ImpossibleGeometriesAreRefusedNotPlanned)
+{
+    const cv::Mat frame = randomFrame(64, 48, 17);
+    const ChannelMap m = rgbImageNet();
+    std::vector<float> out(3 * 16 * 16, -1.0f);
+    BilinearCrop crop;
+    const int huge = BilinearCrop::kMaxSide + 1;
+    struct Bad {
+        int resizedW, resizedH, cropX, cropY, cropW, cropH;
+        const char* part;
+    };
+    for (const Bad& b : {Bad {64, 64, 0, 0, 0, 16, "each side must be 1 to"},
+             Bad {64, huge, 0, 0, 16, 16, "each side must be 1 to"},
+             Bad {64, 64, 0, 0, 16, huge, "each side must be 1 to"},
+             Bad {64, 64, 0, 0, 16, -16, "each side must be 1 to"},
+             Bad {64, 64, 56, 0, 16, 16, "is not inside the frame resized to 64x64"},
+             Bad {64, 64, -1, 0, 16, 16, "is not inside"}}) {
+        const Status s = crop.run(
+            frame, b.resizedW, b.resizedH, b.cropX, b.cropY, b.cropW, b.cropH, m, out.data(), 256);
+        ASSERT_FALSE(s.ok()) << b.resizedW << "x" << b.resizedH << " crop " << b.cropW << "x"
+                             << b.cropH;
+        EXPECT_EQ(s.kind(), ErrorKind::InvalidInput);
+        EXPECT_NE(s.message().find(b.part), std::string::npos) << s.message();
+    }
+    EXPECT_EQ(std::count(out.begin(), out.end(), -1.0f), static_cast<long>(out.size()))
+        << "nothing is written for a refused geometry";
+    // The same object still works afterwards.
+    EXPECT_TRUE(crop.run(frame, 64, 64, 8, 8, 16, 16, m, out.data(), 256).ok());
+    EXPECT_FALSE(crop.run(cv::Mat(0, 0, CV_8UC3), 64, 64, 8, 8, 16, 16, m, out.data(), 256).ok());
+
+    // Through the preprocessor: a frame so narrow that its resized height passes any int.
+    PreprocessConfig c;
+    c.resizeSize = 256;
+    c.cropWidth = c.cropHeight = 224;
+    for (Interpolation interpolation : {Interpolation::Linear, Interpolation::Nearest}) {
+        c.interpolation = interpolation;
+        Preprocessor p(c);
+        std::vector<float> planes(p.outputElements());
+        const Status s = p.run(randomFrame(1, 20000, 18), planes.data());
+        ASSERT_FALSE(s.ok());
+        EXPECT_NE(s.message().find("resized to 256x"), std::string::npos) << s.message();
+    }
+}
+
 TEST(Preprocessor, LinearIsTheBilinearCropAndOthersStayOpenCVs)
 {
     PreprocessConfig c;
@@ -298,7 +346,7 @@ TEST(Preprocessor, LinearIsTheBilinearCropAndOthersStayOpenCVs)
     const cv::Mat frame = randomFrame(640, 480, 16);
     Preprocessor linear(c);
     std::vector<float> viaPreprocessor(linear.outputElements());
-    linear.run(frame, viaPreprocessor.data());
+    ASSERT_TRUE(linear.run(frame, viaPreprocessor.data()).ok());
     const Case k {640, 480, 341, 256, 58, 16, 224, 224};
     const std::vector<float> expected = expectedPlanes(k, rgbImageNet(), [&](int x, int y, int ch) {
         return definitionPixel(frame, k.resizedW, k.resizedH, x, y, ch);

@@ -92,7 +92,7 @@ std::vector<std::vector<float>> inferenceInputs(const std::string& uri, const Pr
         if (!r.ok() || r.value() != ReadResult::Frame)
             break;
         out.emplace_back(preprocessor.outputElements());
-        preprocessor.run(frame.image, out.back().data());
+        EXPECT_TRUE(preprocessor.run(frame.image, out.back().data()).ok());
     }
     return out;
 }

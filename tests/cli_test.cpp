@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
 
 #include "jetagent/engines/engine.h"
 #include "test_support.h"
@@ -334,6 +336,56 @@ TEST(Cli, InspectErrorsAreUsageErrors)
     EXPECT_EQ(help.exitCode, 0);
     for (const char* part : {"--json", "--input-shape", "--prepared", "--no-cache", "Examples"})
         EXPECT_TRUE(has(help.out, part)) << part << " missing from inspect --help";
+}
+
+// A Conv with strides of 0 killed `jetagent inspect` with SIGFPE inside ONNX's shape inference,
+// and a FIFO given as the model hung it: both are now usage errors that say what is wrong.
+TEST(Cli, InspectRefusesModelsThatWouldCrashOrHangIt)
+{
+    TempDir dir;
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    auto* graph = model.mutable_graph();
+    graph->set_name("strides");
+    auto declare = [](onnx::ValueInfoProto* v, const char* name, const std::vector<int64_t>& dims) {
+        v->set_name(name);
+        auto* t = v->mutable_type()->mutable_tensor_type();
+        t->set_elem_type(onnx::TensorProto::FLOAT);
+        for (int64_t d : dims)
+            t->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    declare(graph->add_input(), "x", {1, 3, 8, 8});
+    declare(graph->add_output(), "y", {1, 2, 6, 6});
+    auto* w = graph->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {2, 3, 3, 3})
+        w->add_dims(d);
+    for (int i = 0; i < 54; ++i)
+        w->add_float_data(0.5f);
+    auto* conv = graph->add_node();
+    conv->set_op_type("Conv");
+    conv->set_name("conv");
+    conv->add_input("x");
+    conv->add_input("w");
+    conv->add_output("y");
+    auto* strides = conv->add_attribute();
+    strides->set_name("strides");
+    strides->set_type(onnx::AttributeProto::INTS);
+    strides->add_ints(0);
+    strides->add_ints(0);
+    test::writeFile(dir / "strides.onnx", model.SerializeAsString());
+    auto refused = runJetagent({"inspect", "strides.onnx"}, dir.path());
+    EXPECT_EQ(refused.exitCode, 2) << refused.err;
+    EXPECT_TRUE(has(refused.err, "Conv 'conv': strides [0, 0]: each value must be 1 to"))
+        << refused.err;
+
+    ASSERT_EQ(::mkfifo((dir / "pipe.onnx").c_str(), 0600), 0);
+    auto fifo = runJetagent({"inspect", "pipe.onnx"}, dir.path());
+    EXPECT_EQ(fifo.exitCode, 2) << fifo.err;
+    EXPECT_TRUE(has(fifo.err, "model file 'pipe.onnx' is a FIFO (named pipe), not a regular file"))
+        << fifo.err;
 }
 
 // Exit 2, a source that cannot be opened: cameras named as jetson-inference's users name them.

@@ -187,9 +187,16 @@ int run(const Options& o)
 
     uint64_t frameId = 0;
     const float* volatile clipSeen = nullptr; // the clip's address, read so the call is kept
-    auto plainFrame = [&] { preprocessor.run(frame, plainBuffer.data()); };
+    // The frame and crop are fixed and valid: a refusal here is a bug, not a measurement.
+    auto check = [](const Status& s) {
+        if (!s) {
+            std::fprintf(stderr, "preprocessing failed: %s\n", s.message().c_str());
+            std::exit(1);
+        }
+    };
+    auto plainFrame = [&] { check(preprocessor.run(frame, plainBuffer.data())); };
     auto ringFrame = [&](ClipRing& ring) {
-        preprocessor.run(frame, ring.next(), ring.channelStride());
+        check(preprocessor.run(frame, ring.next(), ring.channelStride()));
         ClipRing::FrameInfo info;
         info.frameId = frameId++;
         ring.push(info);

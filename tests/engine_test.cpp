@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/sha256.h"
@@ -141,7 +142,7 @@ TEST(OpenCVDnnEngine, ClassifiesSyntheticShapes)
     int correct = 0;
     for (uint64_t i = 0; i < 30; ++i) {
         const int truth = renderer.render(i, image);
-        pre.run(image, input.data());
+        ASSERT_TRUE(pre.run(image, input.data()).ok());
         TensorView view {input.data(), TensorShape {1, 3, 64, 64}};
         RunTiming timing;
         ASSERT_TRUE(session.value()->run(&view, 1, &timing).ok());
@@ -164,7 +165,8 @@ std::vector<float> logits(const Engine& engine, int count, bool batched)
     cv::Mat image;
     for (int i = 0; i < count; ++i) {
         renderer.render(static_cast<uint64_t>(i), image);
-        pre.run(image, input.data() + pre.outputElements() * static_cast<size_t>(i));
+        EXPECT_TRUE(
+            pre.run(image, input.data() + pre.outputElements() * static_cast<size_t>(i)).ok());
     }
     auto session = engine.createSession();
     EXPECT_TRUE(session.ok());
@@ -448,7 +450,9 @@ public:
             return false;
         for (int i = 0; i < batch_; ++i, ++next_) {
             renderer_.render(static_cast<uint64_t>(next_), image_);
-            pre_.run(image_, out + static_cast<size_t>(i) * pre_.outputElements());
+            if (Status s = pre_.run(image_, out + static_cast<size_t>(i) * pre_.outputElements());
+                !s)
+                return s;
         }
         ++batches;
         return true;
@@ -512,7 +516,7 @@ TEST(XnnpackEngine, Int8IsCalibratedCachedAndAgreesWithFp32)
         for (uint64_t i = 0; i < 100; i += 2) {
             for (uint64_t k = 0; k < 2; ++k) {
                 renderer.render(i + k, image);
-                pre.run(image, input.data() + k * pre.outputElements());
+                EXPECT_TRUE(pre.run(image, input.data() + k * pre.outputElements()).ok());
             }
             TensorView view {input.data(), TensorShape {2, 3, 64, 64}};
             EXPECT_TRUE(sa.value()->run(&view, 1, nullptr).ok());
@@ -546,22 +550,48 @@ TEST(XnnpackEngine, Int8IsCalibratedCachedAndAgreesWithFp32)
     EXPECT_EQ(agreement(*cached.value(), *q.value(), &same), 100);
     EXPECT_EQ(same, 0.0);
 
-    // A damaged entry is calibrated again (and replaced).
-    size_t damaged = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack")) {
-        std::ofstream(e.path()) << "jetagent xnnpack ranges 1\nconv_1 0x1p+0\n";
-        ++damaged;
+    // A damaged entry is calibrated again (and replaced), giving the very same engine: a byte of
+    // a valid table flipped (which still parses: a digit of a range), cut off or added, which the
+    // digest beside it catches; and (below) entries with matching digests whose ranges do not
+    // parse or do not fit the model.
+    std::vector<std::string> rangeFiles;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack"))
+        if (e.path().extension() == ".ranges")
+            rangeFiles.push_back(e.path().string());
+    ASSERT_EQ(rangeFiles.size(), 1u);
+    const std::string table = test::readFile(rangeFiles[0]);
+    const size_t digit = table.find_first_of("123456789abcdef", table.size() / 2);
+    ASSERT_NE(digit, std::string::npos);
+    std::string flipped = table;
+    flipped[digit] = flipped[digit] == '1' ? '2' : '1';
+    for (const std::string& damaged :
+        {flipped, table.substr(0, table.size() - table.size() / 3), table + "\n"}) {
+        test::writeFile(rangeFiles[0], damaged);
+        auto samplesAgain = std::make_shared<ShapeSamples>(30, 4);
+        int8.calibration = samplesAgain;
+        auto rebuilt = buildEngine(demoModel(), int8);
+        ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().message();
+        EXPECT_EQ(samplesAgain->batches, 7) << "a damaged table was used";
+        EXPECT_EQ(agreement(*rebuilt.value(), *q.value(), &same), 100);
+        EXPECT_EQ(same, 0.0);
+        EXPECT_EQ(test::readFile(rangeFiles[0]), table) << "the entry is replaced";
     }
-    EXPECT_EQ(damaged, 1u);
+    std::ofstream(rangeFiles[0]) << "jetagent xnnpack ranges 1\nconv_1 0x1p+0\n";
     auto third = std::make_shared<ShapeSamples>(30, 4);
     int8.calibration = third;
     auto recalibrated = buildEngine(demoModel(), int8);
     ASSERT_TRUE(recalibrated.ok()) << recalibrated.status().message();
     EXPECT_EQ(third->batches, 7);
+    ASSERT_TRUE(writeCacheEntry(rangeFiles[0], "jetagent xnnpack ranges 1\nconv_1 0x1p+0\n").ok());
+    auto unparsed = std::make_shared<ShapeSamples>(30, 4);
+    int8.calibration = unparsed;
+    ASSERT_TRUE(buildEngine(demoModel(), int8).ok());
+    EXPECT_EQ(unparsed->batches, 7);
 
     // So is one that parses but names values this model does not have.
-    for (const auto& e : std::filesystem::directory_iterator(dir / "cache/xnnpack"))
-        std::ofstream(e.path()) << "jetagent xnnpack ranges 1\nsomething_else -0x1p+0 0x1p+0\n";
+    ASSERT_TRUE(
+        writeCacheEntry(rangeFiles[0], "jetagent xnnpack ranges 1\nsomething_else -0x1p+0 0x1p+0\n")
+            .ok());
     auto fourth = std::make_shared<ShapeSamples>(30, 4);
     int8.calibration = fourth;
     auto refitted = buildEngine(demoModel(), int8);
@@ -626,7 +656,7 @@ TEST(XnnpackEngine, Fp16RunsWhereTheCpuHasNativeFp16AndIsRefusedElsewhere)
     double diff = 0, scale = 0;
     for (uint64_t i = 0; i < 60; ++i) {
         renderer.render(i, image);
-        pre.run(image, input.data());
+        ASSERT_TRUE(pre.run(image, input.data()).ok());
         TensorView view {input.data(), TensorShape {1, 3, 64, 64}};
         ASSERT_TRUE(hs.value()->run(&view, 1, nullptr).ok());
         ASSERT_TRUE(fs.value()->run(&view, 1, nullptr).ok());

@@ -133,7 +133,7 @@ TEST_P(HotPath, SteadyStateFramesAllocateNothing)
         frame.reset();
         FramePtr taken[1];
         queue.pop(taken, 1);
-        preprocessor.run(taken[0]->image, input.data());
+        EXPECT_TRUE(preprocessor.run(taken[0]->image, input.data()).ok());
         softmax(logits.data(), probabilities.data(), logits.size());
         smoothScores(probabilities.data(), smoothed.data(), smoothed.size(), 0.5, i == 0);
         FrameRecord r;
@@ -180,7 +180,8 @@ TEST_P(HotPath, ClipRingFramesAndClipsAllocateNothing)
         ClipRing& r = *ring.value();
         float checksum = 0.0f;
         auto oneFrame = [&](uint64_t i) {
-            preprocessor.run(images[i % images.size()], r.next(), r.channelStride());
+            EXPECT_TRUE(
+                preprocessor.run(images[i % images.size()], r.next(), r.channelStride()).ok());
             r.push({i, static_cast<int64_t>(i) * 1000, 0});
             if (r.full())
                 checksum += r.clip()[i % r.clipElements()] + static_cast<float>(r.info(0).frameId);

@@ -207,7 +207,8 @@ TEST(PlanCache, RoundTrip)
     ASSERT_TRUE(cache.storePlan(key, plan, sampleMetadata(in)).ok());
     EXPECT_EQ(cache.planPath(key), cache.directory() + "/" + key + ".plan");
     EXPECT_TRUE(test::readFile(cache.planPath(key)) == plan);
-    EXPECT_EQ(filesIn(cache.directory()), (std::vector<std::string> {key + ".json", key + ".plan"}))
+    EXPECT_EQ(filesIn(cache.directory()),
+        (std::vector<std::string> {key + ".json", key + ".json.sha256", key + ".plan"}))
         << "no temporary file may stay behind";
 
     const PlanLookup found = cache.loadPlan(key);
@@ -254,7 +255,7 @@ TEST(PlanCache, ARebuiltPlanReplacesTheOldOne)
     const PlanLookup found = cache.loadPlan(key);
     ASSERT_TRUE(found.plan.has_value()) << found.damaged;
     EXPECT_TRUE(found.plan->bytes == second);
-    EXPECT_EQ(filesIn(cache.directory()).size(), 2u);
+    EXPECT_EQ(filesIn(cache.directory()).size(), 3u);
 }
 
 TEST(PlanCache, AKeyThatIsNotTheInputsKeyIsRefused)
@@ -325,10 +326,29 @@ TEST(PlanCache, AMissingPlanIsADamagedMiss)
         "plan is missing");
 }
 
+// Metadata edited by hand, its digest not: refused before it is parsed.
+TEST(PlanCache, MetadataThatDiffersFromItsDigestIsADamagedMiss)
+{
+    expectDamagedMiss(
+        [](const std::string&, const std::string& metaPath) {
+            std::string json = test::readFile(metaPath);
+            json[json.size() / 2] = static_cast<char>(json[json.size() / 2] ^ 0x01);
+            test::writeFile(metaPath, json);
+        },
+        "its metadata: its content (");
+    expectDamagedMiss([](const std::string&,
+                          const std::string& metaPath) { fs::remove(cacheDigestPath(metaPath)); },
+        "its metadata: it has no SHA-256 digest");
+}
+
+// The checks below the digest, on metadata stored with a digest that matches it (as a faulty
+// jetagent, or a person who also rewrote the digest, would leave it).
 TEST(PlanCache, MetadataThatIsNotJsonIsADamagedMiss)
 {
-    expectDamagedMiss([](const std::string&,
-                          const std::string& metaPath) { test::writeFile(metaPath, "{\"key\": "); },
+    expectDamagedMiss(
+        [](const std::string&, const std::string& metaPath) {
+            ASSERT_TRUE(writeCacheEntry(metaPath, "{\"key\": ").ok());
+        },
         "not JSON");
 }
 
@@ -340,7 +360,7 @@ TEST(PlanCache, IncompleteMetadataIsADamagedMiss)
             const size_t at = json.find("\"plan_sha256\"");
             ASSERT_NE(at, std::string::npos);
             json.replace(at, 13, "\"plan_sha_256\"");
-            test::writeFile(metaPath, json);
+            ASSERT_TRUE(writeCacheEntry(metaPath, json).ok());
         },
         "incomplete");
 }
@@ -356,8 +376,9 @@ TEST(PlanCache, MetadataOfAnotherKeyIsADamagedMiss)
             const PlanCache cache = PlanCache::open(fs::path(dir).parent_path().string());
             const std::string plan = test::readFile(planPath);
             ASSERT_TRUE(cache.storePlan(planKey(other), plan, sampleMetadata(other)).ok());
-            fs::copy_file(dir + "/" + planKey(other) + ".json", metaPath,
-                fs::copy_options::overwrite_existing);
+            ASSERT_TRUE(
+                writeCacheEntry(metaPath, test::readFile(dir + "/" + planKey(other) + ".json"))
+                    .ok());
         },
         "another plan");
 }
@@ -370,7 +391,7 @@ TEST(PlanCache, EditedKeyTextIsADamagedMiss)
             const size_t at = json.find("batch_opt=4");
             ASSERT_NE(at, std::string::npos);
             json.replace(at, 11, "batch_opt=5");
-            test::writeFile(metaPath, json);
+            ASSERT_TRUE(writeCacheEntry(metaPath, json).ok());
         },
         "another plan");
 }

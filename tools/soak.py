@@ -162,8 +162,9 @@ def main():
             "max_total_mb: 24}\n" % os.path.join(logs, name))
         path = os.path.join(out, name + ".yaml")
         write_config(path, text, 5, True)
-        cmd = [args.binary, "run", "-c", path, "--as-fast-as-possible", "--frames", "0",
-               "--duration", str(args.duration), "-q"]
+        # No --duration: a reload starts a new run with a duration of its own. The soak stops
+        # them itself (SIGTERM), as systemd would.
+        cmd = [args.binary, "run", "-c", path, "--as-fast-as-possible", "--frames", "0", "-q"]
         err = open(os.path.join(out, name + ".err"), "w")
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
         jobs[name] = {"proc": proc, "config": path, "base": text, "samples": [],
@@ -177,9 +178,15 @@ def main():
     fill_events = []
     print(f"soak: {args.duration:.0f} s of {', '.join(jobs)} as fast as possible; samples every "
           f"{args.sample_s:.0f} s in {out}", flush=True)
+    stopped = False
     while any(j["proc"].poll() is None for j in jobs.values()):
         time.sleep(args.sample_s)
         now = time.monotonic()
+        if not stopped and now - start >= args.duration:
+            for job in jobs.values():
+                if job["proc"].poll() is None:
+                    job["proc"].send_signal(signal.SIGTERM)
+            stopped = True
         t = now - start
         minute = int(t // 60)
         for name, job in jobs.items():
@@ -218,10 +225,17 @@ def main():
     report = {"duration_s": args.duration, "fill_disk_at_s": fill_events, "jobs": {}}
     for name, job in jobs.items():
         code = job["proc"].returncode
-        after = [s for s in job["samples"] if s[0] >= args.warmup_s]
-        quiet = [s for s in after if not (args.duration * args.hup_from - args.sample_s <= s[0]
-                                          <= args.duration * args.hup_to + 3 * args.sample_s)]
-        rss_slope = slope_per_hour([(s[0], s[1] / 1024.0) for s in after])
+        # Samples after the warm-up, before the SIGHUPs and after them (engines rebuilt by
+        # reloads may raise the allocator's high-water mark once: reported apart, as a step).
+        hup_start, hup_stop = args.duration * args.hup_from, args.duration * args.hup_to
+        after = [s for s in job["samples"] if args.warmup_s <= s[0] <= args.duration]
+        before_hups = [s for s in after if s[0] < hup_start - args.sample_s]
+        after_hups = [s for s in after if s[0] > hup_stop + 3 * args.sample_s]
+        quiet = before_hups + after_hups
+        trends = [slope_per_hour([(s[0], s[1] / 1024.0) for s in part])
+                  for part in (before_hups, after_hups) if len(part) >= 3]
+        rss_slope = max(trends, default=0.0)
+        step = (after_hups[0][1] - before_hups[-1][1]) / 1024.0 if before_hups and after_hups else 0.0
         first = quiet[: max(1, len(quiet) // 10)]
         last = quiet[-max(1, len(quiet) // 10):]
         threads0, threads1 = statistics.median(s[2] for s in first), statistics.median(s[2] for s in last)
@@ -241,7 +255,8 @@ def main():
         print(f"\n{name}: exit {code}, {job['hups']} SIGHUPs (valid and invalid alternating)")
         if rss:
             print(f"  RSS after warm-up  {min(rss) / 1024:.1f} .. {max(rss) / 1024:.1f} MiB, "
-                  f"trend {rss_slope:+.2f} MB/h (limit {args.max_rss_growth_mb_per_h})")
+                  f"trend {rss_slope:+.2f} MB/h outside the SIGHUP phase (limit "
+                  f"{args.max_rss_growth_mb_per_h}); across the SIGHUP phase {step:+.1f} MiB")
         print(f"  threads            {threads0:.0f} -> {threads1:.0f}; descriptors {fds0:.0f} -> {fds1:.0f}")
         print(f"  log directory      up to {max((s[4] for s in job['samples']), default=0) / 2**20:.1f} MiB")
         print("  minute  frames   e2e p50 ms   p99 ms    max ms")
@@ -249,6 +264,7 @@ def main():
             print(f"  {minute:6d} {n:8d} {p50:11.3f} {p99:8.3f} {top:9.3f}")
         print("  check: " + ("FAILED: " + "; ".join(problems) if problems else "passed"))
         report["jobs"][name] = {"exit": code, "hups": job["hups"], "rss_slope_mb_per_h": rss_slope,
+                                "rss_step_over_hups_mib": step,
                                 "threads": [threads0, threads1], "fds": [fds0, fds1],
                                 "samples": job["samples"], "minutes": minutes, "problems": problems}
     with open(os.path.join(out, "soak.json"), "w") as f:

@@ -328,19 +328,21 @@ Expected<xnnplan::RangeTable> calibrationRanges(const std::shared_ptr<xnnplan::P
     std::string path;
     if (!options.cacheDir.empty()) {
         path = options.cacheDir + "/xnnpack/" + key + ".ranges";
-        auto cached =
-            useCache ? readFileIfPresent(path) : Expected<std::optional<std::string>>(std::nullopt);
-        if (!cached)
-            log->warn("int8: {}; calibrating again", cached.status().message());
-        else if (cached.value()) {
-            auto table = xnnplan::parseRanges(*cached.value());
+        // Checked against its digest: a flipped digit still parses, and quantizes every frame
+        // wrongly without a word.
+        CacheEntryRead cached = useCache ? readCacheEntry(path) : CacheEntryRead {};
+        if (cached.bytes) {
+            auto table = xnnplan::parseRanges(*cached.bytes);
             if (table) {
                 *how = "calibration ranges from the cache (" + path + ")";
                 return table;
             }
-            log->warn("int8: the cached ranges {} are damaged ({}); calibrating again", path,
-                table.status().message());
+            cached.damaged = table.status().message();
         }
+        if (!cached.damaged.empty())
+            log->warn("int8: the cached ranges {} are damaged ({}); calibrating again and "
+                      "replacing them",
+                path, cached.damaged);
     }
 
     if (plan->inputs.size() != 1)
@@ -403,7 +405,7 @@ Expected<xnnplan::RangeTable> calibrationRanges(const std::shared_ptr<xnnplan::P
         std::filesystem::create_directories(options.cacheDir + "/xnnpack", ec);
         Status s = ec
             ? Status::io("cannot create " + options.cacheDir + "/xnnpack: " + ec.message())
-            : writeFileAtomically(path, xnnplan::formatRanges(ranges));
+            : writeCacheEntry(path, xnnplan::formatRanges(ranges));
         if (!s.ok())
             log->warn("int8: calibration ranges not kept: {}", s.message());
         else

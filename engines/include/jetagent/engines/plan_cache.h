@@ -3,7 +3,9 @@
 // Free of TensorRT and CUDA so that it builds and is tested everywhere: the TensorRT backend
 // hands it bytes. A plan is keyed by everything that changes what TensorRT builds (model,
 // preparation, precision, device, batch profile, workspace, calibration, TensorRT version, GPU),
-// and is stored as <cacheDir>/tensorrt/<key>.plan beside <key>.json, its metadata.
+// and is stored as <cacheDir>/tensorrt/<key>.plan beside <key>.json, its metadata, which holds the
+// plan's SHA-256 and has its own digest beside it (<key>.json.sha256, cache_file.h). Calibration
+// tables and timing caches are cache entries with digests too (readCacheEntry, writeCacheEntry).
 #pragma once
 
 #include <cstdint>
@@ -89,10 +91,11 @@ public:
     const std::string& directory() const { return dir_; }
 
     // Reads the plan stored under `key` (planKey). A missing plan or metadata file is a plain
-    // miss. An entry whose metadata is unreadable, whose key text does not hash to `key`, or
-    // whose plan differs in size or SHA-256 from the metadata is a miss with the reason in
-    // PlanLookup::damaged: never an error. Hashes the whole plan (hundreds of MB/s with the
-    // CPU's SHA-256 instructions): TensorRT is not robust against a corrupted plan.
+    // miss. An entry whose metadata is unreadable or differs from its digest (or has none), whose
+    // key text does not hash to `key`, or whose plan differs in size or SHA-256 from the metadata
+    // is a miss with the reason in PlanLookup::damaged: never an error. Hashes the whole plan
+    // (hundreds of MB/s with the CPU's SHA-256 instructions): TensorRT is not robust against a
+    // corrupted plan.
     PlanLookup loadPlan(const std::string& key) const;
 
     // Stores `plan` under `key`, which must be planKey(metadata.inputs) (else InvalidInput).
