@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/model_validate.h"
@@ -239,7 +240,7 @@ Expected<PreparedModel> prepareModel(const ModelFile& model, const PrepareOption
     if (!onnxPath.empty()) {
         Status s = writeCacheEntry(onnxPath.string(), *prepared.bytes);
         if (s)
-            s = writeCacheEntry(reportPath.string(), reportToJson(prepared).dump(1));
+            s = writeCacheEntry(reportPath.string(), jsonText(reportToJson(prepared), 1));
         if (!s)
             return s.withContext("caching the prepared model of '" + model.path + "'");
     }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jetagent/base/json_text.h"
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/sha256.h"
 
@@ -268,7 +269,7 @@ Status PlanCache::storePlan(
             return Status::io("cannot remove '" + old + "': " + errnoText(errno));
     Status s = writeFileAtomically(planFile, plan);
     if (s)
-        s = writeCacheEntry(metaPath, metadataToJson(key, metadata).dump(1) + "\n");
+        s = writeCacheEntry(metaPath, jsonText(metadataToJson(key, metadata), 1) + "\n");
     return s;
 }
 
