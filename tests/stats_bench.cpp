@@ -81,8 +81,9 @@ int main(int argc, char** argv)
 
     std::sort(addNs.begin(), addNs.end());
     const Distribution e2e = summarize(stats.endToEnd);
-    std::printf("jetagent_stats_bench: %" PRIu64 " records through TaskStats::add "
-                "(logging.max_summary_samples %zu; percentiles exact up to it, then within %.3f%%)\n",
+    std::printf(
+        "jetagent_stats_bench: %" PRIu64 " records through TaskStats::add "
+        "(logging.max_summary_samples %zu; percentiles exact up to it, then within %.3f%%)\n",
         records, exact, 100.0 * SampleSeries::kRelativeError);
     std::printf("  statistics memory  %zu bytes (%.2f MiB per task, whatever the run's length)\n",
         stats.memoryBytes(), static_cast<double>(stats.memoryBytes()) / (1 << 20));
