@@ -69,7 +69,10 @@ TaskLog::TaskLog(std::string taskName, const std::vector<std::string>& labels, i
 {
     for (const auto& label : labels) {
         csvLabels_.push_back(csvEscape(label));
-        jsonLabels_.push_back(nlohmann::json(label).dump());
+        // A labels file need not be UTF-8 (Latin-1 datasets exist); its invalid bytes become
+        // U+FFFD here, so that every JSON line still parses (nlohmann::json throws on them).
+        jsonLabels_.push_back(
+            nlohmann::json(label).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
 }
 
