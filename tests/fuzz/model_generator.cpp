@@ -62,7 +62,7 @@ public:
     // preparation folds.
     std::string floats(const std::vector<int64_t>& dims, const std::vector<float>& values)
     {
-        const std::string tensorName = name("w");
+        std::string tensorName = name("w");
         onnx::TensorProto* tensor = nullptr;
         onnx::TensorProto constant;
         const bool asConstant = in_.range(0, 7) == 0;

@@ -45,15 +45,20 @@ rss=$(stat peak_rss_mb)
 coverage=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$work/log" | tail -1)
 corpus=$(find "$work/corpus" -type f | wc -l)
 findings=$(find "$work/findings" -type f | wc -l)
-printf '%-16s %10s executions (%s/s), %s, corpus +%d (%s), peak RSS %s MB, %d finding(s)\n' \
-    "$name" "${executions:-?}" "${rate:-?}" "${coverage:-cov: ?}" "$corpus" "$work/corpus" \
-    "${rss:-?}" "$findings"
-if [ $rc -ne 0 ] || [ "$findings" -gt 0 ]; then
-    echo "$name: libFuzzer exited with $rc; findings in $work/findings:" >&2
-    find "$work/findings" -type f >&2
-    # The report: the sanitizer's or libFuzzer's, with the stack.
-    grep -n -m1 -E '^==[0-9]+==ERROR|^==[0-9]+== ERROR|runtime error|deadly signal|ALARM|out-of-memory' \
-        "$work/log" >/dev/null && sed -n '/==ERROR\|== ERROR\|runtime error\|deadly signal\|ALARM\|out-of-memory/,$p' \
-        "$work/log" | head -80 >&2
-    exit 1
+# WORKDIR/summary: this line; WORKDIR/result: ok or failed; WORKDIR/report: what went wrong.
+printf '%-16s %10s executions (%s/s), %s, corpus +%d, peak RSS %s MB, %d finding(s)\n' \
+    "$name" "${executions:-?}" "${rate:-?}" "${coverage:-cov: ?}" "$corpus" "${rss:-?}" \
+    "$findings" | tee "$work/summary"
+if [ $rc -eq 0 ] && [ "$findings" -eq 0 ]; then
+    echo ok >"$work/result"
+    exit 0
 fi
+echo failed >"$work/result"
+{
+    echo "$name: libFuzzer exited with $rc; findings:"
+    find "$work/findings" -type f
+    # The end of the log: the harness's message, then the sanitizer's or libFuzzer's report.
+    tail -n 60 "$work/log"
+} >"$work/report"
+cat "$work/report" >&2
+exit 1
