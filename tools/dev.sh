@@ -190,7 +190,7 @@ sanitizer_env=(
 # Every fuzz target for SECONDS, JETAGENT_JOBS at a time, from the list the build writes
 # (tests/fuzz/CMakeLists.txt: NAME PROGRAM INPUT_DIR... per line); then a line per target.
 fuzz_all() { # SECONDS
-    local seconds=$1 dir="$build_dir-sanitize" list name failed=()
+    local seconds=$1 dir="$build_dir-sanitize" list name words failed=()
     list="$dir/tests/fuzz/fuzz_targets.txt"
     [ -f "$list" ] || { echo "dev.sh: $list is missing: is $dir a clang sanitizer build?" >&2; exit 1; }
     step "fuzzing each target for $seconds s, $jobs at a time (corpus growth and findings: $dir/fuzz-work)"
@@ -324,7 +324,7 @@ fuzz)
     seconds=${2:-60}
     [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz takes a number of seconds, not '$seconds'" >&2; exit 2; }
     install_missing "${packages[@]}" "${sanitizer_packages[@]}"
-    sanitize_build --target jetagent_fuzz_targets
+    sanitize_build jetagent_fuzz_targets
     fuzz_all "$seconds"
     ;;
 build)

@@ -1,7 +1,7 @@
 // Fuzz target: text read from sysfs, procfs and /etc. The fixture boards' trees (written once per
 // process) have some of their files replaced by fuzz text, removed, or made to fail as a driver
-// would; then everything that reads them runs as `jetagent power` and the sampler do: board
-// identity, profile selection, rail discovery and reads, the power mode, thermal zones, clocks and
+// would; then everything that reads them runs as a run does: board identity, profile selection,
+// rail discovery, the power mode, and the sampler reading the rails, thermal zones, clocks and
 // fans. The files are put back afterwards, so each input starts from the board as it was.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,21 +9,18 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "fuzz_support.h"
-#include "jetagent/power/board_state.h"
 #include "jetagent/power/power_monitor.h"
-#include "jetagent/power/rails.h"
 #include "sysfs_fixture.h"
 
 namespace {
 
 using namespace jetagent;
-namespace fs = std::filesystem;
 
 constexpr size_t kMaxInputBytes = 4096;
 constexpr int kMaxEdits = 8;
@@ -96,39 +93,27 @@ void checkParse(const std::string& text)
         fail("parseSysfsInt gave " + std::to_string(rc) + " for '" + text + "'");
 }
 
-// Everything that reads the board, as `jetagent power` and a run's sampler do.
+// Everything that reads the board, as a run does: the power monitor (identity, profile, rail
+// discovery, power mode, the board-state reader) and its sampler started and stopped, which
+// reads every rail and the board state.
 void readBoard(const std::string& root)
 {
-    const SysfsRoot sysfs(root);
-    const BoardIdentity identity = detectBoard(sysfs);
-    (void)identity.describe();
-
     PowerMonitorOptions options;
     options.sysfsRoot = root;
+    // Fast and small, so that the sampler stops within a millisecond and sets up no large ring.
+    options.sampler.railHz = 1000.0;
+    options.sampler.stateHz = 1000.0;
+    options.sampler.ringCapacity = 64;
     auto monitor = PowerMonitor::open(options);
     if (!monitor)
         fail("the power monitor did not open on a fixture tree: " + monitor.status().message());
     (void)monitor.value()->setup().describe();
-
-    constexpr int64_t kNowNs = 1'000'000'000;
-    constexpr int64_t kTenMs = 10'000'000;
-    RailDiscovery discovery = discoverRails(sysfs, kNowNs);
-    for (auto& rail : discovery.rails) {
-        RailReading reading;
-        (void)rail->read(kNowNs + kTenMs, reading);
-        (void)rail->reopen();
-        (void)rail->read(kNowNs + 2 * kTenMs, reading);
-    }
-
-    auto selected = selectBoardProfile("auto", identity);
-    if (!selected)
-        fail("no profile for a fixture board: " + selected.status().message());
-    BoardStateReader state(sysfs, selected->profile);
-    BoardStateSample sample;
-    state.read(kNowNs, sample);
-    state.read(kNowNs + kTenMs, sample);
-    if (sample.zones.size() != state.zones().size())
-        fail("a state sample's zones do not match the reader's");
+    PowerSampler& sampler = monitor.value()->sampler();
+    if (Status started = sampler.start(); !started)
+        fail("the sampler did not start: " + started.message());
+    sampler.stop();
+    if (sampler.runStats().rails.size() != sampler.rails().size())
+        fail("the run's statistics do not cover every rail");
 }
 
 } // namespace
