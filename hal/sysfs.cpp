@@ -92,7 +92,9 @@ int injectedFault(const char* path, bool atOpen)
 void setSysfsReadFaults(std::shared_ptr<const SysfsReadFaults> faults)
 {
     static std::mutex mutex;
-    static std::vector<std::unique_ptr<FaultTable>> kept; // see the header: never freed
+    // See the header: never freed, not even by the static destructors at exit, which may run
+    // before those of fixtures that still publish their faults (seen in a fuzz target's exit).
+    static auto* const kept = new std::vector<std::unique_ptr<FaultTable>>();
     const std::lock_guard<std::mutex> lock(mutex);
     if (!faults || faults->empty()) {
         g_faultTable.store(nullptr, std::memory_order_release);
@@ -104,7 +106,7 @@ void setSysfsReadFaults(std::shared_ptr<const SysfsReadFaults> faults)
         table->sorted.emplace_back(path, error);
     // std::map orders by std::string, which compares as string_view does, so `sorted` is sorted.
     g_faultTable.store(table.get(), std::memory_order_release);
-    kept.push_back(std::move(table));
+    kept->push_back(std::move(table));
 }
 
 int parseSysfsInt(const char* text, size_t length, int64_t& value)

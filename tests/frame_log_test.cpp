@@ -75,6 +75,21 @@ TEST(TaskLog, JsonLineParsesWithEveryField)
     EXPECT_EQ(j["ok"], true);
 }
 
+// Found by the labels fuzz target (tests/fuzz/regressions/labels): a Latin-1 labels file made the
+// log throw nlohmann's type_error 316.
+TEST(TaskLog, LabelsThatAreNotUtf8GiveJsonLinesThatParse)
+{
+    TaskLog log("t", {"caf\xe9", "\xff\xfe"}, 0, 16);
+    std::string line;
+    log.formatJson(sampleRecord(), line);
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["top"][0]["label"], "\xef\xbf\xbd\xef\xbf\xbd"); // two U+FFFD
+    EXPECT_EQ(j["top"][1]["label"], "caf\xef\xbf\xbd");
+    std::string csv;
+    log.formatCsv(sampleRecord(), csv);
+    EXPECT_NE(csv.find("\xff\xfe"), std::string::npos) << "the CSV keeps the file's bytes";
+}
+
 TEST(TaskLog, UnpacedFramesKeepTheirQueueingOutOfEndToEndAndHaveNoDeadline)
 {
     // Deadline 1 ms: the paced record (4.25 ms end to end) misses it.

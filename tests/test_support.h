@@ -11,7 +11,13 @@ namespace jetagent::test {
 
 // How much slower a sanitizer build runs: wall-clock bounds of end-to-end tests are widened by it
 // (never a check skipped); 1 in ordinary builds.
-#if defined(__SANITIZE_ADDRESS__)
+// GCC defines __SANITIZE_ADDRESS__ under -fsanitize=address; clang 14 tells it by __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JETAGENT_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(JETAGENT_TEST_ASAN)
 constexpr double kSanitizerSlowdown = 3.0;
 constexpr bool kAddressSanitizer = true;
 #else

@@ -13,10 +13,18 @@ usage: tools/dev.sh COMMAND
           (tools/export_torchvision.py into models/reference/; cached, so later runs take seconds),
           build with warnings as errors, run every test (the vivid camera test boots a VM:
           it must not skip here; clang-tidy runs meanwhile at nice 19), package and install the
-          .deb for real; then lint (clang-format, clang-tidy's result), run the suite once more
-          under AddressSanitizer and UndefinedBehaviorSanitizer (without the model zoo, label zoo,
-          and the VM test, label vm), and cross-build for aarch64 and run the unit tests under
-          qemu-user (tests labelled slow are left out there)
+          .deb for real; then lint (clang-format, clang-tidy's result), build with clang under
+          AddressSanitizer and UndefinedBehaviorSanitizer (the fuzz targets as libFuzzer programs
+          too) and run the suite once more there (without the model zoo, label zoo, and the VM
+          test, label vm; with a 20-second fuzzing run per fuzz target, label fuzz), and
+          cross-build for aarch64 and run the unit tests under qemu-user (tests labelled slow are
+          left out there)
+  fuzz SECONDS
+          install missing packages, build the fuzz targets (tests/fuzz) with clang, ASan and UBSan
+          into BUILD_DIR-sanitize, and run each for SECONDS (default 60), JETAGENT_JOBS at a time;
+          new corpus entries and findings go to BUILD_DIR-sanitize/fuzz-work/TARGET, never into
+          the repository. Prints each target's executions, coverage and findings; fails when a
+          target found something
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
   package install missing packages, build for the /usr prefix and make the .deb
@@ -61,6 +69,12 @@ fi
 test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
     libonnx-testdata)
 lint_packages=(clang-format clang-tidy)
+# The sanitizer build: clang, its sanitizer and libFuzzer runtimes, and (for oneDNN's OpenMP on
+# x86-64) clang's OpenMP library.
+sanitizer_packages=(clang libclang-rt-14-dev)
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+    sanitizer_packages+=(libomp-dev)
+fi
 # The model-zoo tests' reference exports (tools/export_torchvision.py).
 model_packages=(python3-torch python3-torchvision)
 cross_packages=(g++-aarch64-linux-gnu qemu-user-static mmdebstrap)
@@ -117,12 +131,17 @@ install_missing() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-configure_and_build() { # DIR, extra cmake arguments...
-    local dir=$1
+configure_and_build() { # DIR, extra cmake arguments... [-- targets to build (default: all)...]
+    local dir=$1 configure=() targets=()
     shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        configure+=("$1")
+        shift
+    done
+    [ $# -gt 1 ] && targets=(--target "${@:2}")
     step "building in $dir"
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETAGENT_WERROR=ON "$@" >/dev/null
-    cmake --build "$dir" --parallel "$jobs"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETAGENT_WERROR=ON "${configure[@]}" >/dev/null
+    cmake --build "$dir" --parallel "$jobs" "${targets[@]}"
 }
 
 run_tests() { # DIR, extra ctest arguments...
@@ -153,6 +172,50 @@ export_models() {
     /usr/bin/python3 tools/export_torchvision.py
     /usr/bin/python3 tools/export_torchvision.py --keep-batchnorm mobilenet_v2 resnet18 resnet50 \
         densenet121 shufflenet_v2_x1_0 resnext50_32x4d r3d_18
+}
+
+# The sanitizer build: clang with AddressSanitizer and UndefinedBehaviorSanitizer, the libraries
+# instrumented for libFuzzer and the fuzz targets linked with it (tests/fuzz). Naming the compiler
+# makes CMake start afresh in a directory that an older GCC configuration left.
+sanitize_build() { # [targets to build (default: all)...]
+    configure_and_build "$build_dir-sanitize" -DCMAKE_CXX_COMPILER=clang++ -DJETAGENT_SANITIZE=ON -- "$@"
+}
+
+# The sanitizers' settings for tests and fuzzing: leaks included; GLib's constructor allocation
+# suppressed (tests/lsan.supp), which needs the slow unwinder.
+sanitizer_env=(
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+    LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:fast_unwind_on_malloc=0"
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+)
+
+# Every fuzz target for SECONDS, JETAGENT_JOBS at a time, from the list the build writes
+# (tests/fuzz/CMakeLists.txt: NAME PROGRAM INPUT_DIR... per line); then a line per target.
+fuzz_all() { # SECONDS
+    local seconds=$1 dir="$build_dir-sanitize" list name words failed=()
+    list="$dir/tests/fuzz/fuzz_targets.txt"
+    [ -f "$list" ] || { echo "dev.sh: $list is missing: is $dir a clang sanitizer build?" >&2; exit 1; }
+    step "fuzzing each target for $seconds s, $jobs at a time (corpus growth and findings: $dir/fuzz-work)"
+    while read -r -a words; do
+        env "${sanitizer_env[@]}" tests/fuzz/run_fuzzer.sh "${words[1]}" "${words[0]}" "$seconds" \
+            "$dir/fuzz-work/${words[0]}" "${words[@]:2}" >/dev/null 2>&1 &
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+            wait -n || true
+        done
+    done <"$list"
+    wait || true
+    step "fuzzing results ($seconds s per target)"
+    while read -r name _; do
+        cat "$dir/fuzz-work/$name/summary"
+        [ "$(cat "$dir/fuzz-work/$name/result")" = ok ] || failed+=("$name")
+    done <"$list"
+    if [ ${#failed[@]} -gt 0 ]; then
+        for name in "${failed[@]}"; do
+            printf '\n== %s: findings (inputs in %s)\n' "$name" "$dir/fuzz-work/$name/findings" >&2
+            cat "$dir/fuzz-work/$name/report" >&2
+        done
+        return 1
+    fi
 }
 
 cross_build() {
@@ -231,7 +294,7 @@ demo)
     ;;
 test)
     timed "install packages" install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
-        "${cross_packages[@]}" "${model_packages[@]}"
+        "${sanitizer_packages[@]}" "${cross_packages[@]}" "${model_packages[@]}"
     timed "build (native)" configure_and_build "$build_dir"
     tidy_start
     if [ "${JETAGENT_SKIP_SLOW:-0}" != 1 ]; then
@@ -243,12 +306,12 @@ test)
     timed "package install test (apt, amd64)" install_test "$build_dir"
     timed "lint (clang-format; clang-tidy's rest)" lint
     # The same suite once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
-    # without the model zoo (minutes natively, far longer under ASan).
-    timed "build (ASan+UBSan)" configure_and_build "$build_dir-sanitize" -DJETAGENT_SANITIZE=ON
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
-        LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:fast_unwind_on_malloc=0" \
-        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        timed "tests (ASan+UBSan, no zoo/vm)" run_tests "$build_dir-sanitize" -LE zoo -LE vm
+    # built by clang, without the model zoo (minutes natively, far longer under ASan); the fuzz
+    # targets are libFuzzer programs in this build, and each fuzzes for 20 s (label fuzz).
+    timed "build (ASan+UBSan, clang)" sanitize_build
+    export "${sanitizer_env[@]}"
+    timed "tests (ASan+UBSan, no zoo/vm; fuzz)" run_tests "$build_dir-sanitize" -LE zoo -LE vm
+    unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
     # aarch64: the same sources cross-compiled, the unit tests run under qemu-user (10-40x slower
     # than native, so the slow label stays out).
     timed "build (aarch64 cross)" cross_build
@@ -258,6 +321,13 @@ test)
     ;;
 cross)
     cross_build
+    ;;
+fuzz)
+    seconds=${2:-60}
+    [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz takes a number of seconds, not '$seconds'" >&2; exit 2; }
+    install_missing "${packages[@]}" "${sanitizer_packages[@]}"
+    sanitize_build jetagent_fuzz_targets
+    fuzz_all "$seconds"
     ;;
 build)
     install_missing "${packages[@]}"
@@ -287,7 +357,7 @@ check-tensorrt)
     ;;
 deps)
     install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
-        "${cross_packages[@]}"
+        "${sanitizer_packages[@]}" "${cross_packages[@]}"
     ;;
 -h | --help | help)
     usage

@@ -1,0 +1,50 @@
+// Fuzz target: the agent's YAML config, as `jetagent run --config` loads it (text to AgentConfig,
+// every key checked), and what the loaded config is asked for afterwards (where a key came from,
+// the section texts a reload compares).
+#include <cstdio>
+#include <cstdlib>
+
+#include "config.h"
+#include "fuzz_support.h"
+
+namespace {
+
+// Configs are a few kilobytes; longer inputs only slow the fuzzer down.
+constexpr size_t kMaxConfigBytes = 64 * 1024;
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/)
+{
+    jetagent::fuzz::quietLogging();
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+    using namespace jetagent;
+    if (size > kMaxConfigBytes)
+        return -1;
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    auto parsed = parseConfig(text, "fuzz.yaml", "/nonexistent/config-dir");
+    if (!parsed) {
+        if (parsed.status().message().empty()) {
+            std::fprintf(stderr, "a rejected config must say why\n");
+            std::abort();
+        }
+        return 0;
+    }
+    const AgentConfig& config = parsed.value();
+    for (const auto& [key, line] : config.lines)
+        if (line < 1 || config.where(key).empty()) {
+            std::fprintf(stderr, "key %s: line %d\n", key.c_str(), line);
+            std::abort();
+        }
+    // A reload of the same text must see no section changed.
+    auto again = parseConfig(text, "fuzz.yaml", "/nonexistent/config-dir");
+    if (!again || again->sections != config.sections) {
+        std::fprintf(stderr, "the same config parsed twice gives different sections\n");
+        std::abort();
+    }
+    return 0;
+}
