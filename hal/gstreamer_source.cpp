@@ -683,9 +683,16 @@ private:
         const bool reconnected =
             machine_.state() == LinkState::Connecting && machine_.everStreamed();
         machine_.frame(arrivalNs);
-        if (reconnected)
+        if (reconnected) {
+            // Counted and logged together, and neither once the source is being torn down, so
+            // that the summary's count and the log's lines agree.
+            std::lock_guard<std::mutex> lock(shared_->mutex);
+            if (shared_->stop)
+                return;
+            shared_->stats.reconnects = machine_.reconnects();
             log_->info("{}: frames again, {:.1f} s after the stream was lost ({} attempts)",
                 plan_.label, nsToS(arrivalNs - machine_.lostAtNs()), attemptsSinceLoss_);
+        }
         attemptsSinceLoss_ = 0;
         handOver(std::move(sample), arrivalNs);
     }

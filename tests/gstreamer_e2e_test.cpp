@@ -265,7 +265,12 @@ TEST(GStreamerRun, LivePipelineFailingEveryFewSecondsIsRecoveredEachTime)
     EXPECT_GE(disconnects, 3u) << stats;
     // The run may end while the last failure is being recovered.
     EXPECT_GE(reconnects + 1, disconnects) << stats;
-    EXPECT_EQ(countOf(r.err, "frames again,"), reconnects) << r.err;
+    // Each reconnect is logged once; one more may come between the summary and the source's
+    // teardown (the stream keeps failing and recovering while the summary is written).
+    const auto logged = countOf(r.err, "frames again,");
+    EXPECT_TRUE(logged == reconnects || logged == reconnects + 1)
+        << logged << " logged, " << reconnects << " in the summary\n"
+        << r.err;
     EXPECT_EQ(r.err.find("CRITICAL"), std::string::npos) << r.err;
 }
 
