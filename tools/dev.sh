@@ -12,19 +12,21 @@ usage: tools/dev.sh COMMAND
   test    install missing packages, export the torchvision reference models
           (tools/export_torchvision.py into models/reference/; cached, so later runs take seconds),
           build with warnings as errors, run every test (the vivid camera test boots a VM:
-          it must not skip here; clang-tidy runs meanwhile at nice 19), package and install the
-          .deb for real; then lint (clang-format, clang-tidy's result), build with clang under
-          AddressSanitizer and UndefinedBehaviorSanitizer (the fuzz targets as libFuzzer programs
-          too) and run the tests labelled unit once more there, with a 20-second fuzzing run per
-          fuzz target (label fuzz), and cross-build for aarch64 and run the tests labelled unit
-          under qemu-user. The slow suites, the model zoo and the VM run natively only. Each
-          stage's time is printed at the end
+          it must not skip here; clang-tidy of the shipped code runs meanwhile at nice 19),
+          package and install the .deb for real; build with clang under AddressSanitizer and
+          UndefinedBehaviorSanitizer (the fuzz targets as libFuzzer programs too) and run the
+          tests labelled unit once more there, with a 20-second fuzzing run per fuzz target
+          (label fuzz); cross-build for aarch64 and run the tests labelled unit under qemu-user
+          (but the Cli and ServiceProtocol suites); then lint (clang-format, clang-tidy's
+          result). The slow suites, the model zoo and the VM run natively only. Each stage's
+          time is printed at the end
   fuzz SECONDS
           install missing packages, build the fuzz targets (tests/fuzz) with clang, ASan and UBSan
           into BUILD_DIR-sanitize, and run each for SECONDS (default 60), JETAGENT_JOBS at a time;
           new corpus entries and findings go to BUILD_DIR-sanitize/fuzz-work/TARGET, never into
           the repository. Prints each target's executions, coverage and findings; fails when a
           target found something
+  tidy    build, then clang-tidy every source, the tests' too (CI checks the shipped code only)
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
   package install missing packages, build for the /usr prefix and make the .deb
@@ -257,17 +259,20 @@ install_test() { # DIR
     echo "install test: $(($(date +%s) - start)) s"
 }
 
-# clang-tidy is most of CI's CPU (about 20 minutes of both cores), so it starts in the background at
-# nice 19 as soon as the build has written compile_commands.json and the generated headers, and takes
-# the cycles that the model export, the tests (many of them wait on servers, VMs and clocks) and the
-# packaging leave idle; `lint` then runs clang-format and waits for it. Its own session, so that a
-# failing run can stop it with everything it started.
+# clang-tidy of the code that ships (base, hal, engines, power, src): about a third of what tidying
+# the tests too costs, which was the largest single item of CI's CPU and slowed every test beside it
+# even at nice 19; `tools/dev.sh tidy` checks the tests as well (before committing them). It starts
+# in the background at nice 19 as soon as the build has written compile_commands.json and the
+# generated headers, and takes the cycles that the model export, the tests (many of them wait on
+# servers, VMs and clocks) and the packaging leave idle; `lint`, the last stage, runs clang-format
+# and waits for it. Its own session, so that a failing run can stop it with everything it started.
+tidy_sources='(base|hal|engines|power|src)/.*\.cpp$'
 tidy_pid=""
 tidy_start() {
     step "clang-tidy starts in the background (nice 19; its log: $build_dir/clang-tidy.log)"
     # Every finding is an error (.clang-tidy); the build's compile_commands.json gives the flags.
     setsid nice -n 19 run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet \
-        "$root/(base|hal|engines|power|src|tests)/.*\.cpp$" >"$build_dir/clang-tidy.log" 2>&1 &
+        "$root/$tidy_sources" >"$build_dir/clang-tidy.log" 2>&1 &
     tidy_pid=$!
 }
 tidy_stop() {
@@ -308,7 +313,6 @@ test)
     JETAGENT_REQUIRE_VM=1 timed "tests (native, all labels)" run_tests "$build_dir"
     timed "package (amd64)" package "$build_dir" "$(dpkg --print-architecture)"
     timed "package install test (apt, amd64)" install_test "$build_dir"
-    timed "lint (clang-format; clang-tidy's rest)" lint
     # The unit tests once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
     # built by clang; the fuzz targets are libFuzzer programs in this build, and each fuzzes for
     # 20 s (label fuzz). The slow suites, the model zoo and the VM run natively only: under ASan
@@ -318,10 +322,17 @@ test)
     timed "tests (ASan+UBSan: unit, fuzz)" run_tests "$build_dir-sanitize" -L '^(unit|fuzz)$'
     unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
     # aarch64: the same sources cross-compiled, the unit tests run under qemu-user (10-40x slower
-    # than native, so the slow label stays out and its suites are not built).
+    # than native, so the slow label stays out and its suites are not built). The binary's own
+    # runs (AgentRun, Hardening, LocalFilesRun, PowerCommand, ...) run there; the CLI's usage and
+    # message tests (Cli) and the service protocol's timed tests (ServiceProtocol), which check
+    # nothing that depends on the architecture and start the binary dozens of times, run natively
+    # and under the sanitizers only.
     timed "build (aarch64 cross; unit tests)" cross_build -DJETAGENT_ALL_TESTS=OFF
-    JETAGENT_SKIP_SLOW=1 timed "tests (aarch64 under qemu: unit)" run_tests "$build_dir-aarch64"
+    JETAGENT_SKIP_SLOW=1 timed "tests (aarch64 under qemu: unit but Cli, ServiceProtocol)" \
+        run_tests "$build_dir-aarch64" -E '^(Cli|ServiceProtocol)\.'
+
     timed "package (arm64)" package "$build_dir-aarch64" arm64
+    timed "lint (clang-format; clang-tidy's rest)" lint
     step "all tests passed"
     ;;
 cross)
@@ -342,6 +353,12 @@ package)
     install_missing "${packages[@]}" dpkg-dev
     configure_and_build "$build_dir" -DCMAKE_INSTALL_PREFIX=/usr
     package "$build_dir" "$(dpkg --print-architecture)"
+    ;;
+tidy)
+    install_missing "${packages[@]}" "${lint_packages[@]}"
+    configure_and_build "$build_dir"
+    step "clang-tidy of every source, tests included"
+    run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests)/.*\.cpp$"
     ;;
 check-tensorrt)
     shift
