@@ -343,6 +343,13 @@ Expected<std::unique_ptr<FrameSource>> ImageDirectorySource::open(
     return std::unique_ptr<FrameSource>(std::move(source));
 }
 
+SourceStats ImageDirectorySource::stats() const
+{
+    SourceStats stats;
+    stats.skippedFiles = skipped_.load();
+    return stats;
+}
+
 Expected<ReadResult> ImageDirectorySource::read(Frame& frame)
 {
     auto log = logger("source");
@@ -359,7 +366,7 @@ Expected<ReadResult> ImageDirectorySource::read(Frame& frame)
 
         auto image = decodeImageFile(entry.path, fileBuffer_, maxPixels_);
         if (!image) {
-            ++skipped_;
+            skipped_.fetch_add(1);
             lastReason = image.status().message();
             log->warn("{}; skipped", lastReason);
             continue;

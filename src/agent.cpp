@@ -348,9 +348,16 @@ Status checkMemoryBudget(const AgentConfig& config, const SourceInfo& source,
     const uint64_t total = frames * frameBytes + statsBytes;
     const uint64_t machine = uint64_t(std::max(::sysconf(_SC_PHYS_PAGES), 0L)) *
         uint64_t(std::max(::sysconf(_SC_PAGE_SIZE), 0L));
+    // A configured budget may be below the machine's memory, never above it: a plan that cannot
+    // fit in the machine is refused whatever the budget says.
     const bool configured = config.run.memoryBudgetMb > 0;
-    const uint64_t budget =
-        configured ? uint64_t(config.run.memoryBudgetMb) * kMiB : machine / 4 * 3;
+    uint64_t budget = configured ? uint64_t(config.run.memoryBudgetMb) * kMiB : machine / 4 * 3;
+    const char* limit =
+        configured ? "run.memory_budget_mb" : "three quarters of this machine's memory";
+    if (machine > 0 && budget > machine) {
+        budget = machine;
+        limit = "this machine's memory";
+    }
     if (budget == 0 || total <= budget)
         return Status();
     char text[512];
@@ -363,8 +370,7 @@ Status checkMemoryBudget(const AgentConfig& config, const SourceInfo& source,
         frames, source.width, source.height,
         static_cast<unsigned long long>(frames * frameBytes / kMiB), config.run.queueDepth,
         static_cast<unsigned long long>(statsBytes / kMiB),
-        static_cast<unsigned long long>(total / kMiB),
-        configured ? "run.memory_budget_mb" : "three quarters of this machine's memory",
+        static_cast<unsigned long long>(total / kMiB), limit,
         static_cast<unsigned long long>(budget / kMiB));
     return Status::invalid(config.where("run.queue_depth") + ": " + text);
 }
@@ -842,7 +848,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             nextStatus = now + statusPeriod;
         }
     }
-    signals.setServing(false);
+    // A second stop signal from here on is not acted on: the run is already ending, and quitting
+    // at once would lose the summary it is about to write (a third still ends the process).
     pipeline.join();
     watchdog.setProbe(nullptr);
     if (c.gpio)
@@ -855,6 +862,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     writer.stop();
 
     end.run = summariseRun(outcome, config, c, pipeline, logs, options, Status());
+    signals.setServing(false);
     end.reload = pending != nullptr && pipeline.failure().ok() && !end.stopSignal;
     return end;
 }

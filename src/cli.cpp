@@ -55,7 +55,9 @@ constexpr int kExitUsage = 2;
 
 const char* const kExitCodes =
     "Exit codes: 0 success; 2 usage, configuration or input error (a bad config key,\n"
-    "a missing or corrupt model, a source that cannot be opened); 1 failure while running.";
+    "a missing or corrupt model, a source that cannot be opened); 1 failure while running\n"
+    "(also: every frame failed, the summary could not be written, a stop that outlasted\n"
+    "--stop-timeout); 128+N a second stop signal N while frames drain (130 for Ctrl-C).";
 
 int report(const Status& status)
 {

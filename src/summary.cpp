@@ -403,7 +403,7 @@ json summaryJson(const RunOutcome& o)
     j["source"] = {{"uri", o.source.uri}, {"kind", o.source.kind}, {"width", o.source.width},
         {"height", o.source.height}, {"fps", round4(o.source.fps)}, {"live", o.source.live},
         {"pacing", o.config && o.config->run.pacing == Pacing::None ? "none" : "realtime"},
-        {"frames_captured", o.framesCaptured}};
+        {"frames_captured", o.framesCaptured}, {"skipped_files", o.sourceStats.skippedFiles}};
     if (!o.source.detail.empty())
         j["source"]["detail"] = o.source.detail;
     if (o.source.live) {
@@ -449,6 +449,10 @@ std::string summaryText(const json& j)
         str(run, "stop_reason").c_str());
     if (src.contains("detail"))
         appendf(out, "          %s\n", str(src, "detail").c_str());
+    if (src.value("skipped_files", 0ULL) > 0)
+        appendf(out,
+            "          %llu image file(s) skipped: they could not be decoded (see the log)\n",
+            src["skipped_files"].get<unsigned long long>());
     if (src.contains("stats")) {
         const json& st = src["stats"];
         appendf(out,

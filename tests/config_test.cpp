@@ -341,6 +341,9 @@ TEST(Config, ATabInTheIndentationIsNamed)
         << e;
     e = errorOf(std::string(kMinimal) + "run:\n  frames: 10\n\tpacing: none\n");
     EXPECT_NE(e.find("test.yaml:5: YAML syntax error: a tab in the indentation"), std::string::npos)
+        << e; // After a sequence entry's dash, a tab is indentation too.
+    e = errorOf("tasks:\n  -\tname: x\n");
+    EXPECT_NE(e.find("test.yaml:2: YAML syntax error: a tab in the indentation"), std::string::npos)
         << e;
 }
 

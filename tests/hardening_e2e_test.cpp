@@ -226,6 +226,15 @@ TEST(Hardening, AConfigThatNeedsMoreMemoryThanTheBudgetIsRefusedAtStartUp)
     r = runJetagent({"run", "-c", "small.yaml"}, dir.path());
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_NE(r.err.find("more than run.memory_budget_mb (1 MiB)"), std::string::npos) << r.err;
+
+    // A budget above the machine's memory does not let a plan that cannot fit in it start.
+    test::writeFile(dir / "huge.yaml",
+        "source: {uri: synthetic://shapes, width: 8192, height: 8192}\n"
+        "run: {pacing: none, queue_depth: 1024, memory_budget_mb: 100000000}\n" +
+            demoTask(sourcePath("models/shapes_labels.txt")) + "logging: {dir: logs}\n");
+    r = runJetagent({"run", "-c", "huge.yaml"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("more than this machine's memory"), std::string::npos) << r.err;
 }
 
 // Memory that runs out while running (here: an address-space limit smaller than one frame) used to
@@ -285,6 +294,42 @@ TEST(Hardening, ASecondSignalQuitsAtOnceAfterWritingWhatWasMeasured)
         summary["run"]["failure"].get<std::string>().find("a second SIGINT"), std::string::npos)
         << summary["run"];
     EXPECT_GT(summary["tasks"][0]["frames"]["processed"].get<int>(), 0);
+}
+
+// Two stop signals a few milliseconds apart, on a run whose frames drain at once (a paced source
+// with a shallow queue): the second comes while the first's frames finish, or after the drain while
+// the logs close and the summary is written. Either way a summary is written and no temporary file
+// is left (the second used to end the process in that last window, without a summary).
+TEST(Hardening, ASecondSignalRightAfterTheFirstStillLeavesASummary)
+{
+    for (const int gapMs : {0, 5, 10, 20, 40}) {
+        TempDir dir;
+        test::writeFile(dir / "c.yaml",
+            "source: {uri: synthetic://shapes, width: 64, height: 48}\n"
+            "run: {frames: 0}\n" +
+                demoTask(sourcePath("models/shapes_labels.txt")) +
+                "logging: {dir: logs, status_interval_s: 0}\n");
+        const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
+        for (int i = 0; i < 3000 &&
+             test::readFile(dir / "spawn.err").find("running 1 task") == std::string::npos;
+             ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        kill(pid, SIGTERM);
+        std::this_thread::sleep_for(std::chrono::milliseconds(gapMs));
+        kill(pid, SIGTERM);
+        const int exitCode = test::waitExit(pid, 20'000);
+        EXPECT_TRUE(exitCode == 0 || exitCode == 128 + SIGTERM)
+            << "gap " << gapMs << " ms: exit " << exitCode << "\n"
+            << test::readFile(dir / "spawn.err");
+        const std::string run = test::onlyRunDirectory(dir / "logs");
+        EXPECT_TRUE(fs::exists(run + "/summary.txt")) << "gap " << gapMs << " ms";
+        const auto summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
+        EXPECT_GT(summary["tasks"][0]["frames"]["processed"].get<int>(), 0) << "gap " << gapMs;
+        for (const auto& entry : fs::directory_iterator(run))
+            EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos)
+                << "gap " << gapMs << " ms: a temporary file was left: " << entry.path();
+    }
 }
 
 } // namespace

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
@@ -219,6 +220,15 @@ TEST(LocalFilesRun, PlaylistsInAnImageDirectoryAreSkippedWithoutAConnection)
         std::string::npos)
         << r.err;
     EXPECT_EQ(listener.connections(), 0);
+    // The skipped file is counted in the summary, where an operator looks.
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    EXPECT_EQ(
+        nlohmann::json::parse(test::readFile(run + "/summary.json"))["source"]["skipped_files"]
+            .get<uint64_t>(),
+        1u);
+    EXPECT_NE(
+        test::readFile(run + "/summary.txt").find("image file(s) skipped"), std::string::npos);
+    fs::remove_all(dir / "logs");
 
     // Nothing decodable at all: the run fails once a whole pass found no image, naming the last.
     fs::remove(dir / "images/a.png");

@@ -149,7 +149,7 @@ def main():
     logs = os.path.join(out, "logs")
     os.makedirs(logs)
     if args.fill_disk:
-        subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", logs])
+        subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", logs])
 
     jobs = {}
     for name, config in (("demo", "demo.yaml"), ("action", "demo-action.yaml")):
@@ -209,11 +209,11 @@ def main():
             phase = t % 120
             if t > args.duration / 2 and phase < 20 and not os.path.exists(filler):
                 st = os.statvfs(logs)
-                with open(filler, "wb") as f:
-                    try:
+                try:
+                    with open(filler, "wb") as f:
                         f.write(b"\0" * (st.f_bavail * st.f_frsize))
-                    except OSError:
-                        pass
+                except OSError:
+                    pass  # full before the filler was (the logs filled it): full all the same
                 fill_events.append(round(t))
             elif phase >= 20 and os.path.exists(filler):
                 os.unlink(filler)

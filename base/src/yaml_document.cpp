@@ -16,12 +16,13 @@ std::string at(const std::string& name, int line, int column = 0)
 }
 
 // The first line, up to `lastLine` (1-based, 0 for all), whose indentation holds a tab; 0 when
-// none.
+// none. A block sequence's "- " is part of the indentation ("-<tab>name: x" is tab-indented too).
 int firstTabIndentedLine(const std::string& text, int lastLine)
 {
     int line = 1;
     bool atIndent = true;
-    for (char c : text) {
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
         if (c == '\n') {
             if (lastLine > 0 && line >= lastLine)
                 break;
@@ -29,6 +30,9 @@ int firstTabIndentedLine(const std::string& text, int lastLine)
             atIndent = true;
         } else if (atIndent && c == '\t') {
             return line;
+        } else if (atIndent && c == '-' && i + 1 < text.size() &&
+            (text[i + 1] == ' ' || text[i + 1] == '\t')) {
+            continue; // a sequence entry's dash: its indentation goes on
         } else if (c != ' ') {
             atIndent = false;
         }

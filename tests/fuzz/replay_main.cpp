@@ -43,14 +43,29 @@ int main(int argc, char** argv)
 {
     LLVMFuzzerInitialize(&argc, &argv);
     std::vector<fs::path> files;
+    bool named = false;
     for (int i = 1; i < argc; ++i) {
         const std::string argument = argv[i];
+        if (argument == "--help" || argument == "-h" || argument == "-help=1") {
+            std::printf("usage: %s FILE_OR_DIRECTORY...\n"
+                        "Replays each file (and every file under each directory) through this fuzz "
+                        "target's harness;\nexits 0 when none fails. Built without libFuzzer: it "
+                        "does not fuzz (see tools/dev.sh fuzz).\n",
+                argv[0]);
+            return 0;
+        }
         if (!argument.empty() && argument[0] == '-')
             continue;
+        named = true;
         if (!collect(argument, files)) {
             std::fprintf(stderr, "%s: cannot read corpus '%s'\n", argv[0], argument.c_str());
             return 2;
         }
+    }
+    if (!named) {
+        std::fprintf(
+            stderr, "%s: name the inputs to replay: FILE_OR_DIRECTORY... (--help)\n", argv[0]);
+        return 2;
     }
     for (const fs::path& file : files) {
         std::ifstream in(file, std::ios::binary);

@@ -2,6 +2,7 @@
 // sources read local files only and never open the network: see VideoFileSource.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,9 +92,10 @@ public:
 
     const SourceInfo& info() const override { return info_; }
     Expected<ReadResult> read(Frame& frame) override;
+    SourceStats stats() const override;
 
-    // Files that could not be decoded and were skipped so far.
-    uint64_t skippedFiles() const { return skipped_; }
+    // Files that could not be decoded and were skipped so far (each pass counts them again).
+    uint64_t skippedFiles() const { return skipped_.load(); }
 
 private:
     ImageDirectorySource() = default;
@@ -104,7 +106,7 @@ private:
     uint64_t maxPixels_ = kDefaultMaxImagePixels;
     size_t position_ = 0;
     uint64_t next_ = 0;
-    uint64_t skipped_ = 0;
+    std::atomic<uint64_t> skipped_ {0}; // read by stats() on another thread
     std::vector<unsigned char> fileBuffer_; // reused for every file read
 };
 

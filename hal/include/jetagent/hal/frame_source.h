@@ -90,6 +90,7 @@ struct SourceStats {
     uint64_t stalls = 0; // waits for a frame longer than the stall timeout
     uint64_t disconnects = 0; // times the device went away
     uint64_t reconnects = 0; // times it came back and capture resumed
+    uint64_t skippedFiles = 0; // files that could not be decoded and were skipped (per pass)
     int64_t firstCaptureNs = 0; // capture time of the first and the last frame delivered
     int64_t lastCaptureNs = 0;
     double deliveredFps() const // the rate the device actually delivered, from its timestamps
