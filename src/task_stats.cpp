@@ -5,18 +5,18 @@
 
 namespace jetagent {
 
-TaskStats::TaskStats(size_t maxSamples, int64_t deadlineNs)
-    : endToEnd(maxSamples),
-      wait(maxSamples),
-      preprocess(maxSamples),
-      inference(maxSamples),
-      compute(maxSamples),
-      postprocess(maxSamples),
-      queue(maxSamples),
-      service(maxSamples),
-      interval(maxSamples),
-      resultLatency(maxSamples),
-      clipInference(maxSamples),
+TaskStats::TaskStats(size_t exactSamples, int64_t deadlineNs)
+    : endToEnd(exactSamples),
+      wait(exactSamples),
+      preprocess(exactSamples),
+      inference(exactSamples),
+      compute(exactSamples),
+      postprocess(exactSamples),
+      queue(exactSamples),
+      service(exactSamples),
+      interval(exactSamples),
+      resultLatency(exactSamples),
+      clipInference(exactSamples),
       deadlineNs_(deadlineNs)
 {
 }
