@@ -24,11 +24,7 @@ constexpr int kMaxLayers = 8;
 // convolution library); beyond this share of the output's range they compute something else.
 constexpr double kAgreement = 1e-3;
 
-void fail(const std::string& what)
-{
-    std::fprintf(stderr, "%s\n", what.c_str());
-    std::abort();
-}
+using jetagent::fuzz::fail;
 
 bool xnnpackAvailable()
 {

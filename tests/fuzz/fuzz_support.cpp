@@ -12,6 +12,12 @@ namespace jetagent::fuzz {
 
 namespace fs = std::filesystem;
 
+void fail(const std::string& what)
+{
+    std::fprintf(stderr, "%s\n", what.c_str());
+    std::abort();
+}
+
 uint8_t ByteReader::byte()
 {
     return position_ < size_ ? data_[position_++] : 0;

@@ -50,4 +50,8 @@ void writeFileOrDie(const std::string& path, const std::string& content);
 // and slow it down.
 void quietLogging();
 
+// Reports a broken property of the code under test and aborts, so libFuzzer (or the replay) keeps
+// the input that broke it.
+[[noreturn]] void fail(const std::string& what);
+
 } // namespace jetagent::fuzz

@@ -16,11 +16,7 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxImageBytes = 256 * 1024;
 
-void fail(const std::string& what)
-{
-    std::fprintf(stderr, "%s\n", what.c_str());
-    std::abort();
-}
+using jetagent::fuzz::fail;
 
 } // namespace
 

@@ -17,11 +17,7 @@ namespace {
 
 constexpr size_t kMaxLabelsBytes = 256 * 1024;
 
-void fail(const std::string& what)
-{
-    std::fprintf(stderr, "%s\n", what.c_str());
-    std::abort();
-}
+using jetagent::fuzz::fail;
 
 } // namespace
 

@@ -22,11 +22,7 @@ using namespace jetagent;
 constexpr size_t kMaxModelBytes = 64 * 1024;
 constexpr int kMaxNodes = 64;
 
-void fail(const std::string& what)
-{
-    std::fprintf(stderr, "%s\n", what.c_str());
-    std::abort();
-}
+using jetagent::fuzz::fail;
 
 int countNodes(const onnx::GraphProto& graph)
 {

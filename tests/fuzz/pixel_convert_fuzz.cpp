@@ -17,11 +17,7 @@ constexpr size_t kMaxFrameBytes = 256 * 1024;
 // short with grey, so a big frame costs time without reaching new code.
 constexpr int64_t kMaxMjpegPixels = 1024 * 1024;
 
-void fail(const std::string& what)
-{
-    std::fprintf(stderr, "%s\n", what.c_str());
-    std::abort();
-}
+using jetagent::fuzz::fail;
 
 // A frame dimension: mostly small (so frames of fuzz size convert), sometimes anything an int
 // holds, zero and negative included.

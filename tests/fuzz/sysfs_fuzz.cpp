@@ -29,11 +29,7 @@ constexpr size_t kMaxFileText = 96;
 // The errors a sysfs read gives in the field (see JETSON-SYSFS.md), for the fault seam.
 constexpr int kReadErrors[] = {ENODATA, EAGAIN, EIO, EINVAL, ENXIO, EACCES, ENOENT};
 
-void fail(const std::string& what)
-{
-    std::fprintf(stderr, "%s\n", what.c_str());
-    std::abort();
-}
+using jetagent::fuzz::fail;
 
 struct BoardTree {
     std::unique_ptr<test::SysfsFixture> fixture;
