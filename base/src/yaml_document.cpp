@@ -1,7 +1,10 @@
 // The strict YAML document reader shared by the config loader and the board profiles.
 #include "jetagent/base/yaml_document.h"
 
+#include <sstream>
 #include <unordered_set>
+
+#include <yaml-cpp/eventhandler.h>
 
 namespace jetagent {
 
@@ -68,30 +71,78 @@ Status checkDuplicateKeys(const YAML::Node& node, const std::string& name, int d
     return Status();
 }
 
+// Where each document of a text starts, up to `limit` documents. yaml-cpp 0.7's LoadAll never
+// returns on some texts (a ',' or an anchor or tag before one, at the top level: the parser yields
+// an empty document without consuming the token, forever); a document that starts where the one
+// before it started is that case, and ends the walk.
+class DocumentStarts : public YAML::EventHandler {
+public:
+    std::vector<YAML::Mark> starts;
+    void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+    void OnDocumentEnd() override { }
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override { }
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { }
+    void OnScalar(
+        const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override
+    {
+    }
+    void OnSequenceStart(
+        const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
+    {
+    }
+    void OnSequenceEnd() override { }
+    void OnMapStart(
+        const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
+    {
+    }
+    void OnMapEnd() override { }
+};
+
+Status yamlSyntaxError(const std::string& text, const std::string& name, const YAML::Mark& mark,
+    const std::string& what)
+{
+    const int line = mark.line + 1;
+    if (const int tab = firstTabIndentedLine(text, line); tab > 0)
+        return Status::invalid(at(name, tab) +
+            ": YAML syntax error: a tab in the indentation (YAML indents with spaces only)");
+    return Status::invalid(at(name, line, mark.column + 1) + ": YAML syntax error: " + what);
+}
+
 } // namespace
 
 Expected<YAML::Node> parseYamlDocument(const std::string& text, const std::string& name)
 {
-    std::vector<YAML::Node> documents;
+    // First the documents' starts (at most three: one is allowed, a second is refused, a third
+    // tells a stuck parser from a real second document), then the one document itself.
+    DocumentStarts documents;
+    YAML::Node node;
     try {
-        documents = YAML::LoadAll(text);
+        std::istringstream in(text);
+        YAML::Parser parser(in);
+        while (documents.starts.size() < 3 && parser.HandleNextDocument(documents)) {
+            const size_t n = documents.starts.size();
+            if (n >= 2 && documents.starts[n - 1].pos == documents.starts[n - 2].pos) {
+                const YAML::Mark& mark = documents.starts[n - 1];
+                const size_t pos = static_cast<size_t>(mark.pos);
+                const std::string token = pos < text.size() ? text.substr(pos, 1) : std::string();
+                return yamlSyntaxError(text, name, mark,
+                    "unexpected '" + token + "' where a value or a key should start");
+            }
+        }
+        if (documents.starts.empty())
+            return YAML::Node();
+        if (documents.starts.size() > 1) {
+            const int line = documents.starts[1].line + 1;
+            return Status::invalid(at(name, line > 0 ? line : 1) +
+                ": a second YAML document (after '---' or '...'); the file must hold one");
+        }
+        node = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-        const int line = e.mark.line + 1;
-        if (const int tab = firstTabIndentedLine(text, line); tab > 0)
-            return Status::invalid(at(name, tab) +
-                ": YAML syntax error: a tab in the indentation (YAML indents with spaces only)");
-        return Status::invalid(at(name, line, e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+        return yamlSyntaxError(text, name, e.mark, e.msg);
     }
-    if (documents.empty())
-        return YAML::Node();
-    if (documents.size() > 1) {
-        const int line = documents[1].Mark().line + 1;
-        return Status::invalid(at(name, line > 0 ? line : 1) +
-            ": a second YAML document (after '---'); the file must hold one");
-    }
-    if (Status s = checkDuplicateKeys(documents[0], name); !s)
+    if (Status s = checkDuplicateKeys(node, name); !s)
         return s;
-    return documents[0];
+    return node;
 }
 
 int yamlValueLine(const YAML::Node& key, const YAML::Node& value)
