@@ -289,6 +289,38 @@ TEST(ModelCheck, ShapeContradictionsFailShapeInference)
     EXPECT_NE(declared.status().message().find("'declared.onnx'"), std::string::npos);
 }
 
+// A shape that only the shape arithmetic's data knows (Shape -> Gather -> Unsqueeze -> Concat ->
+// Reshape) contradicted by a later node: a Div of the 1 x 30 reshape by 42 values. Without data
+// propagation the check passed it and the prepared model (the Reshape's target folded to a
+// constant) failed shape inference (a fuzz finding, tests/fuzz/regressions/onnx_model).
+TEST(ModelCheck, ShapesFromShapeArithmeticAreCheckedToo)
+{
+    for (const int64_t divisorSize : {30, 42}) {
+        GraphBuilder g(14); // Reshape-14's shape inference reads the propagated shape
+        g.input("x", {1, 1, 5, 6}).output("y", {1, 30});
+        g.node("Shape", {"x"}, {"shape"}, "shape");
+        g.ints("zero", {}, {0});
+        g.node("Gather", {"shape", "zero"}, {"batch"}, "gather");
+        g.ints("axes", {1}, {0});
+        g.node("Unsqueeze", {"batch", "axes"}, {"batch1"}, "unsqueeze");
+        g.ints("rest", {1}, {-1});
+        setInt(g.node("Concat", {"batch1", "rest"}, {"target"}, "concat"), "axis", 0);
+        g.node("Reshape", {"x", "target"}, {"flat"}, "reshape");
+        g.randomFloats("d", {divisorSize}, 1, 2, kSeed);
+        g.node("Div", {"flat", "d"}, {"y"}, "divide");
+        auto m = parse(g, "reshaped.onnx");
+        if (divisorSize == 30) {
+            EXPECT_TRUE(m.ok()) << m.status().message();
+            continue;
+        }
+        ASSERT_FALSE(m.ok());
+        EXPECT_NE(m.status().message().find("shape inference failed"), std::string::npos)
+            << m.status().message();
+        EXPECT_NE(m.status().message().find("node name: divide"), std::string::npos)
+            << m.status().message();
+    }
+}
+
 TEST(ModelCheck, NodesOutOfOrderAreSorted)
 {
     GraphBuilder g;
