@@ -184,7 +184,8 @@ export_models() {
 # build in about two thirds of -O2 -g's time.
 sanitize_build() { # [targets to build (default: all)...]
     configure_and_build "$build_dir-sanitize" -DCMAKE_CXX_COMPILER=clang++ -DJETAGENT_SANITIZE=ON \
-        -DJETAGENT_ALL_TESTS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -- "$@"
+        -DJETAGENT_ALL_TESTS=OFF -DJETAGENT_TESTS_PER_SUITE=ON \
+        "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -- "$@"
 }
 
 # The sanitizers' settings for tests and fuzzing: leaks included; GLib's constructor allocation
@@ -327,7 +328,7 @@ test)
     # message tests (Cli) and the service protocol's timed tests (ServiceProtocol), which check
     # nothing that depends on the architecture and start the binary dozens of times, run natively
     # and under the sanitizers only.
-    timed "build (aarch64 cross; unit tests)" cross_build -DJETAGENT_ALL_TESTS=OFF
+    timed "build (aarch64 cross; unit tests)" cross_build -DJETAGENT_ALL_TESTS=OFF -DJETAGENT_TESTS_PER_SUITE=ON
     JETAGENT_SKIP_SLOW=1 timed "tests (aarch64 under qemu: unit but Cli, ServiceProtocol)" \
         run_tests "$build_dir-aarch64" -E '^(Cli|ServiceProtocol)\.'
 
