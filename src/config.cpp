@@ -518,19 +518,63 @@ void readPreprocess(
     m.finish();
     // Every pixel value v in 0..255 becomes ((v / divisor) - mean) / std in float32; values that
     // are finite as written can still overflow or divide by zero once rounded to float
-    // (divisor: 1e-300 is 0 in float32), and every score after them would be NaN.
+    // (divisor: 1e-300 is 0 in float32), and every score after them would be NaN. The refusal
+    // names the value that does it, as written and at its line, or all three when only their
+    // combination overflows.
     for (size_t c = 0; c < 3; ++c)
         for (const float v : {0.0f, 255.0f}) {
             const float x = ((v / pre.divisor) - pre.mean[c]) / pre.std[c];
             if (std::isfinite(x))
                 continue;
+            const auto usable = [](float f) { return std::isfinite(f) && f != 0.0f; };
+            const char* key = nullptr;
+            float asFloat = 0.0f;
+            if (!usable(pre.divisor)) {
+                key = "divisor";
+                asFloat = pre.divisor;
+            } else if (!usable(pre.std[c])) {
+                key = "std";
+                asFloat = pre.std[c];
+            } else if (!std::isfinite(pre.mean[c])) {
+                key = "mean";
+                asFloat = pre.mean[c];
+            }
+            const std::string advice = "; use values of the size the model was trained with "
+                                       "(e.g. divisor 255, ImageNet's mean and std)";
+            // A value's node (the channel's for mean and std) and its text as written; a value
+            // left at its default has neither, and shows as the float it is.
+            const auto valueNode = [&](const std::string& name) {
+                const YAML::Node n = node[name];
+                if (!n.IsDefined() || name == "divisor" || !n.IsSequence())
+                    return n;
+                return YAML::Node(n[c]);
+            };
+            const auto written = [&](const std::string& name, float fallback) {
+                const YAML::Node n = valueNode(name);
+                if (n.IsDefined() && n.IsScalar())
+                    return n.Scalar();
+                std::ostringstream f;
+                f << fallback;
+                return f.str();
+            };
             std::ostringstream text;
-            text << "divisor " << pre.divisor << ", mean " << pre.mean[c] << " and std "
-                 << pre.std[c] << " (channel " << c << ") turn pixel value " << v
-                 << " into a non-finite number in float32 (((v / divisor) - mean) / std); "
-                    "use values of the size the model was trained with (e.g. divisor 255, "
-                    "ImageNet's mean and std)";
-            reader.error(node, path, text.str());
+            if (key != nullptr) {
+                const std::string name = key;
+                text << written(name, asFloat)
+                     << (name == "divisor" ? "" : " (channel " + std::to_string(c) + ")") << " is "
+                     << asFloat << " in float32, so pixel value " << v
+                     << " becomes a non-finite number in float32 (((v / divisor) - mean) / std)"
+                     << advice;
+                const YAML::Node n = valueNode(name);
+                reader.error(n.IsDefined() ? n : node, path + "." + name, text.str());
+            } else {
+                text << "divisor " << written("divisor", pre.divisor) << ", mean "
+                     << written("mean", pre.mean[c]) << " and std " << written("std", pre.std[c])
+                     << " (channel " << c << ") turn pixel value " << v
+                     << " into a non-finite number in float32 (((v / divisor) - mean) / std)"
+                     << advice;
+                reader.error(node, path, text.str());
+            }
             return;
         }
 }

@@ -382,11 +382,22 @@ TEST(Config, AnEmptyCacheDirMeansNoCache)
 // Values that are finite as written but give NaN or infinity in float32 preprocessing.
 TEST(Config, PreprocessingThatCannotGiveFiniteValuesIsRefused)
 {
-    for (const char* bad : {"divisor: 1e-300", "std: [1e-300, 1, 1]", "mean: [1e300, 0, 0]",
-             "divisor: 1e-40\n      std: [1e-10, 1, 1]"}) {
+    // The value that does it, as written and at its own line (the fourth line); a combination of
+    // values that are each fine, at the preprocess section's line.
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"divisor: 1e-300", "test.yaml:4:16: tasks[0].preprocess.divisor: 1e-300 is 0 in float32"},
+        {"std: [1, 1e-300, 1]",
+            "test.yaml:4:16: tasks[0].preprocess.std: 1e-300 (channel 1) is 0 in float32"},
+        {"mean: [1e300, 0, 0]",
+            "test.yaml:4:14: tasks[0].preprocess.mean: 1e300 (channel 0) is inf in float32"},
+        {"divisor: 1e-40\n      std: [1e-10, 1, 1]",
+            "test.yaml:4:7: tasks[0].preprocess: divisor 1e-40, mean 0.485 and std 1e-10 (channel "
+            "0)"},
+    };
+    for (const auto& [bad, expected] : cases) {
         const std::string e =
             errorOf(std::string("tasks:\n  - model: m.onnx\n    preprocess:\n      ") + bad + "\n");
-        EXPECT_NE(e.find("tasks[0].preprocess: "), std::string::npos) << bad << ": " << e;
+        EXPECT_NE(e.find(expected), std::string::npos) << bad << ": " << e;
         EXPECT_NE(e.find("non-finite number in float32"), std::string::npos) << bad << ": " << e;
     }
     for (const char* bad : {"divisor: .nan", "std: [.inf, 1, 1]", "mean: [nan, 0, 0]"})
