@@ -120,6 +120,8 @@ struct LabelMatch {
     double second = 1e9;
 };
 
+const std::string kWaiting = "waiting";
+
 LabelMatch readLabel(const cv::Mat& decoded, const ShapesRenderer& shapes, uint64_t k)
 {
     const OverlayStyle style = overlayStyle(decoded.size());
@@ -128,18 +130,23 @@ LabelMatch readLabel(const cv::Mat& decoded, const ShapesRenderer& shapes, uint6
     LabelMatch best;
     best.error = 1e9;
     cv::Mat drawn;
-    for (const char* name : ShapesRenderer::kClassNames) {
+    // Every class name, and "waiting": a frame recorded before the task's first result.
+    std::vector<std::string> candidates(
+        std::begin(ShapesRenderer::kClassNames), std::end(ShapesRenderer::kClassNames));
+    candidates.push_back(kWaiting);
+    for (const std::string& name : candidates) {
         shapes.render(k, drawn);
         Overlay overlay;
         OverlayTask task;
         task.name = "shapes";
-        task.haveResult = true;
-        task.top = {{name, 1.0f}};
+        task.haveResult = name != kWaiting;
+        if (task.haveResult)
+            task.top = {{name, 1.0f}};
         overlay.tasks.push_back(task);
         drawOverlay(drawn, overlay);
         // The name and the space after it: a longer name would show there.
         const cv::Rect box(x0 - 1, baselineY - style.lineHeight + style.baseline,
-            textWidth(std::string(name) + " ", style) + 1, style.lineHeight);
+            textWidth(name + " ", style) + 1, style.lineHeight);
         const double error = meanAbsDiff(decoded(box), drawn(box));
         if (error < best.error) {
             best.second = best.error;
@@ -180,6 +187,7 @@ struct Checked {
     size_t frames = 0; // decoded
     size_t own = 0; // drawn with their own result
     size_t earlier = 0; // drawn with an earlier frame's result, marked so
+    size_t waiting = 0; // recorded before the task's first result ("shapes: waiting")
     nlohmann::json summary;
 };
 
@@ -216,6 +224,15 @@ Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t fram
         EXPECT_LT(label.error, 12.0) << label.label;
         EXPECT_GT(label.second, label.error + 8.0) << label.label;
         const auto own = labels.find(static_cast<uint64_t>(k));
+        if (label.label == kWaiting) {
+            // Only before the task's first result: a paced run under load may drop the first
+            // frames before any is inferred, and the view records them saying so.
+            ++c.waiting;
+            EXPECT_EQ(own, labels.end());
+            EXPECT_EQ(labels.lower_bound(static_cast<uint64_t>(k)), labels.begin())
+                << "'waiting' after a result";
+            continue;
+        }
         if (own != labels.end()) {
             ++c.own;
             EXPECT_EQ(label.label, own->second);
@@ -239,6 +256,32 @@ Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t fram
     return c;
 }
 
+// The reader the checks below rely on: an undecoded frame drawn with a class name or "waiting"
+// reads back as that, by a margin.
+TEST(OverlayRecording, TheLabelReaderTellsEveryNameAndWaitingApart)
+{
+    const ShapesRenderer shapes(kWidth, kHeight, kSeed);
+    std::vector<std::string> names(
+        std::begin(ShapesRenderer::kClassNames), std::end(ShapesRenderer::kClassNames));
+    names.push_back(kWaiting);
+    for (const std::string& name : names) {
+        cv::Mat frame;
+        shapes.render(7, frame);
+        Overlay overlay;
+        OverlayTask task;
+        task.name = "shapes";
+        task.haveResult = name != kWaiting;
+        if (task.haveResult)
+            task.top = {{name, 1.0f}};
+        overlay.tasks.push_back(task);
+        drawOverlay(frame, overlay);
+        const LabelMatch label = readLabel(frame, shapes, 7);
+        EXPECT_EQ(label.label, name);
+        EXPECT_LT(label.error, 1.0) << name;
+        EXPECT_GT(label.second, label.error + 8.0) << name;
+    }
+}
+
 TEST(OverlayRecording, OfflineEveryFrameCarriesItsOwnLabel)
 {
     constexpr uint64_t kFrames = 60;
@@ -255,7 +298,7 @@ TEST(OverlayRecording, RealTimeEveryFrameCarriesItsOwnLabel)
     const Checked c = runAndCheck({}, 30, kFrames);
     EXPECT_GE(c.frames, kFrames * 9 / 10);
     EXPECT_EQ(c.earlier, c.summary["display"]["frames_with_earlier_result"].get<size_t>());
-    EXPECT_EQ(c.own + c.earlier, c.frames);
+    EXPECT_EQ(c.own + c.earlier + c.waiting, c.frames);
 }
 
 TEST(OverlayRecording, RealTimeFasterThanTheModelMarksTheFramesItNeverInferred)
@@ -266,7 +309,7 @@ TEST(OverlayRecording, RealTimeFasterThanTheModelMarksTheFramesItNeverInferred)
     const Checked c = runAndCheck({}, 1000, 400, "opencv");
     EXPECT_GT(c.frames, 0u);
     EXPECT_EQ(c.earlier, c.summary["display"]["frames_with_earlier_result"].get<size_t>());
-    EXPECT_EQ(c.own + c.earlier, c.frames);
+    EXPECT_EQ(c.own + c.earlier + c.waiting, c.frames);
     EXPECT_GT(c.summary["tasks"][0]["frames"]["dropped"].get<int>(), 0);
 }
 
