@@ -272,7 +272,11 @@ tidy_pid=""
 tidy_start() {
     step "clang-tidy starts in the background (nice 19; its log: $build_dir/clang-tidy.log)"
     # Every finding is an error (.clang-tidy); the build's compile_commands.json gives the flags.
-    setsid nice -n 19 run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet \
+    # A new session is a new scheduler autogroup (Linux's sched_autogroup, on in Debian's kernel):
+    # a plain nice would then rank clang-tidy only within its own group, which shares the CPU
+    # equally with everything else, so the group itself gets nice 19 (/proc/self/autogroup).
+    setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' clang-tidy \
+        run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet \
         "$root/$tidy_sources" >"$build_dir/clang-tidy.log" 2>&1 &
     tidy_pid=$!
 }
