@@ -123,19 +123,27 @@ def write_config(path, base_text, top_k, valid):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=float, default=900, help="seconds (default 900)")
-    parser.add_argument("--binary", default=os.path.join(ROOT, "build/src/jetagent"))
+    class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+        pass
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=Formatter)
+    parser.add_argument("--duration", type=float, default=900, help="seconds")
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build/src/jetagent"), help="jetagent to run")
     parser.add_argument("--out", default="soak-out", help="work directory (must not exist)")
     parser.add_argument("--sample-s", type=float, default=5.0, help="sampling period")
     parser.add_argument("--warmup-s", type=float, default=120.0, help="left out of the growth check")
-    parser.add_argument("--hup-period-s", type=float, default=5.0)
+    parser.add_argument("--hup-period-s", type=float, default=5.0, help="seconds between SIGHUPs")
     parser.add_argument("--hup-from", type=float, default=0.3, help="fraction of the run")
     parser.add_argument("--hup-to", type=float, default=0.6, help="fraction of the run")
     parser.add_argument("--fill-disk", action="store_true",
-                        help="log directory on a 64 MiB tmpfs that fills and frees (needs unshare -rm)")
-    parser.add_argument("--max-rss-growth-mb-per-h", type=float, default=1.0)
+                        help="log directory on a 160 MB tmpfs that fills and frees (needs unshare -rm)")
+    parser.add_argument("--max-rss-growth-mb-per-h", type=float, default=1.0, help="the check's limit")
     args = parser.parse_args()
+    # The growth check needs samples after the warm-up on both sides of the SIGHUP phase.
+    if args.warmup_s + 3 * args.sample_s >= args.duration * args.hup_from:
+        parser.error(f"--warmup-s {args.warmup_s:g} leaves no samples before the SIGHUP phase, which "
+                     f"starts at {args.duration * args.hup_from:g} s (--hup-from x --duration); "
+                     "give a longer --duration or a shorter --warmup-s")
 
     if args.fill_disk and os.environ.get("JETAGENT_SOAK_NS") != "1":
         # Again, inside a user and mount namespace of its own, where it may mount a tmpfs.
@@ -235,12 +243,20 @@ def main():
         trends = [slope_per_hour([(s[0], s[1] / 1024.0) for s in part])
                   for part in (before_hups, after_hups) if len(part) >= 3]
         rss_slope = max(trends, default=0.0)
+        if len(trends) < 2:
+            # Too few samples on one side of the SIGHUP phase to fit a trend: not measured, so
+            # the check cannot pass.
+            problems_unmeasured = [f"too few samples to judge the memory trend ({len(before_hups)} before "
+                                   f"the SIGHUP phase, {len(after_hups)} after it; 3 each needed): "
+                                   "run longer"]
+        else:
+            problems_unmeasured = []
         step = (after_hups[0][1] - before_hups[-1][1]) / 1024.0 if before_hups and after_hups else 0.0
         first = quiet[: max(1, len(quiet) // 10)]
         last = quiet[-max(1, len(quiet) // 10):]
         threads0, threads1 = statistics.median(s[2] for s in first), statistics.median(s[2] for s in last)
         fds0, fds1 = statistics.median(s[3] for s in first), statistics.median(s[3] for s in last)
-        problems = []
+        problems = list(problems_unmeasured)
         if code != 0:
             problems.append(f"exit code {code} (see {name}.err)")
         if rss_slope > args.max_rss_growth_mb_per_h:
