@@ -169,7 +169,7 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
     if (!run)
         return report(run.status());
     if (!run->failure.ok()) {
-        std::fprintf(stderr, "jetagent: the run ended early: %s\n", run->failure.message().c_str());
+        std::fprintf(stderr, "jetagent: the run failed: %s\n", run->failure.message().c_str());
         return kExitFailure;
     }
     return kExitOk;

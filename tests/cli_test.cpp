@@ -159,7 +159,7 @@ TEST(Cli, FailureWhileRunningExitsWithOneAndKeepsTheSummary)
     test::writeFile(dir / "c.yaml", demoConfig(dir / "images"));
     auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
     EXPECT_EQ(r.exitCode, 1) << r.err;
-    EXPECT_TRUE(has(r.err, "the run ended early")) << r.err;
+    EXPECT_TRUE(has(r.err, "the run failed: ")) << r.err;
     EXPECT_TRUE(has(r.out, "FAILURE")) << r.out;
     const std::string run = test::onlyRunDirectory(dir / "logs");
     EXPECT_TRUE(std::filesystem::exists(run + "/summary.json"));
