@@ -122,6 +122,29 @@ struct LabelMatch {
 
 const std::string kWaiting = "waiting";
 
+// Every class name, and "waiting": what a frame recorded before the task's first result shows.
+std::vector<std::string> labelCandidates()
+{
+    std::vector<std::string> names(
+        std::begin(ShapesRenderer::kClassNames), std::end(ShapesRenderer::kClassNames));
+    names.push_back(kWaiting);
+    return names;
+}
+
+// Source frame k with the task's line drawn as the view draws it for result `label`.
+void drawLabelled(const ShapesRenderer& shapes, uint64_t k, const std::string& label, cv::Mat& out)
+{
+    shapes.render(k, out);
+    Overlay overlay;
+    OverlayTask task;
+    task.name = "shapes";
+    task.haveResult = label != kWaiting;
+    if (task.haveResult)
+        task.top = {{label, 1.0f}};
+    overlay.tasks.push_back(task);
+    drawOverlay(out, overlay);
+}
+
 LabelMatch readLabel(const cv::Mat& decoded, const ShapesRenderer& shapes, uint64_t k)
 {
     const OverlayStyle style = overlayStyle(decoded.size());
@@ -130,20 +153,8 @@ LabelMatch readLabel(const cv::Mat& decoded, const ShapesRenderer& shapes, uint6
     LabelMatch best;
     best.error = 1e9;
     cv::Mat drawn;
-    // Every class name, and "waiting": a frame recorded before the task's first result.
-    std::vector<std::string> candidates(
-        std::begin(ShapesRenderer::kClassNames), std::end(ShapesRenderer::kClassNames));
-    candidates.push_back(kWaiting);
-    for (const std::string& name : candidates) {
-        shapes.render(k, drawn);
-        Overlay overlay;
-        OverlayTask task;
-        task.name = "shapes";
-        task.haveResult = name != kWaiting;
-        if (task.haveResult)
-            task.top = {{name, 1.0f}};
-        overlay.tasks.push_back(task);
-        drawOverlay(drawn, overlay);
+    for (const std::string& name : labelCandidates()) {
+        drawLabelled(shapes, k, name, drawn);
         // The name and the space after it: a longer name would show there.
         const cv::Rect box(x0 - 1, baselineY - style.lineHeight + style.baseline,
             textWidth(name + " ", style) + 1, style.lineHeight);
@@ -261,20 +272,9 @@ Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t fram
 TEST(OverlayRecording, TheLabelReaderTellsEveryNameAndWaitingApart)
 {
     const ShapesRenderer shapes(kWidth, kHeight, kSeed);
-    std::vector<std::string> names(
-        std::begin(ShapesRenderer::kClassNames), std::end(ShapesRenderer::kClassNames));
-    names.push_back(kWaiting);
-    for (const std::string& name : names) {
+    for (const std::string& name : labelCandidates()) {
         cv::Mat frame;
-        shapes.render(7, frame);
-        Overlay overlay;
-        OverlayTask task;
-        task.name = "shapes";
-        task.haveResult = name != kWaiting;
-        if (task.haveResult)
-            task.top = {{name, 1.0f}};
-        overlay.tasks.push_back(task);
-        drawOverlay(frame, overlay);
+        drawLabelled(shapes, 7, name, frame);
         const LabelMatch label = readLabel(frame, shapes, 7);
         EXPECT_EQ(label.label, name);
         EXPECT_LT(label.error, 1.0) << name;
