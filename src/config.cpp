@@ -527,7 +527,7 @@ void readPreprocess(
             if (std::isfinite(x))
                 continue;
             const auto usable = [](float f) { return std::isfinite(f) && f != 0.0f; };
-            const char* key = nullptr;
+            std::string key; // the one value that does it, if one does
             float asFloat = 0.0f;
             if (!usable(pre.divisor)) {
                 key = "divisor";
@@ -558,15 +558,14 @@ void readPreprocess(
                 return f.str();
             };
             std::ostringstream text;
-            if (key != nullptr) {
-                const std::string name = key;
-                text << written(name, asFloat)
-                     << (name == "divisor" ? "" : " (channel " + std::to_string(c) + ")") << " is "
+            if (!key.empty()) {
+                text << written(key, asFloat)
+                     << (key == "divisor" ? "" : " (channel " + std::to_string(c) + ")") << " is "
                      << asFloat << " in float32, so pixel value " << v
                      << " becomes a non-finite number in float32 (((v / divisor) - mean) / std)"
                      << advice;
-                const YAML::Node n = valueNode(name);
-                reader.error(n.IsDefined() ? n : node, path + "." + name, text.str());
+                const YAML::Node n = valueNode(key);
+                reader.error(n.IsDefined() ? n : node, path + "." + key, text.str());
             } else {
                 text << "divisor " << written("divisor", pre.divisor) << ", mean "
                      << written("mean", pre.mean[c]) << " and std " << written("std", pre.std[c])

@@ -71,7 +71,7 @@ Status checkDuplicateKeys(const YAML::Node& node, const std::string& name, int d
     return Status();
 }
 
-// Where each document of a text starts, up to `limit` documents. yaml-cpp 0.7's LoadAll never
+// Where each document of a text starts (the caller stops after three). yaml-cpp 0.7's LoadAll never
 // returns on some texts (a ',' or an anchor or tag before one, at the top level: the parser yields
 // an empty document without consuming the token, forever); a document that starts where the one
 // before it started is that case, and ends the walk.
