@@ -366,7 +366,18 @@ tidy)
     install_missing "${packages[@]}" "${lint_packages[@]}"
     configure_and_build "$build_dir"
     step "clang-tidy of every source, tests included"
-    run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests)/.*\.cpp$"
+    # The test programs' precompiled headers are GCC's, which clang cannot read: clang-tidy gets the
+    # compile commands without them (so a test source must include what it uses, as it must to
+    # build with -DJETAGENT_FAST_TEST_BUILD=OFF).
+    mkdir -p "$build_dir/tidy"
+    /usr/bin/python3 - "$build_dir/compile_commands.json" "$build_dir/tidy/compile_commands.json" <<'PY'
+import json, re, sys
+commands = json.load(open(sys.argv[1]))
+for c in commands:
+    c["command"] = re.sub(r" -Winvalid-pch| -include \S*cmake_pch\.hxx", "", c["command"])
+json.dump(commands, open(sys.argv[2], "w"), indent=1)
+PY
+    run-clang-tidy-14 -p "$build_dir/tidy" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests)/.*\.cpp$"
     ;;
 check-tensorrt)
     shift
