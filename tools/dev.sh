@@ -19,14 +19,16 @@ usage: tools/dev.sh COMMAND
           (label fuzz); cross-build for aarch64 and run the tests labelled unit under qemu-user
           (but the Cli and ServiceProtocol suites); then lint (clang-format, clang-tidy's
           result). The slow suites, the model zoo and the VM run natively only. Each stage's
-          time is printed at the end
+          time is printed at the end: about an hour on two cores from a fresh clone
   fuzz SECONDS
           install missing packages, build the fuzz targets (tests/fuzz) with clang, ASan and UBSan
           into BUILD_DIR-sanitize, and run each for SECONDS (default 60), JETAGENT_JOBS at a time;
           new corpus entries and findings go to BUILD_DIR-sanitize/fuzz-work/TARGET, never into
           the repository. Prints each target's executions, coverage and findings; fails when a
           target found something
-  tidy    build, then clang-tidy every source, the tests' too (CI checks the shipped code only)
+  tidy    build, then clang-tidy every source, the tests' too (CI checks the shipped code only),
+          with compile commands that leave out the test programs' precompiled headers (GCC's,
+          which clang cannot read)
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
   package install missing packages, build for the /usr prefix and make the .deb
@@ -107,12 +109,16 @@ print_stage_times() {
         stage_secs+=($((SECONDS - stage_start)))
     fi
     [ ${#stage_names[@]} -eq 0 ] && return $rc
+    local width=5 name
+    for name in "${stage_names[@]}"; do
+        [ ${#name} -gt $width ] && width=${#name}
+    done
     printf '\n== stage times\n'
     for i in "${!stage_names[@]}"; do
-        printf '  %-40s %4d:%02d\n' "${stage_names[$i]}" $((stage_secs[i] / 60)) $((stage_secs[i] % 60))
+        printf '  %-*s %4d:%02d\n' "$width" "${stage_names[$i]}" $((stage_secs[i] / 60)) $((stage_secs[i] % 60))
         total=$((total + stage_secs[i]))
     done
-    printf '  %-40s %4d:%02d%s\n' total $((total / 60)) $((total % 60)) "$([ $rc -ne 0 ] && echo ' (failed)')"
+    printf '  %-*s %4d:%02d%s\n' "$width" total $((total / 60)) $((total % 60)) "$([ $rc -ne 0 ] && echo ' (failed)')"
     return $rc
 }
 trap print_stage_times EXIT
