@@ -61,7 +61,7 @@ Expected<std::string> createRunDirectory(const std::string& base, const std::str
 
 namespace {
 
-std::string statusLine(const std::string& name, const Pipeline::LiveView& v,
+std::string statusLine(const std::string& name, const LiveView& v,
     const std::vector<std::string>& labels, double fps)
 {
     char text[320];
@@ -82,7 +82,7 @@ std::string statusLine(const std::string& name, const Pipeline::LiveView& v,
         n += std::snprintf(
             text + n, sizeof text - static_cast<size_t>(n), " (truth %s)", label(r.truth));
     n += std::snprintf(text + n, sizeof text - static_cast<size_t>(n),
-        " | e2e %.2f ms | %.1f fps | %llu frames", nsToMs(r.endToEndNs()), fps,
+        " | e2e %.2f ms | %.1f fps | %llu frames", nsToMs(r.times.endToEndNs), fps,
         static_cast<unsigned long long>(v.frames));
     if (v.scored > 0)
         std::snprintf(text + n, sizeof text - static_cast<size_t>(n), " | top-1 %.1f%%",
@@ -501,17 +501,17 @@ Status finishReload(const AgentConfig& current, Components& running, ServiceNoti
 }
 
 // The one-line state systemd shows in `systemctl status`.
-std::string serviceStatus(const AgentConfig& config, const Pipeline& pipeline,
+std::string serviceStatus(const AgentConfig& config, const Recorder& recorder,
     const std::vector<std::unique_ptr<Task>>& tasks, const std::vector<double>& fps)
 {
     std::string text = config.source.uri;
     for (size_t i = 0; i < tasks.size(); ++i) {
-        const Pipeline::LiveView view = pipeline.live(i);
+        const LiveView view = recorder.live(i);
         char part[160];
         if (view.haveLast)
             std::snprintf(part, sizeof part, " | %s: %.1f fps, last %.2f ms, %llu frames",
                 tasks[i]->name().c_str(), i < fps.size() ? fps[i] : 0.0,
-                nsToMs(view.last.endToEndNs()), static_cast<unsigned long long>(view.frames));
+                nsToMs(view.last.times.endToEndNs), static_cast<unsigned long long>(view.frames));
         else
             std::snprintf(part, sizeof part, " | %s: waiting for frames", tasks[i]->name().c_str());
         text += part;
@@ -562,8 +562,9 @@ struct RunEnd {
 // the pipeline has been joined; after a stop that timed out (`stopFailure` set) while a hung thread
 // still runs: the statistics are then snapshots and the window is left alone.
 AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components& c,
-    const Pipeline& pipeline, const std::vector<std::unique_ptr<TaskLog>>& logs,
-    const RunOptions& options, const Status& stopFailure)
+    const Pipeline& pipeline, const Recorder& recorder,
+    const std::vector<std::unique_ptr<TaskLog>>& logs, const RunOptions& options,
+    const Status& stopFailure)
 {
     const bool joined = stopFailure.ok();
     const auto& tasks = c.tasks;
@@ -586,15 +587,16 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     std::vector<TaskStats> stats;
     stats.reserve(tasks.size());
     for (size_t i = 0; i < tasks.size(); ++i)
-        stats.push_back(joined ? pipeline.stats(i) : pipeline.statsSnapshot(i));
+        stats.push_back(recorder.stats(i));
     Status failure = joined ? pipeline.failure() : stopFailure;
     if (failure.ok())
         failure = everyFrameFailed(tasks, stats);
     outcome.failure = failure.message();
     outcome.tasks.clear();
     for (size_t i = 0; i < tasks.size(); ++i)
-        outcome.tasks.push_back(
-            {tasks[i].get(), &config.tasks[i], &stats[i], pipeline.dropped(i), logs[i].get()});
+        outcome.tasks.push_back({tasks[i].get(), &config.tasks[i], &stats[i], pipeline.dropped(i),
+            logs[i].get(), recorder.lost(i),
+            c.monitor && c.monitor->sampler().haveRails()});
     if (c.gpio)
         outcome.gpio = c.gpio->summaryJson();
     if (c.monitor) {
@@ -646,36 +648,47 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
                 "could not copy {} into {}: {}", config.path, outcome.runDirectory, ec.message());
     }
 
+    const bool energy = monitor && monitor->sampler().haveRails();
+    const bool files = config.logging.csv || config.logging.jsonl;
     std::vector<std::unique_ptr<TaskLog>> logs;
-    std::vector<Pipeline::TaskSlot> slots;
-    logs.reserve(tasks.size());
-    slots.reserve(tasks.size());
+    std::vector<Recorder::Task> recorded;
+    std::vector<Task*> running;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const TaskConfig& tc = config.tasks[i];
         int64_t deadline = static_cast<int64_t>(tc.deadlineMs * 1e6);
         if (deadline <= 0 && source.info().fps > 0)
             deadline = static_cast<int64_t>(1e9 / source.info().fps);
-        logs.push_back(std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(), deadline,
+        Recorder::Task r {tasks[i]->name(), deadline, {}};
+        // Every task has its log (the summary reports its counts); it is a sink only when a file
+        // is written.
+        logs.push_back(std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(),
             static_cast<size_t>(config.logging.queueCapacity)));
-        if (monitor && monitor->sampler().haveRails())
-            logs.back()->attachPower(&monitor->sampler());
+        TaskLog& l = *logs.back();
+        if (energy)
+            l.enableEnergyColumns();
         if (tc.type == "action")
-            logs.back()->enableClipColumns();
+            l.enableClipColumns();
         if (c.gpio && c.gpio->hasTrigger())
-            logs.back()->enableWindowColumn();
+            l.enableWindowColumn();
         if (config.run.pacing == Pacing::None)
-            logs.back()->enableQueueColumn();
-        slots.push_back({tasks[i].get(), logs.back().get(), deadline});
+            l.enableQueueColumn();
+        if (files)
+            r.sinks.push_back(&l);
+        recorded.push_back(std::move(r));
+        running.push_back(tasks[i].get());
     }
+    // Its queue holds seconds of records at any rate: the recorder does no I/O of its own.
+    constexpr size_t kRecorderQueue = 4096;
+    Recorder recorder(std::move(recorded), static_cast<size_t>(config.logging.maxSummarySamples),
+        kRecorderQueue, energy ? &monitor->sampler() : nullptr);
     RunEnd end;
     // The sampler starts before the first frame so that every frame's window is covered.
     Status startProblem;
     if (monitor)
         if (Status s = monitor->sampler().start(); !s)
             startProblem = s.withContext(config.where("power"));
-    const bool energy = monitor && monitor->sampler().haveRails();
     FrameLogWriter writer;
-    if (startProblem.ok() && (config.logging.csv || config.logging.jsonl || energy)) {
+    if (startProblem.ok() && files) {
         std::vector<TaskLog*> raw;
         raw.reserve(logs.size());
         for (auto& l : logs)
@@ -694,8 +707,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             writer.start();
     }
 
-    Pipeline pipeline(
-        source, config.run, slots, static_cast<size_t>(config.logging.maxSummarySamples), display);
+    Pipeline pipeline(source, config.run, running, recorder, display);
     if (!startProblem.ok()) {
         // Nothing ran: the pipeline never starts, and the run ends with the problem as its failure.
         end.run.failure = startProblem;
@@ -706,6 +718,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         writer.stop();
         return end;
     }
+    recorder.start();
     log->info("running {} task(s) on {} ({}); logs in {}", tasks.size(), source.info().uri,
         source.info().kind, outcome.runDirectory);
     if (firstRun && !source.info().detail.empty())
@@ -722,10 +735,10 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     // The watchdog's probe: every task finished a frame since the last ping.
     {
         auto last = std::make_shared<std::vector<uint64_t>>(tasks.size(), 0);
-        watchdog.setProbe([&pipeline, last] {
+        watchdog.setProbe([&recorder, last] {
             bool all = true;
             for (size_t i = 0; i < last->size(); ++i) {
-                const uint64_t frames = pipeline.live(i).frames;
+                const uint64_t frames = recorder.live(i).frames;
                 all = all && frames > (*last)[i];
                 (*last)[i] = frames;
             }
@@ -741,7 +754,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
     std::vector<uint64_t> framesAtRate(tasks.size(), 0);
     std::vector<double> fps(tasks.size(), 0.0);
-    notify.ready(serviceStatus(config, pipeline, tasks, fps));
+    notify.ready(serviceStatus(config, recorder, tasks, fps));
     int64_t stopDeadline = 0;
     // With a window open the loop also serves it (GUI toolkits want their window's thread), so it
     // comes round at about 60 Hz instead of 10.
@@ -754,10 +767,11 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         watchdog.setProbe(nullptr);
         if (monitor)
             monitor->sampler().stop();
+        recorder.stop(); // what the workers handed over; a hung one hands over nothing more
         writer.stop();
         if (c.gpio)
             c.gpio->stop(); // outputs inactive: a marker must not stay high
-        summariseRun(outcome, config, c, pipeline, logs, options, Status::runtime(why));
+        summariseRun(outcome, config, c, pipeline, recorder, logs, options, Status::runtime(why));
         std::fflush(nullptr);
         std::_Exit(exitCode);
     };
@@ -822,18 +836,18 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         if (now >= nextNotify) {
             const double seconds = nsToS(now - rateStart);
             for (size_t i = 0; i < tasks.size(); ++i) {
-                const uint64_t frames = pipeline.live(i).frames;
+                const uint64_t frames = recorder.live(i).frames;
                 fps[i] = static_cast<double>(frames - framesAtRate[i]) / seconds;
                 framesAtRate[i] = frames;
             }
             rateStart = now;
             nextNotify = now + kNotifyPeriodNs;
             if (stopDeadline == 0 && !pending)
-                notify.status(serviceStatus(config, pipeline, tasks, fps));
+                notify.status(serviceStatus(config, recorder, tasks, fps));
         }
         if (options.printStatus && statusPeriod > 0 && now >= nextStatus) {
             for (size_t i = 0; i < tasks.size(); ++i) {
-                const auto view = pipeline.live(i);
+                const auto view = recorder.live(i);
                 const double rate = static_cast<double>(view.frames - framesAtLastStatus[i]) /
                     nsToS(statusPeriod + now - nextStatus);
                 framesAtLastStatus[i] = view.frames;
@@ -856,12 +870,14 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         c.gpio->stop();
     if (display)
         display->stop();
-    // The sampler's last sample covers the last frame; only then may the writer give up waiting.
+    // The sampler's last sample covers the last frame; only then may the recorder give up waiting
+    // for it, and the logs have every record once the recorder has stopped.
     if (monitor)
         monitor->sampler().stop();
+    recorder.stop();
     writer.stop();
 
-    end.run = summariseRun(outcome, config, c, pipeline, logs, options, Status());
+    end.run = summariseRun(outcome, config, c, pipeline, recorder, logs, options, Status());
     signals.setServing(false);
     end.reload = pending != nullptr && pipeline.failure().ok() && !end.stopSignal;
     return end;

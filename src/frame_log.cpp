@@ -21,7 +21,6 @@
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/thread_guard.h"
-#include "jetagent/power/sampler.h"
 #include "text.h"
 
 namespace jetagent {
@@ -57,7 +56,7 @@ const std::string kEmpty;
 // Mean power of the total rail over the inference window: the batch's whole energy over its time.
 double inferencePowerW(const FrameRecord& r)
 {
-    const double ms = nsToMs(r.inferredNs - r.preprocessedNs);
+    const double ms = nsToMs(r.times.inferenceNs);
     if (std::isnan(r.inferenceEnergyMj) || ms <= 0.0)
         return std::nan("");
     return r.inferenceEnergyMj * (r.batch > 0 ? r.batch : 1) / ms;
@@ -65,9 +64,9 @@ double inferencePowerW(const FrameRecord& r)
 
 } // namespace
 
-TaskLog::TaskLog(std::string taskName, const std::vector<std::string>& labels, int64_t deadlineNs,
-    size_t queueCapacity)
-    : taskName_(std::move(taskName)), deadlineNs_(deadlineNs), ring_(queueCapacity)
+TaskLog::TaskLog(
+    std::string taskName, const std::vector<std::string>& labels, size_t queueCapacity)
+    : taskName_(std::move(taskName)), ring_(queueCapacity)
 {
     for (const auto& label : labels) {
         csvLabels_.push_back(csvEscape(label));
@@ -94,8 +93,8 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
             : kEmpty;
     };
     appendf(out, "%" PRIu64 ",%" PRId64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%d,", r.frameId,
-        r.capturedNs, nsToMs(r.waitNs()), nsToMs(r.preprocessNs()), nsToMs(r.inferenceNs()),
-        nsToMs(r.computeNs), nsToMs(r.postprocessNs()), nsToMs(r.endToEndNs()), r.batch);
+        r.capturedNs, nsToMs(r.times.waitNs), nsToMs(r.times.preprocessNs), nsToMs(r.times.inferenceNs),
+        nsToMs(r.computeNs), nsToMs(r.times.postprocessNs), nsToMs(r.times.endToEndNs), r.batch);
     if (r.topK > 0) {
         out += label(r.labels[0]);
         appendf(out, ",%.6f,", static_cast<double>(r.scores[0]));
@@ -106,18 +105,18 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
     // deadline_miss is empty where no deadline is judged (unpaced runs).
     appendf(out, ",%d,%s,%d,%d", r.correct() ? 1 : 0,
         r.unpaced                           ? ""
-            : r.deadlineMissed(deadlineNs_) ? "1"
+            : r.times.deadlineMissed ? "1"
                                             : "0",
         r.coldStart ? 1 : 0, r.ok ? 1 : 0);
     if (clipColumns_) {
         if (r.hasClip())
             appendf(out, ",%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%d,%d,%.4f,%.4f",
                 r.hasResult ? 1 : 0, r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs,
-                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs), nsToMs(r.resultLatencyNs()));
+                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs), nsToMs(r.times.resultLatencyNs));
         else
             appendf(out, ",%d,,,,,,,,", r.hasResult ? 1 : 0);
     }
-    if (power_) {
+    if (energyColumns_) {
         // An empty field where the sampler did not cover the window: no figure beats a wrong one.
         if (std::isnan(r.inferenceEnergyMj))
             out += ",";
@@ -137,19 +136,19 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
     if (windowColumn_)
         appendf(out, ",%u", r.window);
     if (queueColumn_)
-        appendf(out, ",%.4f", nsToMs(r.queueNs()));
+        appendf(out, ",%.4f", nsToMs(r.times.queueNs));
     out += '\n';
 }
 
 void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
 {
     appendf(out, "{\"frame\":%" PRIu64 ",\"capture_ns\":%" PRId64, r.frameId, r.capturedNs);
-    appendf(out, ",\"wait_ms\":%.4f,\"preprocess_ms\":%.4f", nsToMs(r.waitNs()),
-        nsToMs(r.preprocessNs()));
-    appendf(out, ",\"inference_ms\":%.4f,\"compute_ms\":%.4f", nsToMs(r.inferenceNs()),
+    appendf(out, ",\"wait_ms\":%.4f,\"preprocess_ms\":%.4f", nsToMs(r.times.waitNs),
+        nsToMs(r.times.preprocessNs));
+    appendf(out, ",\"inference_ms\":%.4f,\"compute_ms\":%.4f", nsToMs(r.times.inferenceNs),
         nsToMs(r.computeNs));
     appendf(out, ",\"postprocess_ms\":%.4f,\"e2e_ms\":%.4f,\"batch\":%d,\"top\":[",
-        nsToMs(r.postprocessNs()), nsToMs(r.endToEndNs()), r.batch);
+        nsToMs(r.times.postprocessNs), nsToMs(r.times.endToEndNs), r.batch);
     for (int i = 0; i < r.topK; ++i) {
         const int index = r.labels[static_cast<size_t>(i)];
         out += i ? ",{\"label\":" : "{\"label\":";
@@ -167,7 +166,7 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s",
         r.truth >= 0 ? (r.correct() ? "true" : "false") : "null",
         r.unpaced                           ? "null"
-            : r.deadlineMissed(deadlineNs_) ? "true"
+            : r.times.deadlineMissed ? "true"
                                             : "false",
         r.coldStart ? "true" : "false", r.ok ? "true" : "false");
     if (!r.ok)
@@ -180,11 +179,11 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
                 ",\"last_capture_ns\":%" PRId64 ",\"frames\":%d,\"gaps\":%d,\"inference_ms\":%.4f,"
                 "\"result_latency_ms\":%.4f}",
                 r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs, r.clipFrames, r.clipGaps,
-                nsToMs(r.clipInferenceNs), nsToMs(r.resultLatencyNs()));
+                nsToMs(r.clipInferenceNs), nsToMs(r.times.resultLatencyNs));
         else
             out += "null";
     }
-    if (power_) {
+    if (energyColumns_) {
         auto number = [&](const char* key, double v) {
             appendf(out, ",\"%s\":", key);
             appendJsonNumber(out, v, 4);
@@ -197,55 +196,15 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     if (windowColumn_)
         appendf(out, ",\"window\":%u", r.window);
     if (queueColumn_)
-        appendf(out, ",\"queue_ms\":%.4f", nsToMs(r.queueNs()));
+        appendf(out, ",\"queue_ms\":%.4f", nsToMs(r.times.queueNs));
     out += "}\n";
 }
 
-void TaskLog::attachPower(const PowerSampler* sampler)
-{
-    power_ = sampler;
-}
-
-void TaskLog::addEnergy(FrameRecord& r)
-{
-    const double share = r.batch > 0 ? 1.0 / r.batch : 1.0;
-    const EnergyWindow inference = power_->energy(r.preprocessedNs, r.inferredNs);
-    const EnergyWindow frame = power_->energy(r.intervalStartNs, r.doneNs);
-    r.energyWindowShort = inference.shorterThanUpdate;
-    if (inference.covered)
-        r.inferenceEnergyMj = inference.joules * share * 1e3;
-    if (frame.covered)
-        r.frameEnergyMj = frame.joules * share * 1e3;
-    if (!inference.covered || !frame.covered) {
-        ++energy_.uncovered;
-        return;
-    }
-    ++energy_.frames;
-    energy_.totalFrameJ += r.frameEnergyMj * 1e-3;
-    if (r.coldStart) {
-        // Kept apart like the cold start's latency: first-run allocations are not the steady state.
-        energy_.coldStartInferenceMj = r.inferenceEnergyMj;
-        return;
-    }
-    if (inference.shorterThanUpdate)
-        ++energy_.shortWindows;
-    energy_.inferenceNj.add(static_cast<int64_t>(std::llround(r.inferenceEnergyMj * 1e6)));
-    energy_.frameNj.add(static_cast<int64_t>(std::llround(r.frameEnergyMj * 1e6)));
-}
-
-void TaskLog::drain(std::string& scratch, bool final)
+void TaskLog::drain(std::string& scratch)
 {
     FrameRecord r;
     bool any = false;
-    while (const FrameRecord* next = ring_.front()) {
-        // The sampler's newest sample must lie past the frame's end, or its window is not covered
-        // yet; the record waits (at 100 Hz, about 10 ms).
-        if (power_ && !final && power_->latestNs() < next->doneNs)
-            break;
-        ring_.pop(r);
-        if (power_)
-            addEnergy(r);
-        // A clock read per record only while a file waits to retry after a failed write.
+    while (ring_.pop(r)) {        // A clock read per record only while a file waits to retry after a failed write.
         const int64_t now = csv_.failing || jsonl_.failing ? monotonicNs() : 0;
         if (csv_.enabled()) {
             scratch.clear();
@@ -281,7 +240,7 @@ std::string TaskLog::csvHeader() const
     std::string header = kFrameCsvHeader;
     if (clipColumns_)
         header = header + "," + kFrameCsvClipColumns;
-    if (power_)
+    if (energyColumns_)
         header = header + "," + kFrameCsvEnergyColumns;
     if (windowColumn_)
         header += ",window";
@@ -655,7 +614,7 @@ void FrameLogWriter::loop()
         const bool stopping = stopping_;
         lock.unlock();
         for (TaskLog* l : logs_)
-            l->drain(scratch, stopping);
+            l->drain(scratch);
         const int64_t now = monotonicNs();
         uint64_t dropped = 0;
         int error = 0;

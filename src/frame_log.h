@@ -1,7 +1,8 @@
-// Per-frame logs: workers hand records to a background writer that formats them as CSV and JSON
-// Lines. A worker never waits on the disk: when the writer falls behind, records are dropped and
-// counted. Files rotate by size under a total cap, and a full or read-only disk costs log lines
-// (counted), never frames.
+// Per-frame logs, a sink of the recorder: finished records (stage times derived, energy
+// attributed) are queued for a background writer that formats them as CSV and JSON Lines. Nothing
+// waits on the disk: when the writer falls behind, records are dropped and counted. Files rotate
+// by size under a total cap, and a full or read-only disk costs log lines (counted), never frames
+// or statistics.
 #pragma once
 
 #include <atomic>
@@ -18,13 +19,12 @@
 
 #include "frame_record.h"
 #include "jetagent/base/status.h"
-#include "latency_stats.h"
+#include "recorder.h"
 #include "spsc_ring.h"
 
 namespace jetagent {
 
 class FrameLogWriter;
-class PowerSampler;
 
 // The CSV columns, in order; units are in the names.
 extern const char* const kFrameCsvHeader;
@@ -32,17 +32,6 @@ extern const char* const kFrameCsvHeader;
 extern const char* const kFrameCsvClipColumns;
 // The columns appended when power rails are sampled.
 extern const char* const kFrameCsvEnergyColumns;
-
-// Per-frame energy of one task, accumulated by the log writer (values in nanojoules).
-struct TaskEnergy {
-    SampleSeries inferenceNj; // each steady-state frame's share of its inference window
-    SampleSeries frameNj; // each steady-state frame's share of its frame interval
-    double coldStartInferenceMj = -1.0; // the cold-start frames' inference energy; -1 unknown
-    uint64_t frames = 0; // frames with an energy figure, cold start included
-    double totalFrameJ = 0.0; // sum of their frame-interval energies: the energy of the frames run
-    uint64_t uncovered = 0; // frames whose window the sampler did not cover (no figure)
-    uint64_t shortWindows = 0; // inference windows shorter than the sensor's update period
-};
 
 // The file operations of the frame-log writer: the real ones unless a test overrides them to make
 // writes fail the way a full or read-only disk does.
@@ -97,19 +86,18 @@ struct FrameLogFile {
     std::string segmentPath(int segment) const;
 };
 
-// One task's log: the record queue from its worker and the files it goes to.
-class TaskLog {
+// One task's log: the record queue from the recorder and the files it goes to.
+class TaskLog final : public RecordSink {
 public:
-    TaskLog(std::string taskName, const std::vector<std::string>& labels, int64_t deadlineNs,
-        size_t queueCapacity);
-    ~TaskLog();
+    TaskLog(std::string taskName, const std::vector<std::string>& labels, size_t queueCapacity);
+    ~TaskLog() override;
     TaskLog(const TaskLog&) = delete;
     TaskLog& operator=(const TaskLog&) = delete;
 
-    // Before FrameLogWriter::open: records get their energy from `sampler` (the total rail) before
-    // they are written, and the files get the energy columns. The sampler must outlive the writer.
-    void attachPower(const PowerSampler* sampler);
-    bool hasPower() const { return power_ != nullptr; }
+    // Before FrameLogWriter::open: the files get the energy columns (power is sampled, and the
+    // recorder attributes each frame's energy before the record comes here).
+    void enableEnergyColumns() { energyColumns_ = true; }
+    bool hasEnergyColumns() const { return energyColumns_; }
     // Before FrameLogWriter::open: the files get the clip columns of action tasks (has_result and
     // the clip's window, inference time and result latency).
     void enableClipColumns() { clipColumns_ = true; }
@@ -123,8 +111,9 @@ public:
     void enableQueueColumn() { queueColumn_ = true; }
     bool hasQueueColumn() const { return queueColumn_; }
 
-    // Worker thread: queue a record for writing. Never blocks; a full queue loses the record
+    // Recorder thread: queue a record for writing. Never blocks; a full queue loses the record
     // (counted).
+    void consume(const FrameRecord& record) override { submit(record); }
     void submit(const FrameRecord& record);
 
     const std::string& taskName() const { return taskName_; }
@@ -147,8 +136,6 @@ public:
     uint64_t bytesWritten() const { return bytes_.load(std::memory_order_relaxed); }
     // The errno of the latest failed write, 0 when none failed.
     int lastWriteErrno() const { return lastErrno_.load(std::memory_order_relaxed); }
-    // Valid once the writer has stopped.
-    const TaskEnergy& energy() const { return energy_; }
 
     // Formatting, exposed for tests. Both append one line with its newline to `out`.
     void formatCsv(const FrameRecord& r, std::string& out) const;
@@ -156,10 +143,8 @@ public:
 
 private:
     friend class FrameLogWriter;
-    // Writes the queued records. With power attached, a record waits until the sampler has a sample
-    // past its end, unless `final` (the sampler has stopped: what it has is all there will be).
-    void drain(std::string& scratch, bool final);
-    void addEnergy(FrameRecord& r);
+    // Writes the queued records.
+    void drain(std::string& scratch);
     void close();
     std::string csvHeader() const;
     // The file side: segments, rotation, and failed writes. Writer thread only.
@@ -175,7 +160,6 @@ private:
     std::string taskName_;
     std::vector<std::string> csvLabels_; // labels escaped once for each format
     std::vector<std::string> jsonLabels_;
-    int64_t deadlineNs_;
     SpscRing<FrameRecord> ring_;
     std::atomic<uint64_t> lost_ {0};
     std::atomic<uint64_t> written_ {0};
@@ -188,11 +172,10 @@ private:
     FrameLogFile csv_;
     FrameLogFile jsonl_;
     FrameLogWriter* writer_ = nullptr;
-    const PowerSampler* power_ = nullptr;
+    bool energyColumns_ = false;
     bool clipColumns_ = false;
     bool windowColumn_ = false;
     bool queueColumn_ = false;
-    TaskEnergy energy_;
 };
 
 class FrameLogWriter {

@@ -26,6 +26,21 @@ inline const char* frameFailureName(FrameFailure failure)
     return "unknown";
 }
 
+// The figures derived from a record's timestamps: computed once, by the recorder
+// (Recorder::derive), and read by the statistics, the sinks and the summary.
+struct FrameTimes {
+    int64_t endToEndNs = 0;
+    int64_t waitNs = 0;
+    int64_t preprocessNs = 0;
+    int64_t inferenceNs = 0;
+    int64_t postprocessNs = 0;
+    int64_t queueNs = 0; // unpaced runs only: the time in the FIFO, kept out of end to end
+    int64_t serviceNs = 0; // dequeued -> done: the worker's time for the frame
+    int64_t resultLatencyNs = 0; // action records that carry a clip's result
+    bool deadlineJudged = false; // the run is paced and the task has a deadline
+    bool deadlineMissed = false;
+};
+
 struct FrameRecord {
     static constexpr int kMaxTopK = 10;
 
@@ -83,7 +98,11 @@ struct FrameRecord {
     // window or without a trigger.
     uint32_t window = 0;
 
-    // Every figure derived from the timestamps, computed here and nowhere else.
+    // Filled in by the recorder from the definitions below; zero until then.
+    FrameTimes times;
+
+    // Every figure derived from the timestamps, defined here and nowhere else (the recorder
+    // evaluates them once per record, into `times`).
     int64_t latencyStartNs() const { return unpaced ? dequeuedNs : capturedNs; }
     int64_t endToEndNs() const { return doneNs - latencyStartNs(); }
     int64_t waitNs() const { return dequeuedNs - latencyStartNs(); } // 0 when unpaced

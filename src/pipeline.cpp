@@ -1,4 +1,5 @@
-// The running agent: a source thread feeding one worker thread per task, and the frame-log writer.
+// The running agent: a source thread feeding one worker thread per task, which hand their records
+// to the recorder.
 #include "pipeline.h"
 
 #include <algorithm>
@@ -23,17 +24,16 @@ std::chrono::steady_clock::time_point toTimePoint(int64_t ns)
 
 } // namespace
 
-Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
-    size_t maxSummarySamples, FrameView* view)
-    : source_(source), run_(run), view_(view)
+Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<Task*>& tasks,
+    Recorder& recorder, FrameView* view)
+    : source_(source), run_(run), recorder_(recorder), view_(view)
 {
     const bool paced = run.pacing == Pacing::Realtime;
     std::vector<const Task*> raw;
-    for (const TaskSlot& slot : tasks) {
-        raw.push_back(slot.task);
-        workers_.push_back(std::make_unique<Worker>(slot, workers_.size(),
-            queueCapacity(run, *slot.task),
-            paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, maxSummarySamples));
+    for (Task* task : tasks) {
+        raw.push_back(task);
+        workers_.push_back(std::make_unique<Worker>(task, workers_.size(), queueCapacity(run, *task),
+            paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block));
     }
     pool_ = std::make_unique<FramePool>(
         framesInFlight(run, raw, view_ ? view_->frames().capacity() : 0, view_ != nullptr));
@@ -75,7 +75,7 @@ void Pipeline::start()
     for (auto& w : workers_) {
         Worker* worker = w.get();
         worker->thread = std::thread([this, worker] {
-            const std::string name = "task " + worker->slot.task->name();
+            const std::string name = "task " + worker->task->name();
             guardThread(
                 name, [&] { workerLoop(*worker); },
                 [&](const std::string& why) {
@@ -157,19 +157,6 @@ Status Pipeline::failure() const
 {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_;
-}
-
-TaskStats Pipeline::statsSnapshot(size_t task) const
-{
-    const Worker& w = *workers_[task];
-    std::lock_guard<std::mutex> lock(w.liveMutex);
-    return *w.stats;
-}
-
-Pipeline::LiveView Pipeline::live(size_t task) const
-{
-    std::lock_guard<std::mutex> lock(workers_[task]->liveMutex);
-    return workers_[task]->live;
 }
 
 void Pipeline::sourceLoop()
@@ -256,7 +243,7 @@ void Pipeline::closeQueues()
 void Pipeline::workerLoop(Worker& worker)
 {
     auto log = logger("pipeline");
-    Task& task = *worker.slot.task;
+    Task& task = *worker.task;
     const size_t batch = static_cast<size_t>(std::max(task.batchSize(), 1));
     std::vector<FramePtr> frames(batch);
     std::vector<const Frame*> raw(batch);
@@ -279,27 +266,10 @@ void Pipeline::workerLoop(Worker& worker)
             records[i].unpaced = unpaced;
             if (hooks_)
                 hooks_->afterInference(worker.index, records[i]);
-            if (worker.slot.log)
-                worker.slot.log->submit(records[i]);
+            recorder_.submit(worker.index, records[i]); // lock-free; everything else is its job
             if (view_)
                 view_->onRecord(worker.index, records[i]);
             frames[i].reset(); // back to the pool
-        }
-        {
-            // The statistics under the same short lock as the live view, so that a summary can
-            // be taken while the run goes on (statsSnapshot: a stop that timed out).
-            std::lock_guard<std::mutex> lock(worker.liveMutex);
-            for (size_t i = 0; i < n; ++i)
-                worker.stats->add(records[i]);
-            worker.live.frames = worker.stats->frames;
-            worker.live.correct = worker.stats->correct;
-            worker.live.scored = worker.stats->scored;
-            // Action tasks have a result only on the frames that end a clip: the view keeps the
-            // latest result.
-            if (records[n - 1].hasResult) {
-                worker.live.last = records[n - 1];
-                worker.live.haveLast = true;
-            }
         }
         if (status) {
             consecutiveFailures = 0;

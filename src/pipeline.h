@@ -1,8 +1,9 @@
-// The running agent: a source thread feeding one worker thread per task, and the frame-log writer.
+// The running agent: a source thread feeding one worker thread per task.
 //
-//   source thread --frames--> FrameQueue (per task) --> worker: Task::process --> TaskStats,
-//   TaskLog
+//   source thread --frames--> FrameQueue (per task) --> worker: Task::process --> Recorder
 //
+// The workers only fill each record and hand it to the recorder (lock-free), which derives,
+// counts, attributes energy and passes it on to the logs (recorder.h).
 // Each frame is decoded once and shared read-only by every task. Paced sources hand over through
 // latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped). A view
 // (FrameView: the window, the recording) gets every frame and every record beside the tasks.
@@ -17,10 +18,9 @@
 #include <vector>
 
 #include "config.h"
-#include "frame_log.h"
 #include "frame_queue.h"
+#include "recorder.h"
 #include "task.h"
-#include "task_stats.h"
 
 namespace jetagent {
 
@@ -60,30 +60,16 @@ public:
 
 class Pipeline {
 public:
-    struct TaskSlot {
-        Task* task = nullptr;
-        TaskLog* log = nullptr; // may be null: records then only feed the statistics
-        int64_t deadlineNs = 0;
-    };
-
-    // What the console shows while running; a snapshot taken under a lock the worker holds briefly.
-    struct LiveView {
-        uint64_t frames = 0;
-        uint64_t correct = 0;
-        uint64_t scored = 0;
-        bool haveLast = false;
-        FrameRecord last;
-    };
-
     // The frames the run can hold at once (queued for each task, in the workers' hands, queued
     // for the view): what the frame pool may grow to. `viewQueue`: the view's queue capacity.
     static size_t framesInFlight(
         const RunConfig& run, const std::vector<const Task*>& tasks, size_t viewQueue, bool view);
     static size_t queueCapacity(const RunConfig& run, const Task& task);
 
-    // `view`, when given (it must outlive the run), receives every frame and every record too.
-    Pipeline(FrameSource& source, const RunConfig& run, const std::vector<TaskSlot>& tasks,
-        size_t maxSummarySamples, FrameView* view = nullptr);
+    // Each task's records go to `recorder` (its task index is the task's here). `view`, when
+    // given, receives every frame and every record too. Both must outlive the run.
+    Pipeline(FrameSource& source, const RunConfig& run, const std::vector<Task*>& tasks,
+        Recorder& recorder, FrameView* view = nullptr);
     ~Pipeline();
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
@@ -100,10 +86,6 @@ public:
     bool waitFinished(int timeoutMs);
     void join();
 
-    // Valid after join().
-    const TaskStats& stats(size_t task) const { return *workers_[task]->stats; }
-    // A copy of a task's statistics so far, safe while the workers run (a stop that timed out).
-    TaskStats statsSnapshot(size_t task) const;
     uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
     uint64_t framesCaptured() const { return captured_.load(); }
     int64_t startNs() const { return startNs_; }
@@ -112,25 +94,18 @@ public:
     // The first failure that ended the run (source error, a task failing repeatedly); ok otherwise.
     Status failure() const;
 
-    LiveView live(size_t task) const;
     size_t taskCount() const { return workers_.size(); }
 
 private:
     struct Worker {
-        Worker(TaskSlot s, size_t i, size_t capacity, FrameQueue::Policy policy, size_t maxSamples)
-            : slot(s),
-              index(i),
-              queue(capacity, policy),
-              stats(std::make_unique<TaskStats>(maxSamples, s.deadlineNs))
+        Worker(Task* t, size_t i, size_t capacity, FrameQueue::Policy policy)
+            : task(t), index(i), queue(capacity, policy)
         {
         }
-        TaskSlot slot;
+        Task* task;
         size_t index;
         FrameQueue queue;
-        std::unique_ptr<TaskStats> stats;
         std::thread thread;
-        mutable std::mutex liveMutex;
-        LiveView live;
     };
 
     void sourceLoop();
@@ -141,6 +116,7 @@ private:
 
     FrameSource& source_;
     RunConfig run_;
+    Recorder& recorder_;
     FrameView* view_ = nullptr;
     FrameHooks* hooks_ = nullptr;
     std::vector<std::unique_ptr<Worker>> workers_;

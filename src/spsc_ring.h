@@ -1,5 +1,5 @@
-// A bounded single-producer single-consumer ring: the worker pushes records, the log writer pops
-// them. Lock-free, allocated once; a push into a full ring fails at once instead of waiting.
+// A bounded single-producer single-consumer ring: a worker pushes records, the recorder pops them
+// (and the recorder pushes, the log writer pops). Lock-free, allocated once; a push into a full ring fails at once instead of waiting.
 #pragma once
 
 #include <atomic>
@@ -46,6 +46,14 @@ public:
     }
 
     size_t capacity() const { return slots_.size() - 1; }
+    // The values waiting: exact on either side's own thread between its calls, a moment's view
+    // from the other.
+    size_t size() const
+    {
+        const size_t head = head_.load(std::memory_order_acquire);
+        const size_t tail = tail_.load(std::memory_order_acquire);
+        return (tail + slots_.size() - head) % slots_.size();
+    }
 
 private:
     std::vector<T> slots_;

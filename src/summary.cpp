@@ -95,13 +95,13 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
 
     if (s.haveColdStart) {
         const FrameRecord& c = s.coldStart;
-        j["cold_start"] = {{"frame", c.frameId}, {"e2e_ms", round4(nsToMs(c.endToEndNs()))},
-            {"wait_ms", round4(nsToMs(c.waitNs()))},
-            {"preprocess_ms", round4(nsToMs(c.preprocessNs()))},
-            {"inference_ms", round4(nsToMs(c.inferenceNs()))},
-            {"postprocess_ms", round4(nsToMs(c.postprocessNs()))}};
+        j["cold_start"] = {{"frame", c.frameId}, {"e2e_ms", round4(nsToMs(c.times.endToEndNs))},
+            {"wait_ms", round4(nsToMs(c.times.waitNs))},
+            {"preprocess_ms", round4(nsToMs(c.times.preprocessNs))},
+            {"inference_ms", round4(nsToMs(c.times.inferenceNs))},
+            {"postprocess_ms", round4(nsToMs(c.times.postprocessNs))}};
         if (c.unpaced)
-            j["cold_start"]["queue_ms"] = round4(nsToMs(c.queueNs()));
+            j["cold_start"]["queue_ms"] = round4(nsToMs(c.times.queueNs));
     }
     const bool unpaced = run.config && run.config->run.pacing == Pacing::None;
     j["latency_ms"] = {{"end_to_end", distributionJson(s.endToEnd)},
@@ -146,7 +146,7 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
         if (s.haveColdResult) {
             const FrameRecord& c = s.coldResult;
             a["cold_result"] = {{"frame", c.frameId},
-                {"result_latency_ms", round4(nsToMs(c.doneNs - c.clipLastNs))},
+                {"result_latency_ms", round4(nsToMs(c.times.resultLatencyNs))},
                 {"clip_inference_ms", round4(nsToMs(c.clipInferenceNs))}};
         }
         j["clips"] = a;
@@ -186,6 +186,10 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
     if (t.dropped > 0)
         notes.push_back("the worker could not keep up with the source: " +
             std::to_string(t.dropped) + " frames were replaced by newer ones before inference");
+    if (t.unrecorded > 0)
+        notes.push_back(std::to_string(t.unrecorded) +
+            " frames were left out of the statistics: the recorder fell behind the workers by more "
+            "than its queue holds (a CPU starved for seconds)");
     if (t.log && t.log->lost() > 0)
         notes.push_back(std::to_string(t.log->lost()) +
             " frame-log lines were lost because the writer fell behind (logging.queue_capacity); "
@@ -196,8 +200,8 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
             " frame-log lines were dropped because writing failed (disk full or read-only?); the "
             "statistics and energy figures include them");
     j["notes"] = notes;
-    if (t.log && t.log->hasPower()) {
-        const TaskEnergy& e = t.log->energy();
+    if (t.energy) {
+        const TaskEnergy& e = s.energy;
         json energy = {{"rail", run.power ? run.power->totalName : ""},
             {"estimate", run.power ? run.power->totalIsEstimate : true},
             {"inference_mJ", distributionJson(e.inferenceNj)},

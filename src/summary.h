@@ -22,6 +22,8 @@ struct TaskOutcome {
     const TaskStats* stats = nullptr;
     uint64_t dropped = 0; // frames replaced in the task's queue before the worker took them
     const TaskLog* log = nullptr; // null when no frame log was written
+    uint64_t unrecorded = 0; // records the recorder's queue had no room for (not in the figures)
+    bool energy = false; // power rails were sampled: the statistics hold each frame's energy
 };
 
 // What the live view did (display.window / display.output).

@@ -1,7 +1,8 @@
-// What a run measured for one task, accumulated by its worker from the frame records.
+// What a run measured for one task, accumulated by the recorder from the frame records.
 #include "task_stats.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace jetagent {
 
@@ -42,10 +43,11 @@ void TaskStats::add(const FrameRecord& r)
             ++failedNonFinite;
         return;
     }
-    const int64_t e2e = r.endToEndNs();
-    if (FrameRecord::deadlineJudged(deadlineNs_, r.unpaced))
+    const FrameTimes& t = r.times;
+    const int64_t e2e = t.endToEndNs;
+    if (t.deadlineJudged)
         ++deadlineJudged;
-    if (r.deadlineMissed(deadlineNs_))
+    if (t.deadlineMissed)
         ++deadlineMisses;
     if (r.truth >= 0) {
         ++scored;
@@ -60,7 +62,7 @@ void TaskStats::add(const FrameRecord& r)
             coldResult = r;
             haveColdResult = true;
         } else if (!r.coldStart) {
-            resultLatency.add(r.resultLatencyNs());
+            resultLatency.add(t.resultLatencyNs);
             clipInference.add(r.clipInferenceNs);
         }
     }
@@ -72,14 +74,14 @@ void TaskStats::add(const FrameRecord& r)
         return;
     }
     endToEnd.add(e2e);
-    wait.add(r.waitNs());
-    preprocess.add(r.preprocessNs());
-    inference.add(r.inferenceNs());
+    wait.add(t.waitNs);
+    preprocess.add(t.preprocessNs);
+    inference.add(t.inferenceNs);
     compute.add(r.computeNs);
-    postprocess.add(r.postprocessNs());
+    postprocess.add(t.postprocessNs);
     if (r.unpaced)
-        queue.add(r.queueNs());
-    service.add(r.doneNs - r.dequeuedNs);
+        queue.add(t.queueNs);
+    service.add(t.serviceNs);
     // Frames of one batch finish together; the interval is measured between batches.
     if (previousDoneNs_ > 0 && r.doneNs != previousDoneNs_)
         interval.add(r.doneNs - previousDoneNs_);
@@ -95,6 +97,25 @@ void TaskStats::add(const FrameRecord& r)
         }
         slowest[pos] = {r.frameId, r.capturedNs, e2e};
     }
+}
+
+void TaskStats::addEnergy(const FrameRecord& r)
+{
+    if (std::isnan(r.inferenceEnergyMj) || std::isnan(r.frameEnergyMj)) {
+        ++energy.uncovered;
+        return;
+    }
+    ++energy.frames;
+    energy.totalFrameJ += r.frameEnergyMj * 1e-3;
+    if (r.coldStart) {
+        // Kept apart like the cold start's latency: first-run allocations are not the steady state.
+        energy.coldStartInferenceMj = r.inferenceEnergyMj;
+        return;
+    }
+    if (r.energyWindowShort)
+        ++energy.shortWindows;
+    energy.inferenceNj.add(static_cast<int64_t>(std::llround(r.inferenceEnergyMj * 1e6)));
+    energy.frameNj.add(static_cast<int64_t>(std::llround(r.frameEnergyMj * 1e6)));
 }
 
 } // namespace jetagent

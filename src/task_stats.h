@@ -1,4 +1,5 @@
-// What a run measured for one task, accumulated by its worker from the frame records.
+// What a run measured for one task, accumulated by the recorder from the frame records: the one
+// place every figure of the summary comes from.
 #pragma once
 
 #include <array>
@@ -8,6 +9,17 @@
 #include "latency_stats.h"
 
 namespace jetagent {
+
+// Per-frame energy of one task (values in nanojoules).
+struct TaskEnergy {
+    SampleSeries inferenceNj; // each steady-state frame's share of its inference window
+    SampleSeries frameNj; // each steady-state frame's share of its frame interval
+    double coldStartInferenceMj = -1.0; // the cold-start frames' inference energy; -1 unknown
+    uint64_t frames = 0; // frames with an energy figure, cold start included
+    double totalFrameJ = 0.0; // sum of their frame-interval energies: the energy of the frames run
+    uint64_t uncovered = 0; // frames whose window the sampler did not cover (no figure)
+    uint64_t shortWindows = 0; // inference windows shorter than the sensor's update period
+};
 
 struct SlowFrame {
     uint64_t frameId = 0;
@@ -25,11 +37,15 @@ public:
     // The memory the statistics take, whatever the run's length.
     size_t memoryBytes() const { return memoryBytesFor(endToEnd.exactKept()); }
     static size_t memoryBytesFor(size_t exactSamples);
-    static constexpr size_t kSeries = 11; // the SampleSeries below
+    static constexpr size_t kSeries = 13; // the SampleSeries below, energy's included
 
-    // Adds one record. The cold-start frames (the first inference) are kept apart from the
-    // steady-state series; failed frames are counted but have no latency. Worker thread only.
+    // Adds one record whose times the recorder has derived (FrameRecord::times). The cold-start
+    // frames (the first inference) are kept apart from the steady-state series; failed frames are
+    // counted but have no latency.
     void add(const FrameRecord& r);
+    // Adds the record's energy (FrameRecord::inferenceEnergyMj and frameEnergyMj; NaN where the
+    // sampler did not cover its window). Only when power is sampled.
+    void addEnergy(const FrameRecord& r);
 
     int64_t deadlineNs() const { return deadlineNs_; }
 
@@ -60,6 +76,7 @@ public:
     int64_t firstCapturedNs = 0;
     int64_t firstDoneNs = 0;
     int64_t lastDoneNs = 0;
+    TaskEnergy energy;
     std::array<SlowFrame, kSlowest>
         slowest {}; // highest end-to-end first; frameId meaningful up to slowCount
     size_t slowCount = 0;

@@ -9,6 +9,7 @@
 #include "frame_log.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/power/sampler.h"
+#include "recorder.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -32,11 +33,18 @@ FrameRecord sampleRecord()
     return r;
 }
 
+// A record as the recorder passes it to the logs: its stage times and deadline derived.
+FrameRecord finished(FrameRecord r, int64_t deadlineNs)
+{
+    r.times = Recorder::derive(r, deadlineNs);
+    return r;
+}
+
 TEST(TaskLog, CsvLineHasTheHeaderColumnsAndStageTimes)
 {
-    TaskLog log("t", {"cat", "dog, \"big\""}, 4'000'000, 16);
+    TaskLog log("t", {"cat", "dog, \"big\""}, 16);
     std::string line;
-    log.formatCsv(sampleRecord(), line);
+    log.formatCsv(finished(sampleRecord(), 4'000'000), line);
     EXPECT_EQ(line,
         "42,1000000000,0.5000,0.5000,3.0000,2.9000,0.2500,4.2500,1,\"dog, \"\"big\"\"\",0.750000,"
         "\"dog, \"\"big\"\"\",1,1,0,1\n");
@@ -57,11 +65,11 @@ TEST(TaskLog, CsvLineHasTheHeaderColumnsAndStageTimes)
 
 TEST(TaskLog, JsonLineParsesWithEveryField)
 {
-    TaskLog log("t", {"cat", "dog \"big\""}, 0, 16);
+    TaskLog log("t", {"cat", "dog \"big\""}, 16);
     std::string line;
     FrameRecord r = sampleRecord();
     r.truth = 0;
-    log.formatJson(r, line);
+    log.formatJson(finished(r, 0), line);
     ASSERT_EQ(line.back(), '\n');
     const auto j = nlohmann::json::parse(line);
     EXPECT_EQ(j["frame"], 42);
@@ -79,33 +87,33 @@ TEST(TaskLog, JsonLineParsesWithEveryField)
 // log throw nlohmann's type_error 316.
 TEST(TaskLog, LabelsThatAreNotUtf8GiveJsonLinesThatParse)
 {
-    TaskLog log("t", {"caf\xe9", "\xff\xfe"}, 0, 16);
+    TaskLog log("t", {"caf\xe9", "\xff\xfe"}, 16);
     std::string line;
-    log.formatJson(sampleRecord(), line);
+    log.formatJson(finished(sampleRecord(), 0), line);
     const auto j = nlohmann::json::parse(line);
     EXPECT_EQ(j["top"][0]["label"], "\xef\xbf\xbd\xef\xbf\xbd"); // two U+FFFD
     EXPECT_EQ(j["top"][1]["label"], "caf\xef\xbf\xbd");
     std::string csv;
-    log.formatCsv(sampleRecord(), csv);
+    log.formatCsv(finished(sampleRecord(), 0), csv);
     EXPECT_NE(csv.find("\xff\xfe"), std::string::npos) << "the CSV keeps the file's bytes";
 }
 
 TEST(TaskLog, UnpacedFramesKeepTheirQueueingOutOfEndToEndAndHaveNoDeadline)
 {
     // Deadline 1 ms: the paced record (4.25 ms end to end) misses it.
-    TaskLog paced("t", {"cat", "dog"}, 1'000'000, 16);
+    TaskLog paced("t", {"cat", "dog"}, 16);
     std::string line;
-    paced.formatCsv(sampleRecord(), line);
+    paced.formatCsv(finished(sampleRecord(), 1'000'000), line);
     EXPECT_NE(line.find(",1,1,0,1\n"), std::string::npos) << line; // correct, missed, ...
 
-    TaskLog log("t", {"cat", "dog"}, 1'000'000, 16);
+    TaskLog log("t", {"cat", "dog"}, 16);
     log.enableQueueColumn();
     FrameRecord r = sampleRecord();
     r.unpaced = true;
     r.capturedNs -= 40'000'000; // 40 ms in the FIFO behind earlier frames, 0.5 ms before that
     std::string csv, json;
-    log.formatCsv(r, csv);
-    log.formatJson(r, json);
+    log.formatCsv(finished(r, 1'000'000), csv);
+    log.formatJson(finished(r, 1'000'000), json);
     // wait 0, end to end from the dequeue (3.75 ms), deadline_miss empty, queue_ms at the end.
     EXPECT_EQ(csv,
         "42,960000000,0.0000,0.5000,3.0000,2.9000,0.2500,3.7500,1,dog,0.750000,dog,1,,0,1,"
@@ -126,14 +134,14 @@ TEST(TaskLog, UnpacedFramesKeepTheirQueueingOutOfEndToEndAndHaveNoDeadline)
 
 TEST(TaskLog, FailedFramesHaveNoResult)
 {
-    TaskLog log("t", {"a"}, 1, 16);
+    TaskLog log("t", {"a"}, 16);
     FrameRecord r = sampleRecord();
     r.ok = false;
     r.topK = 0;
     r.truth = -1;
     std::string csv, json;
-    log.formatCsv(r, csv);
-    log.formatJson(r, json);
+    log.formatCsv(finished(r, 1), csv);
+    log.formatJson(finished(r, 1), json);
     EXPECT_NE(csv.find(",1,,,,0,0,0,0\n"), std::string::npos) << csv;
     const auto j = nlohmann::json::parse(json);
     EXPECT_TRUE(j["top"].empty());
@@ -144,7 +152,7 @@ TEST(TaskLog, FailedFramesHaveNoResult)
 TEST(FrameLogWriter, WritesEveryRecordAndCountsLossesWhenTheQueueIsFull)
 {
     test::TempDir dir;
-    TaskLog log("task", {"a", "b"}, 0, 8);
+    TaskLog log("task", {"a", "b"}, 8);
     for (int i = 0; i < 20; ++i) { // no writer yet: 8 fit, 12 are lost
         FrameRecord r = sampleRecord();
         r.frameId = static_cast<uint64_t>(i);
@@ -168,7 +176,7 @@ TEST(FrameLogWriter, NeverOverwritesExistingLogs)
 {
     test::TempDir dir;
     test::writeFile(dir / "task.frames.csv", "precious\n");
-    TaskLog log("task", {"a"}, 0, 8);
+    TaskLog log("task", {"a"}, 8);
     FrameLogWriter writer;
     const Status s = writer.open(dir.path(), {&log}, true, false);
     ASSERT_FALSE(s.ok());
@@ -247,20 +255,23 @@ TEST(TaskLogEnergy, FramesGetTheEnergyOfTheirWindowsOnceTheSamplerCoversThem)
     test::TempDir dir;
     auto sampler = constantSampler();
     ASSERT_TRUE(sampler->start().ok());
-    TaskLog log("t", {"cat", "dog"}, 0, 16);
-    log.attachPower(sampler.get());
+    TaskLog log("t", {"cat", "dog"}, 16);
+    log.enableEnergyColumns();
+    Recorder recorder({{"t", 0, {&log}}}, 1000, 16, sampler.get());
     FrameLogWriter writer;
     ASSERT_TRUE(writer.open(dir.path(), {&log}, true, true).ok());
     writer.start();
+    recorder.start();
 
     const int64_t now = monotonicNs();
-    log.submit(recordAt(now, 1));
-    log.submit(recordAt(now, 2));
+    recorder.submit(0, recordAt(now, 1));
+    recorder.submit(0, recordAt(now, 2));
     FrameRecord old = recordAt(now - 60'000 * kMs, 1); // a minute before the sampler started
-    log.submit(old);
-    // Let the sampler pass the windows' end, then stop it as the agent does: sampler, then writer.
+    recorder.submit(0, old);
+    // Let the sampler pass the windows' end, then stop as the agent does: sampler, recorder, writer.
     std::this_thread::sleep_for(std::chrono::milliseconds(160));
     sampler->stop();
+    recorder.stop();
     writer.stop();
 
     const auto lines = test::readLines(dir / "t.frames.csv");
@@ -291,7 +302,8 @@ TEST(TaskLogEnergy, FramesGetTheEnergyOfTheirWindowsOnceTheSamplerCoversThem)
     EXPECT_TRUE(nlohmann::json::parse(test::readLines(dir / "t.frames.jsonl")[2])["frame_energy_mJ"]
                     .is_null());
 
-    const TaskEnergy& energy = log.energy();
+    const TaskStats stats = recorder.stats(0);
+    const TaskEnergy& energy = stats.energy;
     EXPECT_EQ(energy.frameNj.count(), 2u);
     EXPECT_EQ(energy.frames, 2u);
     EXPECT_EQ(energy.uncovered, 1u);
@@ -301,7 +313,7 @@ TEST(TaskLogEnergy, FramesGetTheEnergyOfTheirWindowsOnceTheSamplerCoversThem)
 TEST(TaskLogEnergy, WithoutPowerTheColumnsAreAbsent)
 {
     test::TempDir dir;
-    TaskLog log("t", {"cat"}, 0, 16);
+    TaskLog log("t", {"cat"}, 16);
     FrameLogWriter writer;
     ASSERT_TRUE(writer.open(dir.path(), {&log}, true, false).ok());
     writer.start();

@@ -171,7 +171,9 @@ TEST(GpioSignals, BusyMarkerIsActiveExactlyWhileTheTaskInfers)
     RunConfig run;
     run.pacing = Pacing::None;
     {
-        Pipeline pipeline(source, run, {{&f.watch, nullptr, 0}, {&f.other, nullptr, 0}}, 1000);
+        Recorder recorder({{"watch", 0, {}}, {"other", 0, {}}}, 1000, 64, nullptr);
+        recorder.start();
+        Pipeline pipeline(source, run, {&f.watch, &f.other}, recorder);
         pipeline.setHooks(s->hooks());
         s->start();
         pipeline.start();
@@ -442,13 +444,13 @@ TEST(GpioFrameLog, WindowColumnOnlyWhenEnabled)
 {
     FrameRecord r = result(0.9f);
     r.window = 3;
-    TaskLog plain("t", {"background", "person"}, 0, 16);
+    TaskLog plain("t", {"background", "person"}, 16);
     std::string csv;
     std::string json;
     plain.formatCsv(r, csv);
     plain.formatJson(r, json);
     EXPECT_EQ(json.find("window"), std::string::npos);
-    TaskLog windowed("t", {"background", "person"}, 0, 16);
+    TaskLog windowed("t", {"background", "person"}, 16);
     windowed.enableWindowColumn();
     std::string csvW;
     std::string jsonW;

@@ -89,7 +89,7 @@ TEST(LogRotation, SegmentsRotateAtTheSizeAndHoldEveryLineOnce)
 {
     test::TempDir dir;
     constexpr uint64_t kRecords = 400;
-    TaskLog log("t", {"cat", "dog"}, 0, 1024);
+    TaskLog log("t", {"cat", "dog"}, 1024);
     submitRange(log, 0, kRecords);
     FrameLogWriter writer;
     FrameLogOptions options;
@@ -142,7 +142,7 @@ TEST(LogRotation, SegmentsRotateAtTheSizeAndHoldEveryLineOnce)
 TEST(LogRotation, WithoutALimitThereIsOneFile)
 {
     test::TempDir dir;
-    TaskLog log("t", {"cat", "dog"}, 0, 1024);
+    TaskLog log("t", {"cat", "dog"}, 1024);
     submitRange(log, 0, 400);
     FrameLogWriter writer;
     ASSERT_TRUE(writer.open(dir.path(), {&log}, true, false).ok());
@@ -206,7 +206,7 @@ TEST(LogRotation, TheCapHoldsAcrossRunsAndRemovesTheOldestFirst)
     const std::string runC = root / "run-c";
     fs::create_directory(runC);
     {
-        TaskLog log("t", {"cat", "dog"}, 0, 4096);
+        TaskLog log("t", {"cat", "dog"}, 4096);
         FrameLogWriter writer;
         ASSERT_TRUE(writer.open(runC, {&log}, true, true, options).ok());
         EXPECT_FALSE(fs::exists(old[0].path));
@@ -223,7 +223,7 @@ TEST(LogRotation, TheCapHoldsAcrossRunsAndRemovesTheOldestFirst)
     for (const char* run : {"run-d", "run-e"}) {
         const std::string dir = root / run;
         fs::create_directory(dir);
-        TaskLog log("t", {"cat", "dog"}, 0, 4096);
+        TaskLog log("t", {"cat", "dog"}, 4096);
         submitRange(log, 0, 2000);
         FrameLogWriter writer;
         ASSERT_TRUE(writer.open(dir, {&log}, true, true, options).ok());
@@ -270,8 +270,8 @@ TEST(LogRotation, AFileBeingWrittenIsNeverRemovedHoweverOld)
 {
     test::TempDir dir;
     // Two files open: an idle task's, older than anything the busy task closes, and the busy one's.
-    TaskLog idle("idle", {"cat", "dog"}, 0, 16);
-    TaskLog busy("t", {"cat", "dog"}, 0, 1024);
+    TaskLog idle("idle", {"cat", "dog"}, 16);
+    TaskLog busy("t", {"cat", "dog"}, 1024);
     idle.submit(recordNumber(0));
     submitRange(busy, 0, 400);
     FrameLogOptions options;
@@ -297,7 +297,7 @@ TEST(LogRotation, ManyOpenFilesGetSmallerSegmentsSoThatTheCapHolds)
     std::vector<TaskLog*> raw;
     for (int i = 0; i < 4; ++i) {
         logs.push_back(std::make_unique<TaskLog>(
-            "t" + std::to_string(i), std::vector<std::string> {"a"}, 0, 1024));
+            "t" + std::to_string(i), std::vector<std::string> {"a"}, 1024));
         submitRange(*logs.back(), 0, 300);
         raw.push_back(logs.back().get());
     }
@@ -342,7 +342,7 @@ TEST(LogDiskErrors, AFullDiskDropsLinesAndTheLogResumesWhenThereIsSpace)
     FrameLogOptions options;
     options.files = &disk;
     options.retryNs = 0; // retry at the next line: the test needs no clock
-    TaskLog log("t", {"cat", "dog"}, 0, 1024);
+    TaskLog log("t", {"cat", "dog"}, 1024);
     submitRange(log, 0, kRecords); // all in the writer's first drain, while the disk is full
     FrameLogWriter writer;
     ASSERT_TRUE(writer.open(dir.path(), {&log}, true, true, options).ok());
@@ -412,7 +412,7 @@ TEST(LogDiskErrors, AReadOnlyDiskKeepsOnlyWholeLinesAndTheLogResumesInANewSegmen
     constexpr uint64_t kRecords = 40;
     // The CSV header and ten lines and a half go in; the JSON Lines file gets nothing.
     std::string line;
-    TaskLog log("t", {"cat", "dog"}, 0, 1024);
+    TaskLog log("t", {"cat", "dog"}, 1024);
     log.formatCsv(recordNumber(0), line);
     ReadOnlyAfter disk(
         std::string(kFrameCsvHeader).size() + 1 + 10 * line.size() + line.size() / 2);

@@ -105,7 +105,9 @@ TEST(Pipeline, NoFrameFromALiveSourceIsWaitedThroughNotCounted)
             viewed.push_back(f->sequence);
     });
     {
-        Pipeline pipeline(source, run, {{&task, nullptr, 0}}, 1000, &view);
+        Recorder recorder({{"t", 0, {}}}, 1000, 1024, nullptr);
+        recorder.start();
+        Pipeline pipeline(source, run, {&task}, recorder, &view);
         pipeline.start();
         ASSERT_TRUE(pipeline.waitFinished(10'000));
         pipeline.join();
@@ -145,7 +147,8 @@ TEST(Pipeline, ASilentLiveSourceStopsOnRequest)
     SilentSource source;
     RecordingTask task;
     RunConfig run;
-    Pipeline pipeline(source, run, {{&task, nullptr, 0}}, 1000);
+    Recorder recorder({{"t", 0, {}}}, 1000, 16, nullptr);
+    Pipeline pipeline(source, run, {&task}, recorder);
     pipeline.start();
     EXPECT_FALSE(pipeline.waitFinished(50));
     pipeline.requestStop("test");

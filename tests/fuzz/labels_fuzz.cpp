@@ -81,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     record.truth = setup->truthToLabel.empty() ? -1 : setup->truthToLabel[0];
     scoreRow(row.data(), row.size(), task.postprocess, probabilities.data(), smoothed.data(), first,
         record);
-    TaskLog log(task.name, labels, 0, 4);
+    TaskLog log(task.name, labels, 4);
     std::string csv;
     std::string json;
     log.formatCsv(record, csv);
