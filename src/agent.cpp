@@ -17,6 +17,7 @@
 #include "action_task.h"
 #include "classification_task.h"
 #include "display.h"
+#include "event_loop.h"
 #include "frame_log.h"
 #include "gpio_signals.h"
 #include "jetagent/base/clock.h"
@@ -26,6 +27,7 @@
 #include "jetagent/power/power_monitor.h"
 #include "pipeline.h"
 #include "run_context.h"
+#include "run_control.h"
 #include "service.h"
 #include "stop_signals.h"
 #include "summary.h"
@@ -623,6 +625,131 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     return run;
 }
 
+// SIGHUP: the config file read again and prepared beside the running one (its new tasks built,
+// its run directory made); `pending` holds it once it is ready.
+Status prepareReloadOf(const AgentConfig& config, Components& c, const RunOptions& options,
+    ServiceNotifier& notify, std::unique_ptr<Reload>& pending)
+{
+    auto next = options.reload();
+    if (!next)
+        return next.status();
+    auto reload = std::make_unique<Reload>();
+    reload->config = std::move(next).value();
+    notify.beginExtendedPhase(reload->config.run.startupTimeoutS, true);
+    if (Status problem = prepareReload(config, c, options, notify, *reload); !problem) {
+        if (!reload->next.runDirectory.empty())
+            fs::remove(reload->next.runDirectory);
+        return problem;
+    }
+    pending = std::move(reload);
+    return Status();
+}
+
+// The run's event loop: the signals, the end of the pipeline, and the timers of the status lines,
+// systemd's status, the stop deadline and a window's redraws. Returns once the pipeline has
+// finished or `control` has abandoned the run.
+Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOptions& options,
+    SignalGuard& signals, ServiceNotifier& notify, Pipeline& pipeline, const Recorder& recorder,
+    RunControl& control, std::vector<double>& fps)
+{
+    const auto& tasks = c.tasks;
+    EventLoop loop;
+    auto stopTimer = loop.addTimer([&](uint64_t) {
+        if (control.onStopTimeout() == RunControl::Next::Abandon)
+            loop.quit(1);
+    });
+    if (!stopTimer)
+        return stopTimer.status();
+    if (signals.fd() >= 0)
+        if (Status s = loop.watch(signals.fd(),
+                [&] {
+                    const int sig = signals.wait(0);
+                    if (sig == 0)
+                        return;
+                    switch (control.onSignal(sig)) {
+                    case RunControl::Next::ArmStopTimer:
+                        loop.setTimer(*stopTimer, control.stopTimeoutNs());
+                        break;
+                    case RunControl::Next::Abandon: loop.quit(1); break;
+                    case RunControl::Next::Continue: break;
+                    }
+                });
+            !s)
+            return s;
+    if (pipeline.finishedFd() >= 0) {
+        if (Status s = loop.watch(pipeline.finishedFd(), [&] { loop.quit(0); }); !s)
+            return s;
+    } else {
+        // No eventfd to be had: the end of the run is looked for ten times a second.
+        auto poll = loop.addTimer([&](uint64_t) {
+            if (pipeline.finished())
+                loop.quit(0);
+        });
+        if (!poll)
+            return poll.status();
+        loop.setTimer(*poll, 100'000'000, 100'000'000);
+    }
+
+    // systemd's status line, with each task's rate over the last period.
+    constexpr int64_t kNotifyPeriodNs = 5'000'000'000;
+    int64_t rateStart = monotonicNs();
+    std::vector<uint64_t> framesAtRate(tasks.size(), 0);
+    auto notifyTimer = loop.addTimer([&](uint64_t) {
+        const int64_t now = monotonicNs();
+        const double seconds = nsToS(now - rateStart);
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            const uint64_t frames = recorder.live(i).frames;
+            fps[i] = static_cast<double>(frames - framesAtRate[i]) / seconds;
+            framesAtRate[i] = frames;
+        }
+        rateStart = now;
+        if (control.state() == RunControl::State::Running)
+            notify.status(serviceStatus(config, recorder, tasks, fps));
+    });
+    if (!notifyTimer)
+        return notifyTimer.status();
+    loop.setTimer(*notifyTimer, kNotifyPeriodNs, kNotifyPeriodNs);
+
+    // The console's status lines (logging.status_interval_s).
+    const int64_t statusPeriod = static_cast<int64_t>(config.logging.statusIntervalS * 1e9);
+    int64_t lastStatus = monotonicNs();
+    std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
+    if (options.printStatus && statusPeriod > 0) {
+        auto statusTimer = loop.addTimer([&](uint64_t) {
+            const int64_t now = monotonicNs();
+            for (size_t i = 0; i < tasks.size(); ++i) {
+                const LiveView view = recorder.live(i);
+                const double rate = static_cast<double>(view.frames - framesAtLastStatus[i]) /
+                    nsToS(now - lastStatus);
+                framesAtLastStatus[i] = view.frames;
+                std::string line = statusLine(tasks[i]->name(), view, tasks[i]->labels(), rate);
+                if (c.monitor) {
+                    const std::string p = powerStatus(*c.monitor);
+                    if (!p.empty())
+                        line += " | " + p;
+                }
+                logger("status")->info("{}", line);
+            }
+            lastStatus = now;
+        });
+        if (!statusTimer)
+            return statusTimer.status();
+        loop.setTimer(*statusTimer, statusPeriod, statusPeriod);
+    }
+
+    // A window is served from this thread (GUI toolkits want their window's thread), at about
+    // 60 Hz.
+    if (c.display && c.display->hasWindow()) {
+        auto windowTimer = loop.addTimer([&](uint64_t) { c.display->pumpWindow(); });
+        if (!windowTimer)
+            return windowTimer.status();
+        loop.setTimer(*windowTimer, 15'000'000, 15'000'000);
+    }
+
+    signals.setServing(true);
+    return loop.run();
+}
+
 // Runs `config` on `c` until it ends, a stop signal, or a reload is ready (then `pending` holds
 // it). Writes the run's logs and summary either way.
 RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& options,
@@ -679,8 +806,11 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     }
     // Its queue holds seconds of records at any rate: the recorder does no I/O of its own.
     constexpr size_t kRecorderQueue = 4096;
-    Recorder recorder(std::move(recorded), static_cast<size_t>(config.logging.maxSummarySamples),
-        kRecorderQueue, energy ? &monitor->sampler() : nullptr);
+    // Both on the heap: a run abandoned with a thread hung in an engine leaves them to it.
+    auto recorderOwner = std::make_unique<Recorder>(std::move(recorded),
+        static_cast<size_t>(config.logging.maxSummarySamples), kRecorderQueue,
+        energy ? &monitor->sampler() : nullptr);
+    Recorder& recorder = *recorderOwner;
     RunEnd end;
     // The sampler starts before the first frame so that every frame's window is covered.
     Status startProblem;
@@ -707,7 +837,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             writer.start();
     }
 
-    Pipeline pipeline(source, config.run, running, recorder, display);
+    auto pipelineOwner = std::make_unique<Pipeline>(source, config.run, running, recorder, display);
+    Pipeline& pipeline = *pipelineOwner;
     if (!startProblem.ok()) {
         // Nothing ran: the pipeline never starts, and the run ends with the problem as its failure.
         end.run.failure = startProblem;
@@ -746,23 +877,26 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         });
     }
 
-    const int64_t statusPeriod = static_cast<int64_t>(config.logging.statusIntervalS * 1e9);
-    constexpr int64_t kNotifyPeriodNs = 5'000'000'000;
-    int64_t nextStatus = monotonicNs() + statusPeriod;
-    int64_t nextNotify = monotonicNs() + kNotifyPeriodNs;
-    int64_t rateStart = monotonicNs();
-    std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
-    std::vector<uint64_t> framesAtRate(tasks.size(), 0);
     std::vector<double> fps(tasks.size(), 0.0);
     notify.ready(serviceStatus(config, recorder, tasks, fps));
-    int64_t stopDeadline = 0;
-    // With a window open the loop also serves it (GUI toolkits want their window's thread), so it
-    // comes round at about 60 Hz instead of 10.
-    const int loopMs = display && display->hasWindow() ? 15 : 100;
-    // Ends the process without waiting for the frames in flight (a hung thread cannot be joined,
-    // nor its objects destroyed under it): what was recorded is flushed and the summary of what
-    // was measured written first.
-    auto abandon = [&](const std::string& why, int exitCode) {
+    RunControl control(
+        {[&] { return prepareReloadOf(config, c, options, notify, pending); },
+            [&] {
+                fs::remove(pending->next.runDirectory); // still empty: the reload never ran
+                pending.reset();
+            },
+            [&pipeline](const std::string& reason) { pipeline.requestStop(reason); }},
+        options.reload ? config.path : std::string(), options.stopTimeoutS, notify);
+    const Expected<int> looped = serveRun(config, c, options, signals, notify, pipeline, recorder,
+        control, fps);
+    end.stopSignal = control.stopSignalled();
+    if (!looped || control.state() == RunControl::State::Abandoned) {
+        // A thread that never returns (an inference hung in an engine) can neither be joined nor
+        // have its objects destroyed under it: what was recorded is flushed and the summary of
+        // what was measured written, then the run ends at once with the pipeline and the recorder
+        // left to it; the caller ends the process.
+        const std::string why = looped ? control.abandonReason()
+                                       : "the event loop failed: " + looped.status().message();
         log->error("{}; writing the logs and the summary of what was measured, then exiting", why);
         watchdog.setProbe(nullptr);
         if (monitor)
@@ -771,96 +905,13 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         writer.stop();
         if (c.gpio)
             c.gpio->stop(); // outputs inactive: a marker must not stay high
-        summariseRun(outcome, config, c, pipeline, recorder, logs, options, Status::runtime(why));
-        std::fflush(nullptr);
-        std::_Exit(exitCode);
-    };
-    signals.setServing(true);
-    while (!pipeline.waitFinished(0)) {
-        if (display)
-            display->pumpWindow();
-        // While the frames in flight drain (a stop or a reload), the loop comes round every 5 ms,
-        // so that the end of the drain is noticed at once rather than at the next 100 ms tick.
-        const int sig = signals.wait(stopDeadline != 0 || pending ? 5 : loopMs);
-        if (sig == SIGHUP && !options.reload) {
-            log->warn("SIGHUP: this run has no config file to reload; ignored");
-        } else if (sig == SIGHUP && stopDeadline == 0 && !pending) {
-            log->info("SIGHUP: reloading {}", config.path);
-            notify.reloading("reloading " + config.path);
-            auto next = options.reload();
-            auto reload = std::make_unique<Reload>();
-            Status problem = next.status();
-            if (next) {
-                reload->config = std::move(next).value();
-                notify.beginExtendedPhase(reload->config.run.startupTimeoutS, true);
-                problem = prepareReload(config, c, options, notify, *reload);
-                if (!problem.ok() && !reload->next.runDirectory.empty())
-                    fs::remove(reload->next.runDirectory);
-            }
-            if (problem.ok()) {
-                log->info("reload: the new config is valid; finishing the frames in flight");
-                pending = std::move(reload);
-                pipeline.requestStop("reload");
-            } else {
-                log->error(
-                    "reload failed, the previous config keeps running:\n{}", problem.message());
-                notify.ready("reload failed, the previous config keeps running: " +
-                    problem.message().substr(0, problem.message().find('\n')));
-            }
-        } else if (sig == SIGHUP) {
-            log->info("SIGHUP: already stopping or reloading; ignored");
-        } else if (sig != 0 && end.stopSignal) {
-            abandon(std::string("a second ") + signalName(sig) + ": quitting at once", 128 + sig);
-        } else if (sig != 0) {
-            log->info(
-                "{}: stopping; finishing the frames in flight (send it again to quit at once)",
-                signalName(sig));
-            notify.stopping(std::string("stopping (") + signalName(sig) + ")");
-            pipeline.requestStop(std::string("signal ") + signalName(sig));
-            if (pending)
-                fs::remove(pending->next.runDirectory); // still empty: the reload never ran
-            pending.reset();
-            end.stopSignal = true;
-            if (options.stopTimeoutS > 0 && stopDeadline == 0)
-                stopDeadline = monotonicNs() + static_cast<int64_t>(options.stopTimeoutS * 1e9);
-        }
-        const int64_t now = monotonicNs();
-        if (stopDeadline != 0 && now > stopDeadline)
-            // An inference that never returns (the sources' reads all return within a fraction of
-            // a second, stalled or not): the exit status tells systemd (or the user) that the
-            // stop was not clean.
-            abandon("the frames in flight did not finish within " +
-                    std::to_string(static_cast<int>(options.stopTimeoutS)) +
-                    " s of the stop signal (a hung camera or engine)",
-                1);
-        if (now >= nextNotify) {
-            const double seconds = nsToS(now - rateStart);
-            for (size_t i = 0; i < tasks.size(); ++i) {
-                const uint64_t frames = recorder.live(i).frames;
-                fps[i] = static_cast<double>(frames - framesAtRate[i]) / seconds;
-                framesAtRate[i] = frames;
-            }
-            rateStart = now;
-            nextNotify = now + kNotifyPeriodNs;
-            if (stopDeadline == 0 && !pending)
-                notify.status(serviceStatus(config, recorder, tasks, fps));
-        }
-        if (options.printStatus && statusPeriod > 0 && now >= nextStatus) {
-            for (size_t i = 0; i < tasks.size(); ++i) {
-                const auto view = recorder.live(i);
-                const double rate = static_cast<double>(view.frames - framesAtLastStatus[i]) /
-                    nsToS(statusPeriod + now - nextStatus);
-                framesAtLastStatus[i] = view.frames;
-                std::string line = statusLine(tasks[i]->name(), view, tasks[i]->labels(), rate);
-                if (monitor) {
-                    const std::string p = powerStatus(*monitor);
-                    if (!p.empty())
-                        line += " | " + p;
-                }
-                logger("status")->info("{}", line);
-            }
-            nextStatus = now + statusPeriod;
-        }
+        end.run =
+            summariseRun(outcome, config, c, pipeline, recorder, logs, options, Status::runtime(why));
+        signals.setServing(false);
+        end.run.exitAtOnce = looped ? control.exitCode() : 1;
+        [[maybe_unused]] Pipeline* abandonedPipeline = pipelineOwner.release();
+        [[maybe_unused]] Recorder* abandonedRecorder = recorderOwner.release();
+        return end;
     }
     // A second stop signal from here on is not acted on: the run is already ending, and quitting
     // at once would lose the summary it is about to write (a third still ends the process).
@@ -909,6 +960,13 @@ Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& option
         if (first && end.startFailed)
             return end.run.failure; // a bad log directory is a start-up error, like a bad model
         directories.push_back(end.run.runDirectory);
+        if (end.run.exitAtOnce != 0) {
+            // A thread of the run never returned and still uses the running components: they are
+            // left to it, never destroyed, and the caller ends the process.
+            [[maybe_unused]] auto* abandoned = new Components(std::move(running));
+            end.run.runDirectories = directories;
+            return std::move(end.run);
+        }
         if (!end.reload) {
             if (!end.stopSignal)
                 notify.stopping("stopping: " +

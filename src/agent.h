@@ -35,6 +35,11 @@ struct AgentRun {
     std::string runDirectory; // the last one, when reloads started new ones
     std::vector<std::string> runDirectories; // one per config run, in order (reloads add one each)
     Status failure; // what ended the run early, if anything; the summary is complete either way
+    // Non-zero: the run was abandoned with a thread that never returned (an inference hung in an
+    // engine, past the stop timeout, or a second stop signal), and the process must end at once
+    // with this status (std::_Exit): that thread still uses the run's objects, which were
+    // therefore neither joined nor destroyed. The logs and the summary are written.
+    int exitAtOnce = 0;
 };
 
 // Runs `initial` to its end (frame limit, duration, end of stream, a signal or a failure). A reload

@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cmath>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/thread_guard.h"
@@ -26,7 +29,11 @@ std::chrono::steady_clock::time_point toTimePoint(int64_t ns)
 
 Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<Task*>& tasks,
     Recorder& recorder, FrameView* view)
-    : source_(source), run_(run), recorder_(recorder), view_(view)
+    : source_(source),
+      run_(run),
+      recorder_(recorder),
+      view_(view),
+      finishedFd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
 {
     const bool paced = run.pacing == Pacing::Realtime;
     std::vector<const Task*> raw;
@@ -64,6 +71,8 @@ Pipeline::~Pipeline()
 {
     requestStop("shutdown");
     join();
+    if (finishedFd_ >= 0)
+        ::close(finishedFd_);
 }
 
 void Pipeline::start()
@@ -124,8 +133,12 @@ void Pipeline::threadDone()
 {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (--running_ == 0)
+        if (--running_ == 0) {
             endNs_ = monotonicNs();
+            const uint64_t one = 1;
+            if (finishedFd_ >= 0)
+                [[maybe_unused]] const ssize_t n = ::write(finishedFd_, &one, sizeof one);
+        }
     }
     changed_.notify_all();
 }

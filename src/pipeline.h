@@ -82,6 +82,9 @@ public:
     void requestStop(const std::string& reason);
     // True once the source has stopped and every worker has drained its queue.
     bool finished() const { return running_.load() == 0; }
+    // An eventfd that becomes readable once every thread of the run has finished (for an event
+    // loop; waitFinished() is the blocking form). -1 if the kernel refused one.
+    int finishedFd() const { return finishedFd_; }
     // Waits up to `timeoutMs` for finished(); returns finished().
     bool waitFinished(int timeoutMs);
     void join();
@@ -123,6 +126,7 @@ private:
     std::unique_ptr<FramePool> pool_;
     std::thread sourceThread_;
     std::atomic<int> running_ {0};
+    int finishedFd_ = -1;
     std::atomic<uint64_t> captured_ {0};
     int64_t startNs_ = 0;
     int64_t endNs_ = 0;
