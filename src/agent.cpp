@@ -63,8 +63,8 @@ Expected<std::string> createRunDirectory(const std::string& base, const std::str
 
 namespace {
 
-std::string statusLine(const std::string& name, const LiveView& v,
-    const std::vector<std::string>& labels, double fps)
+std::string statusLine(
+    const std::string& name, const LiveView& v, const std::vector<std::string>& labels, double fps)
 {
     char text[320];
     if (!v.haveLast) {
@@ -597,8 +597,7 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     outcome.tasks.clear();
     for (size_t i = 0; i < tasks.size(); ++i)
         outcome.tasks.push_back({tasks[i].get(), &config.tasks[i], &stats[i], pipeline.dropped(i),
-            logs[i].get(), recorder.lost(i),
-            c.monitor && c.monitor->sampler().haveRails()});
+            logs[i].get(), recorder.lost(i), c.monitor && c.monitor->sampler().haveRails()});
     if (c.gpio)
         outcome.gpio = c.gpio->summaryJson();
     if (c.monitor) {
@@ -887,8 +886,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
             },
             [&pipeline](const std::string& reason) { pipeline.requestStop(reason); }},
         options.reload ? config.path : std::string(), options.stopTimeoutS, notify);
-    const Expected<int> looped = serveRun(config, c, options, signals, notify, pipeline, recorder,
-        control, fps);
+    const Expected<int> looped =
+        serveRun(config, c, options, signals, notify, pipeline, recorder, control, fps);
     end.stopSignal = control.stopSignalled();
     if (!looped || control.state() == RunControl::State::Abandoned) {
         // A thread that never returns (an inference hung in an engine) can neither be joined nor
@@ -905,8 +904,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         writer.stop();
         if (c.gpio)
             c.gpio->stop(); // outputs inactive: a marker must not stay high
-        end.run =
-            summariseRun(outcome, config, c, pipeline, recorder, logs, options, Status::runtime(why));
+        end.run = summariseRun(
+            outcome, config, c, pipeline, recorder, logs, options, Status::runtime(why));
         signals.setServing(false);
         end.run.exitAtOnce = looped ? control.exitCode() : 1;
         [[maybe_unused]] Pipeline* abandonedPipeline = pipelineOwner.release();

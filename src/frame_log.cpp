@@ -64,8 +64,7 @@ double inferencePowerW(const FrameRecord& r)
 
 } // namespace
 
-TaskLog::TaskLog(
-    std::string taskName, const std::vector<std::string>& labels, size_t queueCapacity)
+TaskLog::TaskLog(std::string taskName, const std::vector<std::string>& labels, size_t queueCapacity)
     : taskName_(std::move(taskName)), ring_(queueCapacity)
 {
     for (const auto& label : labels) {
@@ -93,8 +92,9 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
             : kEmpty;
     };
     appendf(out, "%" PRIu64 ",%" PRId64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%d,", r.frameId,
-        r.capturedNs, nsToMs(r.times.waitNs), nsToMs(r.times.preprocessNs), nsToMs(r.times.inferenceNs),
-        nsToMs(r.computeNs), nsToMs(r.times.postprocessNs), nsToMs(r.times.endToEndNs), r.batch);
+        r.capturedNs, nsToMs(r.times.waitNs), nsToMs(r.times.preprocessNs),
+        nsToMs(r.times.inferenceNs), nsToMs(r.computeNs), nsToMs(r.times.postprocessNs),
+        nsToMs(r.times.endToEndNs), r.batch);
     if (r.topK > 0) {
         out += label(r.labels[0]);
         appendf(out, ",%.6f,", static_cast<double>(r.scores[0]));
@@ -104,15 +104,16 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
     out += label(r.truth);
     // deadline_miss is empty where no deadline is judged (unpaced runs).
     appendf(out, ",%d,%s,%d,%d", r.correct() ? 1 : 0,
-        r.unpaced                           ? ""
+        r.unpaced                    ? ""
             : r.times.deadlineMissed ? "1"
-                                            : "0",
+                                     : "0",
         r.coldStart ? 1 : 0, r.ok ? 1 : 0);
     if (clipColumns_) {
         if (r.hasClip())
             appendf(out, ",%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%d,%d,%.4f,%.4f",
                 r.hasResult ? 1 : 0, r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs,
-                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs), nsToMs(r.times.resultLatencyNs));
+                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs),
+                nsToMs(r.times.resultLatencyNs));
         else
             appendf(out, ",%d,,,,,,,,", r.hasResult ? 1 : 0);
     }
@@ -165,9 +166,9 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
         : "null";
     appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s",
         r.truth >= 0 ? (r.correct() ? "true" : "false") : "null",
-        r.unpaced                           ? "null"
+        r.unpaced                    ? "null"
             : r.times.deadlineMissed ? "true"
-                                            : "false",
+                                     : "false",
         r.coldStart ? "true" : "false", r.ok ? "true" : "false");
     if (!r.ok)
         appendf(out, ",\"failure\":\"%s\"", frameFailureName(r.failure));
@@ -204,7 +205,8 @@ void TaskLog::drain(std::string& scratch)
 {
     FrameRecord r;
     bool any = false;
-    while (ring_.pop(r)) {        // A clock read per record only while a file waits to retry after a failed write.
+    while (ring_.pop(
+        r)) { // A clock read per record only while a file waits to retry after a failed write.
         const int64_t now = csv_.failing || jsonl_.failing ? monotonicNs() : 0;
         if (csv_.enabled()) {
             scratch.clear();

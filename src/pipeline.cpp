@@ -39,8 +39,9 @@ Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<
     std::vector<const Task*> raw;
     for (Task* task : tasks) {
         raw.push_back(task);
-        workers_.push_back(std::make_unique<Worker>(task, workers_.size(), queueCapacity(run, *task),
-            paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block));
+        workers_.push_back(
+            std::make_unique<Worker>(task, workers_.size(), queueCapacity(run, *task),
+                paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block));
     }
     pool_ = std::make_unique<FramePool>(
         framesInFlight(run, raw, view_ ? view_->frames().capacity() : 0, view_ != nullptr));
@@ -136,8 +137,8 @@ void Pipeline::threadDone()
         if (--running_ == 0) {
             endNs_ = monotonicNs();
             const uint64_t one = 1;
-            if (finishedFd_ >= 0)
-                [[maybe_unused]] const ssize_t n = ::write(finishedFd_, &one, sizeof one);
+            if (finishedFd_ >= 0) [[maybe_unused]]
+                const ssize_t n = ::write(finishedFd_, &one, sizeof one);
         }
     }
     changed_.notify_all();

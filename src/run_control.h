@@ -38,8 +38,8 @@ public:
 
     // `configPath`: empty when there is no file to reload (SIGHUP is then ignored, logged).
     // `stopTimeoutS`: how long the frames in flight may take after a stop signal (0: no limit).
-    RunControl(Callbacks callbacks, std::string configPath, double stopTimeoutS,
-        ServiceNotifier& notify);
+    RunControl(
+        Callbacks callbacks, std::string configPath, double stopTimeoutS, ServiceNotifier& notify);
 
     // What to do next, for the event loop.
     enum class Next { Continue, ArmStopTimer, Abandon };

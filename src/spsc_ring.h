@@ -1,5 +1,6 @@
 // A bounded single-producer single-consumer ring: a worker pushes records, the recorder pops them
-// (and the recorder pushes, the log writer pops). Lock-free, allocated once; a push into a full ring fails at once instead of waiting.
+// (and the recorder pushes, the log writer pops). Lock-free, allocated once; a push into a full
+// ring fails at once instead of waiting.
 #pragma once
 
 #include <atomic>

@@ -268,7 +268,8 @@ TEST(TaskLogEnergy, FramesGetTheEnergyOfTheirWindowsOnceTheSamplerCoversThem)
     recorder.submit(0, recordAt(now, 2));
     FrameRecord old = recordAt(now - 60'000 * kMs, 1); // a minute before the sampler started
     recorder.submit(0, old);
-    // Let the sampler pass the windows' end, then stop as the agent does: sampler, recorder, writer.
+    // Let the sampler pass the windows' end, then stop as the agent does: sampler, recorder,
+    // writer.
     std::this_thread::sleep_for(std::chrono::milliseconds(160));
     sampler->stop();
     recorder.stop();

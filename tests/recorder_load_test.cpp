@@ -106,8 +106,8 @@ TEST(RecorderLoad, TenMillionRecordsReachTheStatisticsAndNoHandOverTakesLong)
     for (int run = 2; run <= 3 && !suspects.empty(); ++run) {
         const Drive next = drive();
         std::vector<uint64_t> both;
-        std::set_intersection(suspects.begin(), suspects.end(), next.slow.begin(),
-            next.slow.end(), std::back_inserter(both));
+        std::set_intersection(suspects.begin(), suspects.end(), next.slow.begin(), next.slow.end(),
+            std::back_inserter(both));
         suspects = std::move(both);
         std::printf("[ recorder ] run %d: slowest %.1f us (record %llu); %zu over the budget; %zu "
                     "records slow in every run so far\n",

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "event_loop.h"
@@ -23,13 +23,14 @@ TEST(EventLoop, ADescriptorsInputCallsItsHandlerUntilItIsRead)
     ASSERT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
     EventLoop loop;
     std::string read;
-    ASSERT_TRUE(loop.watch(fds[0], [&] {
-                        char c = 0;
-                        if (::read(fds[0], &c, 1) == 1)
-                            read += c;
-                        if (read.size() == 3)
-                            loop.quit(7);
-                    })
+    ASSERT_TRUE(loop.watch(fds[0],
+                        [&] {
+                            char c = 0;
+                            if (::read(fds[0], &c, 1) == 1)
+                                read += c;
+                            if (read.size() == 3)
+                                loop.quit(7);
+                        })
                     .ok());
     ASSERT_EQ(::write(fds[1], "abc", 3), 3); // one handler call per byte read: level-triggered
     auto code = loop.run();
