@@ -2,7 +2,6 @@
 #include "event_loop.h"
 
 #include <cerrno>
-#include <cstring>
 #include <string>
 
 #include <sys/epoll.h>
@@ -20,7 +19,7 @@ timespec toTimespec(int64_t ns)
 
 Status systemError(const std::string& what)
 {
-    return Status::runtime(what + ": " + std::strerror(errno));
+    return Status::runtime(what + ": " + errnoText(errno));
 }
 
 } // namespace
