@@ -935,6 +935,14 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
 
 } // namespace
 
+void exitIfAbandoned(const AgentRun& run)
+{
+    if (run.exitAtOnce == 0)
+        return;
+    std::fflush(nullptr);
+    std::_Exit(run.exitAtOnce);
+}
+
 Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& options)
 {
     auto log = logger("agent");

@@ -50,6 +50,10 @@ struct AgentRun {
 // AgentRun::failure set, after every completed frame has been logged and summarised.
 Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& options);
 
+// After runAgent: an abandoned run (AgentRun::exitAtOnce) ends the process here and now, its
+// output flushed and no destructor run (a hung thread still uses the run's objects).
+void exitIfAbandoned(const AgentRun& run);
+
 // Sets the level of every logger ("trace" .. "error").
 void setLogLevel(const std::string& level);
 

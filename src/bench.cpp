@@ -491,10 +491,7 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
         auto run = runAgent(agentConfig, runOptions);
         if (!run)
             return run.status();
-        if (run->exitAtOnce != 0) { // a second stop signal with a thread hung (agent.h)
-            std::fflush(nullptr);
-            std::_Exit(run->exitAtOnce);
-        }
+        exitIfAbandoned(*run);
         if (!run->failure.ok())
             return run->failure;
         const TaskStats& s = run->stats[0];

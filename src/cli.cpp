@@ -168,12 +168,7 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
     auto run = runAgent(config, options);
     if (!run)
         return report(run.status());
-    if (run->exitAtOnce != 0) {
-        // A thread hung in the run still uses its objects: no destructor may run (runAgent has
-        // written the logs and the summary).
-        std::fflush(nullptr);
-        std::_Exit(run->exitAtOnce);
-    }
+    exitIfAbandoned(*run);
     if (!run->failure.ok()) {
         std::fprintf(stderr, "jetagent: the run failed: %s\n", run->failure.message().c_str());
         return kExitFailure;
