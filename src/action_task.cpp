@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "calibration.h"
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "task_setup.h"

@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "clip_ring.h"
-#include "config.h"
 #include "preprocess.h"
 #include "task.h"
+#include "task_config.h"
 
 namespace jetagent {
+
+struct AgentConfig;
 
 class ActionTask final : public Task {
 public:

@@ -2,9 +2,13 @@
 // interleaved.
 #pragma once
 
-#include "config.h"
+#include <string>
+
+#include "jetagent/base/status.h"
 
 namespace jetagent {
+
+struct AgentConfig;
 
 struct BenchOptions {
     // Many short rounds: this machine's speed drifts on a scale of seconds (other tenants of the

@@ -9,10 +9,19 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
 #include "jetagent/engines/engine.h"
+#include "preprocess.h"
 
 namespace jetagent {
+
+// int8 calibration (engine.calibration): samples the engine is calibrated on, preprocessed exactly
+// as the task preprocesses frames.
+struct CalibrationConfig {
+    std::string source; // a directory of images or a video file, resolved relative to the config
+                        // file; empty = no calibration data
+    int frames = 500; // samples taken (evenly spread over the source when it has more)
+    int batch = 8; // samples per calibration batch
+};
 
 // Names a key of the calibration section in errors, given "source" or "frames":
 // "demo.yaml:14: tasks[0].engine.calibration.source".

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "calibration.h"
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/regular_file.h"

@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
 #include "preprocess.h"
 #include "task.h"
+#include "task_config.h"
 
 namespace jetagent {
+
+struct AgentConfig;
 
 // Reads a labels file: one label per line, in the model's output order. Trailing blank lines and
 // carriage returns are ignored; an empty file is an error.

@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/engines/model_prepare.h"

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
+#include "calibration.h"
 #include "jetagent/engines/engine.h"
 
 namespace jetagent {

@@ -18,13 +18,22 @@
 #include <opencv2/core/mat.hpp>
 #include <opencv2/videoio.hpp>
 
-#include "config.h"
 #include "frame_queue.h"
 #include "jetagent/base/status.h"
 #include "pipeline.h"
 #include "spsc_ring.h"
 
 namespace jetagent {
+
+// The live camera demo: a window and/or a recording of the frames with the results drawn on them.
+struct DisplayConfig {
+    bool window = false; // show a window (needs a display: DISPLAY or WAYLAND_DISPLAY); headless
+                         // by default
+    std::string output; // record the annotated stream to this video file (.mp4, .avi, .mkv);
+                        // "" = none
+    double fps = 0.0; // frame rate written into the recording; 0 = the source's rate (30 if
+                      // unknown)
+};
 
 // What is drawn on a frame: per task the result that belongs to it, then the frame, the rates and
 // the board.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/thread_guard.h"

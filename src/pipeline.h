@@ -17,12 +17,31 @@
 #include <thread>
 #include <vector>
 
-#include "config.h"
 #include "frame_queue.h"
 #include "recorder.h"
 #include "task.h"
 
 namespace jetagent {
+
+enum class Pacing {
+    Realtime, // non-live sources deliver frames at their rate; the worker takes the newest, drops
+              // are counted
+    None, // as fast as possible, for offline evaluation: a bounded FIFO, no frame is dropped
+};
+
+struct RunConfig {
+    uint64_t frames = 0; // stop after this many source frames; 0 = no limit
+    double durationS = 0.0; // stop after this many seconds; 0 = no limit
+    Pacing pacing = Pacing::Realtime;
+    int queueDepth =
+        4; // frames buffered per task when pacing is none; more smooths jitter, costs memory
+    // The most memory the frames in flight and the statistics may take, checked at start-up
+    // against the source's frame size; 0 = three quarters of the machine's memory.
+    int64_t memoryBudgetMb = 0;
+    // Under systemd: the longest start-up (or reload) for which systemd's timeout is extended
+    // while engines build; past it a start-up fails (exit 1) and says why. 0 = no limit.
+    double startupTimeoutS = 1800.0;
+};
 
 // Called by each task's worker around Task::process, for signals that follow inference (GPIO).
 // `task` is the task's index in the pipeline's slots. Implementations run on the hot path: no

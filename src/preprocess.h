@@ -7,9 +7,30 @@
 #include <opencv2/core/mat.hpp>
 
 #include "bilinear_crop.h"
-#include "config.h"
 
 namespace jetagent {
+
+enum class ResizeMode {
+    ShorterSide, // scale so the shorter side is resize_size, keep the aspect ratio, then
+                 // centre-crop (torchvision's eval)
+    Stretch, // scale straight to the crop size, ignoring the aspect ratio
+};
+enum class ColorOrder { Rgb, Bgr };
+enum class Interpolation { Nearest, Linear, Area, Cubic };
+
+struct PreprocessConfig {
+    ResizeMode resize = ResizeMode::ShorterSide;
+    int resizeSize =
+        0; // shorter side after resizing; 0 = crop height x 256/224, torchvision's ratio
+    int cropWidth = 0; // model input width; 0 = taken from the model
+    int cropHeight = 0; // model input height; 0 = taken from the model
+    Interpolation interpolation = Interpolation::Linear;
+    ColorOrder color = ColorOrder::Rgb; // channel order the model expects
+    float divisor = 255.0f; // pixel values are divided by this first (255: 0..1 as torchvision)
+    std::array<float, 3> mean {
+        0.485f, 0.456f, 0.406f}; // subtracted per channel (model's order), after dividing
+    std::array<float, 3> std {0.229f, 0.224f, 0.225f}; // then divided by, per channel
+};
 
 // Where the model's input comes from in a frame: the size it is resized to, then the crop taken
 // from it.

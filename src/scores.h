@@ -5,6 +5,15 @@
 
 namespace jetagent {
 
+enum class OutputKind { Logits, Probabilities };
+
+struct PostprocessConfig {
+    OutputKind output =
+        OutputKind::Logits; // logits get a softmax; probabilities are used as they are
+    int topK = 5; // labels reported per frame (1..10)
+    double smoothing = 0.0; // weight of the previous frames' scores, 0 = off, 0.9 = strong
+};
+
 // Numerically stable softmax of n values (out may equal in).
 void softmax(const float* in, float* out, size_t n);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "config.h"
 #include "gpio_signals.h"
 #include "jetagent/base/clock.h"
 #include "latency_stats.h"

@@ -7,14 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
 #include "frame_log.h"
 #include "jetagent/power/power_monitor.h"
 #include "run_context.h"
 #include "task.h"
+#include "task_config.h"
 #include "task_stats.h"
 
 namespace jetagent {
+
+struct AgentConfig;
 
 struct TaskOutcome {
     const Task* task = nullptr;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "classification_task.h"
+#include "config.h"
 #include "jetagent/base/log.h"
 #include "scores.h"
 

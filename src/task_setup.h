@@ -7,11 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
 #include "frame_record.h"
 #include "jetagent/engines/tensor.h"
+#include "jetagent/hal/frame_source.h"
+#include "task_config.h"
 
 namespace jetagent {
+
+struct AgentConfig;
 
 // Fills in pre's crop from the model's image size (modelHeight x modelWidth, -1 where the model
 // leaves it open) when the config left it at 0, checks a configured crop against it, and resolves

@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "action_task.h"
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "test_support.h"
 

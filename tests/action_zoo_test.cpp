@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "action_task.h"
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/synthetic_motion.h"
 #include "scores.h"

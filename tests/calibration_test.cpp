@@ -14,6 +14,7 @@
 #include "action_task.h"
 #include "calibration.h"
 #include "classification_task.h"
+#include "config.h"
 #include "jetagent/hal/frame_source.h"
 #include "preprocess.h"
 #include "test_support.h"

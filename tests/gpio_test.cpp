@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config.h"
 #include "fake_gpio.h"
 #include "frame_log.h"
 #include "gpio_signals.h"

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "classification_task.h"
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "test_support.h"

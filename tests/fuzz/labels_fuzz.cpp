@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config.h"
 #include "frame_log.h"
 #include "fuzz_support.h"
 #include "task_setup.h"
