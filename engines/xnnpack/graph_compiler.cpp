@@ -11,7 +11,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "../onnx_util.h"
+#include "../onnx/onnx_util.h"
 #include "steps.h"
 
 namespace jetagent {
