@@ -127,19 +127,25 @@ void parseTegraRelease(const std::string& text, BoardIdentity& identity)
         identity.l4tRelease += "." + revision;
 }
 
-// The "model name" line of /proc/cpuinfo (x86 hosts have it; most Arm kernels do not).
-std::string cpuModelName(const std::string& cpuinfo)
+// The value of the first line of `text` that is `key`, blanks, `separator`, value; with
+// blanks and double quotes trimmed: /proc/cpuinfo's "model name : ..." (x86 hosts have it; most
+// Arm kernels do not) and /etc/os-release's PRETTY_NAME="...". "" when there is none.
+std::string keyedLineValue(const std::string& text, const std::string& key, char separator)
 {
     size_t start = 0;
-    while (start < cpuinfo.size()) {
-        size_t end = cpuinfo.find('\n', start);
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
         if (end == std::string::npos)
-            end = cpuinfo.size();
-        const std::string line = cpuinfo.substr(start, end - start);
-        if (startsWith(line, "model name")) {
-            const size_t colon = line.find(':');
-            if (colon != std::string::npos)
-                return trim(line.substr(colon + 1));
+            end = text.size();
+        const std::string line = text.substr(start, end - start);
+        if (startsWith(line, key)) {
+            const size_t at = line.find_first_not_of(" \t", key.size());
+            if (at != std::string::npos && line[at] == separator) {
+                std::string value = trim(line.substr(at + 1));
+                if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+                    value = value.substr(1, value.size() - 2);
+                return value;
+            }
         }
         start = end + 1;
     }
@@ -213,7 +219,9 @@ BoardIdentity detectBoard(const SysfsRoot& root)
         identity.soc = socFromChipId(identity.tegraChipId);
 
     if (auto cpuinfo = root.readText("/proc/cpuinfo"))
-        identity.cpuModel = cpuModelName(cpuinfo.value());
+        identity.cpuModel = keyedLineValue(cpuinfo.value(), "model name", ':');
+    if (auto release = root.readText("/etc/os-release"))
+        identity.os = keyedLineValue(release.value(), "PRETTY_NAME", '=');
 
     return identity;
 }

@@ -757,7 +757,8 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
 {
     auto log = logger("agent");
     RunOutcome outcome;
-    outcome.context = collectRunContext();
+    outcome.context = collectRunContext(
+        c.monitor ? c.monitor->setup().identity : detectBoard(SysfsRoot(config.power.sysfsRoot)));
     outcome.config = &config;
     outcome.overrides = options.overrides;
     outcome.source = c.source->info();

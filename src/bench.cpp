@@ -147,7 +147,7 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
     if (!options.logDir.empty())
         return Status::invalid("--log-dir: an action task's bench runs the task alone, not the "
                                "agent, and writes no run logs");
-    const RunContext context = collectRunContext();
+    const RunContext context = collectRunContext(detectBoard(SysfsRoot(config.power.sysfsRoot)));
     auto source = openFrameSource(config.source);
     if (!source)
         return source.status().withContext(config.where("source.uri"));
@@ -416,7 +416,7 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
     if (config.tasks[0].type == "action")
         return runActionBench(config, options);
     auto log = logger("bench");
-    const RunContext context = collectRunContext();
+    const RunContext context = collectRunContext(detectBoard(SysfsRoot(config.power.sysfsRoot)));
 
     // The bare engine: the first task's model and options, fed a preprocessed frame of the
     // configured source.

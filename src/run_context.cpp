@@ -2,7 +2,6 @@
 #include "run_context.h"
 
 #include <ctime>
-#include <fstream>
 #include <thread>
 
 #include <sys/utsname.h>
@@ -15,25 +14,6 @@
 namespace jetagent {
 
 namespace {
-
-std::string firstLineValue(const std::string& path, const std::string& key, char separator)
-{
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.compare(0, key.size(), key) != 0)
-            continue;
-        size_t pos = line.find(separator, key.size());
-        if (pos == std::string::npos)
-            continue;
-        std::string value = line.substr(pos + 1);
-        value.erase(0, value.find_first_not_of(" \t\""));
-        while (!value.empty() && (value.back() == '"' || value.back() == ' '))
-            value.pop_back();
-        return value;
-    }
-    return "";
-}
 
 // The current UTC time, compact ("20261121T203000Z", for file names) or ISO 8601 with separators.
 std::string utcString(bool compact)
@@ -56,7 +36,7 @@ std::string utcStamp()
     return utcString(true);
 }
 
-RunContext collectRunContext()
+RunContext collectRunContext(const BoardIdentity& board)
 {
     RunContext c;
     c.jetagentVersion = JETAGENT_VERSION;
@@ -70,17 +50,13 @@ RunContext collectRunContext()
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0)
         c.host = host;
-    c.os = firstLineValue("/etc/os-release", "PRETTY_NAME", '=');
+    c.os = board.os;
     utsname u {};
     if (uname(&u) == 0) {
         c.kernel = std::string(u.sysname) + " " + u.release;
         c.machine = u.machine;
     }
-    c.cpu = firstLineValue("/proc/cpuinfo", "model name", ':');
-    if (c.cpu.empty()) {
-        std::ifstream model("/proc/device-tree/model");
-        std::getline(model, c.cpu, '\0');
-    }
+    c.cpu = board.cpuModel.empty() ? board.model : board.cpuModel;
     c.cores = static_cast<int>(std::thread::hardware_concurrency());
     c.startedUtc = utcString(false);
     return c;

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "jetagent/hal/board_identity.h"
+
 namespace jetagent {
 
 struct RunContext {
@@ -19,7 +21,9 @@ struct RunContext {
     std::string startedUtc; // ISO 8601
 };
 
-RunContext collectRunContext();
+// The context of a run on `board` (hal's detectBoard, read under the config's power.sysfs_root:
+// the board, its OS release and CPU come from there, the kernel and host from this process).
+RunContext collectRunContext(const BoardIdentity& board);
 
 // The current UTC time as "20261121T203000Z", for run directory names.
 std::string utcStamp();

@@ -212,5 +212,20 @@ TEST(BoardIdentity, DeviceTreeModelWithoutItsNulAndEmptyEntries)
     EXPECT_EQ(id.soc, "T210");
 }
 
+TEST(BoardIdentity, OsReleaseAndCpuModelComeFromTheRoot)
+{
+    test::TempDir dir;
+    put(dir, "/etc/os-release",
+        "NAME=\"Ubuntu\"\nPRETTY_NAME_EXTRA=x\nPRETTY_NAME=\"Ubuntu 22.04.5 LTS\"\nID=ubuntu\n");
+    put(dir, "/proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ "
+        "2.20GHz\n");
+    const BoardIdentity id = detectBoard(SysfsRoot(dir.path()));
+    // The key must be followed by the separator (blanks between allowed): PRETTY_NAME_EXTRA is
+    // another key.
+    EXPECT_EQ(id.os, "Ubuntu 22.04.5 LTS");
+    EXPECT_EQ(id.cpuModel, "Intel(R) Xeon(R) CPU @ 2.20GHz");
+}
+
 } // namespace
 } // namespace jetagent

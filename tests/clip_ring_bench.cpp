@@ -183,7 +183,7 @@ int run(const Options& o)
     std::printf("compiler %s, ", __VERSION__);
 #endif
     std::printf("OpenCV %s on %d threads, CPU %s\n\n", cv::getVersionString().c_str(),
-        cv::getNumThreads(), collectRunContext().cpu.c_str());
+        cv::getNumThreads(), collectRunContext(detectBoard(SysfsRoot())).cpu.c_str());
 
     uint64_t frameId = 0;
     const float* volatile clipSeen = nullptr; // the clip's address, read so the call is kept
