@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "camera_report.h"
 #include "fake_v4l2.h"
 #include "jetagent/hal/camera_probe.h"
 

@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "jetagent/hal/v4l2_io.h"
 
 namespace jetagent {
@@ -14,6 +12,8 @@ namespace jetagent {
 struct CameraInterval {
     uint32_t numerator = 0; // seconds per frame, as V4L2 gives it (1/30)
     uint32_t denominator = 0;
+
+    double fps() const; // 0 when either part is 0
 };
 
 struct CameraFrameSize {
@@ -62,8 +62,6 @@ struct CameraDescription {
 // queried is reported with `error` set; probing never fails as a whole.
 std::vector<CameraDescription> probeCameras(V4L2Io& io, const std::vector<std::string>& paths);
 
-// Human-readable report, one block per device.
-std::string formatCameraReport(const std::vector<CameraDescription>& cameras);
-nlohmann::json cameraReportJson(const std::vector<CameraDescription>& cameras);
+// The report and its JSON are the probe command's (src/camera_report.h).
 
 } // namespace jetagent
