@@ -50,15 +50,11 @@ json distributionJson(const SampleSeries& series)
     return j;
 }
 
-json taskJson(const TaskOutcome& t, const RunOutcome& run)
+// The task's engines: backend, model, and what each was built as.
+json enginesJson(const Task& task)
 {
-    const TaskStats& s = *t.stats;
-    json j;
-    j["name"] = t.task->name();
-    j["type"] = t.config->type;
-    j["settings"] = t.task->describe();
     json engines = json::array();
-    for (const EngineDescription& e : t.task->engines()) {
+    for (const EngineDescription& e : task.engines()) {
         engines.push_back({{"backend", e.backend}, {"version", e.backendVersion},
             {"target", e.target}, {"device", deviceName(e.options.device)},
             {"precision", precisionName(e.options.precision)}, {"batch", e.options.batch},
@@ -79,95 +75,109 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
         if (!e.lowered.empty())
             last["lowered"] = e.lowered;
     }
-    j["engines"] = engines;
+    return engines;
+}
 
-    j["frames"] = {{"processed", s.frames}, {"dropped", t.dropped}, {"failed", s.failed},
-        {"failed_non_finite", s.failedNonFinite}};
-    if (t.log) {
-        json log = {{"lines_written", t.log->written()}, {"lines_lost", t.log->lost()},
-            {"lines_dropped_disk", t.log->linesDroppedDisk()},
-            {"write_errors", t.log->writeErrors()}, {"segments", t.log->segmentsWritten()},
-            {"segments_removed", t.log->segmentsRemoved()},
-            {"bytes_written", t.log->bytesWritten()}};
-        if (!t.log->csvPath().empty())
-            log["csv"] = t.log->csvPath();
-        if (!t.log->jsonlPath().empty())
-            log["jsonl"] = t.log->jsonlPath();
-        j["log"] = log;
-    }
+// What the frame log wrote, lost and removed, and where.
+json logJson(const TaskLog& taskLog)
+{
+    json log = {{"lines_written", taskLog.written()}, {"lines_lost", taskLog.lost()},
+        {"lines_dropped_disk", taskLog.linesDroppedDisk()}, {"write_errors", taskLog.writeErrors()},
+        {"segments", taskLog.segmentsWritten()}, {"segments_removed", taskLog.segmentsRemoved()},
+        {"bytes_written", taskLog.bytesWritten()}};
+    if (!taskLog.csvPath().empty())
+        log["csv"] = taskLog.csvPath();
+    if (!taskLog.jsonlPath().empty())
+        log["jsonl"] = taskLog.jsonlPath();
+    return log;
+}
 
-    if (s.haveColdStart) {
-        const FrameRecord& c = s.coldStart;
-        j["cold_start"] = {{"frame", c.frameId}, {"e2e_ms", round4(nsToMs(c.times.endToEndNs))},
-            {"wait_ms", round4(nsToMs(c.times.waitNs))},
-            {"preprocess_ms", round4(nsToMs(c.times.preprocessNs))},
-            {"inference_ms", round4(nsToMs(c.times.inferenceNs))},
-            {"postprocess_ms", round4(nsToMs(c.times.postprocessNs))}};
-        if (c.unpaced)
-            j["cold_start"]["queue_ms"] = round4(nsToMs(c.times.queueNs));
-    }
-    const bool unpaced = run.config && run.config->run.pacing == Pacing::None;
-    j["latency_ms"] = {{"end_to_end", distributionJson(s.endToEnd)},
-        {"wait", distributionJson(s.wait)}, {"preprocess", distributionJson(s.preprocess)},
+json coldStartJson(const FrameRecord& c)
+{
+    json j = {{"frame", c.frameId}, {"e2e_ms", round4(nsToMs(c.times.endToEndNs))},
+        {"wait_ms", round4(nsToMs(c.times.waitNs))},
+        {"preprocess_ms", round4(nsToMs(c.times.preprocessNs))},
+        {"inference_ms", round4(nsToMs(c.times.inferenceNs))},
+        {"postprocess_ms", round4(nsToMs(c.times.postprocessNs))}};
+    if (c.unpaced)
+        j["queue_ms"] = round4(nsToMs(c.times.queueNs));
+    return j;
+}
+
+json latencyJson(const TaskStats& s, bool unpaced)
+{
+    json j = {{"end_to_end", distributionJson(s.endToEnd)}, {"wait", distributionJson(s.wait)},
+        {"preprocess", distributionJson(s.preprocess)},
         {"inference", distributionJson(s.inference)}, {"compute", distributionJson(s.compute)},
         {"postprocess", distributionJson(s.postprocess)}, {"service", distributionJson(s.service)},
         {"interval", distributionJson(s.interval)}};
     // Unpaced: the time in the FIFO, kept out of end to end (see FrameRecord::unpaced).
     if (unpaced)
-        j["latency_ms"]["queue"] = distributionJson(s.queue);
-    j["latency_from"] = unpaced ? "dequeue" : "capture";
+        j["queue"] = distributionJson(s.queue);
+    return j;
+}
 
-    // Results per second between the first and the last result (batches finish together, so this is
-    // frames after the first batch over the time they took).
+// Results per second between the first and the last result (batches finish together, so this is
+// frames after the first batch over the time they took).
+double throughputFps(const TaskStats& s)
+{
     const int64_t span = s.lastDoneNs - s.firstDoneNs;
     const uint64_t firstBatch = s.haveColdStart ? static_cast<uint64_t>(s.coldStart.batch) : 1;
-    j["throughput_fps"] = span > 0 && s.frames > firstBatch
+    return span > 0 && s.frames > firstBatch
         ? round4(static_cast<double>(s.frames - firstBatch) / nsToS(span))
         : 0.0;
+}
 
-    j["deadline"] = {{"ms", round4(nsToMs(s.deadlineNs()))},
-        {"from", t.config->deadlineMs > 0 ? "config" : "source frame period"}, {"judged", !unpaced},
+// The deadline and its misses; null without a deadline, and misses unjudged in unpaced runs.
+json deadlineJson(const TaskStats& s, const TaskConfig& config, bool unpaced)
+{
+    if (s.deadlineNs() <= 0)
+        return nullptr;
+    json j = {{"ms", round4(nsToMs(s.deadlineNs()))},
+        {"from", config.deadlineMs > 0 ? "config" : "source frame period"}, {"judged", !unpaced},
         {"frames_judged", s.deadlineJudged}, {"misses", s.deadlineMisses},
         {"miss_rate",
             s.deadlineJudged ? round4(static_cast<double>(s.deadlineMisses) /
                                    static_cast<double>(s.deadlineJudged))
                              : 0.0}};
     if (unpaced) {
-        j["deadline"]["misses"] = nullptr;
-        j["deadline"]["miss_rate"] = nullptr;
-        j["deadline"]["why_not_judged"] = kUnpacedDeadline;
+        j["misses"] = nullptr;
+        j["miss_rate"] = nullptr;
+        j["why_not_judged"] = kUnpacedDeadline;
     }
-    if (s.deadlineNs() <= 0)
-        j["deadline"] = nullptr;
+    return j;
+}
 
-    if (t.config->type == "action") {
-        // Per-frame figures above are each frame's cost (preprocessing, and the backbone in
-        // streaming mode; the clip inference on the frames that end a clip); these are the clips'.
-        json a = {{"results", s.results}, {"clips_with_gaps", s.clipsWithGaps},
-            {"result_latency_ms", distributionJson(s.resultLatency)},
-            {"clip_inference_ms", distributionJson(s.clipInference)}};
-        if (s.haveColdResult) {
-            const FrameRecord& c = s.coldResult;
-            a["cold_result"] = {{"frame", c.frameId},
-                {"result_latency_ms", round4(nsToMs(c.times.resultLatencyNs))},
-                {"clip_inference_ms", round4(nsToMs(c.clipInferenceNs))}};
-        }
-        j["clips"] = a;
+// Action tasks: the per-frame figures are each frame's cost (preprocessing, and the backbone in
+// streaming mode; the clip inference on the frames that end a clip); these are the clips'.
+json clipsJson(const TaskStats& s)
+{
+    json a = {{"results", s.results}, {"clips_with_gaps", s.clipsWithGaps},
+        {"result_latency_ms", distributionJson(s.resultLatency)},
+        {"clip_inference_ms", distributionJson(s.clipInference)}};
+    if (s.haveColdResult) {
+        const FrameRecord& c = s.coldResult;
+        a["cold_result"] = {{"frame", c.frameId},
+            {"result_latency_ms", round4(nsToMs(c.times.resultLatencyNs))},
+            {"clip_inference_ms", round4(nsToMs(c.clipInferenceNs))}};
     }
+    return a;
+}
 
-    if (s.scored > 0)
-        j["accuracy"] = {{"scored", s.scored}, {"correct", s.correct},
-            {"top1", round4(static_cast<double>(s.correct) / static_cast<double>(s.scored))}};
-    else
-        j["accuracy"] = nullptr;
-
+json slowestJson(const TaskStats& s, int64_t runStartNs)
+{
     json slowest = json::array();
     for (size_t i = 0; i < s.slowCount; ++i)
         slowest.push_back({{"frame", s.slowest[i].frameId},
-            {"at_s", round4(nsToS(s.slowest[i].capturedNs - run.startNs))},
+            {"at_s", round4(nsToS(s.slowest[i].capturedNs - runStartNs))},
             {"e2e_ms", round4(nsToMs(s.slowest[i].endToEndNs))}});
-    j["slowest"] = slowest;
+    return slowest;
+}
 
+// What a reader of the figures should know: percentiles on few samples, frames left out.
+json notesJson(const TaskOutcome& t)
+{
+    const TaskStats& s = *t.stats;
     json notes = json::array();
     const uint64_t n = s.endToEnd.count();
     for (double p : {90.0, 95.0, 99.0, 99.9}) {
@@ -200,32 +210,65 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
         notes.push_back(std::to_string(t.log->linesDroppedDisk()) +
             " frame-log lines were dropped because writing failed (disk full or read-only?); the "
             "statistics and energy figures include them");
+    return notes;
+}
+
+// The task's energy per inference and per frame; what the figures miss goes into `notes`.
+json energyJson(const TaskEnergy& e, const RunOutcome& run, json& notes)
+{
+    json energy = {{"rail", run.power ? run.power->totalName : ""},
+        {"estimate", run.power ? run.power->totalIsEstimate : true},
+        {"inference_mJ", distributionJson(e.inferenceNj)},
+        {"frame_mJ", distributionJson(e.frameNj)}, {"frames_energy_J", round4(e.totalFrameJ)},
+        {"uncovered_frames", e.uncovered}, {"short_windows", e.shortWindows},
+        {"cold_start_inference_mJ",
+            e.coldStartInferenceMj >= 0 ? json(round4(e.coldStartInferenceMj)) : json(nullptr)}};
+    energy["frames_per_joule"] = e.totalFrameJ > 0
+        ? json(round4(static_cast<double>(e.frames) / e.totalFrameJ))
+        : json(nullptr);
+    if (e.shortWindows > 0)
+        notes.push_back(std::to_string(e.shortWindows) +
+            " inference windows were shorter than the power sensor's update period: their "
+            "energy is interpolated between readings, not measured; the frame-interval energy "
+            "and the run's averages are sound");
+    if (e.uncovered > 0)
+        notes.push_back(std::to_string(e.uncovered) +
+            " frames have no energy figure: the sampler's ring did not cover their window "
+            "(power.ring_capacity)");
+    return energy;
+}
+
+json taskJson(const TaskOutcome& t, const RunOutcome& run)
+{
+    const TaskStats& s = *t.stats;
+    json j;
+    j["name"] = t.task->name();
+    j["type"] = t.config->type;
+    j["settings"] = t.task->describe();
+    j["engines"] = enginesJson(*t.task);
+    j["frames"] = {{"processed", s.frames}, {"dropped", t.dropped}, {"failed", s.failed},
+        {"failed_non_finite", s.failedNonFinite}};
+    if (t.log)
+        j["log"] = logJson(*t.log);
+    if (s.haveColdStart)
+        j["cold_start"] = coldStartJson(s.coldStart);
+    const bool unpaced = run.config && run.config->run.pacing == Pacing::None;
+    j["latency_ms"] = latencyJson(s, unpaced);
+    j["latency_from"] = unpaced ? "dequeue" : "capture";
+    j["throughput_fps"] = throughputFps(s);
+    j["deadline"] = deadlineJson(s, *t.config, unpaced);
+    if (t.config->type == "action")
+        j["clips"] = clipsJson(s);
+    if (s.scored > 0)
+        j["accuracy"] = {{"scored", s.scored}, {"correct", s.correct},
+            {"top1", round4(static_cast<double>(s.correct) / static_cast<double>(s.scored))}};
+    else
+        j["accuracy"] = nullptr;
+    j["slowest"] = slowestJson(s, run.startNs);
+    json notes = notesJson(t);
+    if (t.energy)
+        j["energy"] = energyJson(s.energy, run, notes);
     j["notes"] = notes;
-    if (t.energy) {
-        const TaskEnergy& e = s.energy;
-        json energy = {{"rail", run.power ? run.power->totalName : ""},
-            {"estimate", run.power ? run.power->totalIsEstimate : true},
-            {"inference_mJ", distributionJson(e.inferenceNj)},
-            {"frame_mJ", distributionJson(e.frameNj)}, {"frames_energy_J", round4(e.totalFrameJ)},
-            {"uncovered_frames", e.uncovered}, {"short_windows", e.shortWindows},
-            {"cold_start_inference_mJ",
-                e.coldStartInferenceMj >= 0 ? json(round4(e.coldStartInferenceMj))
-                                            : json(nullptr)}};
-        energy["frames_per_joule"] = e.totalFrameJ > 0
-            ? json(round4(static_cast<double>(e.frames) / e.totalFrameJ))
-            : json(nullptr);
-        j["energy"] = energy;
-        if (e.shortWindows > 0)
-            notes.push_back(std::to_string(e.shortWindows) +
-                " inference windows were shorter than the power sensor's update period: their "
-                "energy is interpolated between readings, not measured; the frame-interval energy "
-                "and the run's averages are sound");
-        if (e.uncovered > 0)
-            notes.push_back(std::to_string(e.uncovered) +
-                " frames have no energy figure: the sampler's ring did not cover their window "
-                "(power.ring_capacity)");
-        j["notes"] = notes;
-    }
     return j;
 }
 
