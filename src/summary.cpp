@@ -481,13 +481,13 @@ json summaryJson(const RunOutcome& o)
     return j;
 }
 
-std::string summaryText(const json& j)
+namespace {
+
+// The source, the run's length and how it ended, the camera's delivery, and a failure.
+void sourceText(const json& j, std::string& out)
 {
-    std::string out;
     const json& src = j["source"];
     const json& run = j["run"];
-    const json& ctx = j["context"];
-    out += "== jetagent run summary ==\n";
     out += fmt::format("source    {} ({}", str(src, "uri"), str(src, "kind"));
     if (src["width"].get<int>() > 0)
         out += fmt::format(", {}x{}", src["width"].get<int>(), src["height"].get<int>());
@@ -503,167 +503,205 @@ std::string summaryText(const json& j)
             src["skipped_files"].get<unsigned long long>());
     if (src.contains("stats")) {
         const json& st = src["stats"];
-        out +=
-            fmt::format("camera    {} frames delivered at {:.2f} fps; {} dropped by the device, {} "
-                        "stalls, {} disconnects, {} reconnects\n",
-                st["delivered"].get<unsigned long long>(), st["delivered_fps"].get<double>(),
-                st["dropped_by_device"].get<unsigned long long>(),
-                st["stalls"].get<unsigned long long>(), st["disconnects"].get<unsigned long long>(),
-                st["reconnects"].get<unsigned long long>());
+        out += fmt::format("camera    {} frames delivered at {:.2f} fps; {} dropped by the device, "
+                           "{} stalls, {} disconnects, {} reconnects\n",
+            st["delivered"].get<unsigned long long>(), st["delivered_fps"].get<double>(),
+            st["dropped_by_device"].get<unsigned long long>(),
+            st["stalls"].get<unsigned long long>(), st["disconnects"].get<unsigned long long>(),
+            st["reconnects"].get<unsigned long long>());
     }
     if (!run["failure"].is_null())
         out += fmt::format("FAILURE   {}\n", str(run, "failure"));
-    if (j.contains("display")) {
-        const json& d = j["display"];
-        out += fmt::format("view      {}{}{}: {} frames shown, {} recorded, {} skipped",
-            d["window"].get<bool>() ? "window" : "",
-            d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
-            d["output"].is_null() ? std::string() : "recording " + d["output"].get<std::string>(),
-            d["frames_shown"].get<unsigned long long>(),
-            d["frames_recorded"].get<unsigned long long>(),
-            d["frames_skipped"].get<unsigned long long>());
-        const auto earlier = d["frames_with_earlier_result"].get<unsigned long long>();
-        if (earlier > 0)
-            out += fmt::format(
-                "; {} drawn with an earlier frame's result (never inferred, marked so)", earlier);
-        out += "\n";
+}
+
+// The live view: the window, the recording, and the frames each took.
+void displayText(const json& d, std::string& out)
+{
+    out += fmt::format("view      {}{}{}: {} frames shown, {} recorded, {} skipped",
+        d["window"].get<bool>() ? "window" : "",
+        d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
+        d["output"].is_null() ? std::string() : "recording " + d["output"].get<std::string>(),
+        d["frames_shown"].get<unsigned long long>(), d["frames_recorded"].get<unsigned long long>(),
+        d["frames_skipped"].get<unsigned long long>());
+    const auto earlier = d["frames_with_earlier_result"].get<unsigned long long>();
+    if (earlier > 0)
+        out += fmt::format(
+            "; {} drawn with an earlier frame's result (never inferred, marked so)", earlier);
+    out += "\n";
+}
+
+void engineText(const json& e, std::string& out)
+{
+    const json& m = e["model"];
+    out += fmt::format("  model     {} (sha256 {:.16}..., {} bytes)\n", str(m, "path"),
+        str(m, "sha256"), m["bytes"].get<unsigned long long>());
+    const int threads = e["threads"].get<int>();
+    out += fmt::format(
+        "  engine    {} on {}, {}, batch {}, threads {}, fusion {}; built in {:.1f} ms\n",
+        str(e, "version"), str(e, "target"), str(e, "precision"), e["batch"].get<int>(),
+        threads > 0 ? std::to_string(threads) : std::string("default"),
+        e["fusion"].get<bool>() ? "on" : "off", e["build_ms"].get<double>());
+    if (e.contains("lowered"))
+        out += fmt::format("  {:<9} {}\n", str(e, "precision"), str(e, "lowered"));
+}
+
+// The frames the task processed, dropped and failed, and what its log wrote.
+void framesText(const json& t, std::string& out)
+{
+    const json& f = t["frames"];
+    out += fmt::format("  frames    {} processed, {} dropped, {} failed",
+        f["processed"].get<unsigned long long>(), f["dropped"].get<unsigned long long>(),
+        f["failed"].get<unsigned long long>());
+    if (f.value("failed_non_finite", 0ULL) > 0)
+        out += fmt::format(
+            " ({} with NaN or infinite scores)", f["failed_non_finite"].get<unsigned long long>());
+    if (t.contains("log")) {
+        const json& log = t["log"];
+        out += fmt::format("; log lines written {}, lost {}, dropped (disk) {}; {} file(s) written "
+                           "(CSV and JSON Lines segments), {} removed by the cap",
+            log["lines_written"].get<unsigned long long>(),
+            log["lines_lost"].get<unsigned long long>(),
+            log["lines_dropped_disk"].get<unsigned long long>(),
+            log["segments"].get<unsigned long long>(),
+            log["segments_removed"].get<unsigned long long>());
     }
+    out += "\n";
+}
+
+// The cold start, the table of steady-state latencies, the throughput and the deadline.
+void latencyText(const json& t, std::string& out)
+{
+    if (t.contains("cold_start")) {
+        const json& c = t["cold_start"];
+        out += fmt::format("  cold start frame {}: end to end {:.3f} ms (inference {:.3f} ms), "
+                           "kept out of the figures below\n",
+            c["frame"].get<unsigned long long>(), c["e2e_ms"].get<double>(),
+            c["inference_ms"].get<double>());
+    }
+    const json& lat = t["latency_ms"];
+    const unsigned long long n = lat["end_to_end"]["n"].get<unsigned long long>();
+    const bool fromDequeue = str(t, "latency_from") == "dequeue";
+    out += fmt::format(
+        "  latency, ms (steady state, n={})   min     mean      p50      p90      p95      "
+        "p99    p99.9      max    CoV\n",
+        n);
+    const char* rows[][2] = {
+        {"end_to_end", fromDequeue ? "end to end (from dequeue)" : "end to end"},
+        {"wait", "  wait"}, {"preprocess", "  preprocess"}, {"inference", "  inference"},
+        {"compute", "    engine compute"}, {"postprocess", "  postprocess"}};
+    for (const auto& row : rows)
+        if (!(fromDequeue && std::string(row[0]) == "wait")) // zero by definition there
+            distributionRow(row[1], lat[row[0]], out);
+    if (lat.contains("queue"))
+        distributionRow("queue (FIFO, not in e2e)", lat["queue"], out);
+    out += fmt::format("  throughput {:.2f} fps", t["throughput_fps"].get<double>());
+    if (!t["deadline"].is_null()) {
+        const json& d = t["deadline"];
+        if (d["judged"].get<bool>())
+            out += fmt::format("; deadline {:.3f} ms ({}): {} misses ({:.2f}%)",
+                d["ms"].get<double>(), str(d, "from"), d["misses"].get<unsigned long long>(),
+                100.0 * d["miss_rate"].get<double>());
+        else
+            out += fmt::format("; deadline {:.3f} ms ({}): not judged, {}", d["ms"].get<double>(),
+                str(d, "from"), str(d, "why_not_judged"));
+    }
+    out += "\n";
+}
+
+// An action task's clips: results, gaps, the cold clip, and the clips' latencies.
+void clipsText(const json& c, std::string& out)
+{
+    out += fmt::format("  clips     {} results, {} with missing frames",
+        c["results"].get<unsigned long long>(), c["clips_with_gaps"].get<unsigned long long>());
+    if (c.contains("cold_result"))
+        out += fmt::format("; the first (cold) took {:.3f} ms, kept out of the figures below",
+            c["cold_result"]["clip_inference_ms"].get<double>());
+    out += "\n";
+    const char* clipRows[][2] = {
+        {"result_latency_ms", "result latency"}, {"clip_inference_ms", "  clip inference"}};
+    for (const auto& row : clipRows)
+        distributionRow(row[1], c[row[0]], out);
+}
+
+void slowestText(const json& slowest, std::string& out)
+{
+    out += "  slowest   ";
+    bool first = true;
+    for (const json& s : slowest) {
+        // Captured before the run started (a camera that delivered its first frame while
+        // opening) reads as a negative offset.
+        out += fmt::format("{}frame {} at {:+.2f} s: {:.3f} ms", first ? "" : "; ",
+            s["frame"].get<unsigned long long>(), s["at_s"].get<double>(),
+            s["e2e_ms"].get<double>());
+        first = false;
+    }
+    out += "\n";
+}
+
+void energyText(const json& e, std::string& out)
+{
+    const json& inf = e["inference_mJ"];
+    const json& fr = e["frame_mJ"];
+    if (fr["n"].get<unsigned long long>() == 0) {
+        out += "  energy    no frame had its window covered by power samples\n";
+        return;
+    }
+    out += fmt::format("  energy    per frame ({}{}, steady state), mJ: inference mean {:.3f} p50 "
+                       "{:.3f} p99 {:.3f}; frame mean {:.3f} p50 {:.3f} p99 {:.3f}",
+        str(e, "rail"), e["estimate"].get<bool>() ? ", estimate" : "", inf["mean"].get<double>(),
+        inf["p50"].get<double>(), inf["p99"].get<double>(), fr["mean"].get<double>(),
+        fr["p50"].get<double>(), fr["p99"].get<double>());
+    if (!e["frames_per_joule"].is_null())
+        out += fmt::format("; {:.2f} frames/J", e["frames_per_joule"].get<double>());
+    out += "\n";
+}
+
+// One task's part of the summary.
+void taskText(const json& t, std::string& out)
+{
+    out += fmt::format("\ntask {} ({})\n", str(t, "name"), str(t, "type"));
+    for (const json& e : t["engines"])
+        engineText(e, out);
+    framesText(t, out);
+    latencyText(t, out);
+    const bool action = t.contains("clips");
+    if (action)
+        clipsText(t["clips"], out);
+    if (!t["accuracy"].is_null()) {
+        const json& a = t["accuracy"];
+        out += fmt::format("  accuracy  top-1 {:.2f}% ({} of {} {} with a known class)\n",
+            100.0 * a["top1"].get<double>(), a["correct"].get<unsigned long long>(),
+            a["scored"].get<unsigned long long>(), action ? "clips" : "frames");
+    }
+    if (!t["slowest"].empty())
+        slowestText(t["slowest"], out);
+    if (t.contains("energy"))
+        energyText(t["energy"], out);
+    for (const json& note : t["notes"])
+        out += fmt::format("  note      {}\n", note.get<std::string>());
+}
+
+} // namespace
+
+std::string summaryText(const json& j)
+{
+    std::string out;
+    const json& ctx = j["context"];
+    out += "== jetagent run summary ==\n";
+    sourceText(j, out);
+    if (j.contains("display"))
+        displayText(j["display"], out);
     if (j.contains("gpio"))
         out += GpioSignals::summaryText(j["gpio"]);
     out += fmt::format("context   jetagent {}, OpenCV {}, {}; {}, {}, {} ({} cores)\n",
         str(j, "jetagent_version"), str(ctx, "opencv"), str(ctx, "compiler"), str(ctx, "host"),
         str(ctx, "os"), str(ctx, "cpu"), ctx["cores"].get<int>());
-    if (!str(run, "directory").empty())
-        out += fmt::format("logs      {}\n", str(run, "directory"));
+    if (!str(j["run"], "directory").empty())
+        out += fmt::format("logs      {}\n", str(j["run"], "directory"));
     if (j.contains("power") && !j["power"].is_null())
         powerText(j["power"], out);
-
-    for (const json& t : j["tasks"]) {
-        out += fmt::format("\ntask {} ({})\n", str(t, "name"), str(t, "type"));
-        for (const json& e : t["engines"]) {
-            const json& m = e["model"];
-            out += fmt::format("  model     {} (sha256 {:.16}..., {} bytes)\n", str(m, "path"),
-                str(m, "sha256"), m["bytes"].get<unsigned long long>());
-            const int threads = e["threads"].get<int>();
-            out += fmt::format(
-                "  engine    {} on {}, {}, batch {}, threads {}, fusion {}; built in {:.1f} ms\n",
-                str(e, "version"), str(e, "target"), str(e, "precision"), e["batch"].get<int>(),
-                threads > 0 ? std::to_string(threads) : std::string("default"),
-                e["fusion"].get<bool>() ? "on" : "off", e["build_ms"].get<double>());
-            if (e.contains("lowered"))
-                out += fmt::format("  {:<9} {}\n", str(e, "precision"), str(e, "lowered"));
-        }
-        const json& f = t["frames"];
-        out += fmt::format("  frames    {} processed, {} dropped, {} failed",
-            f["processed"].get<unsigned long long>(), f["dropped"].get<unsigned long long>(),
-            f["failed"].get<unsigned long long>());
-        if (f.value("failed_non_finite", 0ULL) > 0)
-            out += fmt::format(" ({} with NaN or infinite scores)",
-                f["failed_non_finite"].get<unsigned long long>());
-        if (t.contains("log"))
-            out += fmt::format(
-                "; log lines written {}, lost {}, dropped (disk) {}; {} file(s) written "
-                "(CSV "
-                "and JSON Lines segments), {} "
-                "removed by the cap",
-                t["log"]["lines_written"].get<unsigned long long>(),
-                t["log"]["lines_lost"].get<unsigned long long>(),
-                t["log"]["lines_dropped_disk"].get<unsigned long long>(),
-                t["log"]["segments"].get<unsigned long long>(),
-                t["log"]["segments_removed"].get<unsigned long long>());
-        out += "\n";
-        if (t.contains("cold_start")) {
-            const json& c = t["cold_start"];
-            out += fmt::format("  cold start frame {}: end to end {:.3f} ms (inference {:.3f} ms), "
-                               "kept out of the "
-                               "figures below\n",
-                c["frame"].get<unsigned long long>(), c["e2e_ms"].get<double>(),
-                c["inference_ms"].get<double>());
-        }
-        const json& lat = t["latency_ms"];
-        const unsigned long long n = lat["end_to_end"]["n"].get<unsigned long long>();
-        const bool fromDequeue = str(t, "latency_from") == "dequeue";
-        out += fmt::format(
-            "  latency, ms (steady state, n={})   min     mean      p50      p90      p95      "
-            "p99    p99.9      max    CoV\n",
-            n);
-        const char* rows[][2] = {
-            {"end_to_end", fromDequeue ? "end to end (from dequeue)" : "end to end"},
-            {"wait", "  wait"}, {"preprocess", "  preprocess"}, {"inference", "  inference"},
-            {"compute", "    engine compute"}, {"postprocess", "  postprocess"}};
-        for (const auto& row : rows)
-            if (!(fromDequeue && std::string(row[0]) == "wait")) // zero by definition there
-                distributionRow(row[1], lat[row[0]], out);
-        if (lat.contains("queue"))
-            distributionRow("queue (FIFO, not in e2e)", lat["queue"], out);
-        out += fmt::format("  throughput {:.2f} fps", t["throughput_fps"].get<double>());
-        if (!t["deadline"].is_null()) {
-            const json& d = t["deadline"];
-            if (d["judged"].get<bool>())
-                out += fmt::format("; deadline {:.3f} ms ({}): {} misses ({:.2f}%)",
-                    d["ms"].get<double>(), str(d, "from"), d["misses"].get<unsigned long long>(),
-                    100.0 * d["miss_rate"].get<double>());
-            else
-                out += fmt::format("; deadline {:.3f} ms ({}): not judged, {}",
-                    d["ms"].get<double>(), str(d, "from"), str(d, "why_not_judged"));
-        }
-        out += "\n";
-        const bool action = t.contains("clips");
-        if (action) {
-            const json& c = t["clips"];
-            out += fmt::format("  clips     {} results, {} with missing frames",
-                c["results"].get<unsigned long long>(),
-                c["clips_with_gaps"].get<unsigned long long>());
-            if (c.contains("cold_result"))
-                out +=
-                    fmt::format("; the first (cold) took {:.3f} ms, kept out of the figures below",
-                        c["cold_result"]["clip_inference_ms"].get<double>());
-            out += "\n";
-            const char* clipRows[][2] = {
-                {"result_latency_ms", "result latency"}, {"clip_inference_ms", "  clip inference"}};
-            for (const auto& row : clipRows)
-                distributionRow(row[1], c[row[0]], out);
-        }
-        if (!t["accuracy"].is_null()) {
-            const json& a = t["accuracy"];
-            out += fmt::format("  accuracy  top-1 {:.2f}% ({} of {} {} with a known class)\n",
-                100.0 * a["top1"].get<double>(), a["correct"].get<unsigned long long>(),
-                a["scored"].get<unsigned long long>(), action ? "clips" : "frames");
-        }
-        if (!t["slowest"].empty()) {
-            out += "  slowest   ";
-            bool first = true;
-            for (const json& s : t["slowest"]) {
-                // Captured before the run started (a camera that delivered its first frame while
-                // opening) reads as a negative offset.
-                out += fmt::format("{}frame {} at {:+.2f} s: {:.3f} ms", first ? "" : "; ",
-                    s["frame"].get<unsigned long long>(), s["at_s"].get<double>(),
-                    s["e2e_ms"].get<double>());
-                first = false;
-            }
-            out += "\n";
-        }
-        if (t.contains("energy")) {
-            const json& e = t["energy"];
-            const json& inf = e["inference_mJ"];
-            const json& fr = e["frame_mJ"];
-            if (fr["n"].get<unsigned long long>() > 0) {
-                out += fmt::format("  energy    per frame ({}{}, steady state), mJ: inference mean "
-                                   "{:.3f} p50 {:.3f} "
-                                   "p99 {:.3f}; frame mean {:.3f} p50 {:.3f} p99 {:.3f}",
-                    str(e, "rail"), e["estimate"].get<bool>() ? ", estimate" : "",
-                    inf["mean"].get<double>(), inf["p50"].get<double>(), inf["p99"].get<double>(),
-                    fr["mean"].get<double>(), fr["p50"].get<double>(), fr["p99"].get<double>());
-                if (!e["frames_per_joule"].is_null())
-                    out += fmt::format("; {:.2f} frames/J", e["frames_per_joule"].get<double>());
-                out += "\n";
-            } else {
-                out += "  energy    no frame had its window covered by power samples\n";
-            }
-        }
-        for (const json& note : t["notes"])
-            out += fmt::format("  note      {}\n", note.get<std::string>());
-    }
+    for (const json& t : j["tasks"])
+        taskText(t, out);
     out += fmt::format("\npercentiles: {}\n", str(j, "percentile_definition"));
     return out;
 }
