@@ -71,20 +71,13 @@ Expected<int> resolveClipLength(const AgentConfig& agent, const std::string& key
     return configured > 0 ? configured : static_cast<int>(modelT);
 }
 
-} // namespace
-
-Expected<std::unique_ptr<ActionTask>> ActionTask::create(
-    const AgentConfig& agent, size_t index, const SourceInfo& source)
+// What the action section asks that no model is needed to judge; a calibration source that int8
+// does not use is only warned about.
+Status checkActionConfig(const AgentConfig& agent, const std::string& key, const TaskConfig& config)
 {
-    const TaskConfig& config = agent.tasks.at(index);
     const ActionConfig& action = config.action;
-    const std::string key = "tasks[" + std::to_string(index) + "]";
-    const bool streaming = action.mode == ActionMode::Streaming;
-    auto log = logger("engine");
-
-    const bool int8 = config.engine.precision == Precision::Int8;
-    if (!config.calibration.source.empty() && !int8)
-        log->warn("{}: ignored; precision is {}, calibration is for int8",
+    if (!config.calibration.source.empty() && config.engine.precision != Precision::Int8)
+        logger("engine")->warn("{}: ignored; precision is {}, calibration is for int8",
             agent.where(key + ".engine.calibration"), precisionName(config.engine.precision));
     if (config.engine.batch != 1)
         return Status::invalid(agent.where(key + ".engine.batch") +
@@ -96,160 +89,241 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     if (action.frameStep < 1)
         return Status::invalid(agent.where(key + ".action.frame_step") +
             ": must be at least 1 (got " + std::to_string(action.frameStep) + ")");
-    if (streaming && action.head.empty())
+    if (action.mode == ActionMode::Streaming && action.head.empty())
         return Status::invalid(agent.where(key + ".action.head") +
             ": streaming mode needs the temporal head's ONNX file");
+    return Status();
+}
+
+// The task's first model (the clip model, or the streaming backbone) read from its file, and its
+// input, which must be a single float32 tensor of batch 1 or open.
+struct FirstModel {
+    std::shared_ptr<const ModelFile> file;
+    TensorInfo input;
+    std::string shape; // "input 'NAME' of 'PATH' is SHAPE", for messages
+};
+
+Expected<FirstModel> loadFirstModel(
+    const AgentConfig& agent, const std::string& key, const TaskConfig& config, bool streaming)
+{
+    auto model = loadModel(agent, config.model, key + ".model");
+    if (!model)
+        return model.status();
+    auto input = singleFloatInput(agent, model.value()->inputs, config.model, key + ".model",
+        streaming ? "a streaming backbone" : "a clip model");
+    if (!input)
+        return input.status();
+    FirstModel first {model.value(), input.value(),
+        "input '" + input->name + "' of '" + config.model + "' is " + input->shapeString()};
+    const std::vector<int64_t>& dims = first.input.dims;
+    if (dims.empty() || (dims[0] != 1 && dims[0] != -1))
+        return Status::invalid(agent.where(key + ".model") + ": " + first.shape +
+            "; its batch dimension must be 1 or open, as an action task runs one clip at a time");
+    return first;
+}
+
+// The engines of either mode and the shapes they fix: what the task and its clip ring are made
+// from.
+struct ActionEngines {
+    PreprocessConfig pre;
+    int length = 0; // frames per clip
+    std::shared_ptr<const Engine> clipEngine; // the clip model, or the temporal head
+    std::shared_ptr<const Engine> backbone; // streaming mode only
+    TensorShape clipShape;
+    size_t embedding = 0; // streaming mode: values per frame's embedding
+    ClipRing::Layout ringLayout = ClipRing::Layout::TimeFirst;
+    int ringChannels = 1;
+};
+
+// Clip mode: one model over N x C x T x H x W (ncthw) or N x T x C x H x W (ntchw).
+Expected<ActionEngines> buildClipMode(const AgentConfig& agent, const std::string& key,
+    const TaskConfig& config, const FirstModel& model)
+{
+    const ActionConfig& action = config.action;
+    const TensorInfo& input = model.input;
+    const std::string& shape = model.shape;
+    const bool ncthw = action.layout == ClipLayout::Ncthw;
+    const size_t cDim = ncthw ? 1 : 2, tDim = ncthw ? 2 : 1;
+    if (input.dims.size() != 5)
+        return Status::invalid(agent.where(key + ".model") + ": " + shape +
+            "; a clip model takes N x C x T x H x W (layout ncthw) or N x T x C x H x W "
+            "(ntchw)" +
+            (input.dims.size() == 4 ? " (an image model? use type: classification, or it "
+                                      "as the backbone of streaming mode)"
+                                    : ""));
+    if (input.dims[cDim] != 3 && input.dims[cDim] != -1) {
+        const bool other = input.dims[tDim] == 3;
+        return Status::invalid(agent.where(key + ".action.layout") + ": " + shape +
+            "; with layout " + layoutName(action.layout) + " its dimension " +
+            std::to_string(cDim) + " is the 3 colour channels" +
+            (other ? std::string("; the model looks ") +
+                        (ncthw ? "N x T x C x H x W: set layout: ntchw"
+                               : "N x C x T x H x W: set layout: ncthw")
+                   : std::string()));
+    }
+    ActionEngines built;
+    auto t = resolveClipLength(agent, key, config, input.dims[tDim],
+        shape + " (layout " + layoutName(action.layout) + ")");
+    if (!t)
+        return t.status();
+    built.length = t.value();
+    built.pre = config.preprocess;
+    if (Status s = resolveImageInput(agent, key, input.dims[3], input.dims[4], shape, built.pre);
+        !s)
+        return s;
+    EngineOptions options = config.engine;
+    if (options.precision == Precision::Int8 && !config.calibration.source.empty()) {
+        auto calibration = makeClipCalibrationData(config.calibration, built.pre,
+            ClipSamples {built.length, action.frameStep, ncthw},
+            [&](const std::string& k) { return agent.where(key + ".engine.calibration." + k); });
+        if (!calibration)
+            return calibration.status();
+        logger("engine")->info("task {}: int8 calibration samples: {} (read where no calibration "
+                               "is cached)",
+            config.name, calibration.value()->description());
+        options.calibration = std::move(calibration).value();
+    }
+    auto engine = buildModel(agent, model.file, options, key);
+    if (!engine)
+        return engine.status();
+    built.clipEngine = engine.value();
+    const PreprocessConfig& pre = built.pre;
+    built.clipShape = ncthw ? TensorShape {1, 3, built.length, pre.cropHeight, pre.cropWidth}
+                            : TensorShape {1, built.length, 3, pre.cropHeight, pre.cropWidth};
+    built.ringLayout = ncthw ? ClipRing::Layout::ChannelsFirst : ClipRing::Layout::TimeFirst;
+    built.ringChannels = 3;
+    return built;
+}
+
+// Streaming mode's backbone: N x 3 x H x W in, a fixed-size embedding per frame (N x D) out.
+Status buildBackbone(const AgentConfig& agent, const std::string& key, const TaskConfig& config,
+    const FirstModel& model, ActionEngines& built)
+{
+    const TensorInfo& input = model.input;
+    if (input.dims.size() != 4 || (input.dims[1] != 3 && input.dims[1] != -1))
+        return Status::invalid(agent.where(key + ".model") + ": " + model.shape +
+            "; a streaming backbone takes one frame, N x 3 x H x W");
+    built.pre = config.preprocess;
+    if (Status s =
+            resolveImageInput(agent, key, input.dims[2], input.dims[3], model.shape, built.pre);
+        !s)
+        return s;
+    EngineOptions options = config.engine;
+    if (options.precision == Precision::Int8 && !config.calibration.source.empty()) {
+        auto calibration = makeCalibrationData(config.calibration, built.pre,
+            [&](const std::string& k) { return agent.where(key + ".engine.calibration." + k); });
+        if (!calibration)
+            return calibration.status();
+        logger("engine")->info("task {}: int8 calibration samples for the backbone: {} (read "
+                               "where no calibration is cached)",
+            config.name, calibration.value()->description());
+        options.calibration = std::move(calibration).value();
+    }
+    auto engine = buildModel(agent, model.file, options, key);
+    if (!engine)
+        return engine.status();
+    built.backbone = engine.value();
+    const auto& outs = built.backbone->outputs();
+    int64_t d = outs.empty() || outs[0].dims.size() < 2 ? -1 : 1;
+    for (size_t i = 1; d > 0 && i < outs[0].dims.size(); ++i)
+        d = outs[0].dims[i] > 0 ? d * outs[0].dims[i] : -1;
+    if (d <= 0)
+        return Status::invalid(agent.where(key + ".model") + ": the backbone's output " +
+            (outs.empty() ? std::string("is missing")
+                          : "'" + outs[0].name + "' is " + outs[0].shapeString()) +
+            "; it must give an embedding of fixed size per frame (N x D)");
+    built.embedding = static_cast<size_t>(d);
+    return Status();
+}
+
+// Streaming mode's temporal head: N x T x D embeddings of the backbone in, the clip length from
+// its T.
+Status buildHead(const AgentConfig& agent, const std::string& key, const TaskConfig& config,
+    ActionEngines& built)
+{
+    const ActionConfig& action = config.action;
+    auto headModel = loadModel(agent, action.head, key + ".action.head");
+    if (!headModel)
+        return headModel.status();
+    // int8 covers the backbone, where the time goes; the head, a few thousand
+    // multiply-adds over embeddings that no calibration image gives, stays fp32.
+    EngineOptions headOptions = config.engine;
+    if (headOptions.precision == Precision::Int8) {
+        headOptions.precision = Precision::Fp32;
+        logger("engine")->info(
+            "task {}: int8 backbone; the temporal head '{}' runs fp32", config.name, action.head);
+    }
+    auto head = buildModel(agent, headModel.value(), headOptions, key);
+    if (!head)
+        return head.status();
+    auto headInput = singleFloatInput(
+        agent, head.value()->inputs(), action.head, key + ".action.head", "a temporal head");
+    if (!headInput)
+        return headInput.status();
+    const TensorInfo& h = headInput.value();
+    const std::string headShape =
+        "input '" + h.name + "' of '" + action.head + "' is " + h.shapeString();
+    if (h.dims.size() != 3 || (h.dims[0] != 1 && h.dims[0] != -1))
+        return Status::invalid(agent.where(key + ".action.head") + ": " + headShape +
+            "; a temporal head takes N x T x D embeddings (N 1 or open)");
+    if (h.dims[2] > 0 && static_cast<size_t>(h.dims[2]) != built.embedding)
+        return Status::invalid(agent.where(key + ".action.head") + ": " + headShape +
+            ", embeddings of " + std::to_string(h.dims[2]) + " values, but the backbone '" +
+            config.model + "' gives " + std::to_string(built.embedding));
+    auto t = resolveClipLength(agent, key, config, h.dims[1], headShape);
+    if (!t)
+        return t.status();
+    built.length = t.value();
+    built.clipEngine = head.value();
+    built.clipShape = TensorShape {1, built.length, static_cast<int64_t>(built.embedding)};
+    return Status();
+}
+
+// Streaming mode: a per-frame backbone and a temporal head over T embeddings.
+Expected<ActionEngines> buildStreamingMode(const AgentConfig& agent, const std::string& key,
+    const TaskConfig& config, const FirstModel& model)
+{
+    ActionEngines built;
+    if (Status s = buildBackbone(agent, key, config, model, built); !s)
+        return s;
+    if (Status s = buildHead(agent, key, config, built); !s)
+        return s;
+    return built;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ActionTask>> ActionTask::create(
+    const AgentConfig& agent, size_t index, const SourceInfo& source)
+{
+    const TaskConfig& config = agent.tasks.at(index);
+    const ActionConfig& action = config.action;
+    const std::string key = "tasks[" + std::to_string(index) + "]";
+    const bool streaming = action.mode == ActionMode::Streaming;
+    if (Status s = checkActionConfig(agent, key, config); !s)
+        return s;
 
     // The first model's input is read from the file before its engine is built: int8
     // calibration needs the preprocessing (and clip length) resolved from it.
-    auto firstModel = loadModel(agent, config.model, key + ".model");
+    auto firstModel = loadFirstModel(agent, key, config, streaming);
     if (!firstModel)
         return firstModel.status();
-    auto firstInput = singleFloatInput(agent, firstModel.value()->inputs, config.model,
-        key + ".model", streaming ? "a streaming backbone" : "a clip model");
-    if (!firstInput)
-        return firstInput.status();
-    const TensorInfo& input = firstInput.value();
-    const std::string shape =
-        "input '" + input.name + "' of '" + config.model + "' is " + input.shapeString();
-    if (input.dims.empty() || (input.dims[0] != 1 && input.dims[0] != -1))
-        return Status::invalid(agent.where(key + ".model") + ": " + shape +
-            "; its batch dimension must be 1 or open, as an action task runs one clip at a time");
+    auto engines = streaming ? buildStreamingMode(agent, key, config, firstModel.value())
+                             : buildClipMode(agent, key, config, firstModel.value());
+    if (!engines)
+        return engines.status();
+    const ActionEngines& built = engines.value();
+    const int length = built.length;
+    const size_t embedding = built.embedding;
+    const std::shared_ptr<const Engine>& clipEngine = built.clipEngine;
 
-    PreprocessConfig pre = config.preprocess;
-    int length = 0;
-    std::shared_ptr<const Engine> clipEngine, backbone;
-    TensorShape clipShape;
-    size_t embedding = 0;
-    ClipRing::Layout ringLayout = ClipRing::Layout::TimeFirst;
-    int ringChannels = 1;
-    if (!streaming) {
-        // Clip mode: N x C x T x H x W (ncthw) or N x T x C x H x W (ntchw).
-        const bool ncthw = action.layout == ClipLayout::Ncthw;
-        const size_t cDim = ncthw ? 1 : 2, tDim = ncthw ? 2 : 1;
-        if (input.dims.size() != 5)
-            return Status::invalid(agent.where(key + ".model") + ": " + shape +
-                "; a clip model takes N x C x T x H x W (layout ncthw) or N x T x C x H x W "
-                "(ntchw)" +
-                (input.dims.size() == 4 ? " (an image model? use type: classification, or it "
-                                          "as the backbone of streaming mode)"
-                                        : ""));
-        if (input.dims[cDim] != 3 && input.dims[cDim] != -1) {
-            const bool other = input.dims[tDim] == 3;
-            return Status::invalid(agent.where(key + ".action.layout") + ": " + shape +
-                "; with layout " + layoutName(action.layout) + " its dimension " +
-                std::to_string(cDim) + " is the 3 colour channels" +
-                (other ? std::string("; the model looks ") +
-                            (ncthw ? "N x T x C x H x W: set layout: ntchw"
-                                   : "N x C x T x H x W: set layout: ncthw")
-                       : std::string()));
-        }
-        auto t = resolveClipLength(agent, key, config, input.dims[tDim],
-            shape + " (layout " + layoutName(action.layout) + ")");
-        if (!t)
-            return t.status();
-        length = t.value();
-        if (Status s = resolveImageInput(agent, key, input.dims[3], input.dims[4], shape, pre); !s)
-            return s;
-        EngineOptions options = config.engine;
-        if (int8 && !config.calibration.source.empty()) {
-            auto calibration = makeClipCalibrationData(config.calibration, pre,
-                ClipSamples {length, action.frameStep, ncthw}, [&](const std::string& k) {
-                    return agent.where(key + ".engine.calibration." + k);
-                });
-            if (!calibration)
-                return calibration.status();
-            log->info("task {}: int8 calibration samples: {} (read where no calibration is "
-                      "cached)",
-                config.name, calibration.value()->description());
-            options.calibration = std::move(calibration).value();
-        }
-        auto first = buildModel(agent, firstModel.value(), options, key);
-        if (!first)
-            return first.status();
-        clipEngine = first.value();
-        clipShape = ncthw ? TensorShape {1, 3, length, pre.cropHeight, pre.cropWidth}
-                          : TensorShape {1, length, 3, pre.cropHeight, pre.cropWidth};
-        ringLayout = ncthw ? ClipRing::Layout::ChannelsFirst : ClipRing::Layout::TimeFirst;
-        ringChannels = 3;
-    } else {
-        // Streaming: the backbone takes N x 3 x H x W and gives N x D; the head N x T x D.
-        if (input.dims.size() != 4 || (input.dims[1] != 3 && input.dims[1] != -1))
-            return Status::invalid(agent.where(key + ".model") + ": " + shape +
-                "; a streaming backbone takes one frame, N x 3 x H x W");
-        if (Status s = resolveImageInput(agent, key, input.dims[2], input.dims[3], shape, pre); !s)
-            return s;
-        EngineOptions options = config.engine;
-        if (int8 && !config.calibration.source.empty()) {
-            auto calibration =
-                makeCalibrationData(config.calibration, pre, [&](const std::string& k) {
-                    return agent.where(key + ".engine.calibration." + k);
-                });
-            if (!calibration)
-                return calibration.status();
-            log->info("task {}: int8 calibration samples for the backbone: {} (read where no "
-                      "calibration is cached)",
-                config.name, calibration.value()->description());
-            options.calibration = std::move(calibration).value();
-        }
-        auto built = buildModel(agent, firstModel.value(), options, key);
-        if (!built)
-            return built.status();
-        backbone = built.value();
-        const auto& outs = backbone->outputs();
-        int64_t d = outs.empty() || outs[0].dims.size() < 2 ? -1 : 1;
-        for (size_t i = 1; d > 0 && i < outs[0].dims.size(); ++i)
-            d = outs[0].dims[i] > 0 ? d * outs[0].dims[i] : -1;
-        if (d <= 0)
-            return Status::invalid(agent.where(key + ".model") + ": the backbone's output " +
-                (outs.empty() ? std::string("is missing")
-                              : "'" + outs[0].name + "' is " + outs[0].shapeString()) +
-                "; it must give an embedding of fixed size per frame (N x D)");
-        embedding = static_cast<size_t>(d);
-
-        auto headModel = loadModel(agent, action.head, key + ".action.head");
-        if (!headModel)
-            return headModel.status();
-        // int8 covers the backbone, where the time goes; the head, a few thousand
-        // multiply-adds over embeddings that no calibration image gives, stays fp32.
-        EngineOptions headOptions = config.engine;
-        if (int8) {
-            headOptions.precision = Precision::Fp32;
-            log->info("task {}: int8 backbone; the temporal head '{}' runs fp32", config.name,
-                action.head);
-        }
-        auto head = buildModel(agent, headModel.value(), headOptions, key);
-        if (!head)
-            return head.status();
-        auto headInput = singleFloatInput(
-            agent, head.value()->inputs(), action.head, key + ".action.head", "a temporal head");
-        if (!headInput)
-            return headInput.status();
-        const TensorInfo& h = headInput.value();
-        const std::string headShape =
-            "input '" + h.name + "' of '" + action.head + "' is " + h.shapeString();
-        if (h.dims.size() != 3 || (h.dims[0] != 1 && h.dims[0] != -1))
-            return Status::invalid(agent.where(key + ".action.head") + ": " + headShape +
-                "; a temporal head takes N x T x D embeddings (N 1 or open)");
-        if (h.dims[2] > 0 && static_cast<size_t>(h.dims[2]) != embedding)
-            return Status::invalid(agent.where(key + ".action.head") + ": " + headShape +
-                ", embeddings of " + std::to_string(h.dims[2]) + " values, but the backbone '" +
-                config.model + "' gives " + std::to_string(embedding));
-        auto t = resolveClipLength(agent, key, config, h.dims[1], headShape);
-        if (!t)
-            return t.status();
-        length = t.value();
-        clipEngine = head.value();
-        clipShape = TensorShape {1, length, static_cast<int64_t>(embedding)};
-    }
-
-    std::unique_ptr<ActionTask> task(new ActionTask(config, pre));
+    std::unique_ptr<ActionTask> task(new ActionTask(config, built.pre));
     task->streaming_ = streaming;
     task->clipEngine_ = clipEngine;
-    task->clipShape_ = clipShape;
+    task->clipShape_ = built.clipShape;
     task->embeddingSize_ = embedding;
     if (streaming)
-        task->backbone_ = backbone;
+        task->backbone_ = built.backbone;
 
     const auto& outputs = clipEngine->outputs();
     auto labels = setupLabels(agent, index, key, outputs.empty() ? nullptr : &outputs[0], source);
@@ -259,8 +333,8 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     task->truthToLabel_ = std::move(labels.value().truthToLabel);
     task->classes_ = task->labels_.size();
 
-    auto ring = ClipRing::create(length, ringChannels,
-        streaming ? embedding : task->preprocessor_.planeElements(), ringLayout);
+    auto ring = ClipRing::create(length, built.ringChannels,
+        streaming ? embedding : task->preprocessor_.planeElements(), built.ringLayout);
     if (!ring)
         return ring.status().withContext("task " + config.name);
     task->ring_ = std::move(ring).value();
@@ -280,8 +354,9 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     task->probabilities_.assign(task->classes_, 0.0f);
     task->smoothed_.assign(task->classes_, 0.0f);
 
-    log->info("task {}: {} mode, clips of {} frames ({}), an inference every {} clip frames; clip "
-              "ring {} planes, {:.0f} KiB",
+    logger("engine")->info(
+        "task {}: {} mode, clips of {} frames ({}), an inference every {} clip frames; clip "
+        "ring {} planes, {:.0f} KiB",
         config.name, streaming ? "streaming" : "clip", length,
         action.frameStep == 1 ? std::string("every frame")
                               : "every " + std::to_string(action.frameStep) + "th frame",

@@ -749,48 +749,87 @@ Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOption
     return loop.run();
 }
 
-// Runs `config` on `c` until it ends, a stop signal, or a reload is ready (then `pending` holds
-// it). Writes the run's logs and summary either way.
-RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& options,
-    SignalGuard& signals, ServiceNotifier& notify, WatchdogPinger& watchdog,
-    std::unique_ptr<Reload>& pending, bool firstRun)
+// Copies the config file into the run directory, beside the logs it explains.
+void keepConfigCopy(const AgentConfig& config, const std::string& runDirectory)
 {
-    auto log = logger("agent");
-    RunOutcome outcome;
-    outcome.context = collectRunContext(
-        c.monitor ? c.monitor->setup().identity : detectBoard(SysfsRoot(config.power.sysfsRoot)));
-    outcome.config = &config;
-    outcome.overrides = options.overrides;
-    outcome.source = c.source->info();
-    outcome.runDirectory = c.runDirectory;
-    FrameSource& source = *c.source;
-    const auto& tasks = c.tasks;
-    PowerMonitor* monitor = c.monitor.get();
-    DisplaySink* display = c.display.get();
-    if (!config.path.empty()) {
-        std::error_code ec;
-        fs::copy_file(config.path, fs::path(outcome.runDirectory) / "config.yaml", ec);
-        if (ec)
-            log->warn(
-                "could not copy {} into {}: {}", config.path, outcome.runDirectory, ec.message());
+    if (config.path.empty())
+        return;
+    std::error_code ec;
+    fs::copy_file(config.path, fs::path(runDirectory) / "config.yaml", ec);
+    if (ec)
+        logger("agent")->warn(
+            "could not copy {} into {}: {}", config.path, runDirectory, ec.message());
+}
+
+// One run's frame logs, recorder, log writer and pipeline, torn down (members in reverse order)
+// when the run ends.
+struct RunParts {
+    std::vector<std::unique_ptr<TaskLog>> logs;
+    // Both on the heap: a run abandoned with a thread hung in an engine leaves them to it.
+    std::unique_ptr<Recorder> recorder;
+    FrameLogWriter writer;
+    std::unique_ptr<Pipeline> pipeline;
+
+    // The normal end: the pipeline joined, then everything stopped in the order that loses no
+    // record. A second stop signal from here on is not acted on: the run is already ending, and
+    // quitting at once would lose the summary it is about to write (a third still ends the
+    // process).
+    void stop(Components& c, WatchdogPinger& watchdog)
+    {
+        pipeline->join();
+        watchdog.setProbe(nullptr);
+        if (c.gpio)
+            c.gpio->stop();
+        if (c.display)
+            c.display->stop();
+        // The sampler's last sample covers the last frame; only then may the recorder give up
+        // waiting for it, and the logs have every record once the recorder has stopped.
+        if (c.monitor)
+            c.monitor->sampler().stop();
+        recorder->stop();
+        writer.stop();
     }
 
-    const bool energy = monitor && monitor->sampler().haveRails();
-    const bool files = config.logging.csv || config.logging.jsonl;
-    std::vector<std::unique_ptr<TaskLog>> logs;
+    // A thread that never returns (an inference hung in an engine) can neither be joined nor have
+    // its objects destroyed under it: what was recorded is flushed, and the pipeline is left
+    // running (see abandon()).
+    void stopAbandoned(Components& c, WatchdogPinger& watchdog)
+    {
+        watchdog.setProbe(nullptr);
+        if (c.monitor)
+            c.monitor->sampler().stop();
+        recorder->stop(); // what the workers handed over; a hung one hands over nothing more
+        writer.stop();
+        if (c.gpio)
+            c.gpio->stop(); // outputs inactive: a marker must not stay high
+    }
+
+    // Leaves the pipeline and the recorder to the hung thread; the caller ends the process.
+    void abandon()
+    {
+        [[maybe_unused]] Pipeline* abandonedPipeline = pipeline.release();
+        [[maybe_unused]] Recorder* abandonedRecorder = recorder.release();
+    }
+};
+
+// Every task's frame log (the summary reports its counts; a recorder's sink only when a file is
+// written) and the recorder over them. Returns the tasks the pipeline runs.
+std::vector<Task*> setUpRecording(
+    const AgentConfig& config, const Components& c, bool energy, bool files, RunParts& parts)
+{
+    const auto& tasks = c.tasks;
+    const SourceInfo& source = c.source->info();
     std::vector<Recorder::Task> recorded;
     std::vector<Task*> running;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const TaskConfig& tc = config.tasks[i];
         int64_t deadline = static_cast<int64_t>(tc.deadlineMs * 1e6);
-        if (deadline <= 0 && source.info().fps > 0)
-            deadline = static_cast<int64_t>(1e9 / source.info().fps);
+        if (deadline <= 0 && source.fps > 0)
+            deadline = static_cast<int64_t>(1e9 / source.fps);
         Recorder::Task r {tasks[i]->name(), deadline, {}};
-        // Every task has its log (the summary reports its counts); it is a sink only when a file
-        // is written.
-        logs.push_back(std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(),
+        parts.logs.push_back(std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(),
             static_cast<size_t>(config.logging.queueCapacity)));
-        TaskLog& l = *logs.back();
+        TaskLog& l = *parts.logs.back();
         if (energy)
             l.enableEnergyColumns();
         if (tc.type == "action")
@@ -806,79 +845,116 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     }
     // Its queue holds seconds of records at any rate: the recorder does no I/O of its own.
     constexpr size_t kRecorderQueue = 4096;
-    // Both on the heap: a run abandoned with a thread hung in an engine leaves them to it.
-    auto recorderOwner = std::make_unique<Recorder>(std::move(recorded),
+    parts.recorder = std::make_unique<Recorder>(std::move(recorded),
         static_cast<size_t>(config.logging.maxSummarySamples), kRecorderQueue,
-        energy ? &monitor->sampler() : nullptr);
-    Recorder& recorder = *recorderOwner;
-    RunEnd end;
-    // The sampler starts before the first frame so that every frame's window is covered.
-    Status startProblem;
-    if (monitor)
-        if (Status s = monitor->sampler().start(); !s)
-            startProblem = s.withContext(config.where("power"));
-    FrameLogWriter writer;
-    if (startProblem.ok() && files) {
-        std::vector<TaskLog*> raw;
-        raw.reserve(logs.size());
-        for (auto& l : logs)
-            raw.push_back(l.get());
-        // The cap counts every run under logging.dir: the previous run's writer has stopped (its
-        // files are closed) before this one opens.
-        FrameLogOptions logOptions;
-        logOptions.root = config.logging.dir;
-        logOptions.maxFileBytes = static_cast<uint64_t>(config.logging.maxFileMb) << 20;
-        logOptions.maxTotalBytes = static_cast<uint64_t>(config.logging.maxTotalMb) << 20;
-        if (Status s = writer.open(
-                outcome.runDirectory, raw, config.logging.csv, config.logging.jsonl, logOptions);
-            !s)
-            startProblem = Status::invalid(s.message()).withContext(config.where("logging.dir"));
-        else
-            writer.start();
-    }
+        energy ? &c.monitor->sampler() : nullptr);
+    return running;
+}
 
-    auto pipelineOwner = std::make_unique<Pipeline>(source, config.run, running, recorder, display);
-    Pipeline& pipeline = *pipelineOwner;
-    if (!startProblem.ok()) {
-        // Nothing ran: the pipeline never starts, and the run ends with the problem as its failure.
-        end.run.failure = startProblem;
-        end.run.runDirectory = outcome.runDirectory;
-        end.startFailed = true;
-        if (monitor)
-            monitor->sampler().stop();
-        writer.stop();
-        return end;
-    }
-    recorder.start();
-    log->info("running {} task(s) on {} ({}); logs in {}", tasks.size(), source.info().uri,
-        source.info().kind, outcome.runDirectory);
-    if (firstRun && !source.info().detail.empty())
-        log->info("source: {}", source.info().detail);
-    if (display)
-        display->start(OverlayBuilder(tasks, monitor),
+// Starts the power sampler, before the first frame so that every frame's window is covered, and
+// opens the frame-log files. An error means nothing may run.
+Status startSamplerAndLogs(const AgentConfig& config, const Components& c, bool files,
+    const std::string& runDirectory, RunParts& parts)
+{
+    if (c.monitor)
+        if (Status s = c.monitor->sampler().start(); !s)
+            return s.withContext(config.where("power"));
+    if (!files)
+        return Status();
+    std::vector<TaskLog*> raw;
+    raw.reserve(parts.logs.size());
+    for (auto& l : parts.logs)
+        raw.push_back(l.get());
+    // The cap counts every run under logging.dir: the previous run's writer has stopped (its
+    // files are closed) before this one opens.
+    FrameLogOptions logOptions;
+    logOptions.root = config.logging.dir;
+    logOptions.maxFileBytes = static_cast<uint64_t>(config.logging.maxFileMb) << 20;
+    logOptions.maxTotalBytes = static_cast<uint64_t>(config.logging.maxTotalMb) << 20;
+    if (Status s = parts.writer.open(
+            runDirectory, raw, config.logging.csv, config.logging.jsonl, logOptions);
+        !s)
+        return Status::invalid(s.message()).withContext(config.where("logging.dir"));
+    parts.writer.start();
+    return Status();
+}
+
+// Starts the recorder, the window, the GPIO signals and then the pipeline.
+void startRun(Components& c, RunParts& parts, bool firstRun, const std::string& runDirectory)
+{
+    const SourceInfo& source = c.source->info();
+    Pipeline& pipeline = *parts.pipeline;
+    parts.recorder->start();
+    auto log = logger("agent");
+    log->info("running {} task(s) on {} ({}); logs in {}", c.tasks.size(), source.uri, source.kind,
+        runDirectory);
+    if (firstRun && !source.detail.empty())
+        log->info("source: {}", source.detail);
+    if (c.display)
+        c.display->start(OverlayBuilder(c.tasks, c.monitor.get()),
             [&pipeline] { pipeline.requestStop("the window was closed"); });
     if (c.gpio) {
         pipeline.setHooks(c.gpio->hooks());
         c.gpio->start(monotonicNs());
     }
     pipeline.start();
+}
 
-    // The watchdog's probe: every task finished a frame since the last ping.
-    {
-        auto last = std::make_shared<std::vector<uint64_t>>(tasks.size(), 0);
-        watchdog.setProbe([&recorder, last] {
-            bool all = true;
-            for (size_t i = 0; i < last->size(); ++i) {
-                const uint64_t frames = recorder.live(i).frames;
-                all = all && frames > (*last)[i];
-                (*last)[i] = frames;
-            }
-            return all;
-        });
+// The watchdog's probe: every task finished a frame since the last ping.
+void probeEveryTask(WatchdogPinger& watchdog, const Recorder& recorder, size_t tasks)
+{
+    auto last = std::make_shared<std::vector<uint64_t>>(tasks, 0);
+    watchdog.setProbe([&recorder, last] {
+        bool all = true;
+        for (size_t i = 0; i < last->size(); ++i) {
+            const uint64_t frames = recorder.live(i).frames;
+            all = all && frames > (*last)[i];
+            (*last)[i] = frames;
+        }
+        return all;
+    });
+}
+
+// Runs `config` on `c` until it ends, a stop signal, or a reload is ready (then `pending` holds
+// it). Writes the run's logs and summary either way.
+RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& options,
+    SignalGuard& signals, ServiceNotifier& notify, WatchdogPinger& watchdog,
+    std::unique_ptr<Reload>& pending, bool firstRun)
+{
+    RunOutcome outcome;
+    outcome.context = collectRunContext(
+        c.monitor ? c.monitor->setup().identity : detectBoard(SysfsRoot(config.power.sysfsRoot)));
+    outcome.config = &config;
+    outcome.overrides = options.overrides;
+    outcome.source = c.source->info();
+    outcome.runDirectory = c.runDirectory;
+    keepConfigCopy(config, outcome.runDirectory);
+
+    const bool energy = c.monitor && c.monitor->sampler().haveRails();
+    const bool files = config.logging.csv || config.logging.jsonl;
+    RunParts parts;
+    const std::vector<Task*> running = setUpRecording(config, c, energy, files, parts);
+    Recorder& recorder = *parts.recorder;
+    RunEnd end;
+    const Status startProblem = startSamplerAndLogs(config, c, files, outcome.runDirectory, parts);
+    parts.pipeline =
+        std::make_unique<Pipeline>(*c.source, config.run, running, recorder, c.display.get());
+    Pipeline& pipeline = *parts.pipeline;
+    if (!startProblem.ok()) {
+        // Nothing ran: the pipeline never starts, and the run ends with the problem as its failure.
+        end.run.failure = startProblem;
+        end.run.runDirectory = outcome.runDirectory;
+        end.startFailed = true;
+        if (c.monitor)
+            c.monitor->sampler().stop();
+        parts.writer.stop();
+        return end;
     }
+    startRun(c, parts, firstRun, outcome.runDirectory);
+    probeEveryTask(watchdog, recorder, c.tasks.size());
 
-    std::vector<double> fps(tasks.size(), 0.0);
-    notify.ready(serviceStatus(config, recorder, tasks, fps));
+    std::vector<double> fps(c.tasks.size(), 0.0);
+    notify.ready(serviceStatus(config, recorder, c.tasks, fps));
     RunControl control(
         {[&] { return prepareReloadOf(config, c, options, notify, pending); },
             [&] {
@@ -891,44 +967,22 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         serveRun(config, c, options, signals, notify, pipeline, recorder, control, fps);
     end.stopSignal = control.stopSignalled();
     if (!looped || control.state() == RunControl::State::Abandoned) {
-        // A thread that never returns (an inference hung in an engine) can neither be joined nor
-        // have its objects destroyed under it: what was recorded is flushed and the summary of
-        // what was measured written, then the run ends at once with the pipeline and the recorder
-        // left to it; the caller ends the process.
+        // The summary of what was measured is written, then the run ends at once and the caller
+        // ends the process (see RunParts::stopAbandoned).
         const std::string why = looped ? control.abandonReason()
                                        : "the event loop failed: " + looped.status().message();
-        log->error("{}; writing the logs and the summary of what was measured, then exiting", why);
-        watchdog.setProbe(nullptr);
-        if (monitor)
-            monitor->sampler().stop();
-        recorder.stop(); // what the workers handed over; a hung one hands over nothing more
-        writer.stop();
-        if (c.gpio)
-            c.gpio->stop(); // outputs inactive: a marker must not stay high
+        logger("agent")->error(
+            "{}; writing the logs and the summary of what was measured, then exiting", why);
+        parts.stopAbandoned(c, watchdog);
         end.run = summariseRun(
-            outcome, config, c, pipeline, recorder, logs, options, Status::runtime(why));
+            outcome, config, c, pipeline, recorder, parts.logs, options, Status::runtime(why));
         signals.setServing(false);
         end.run.exitAtOnce = looped ? control.exitCode() : 1;
-        [[maybe_unused]] Pipeline* abandonedPipeline = pipelineOwner.release();
-        [[maybe_unused]] Recorder* abandonedRecorder = recorderOwner.release();
+        parts.abandon();
         return end;
     }
-    // A second stop signal from here on is not acted on: the run is already ending, and quitting
-    // at once would lose the summary it is about to write (a third still ends the process).
-    pipeline.join();
-    watchdog.setProbe(nullptr);
-    if (c.gpio)
-        c.gpio->stop();
-    if (display)
-        display->stop();
-    // The sampler's last sample covers the last frame; only then may the recorder give up waiting
-    // for it, and the logs have every record once the recorder has stopped.
-    if (monitor)
-        monitor->sampler().stop();
-    recorder.stop();
-    writer.stop();
-
-    end.run = summariseRun(outcome, config, c, pipeline, recorder, logs, options, Status());
+    parts.stop(c, watchdog);
+    end.run = summariseRun(outcome, config, c, pipeline, recorder, parts.logs, options, Status());
     signals.setServing(false);
     end.reload = pending != nullptr && pipeline.failure().ok() && !end.stopSignal;
     return end;

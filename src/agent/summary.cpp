@@ -3,19 +3,22 @@
 #include "summary.h"
 
 #include <cmath>
-#include <cstdio>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "config.h"
 #include "gpio_signals.h"
 #include "jetagent/base/clock.h"
 #include "latency_stats.h"
-#include "text.h"
 
 namespace jetagent {
 
 namespace {
 
 using nlohmann::json;
+
+// The columns below give numbers an explicit right alignment ({:>8.3f}): fmt 9 pads nan and inf
+// on the right without it, where printf (and these columns' readers) right-align every number.
 
 const char* const kUnpacedDeadline =
     "unpaced run (pacing none): the source reads frames ahead into a FIFO as fast as it can, so "
@@ -48,15 +51,11 @@ json distributionJson(const SampleSeries& series)
     return j;
 }
 
-json taskJson(const TaskOutcome& t, const RunOutcome& run)
+// The task's engines: backend, model, and what each was built as.
+json enginesJson(const Task& task)
 {
-    const TaskStats& s = *t.stats;
-    json j;
-    j["name"] = t.task->name();
-    j["type"] = t.config->type;
-    j["settings"] = t.task->describe();
     json engines = json::array();
-    for (const EngineDescription& e : t.task->engines()) {
+    for (const EngineDescription& e : task.engines()) {
         engines.push_back({{"backend", e.backend}, {"version", e.backendVersion},
             {"target", e.target}, {"device", deviceName(e.options.device)},
             {"precision", precisionName(e.options.precision)}, {"batch", e.options.batch},
@@ -77,106 +76,118 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
         if (!e.lowered.empty())
             last["lowered"] = e.lowered;
     }
-    j["engines"] = engines;
+    return engines;
+}
 
-    j["frames"] = {{"processed", s.frames}, {"dropped", t.dropped}, {"failed", s.failed},
-        {"failed_non_finite", s.failedNonFinite}};
-    if (t.log) {
-        json log = {{"lines_written", t.log->written()}, {"lines_lost", t.log->lost()},
-            {"lines_dropped_disk", t.log->linesDroppedDisk()},
-            {"write_errors", t.log->writeErrors()}, {"segments", t.log->segmentsWritten()},
-            {"segments_removed", t.log->segmentsRemoved()},
-            {"bytes_written", t.log->bytesWritten()}};
-        if (!t.log->csvPath().empty())
-            log["csv"] = t.log->csvPath();
-        if (!t.log->jsonlPath().empty())
-            log["jsonl"] = t.log->jsonlPath();
-        j["log"] = log;
-    }
+// What the frame log wrote, lost and removed, and where.
+json logJson(const TaskLog& taskLog)
+{
+    json log = {{"lines_written", taskLog.written()}, {"lines_lost", taskLog.lost()},
+        {"lines_dropped_disk", taskLog.linesDroppedDisk()}, {"write_errors", taskLog.writeErrors()},
+        {"segments", taskLog.segmentsWritten()}, {"segments_removed", taskLog.segmentsRemoved()},
+        {"bytes_written", taskLog.bytesWritten()}};
+    if (!taskLog.csvPath().empty())
+        log["csv"] = taskLog.csvPath();
+    if (!taskLog.jsonlPath().empty())
+        log["jsonl"] = taskLog.jsonlPath();
+    return log;
+}
 
-    if (s.haveColdStart) {
-        const FrameRecord& c = s.coldStart;
-        j["cold_start"] = {{"frame", c.frameId}, {"e2e_ms", round4(nsToMs(c.times.endToEndNs))},
-            {"wait_ms", round4(nsToMs(c.times.waitNs))},
-            {"preprocess_ms", round4(nsToMs(c.times.preprocessNs))},
-            {"inference_ms", round4(nsToMs(c.times.inferenceNs))},
-            {"postprocess_ms", round4(nsToMs(c.times.postprocessNs))}};
-        if (c.unpaced)
-            j["cold_start"]["queue_ms"] = round4(nsToMs(c.times.queueNs));
-    }
-    const bool unpaced = run.config && run.config->run.pacing == Pacing::None;
-    j["latency_ms"] = {{"end_to_end", distributionJson(s.endToEnd)},
-        {"wait", distributionJson(s.wait)}, {"preprocess", distributionJson(s.preprocess)},
+json coldStartJson(const FrameRecord& c)
+{
+    json j = {{"frame", c.frameId}, {"e2e_ms", round4(nsToMs(c.times.endToEndNs))},
+        {"wait_ms", round4(nsToMs(c.times.waitNs))},
+        {"preprocess_ms", round4(nsToMs(c.times.preprocessNs))},
+        {"inference_ms", round4(nsToMs(c.times.inferenceNs))},
+        {"postprocess_ms", round4(nsToMs(c.times.postprocessNs))}};
+    if (c.unpaced)
+        j["queue_ms"] = round4(nsToMs(c.times.queueNs));
+    return j;
+}
+
+json latencyJson(const TaskStats& s, bool unpaced)
+{
+    json j = {{"end_to_end", distributionJson(s.endToEnd)}, {"wait", distributionJson(s.wait)},
+        {"preprocess", distributionJson(s.preprocess)},
         {"inference", distributionJson(s.inference)}, {"compute", distributionJson(s.compute)},
         {"postprocess", distributionJson(s.postprocess)}, {"service", distributionJson(s.service)},
         {"interval", distributionJson(s.interval)}};
     // Unpaced: the time in the FIFO, kept out of end to end (see FrameRecord::unpaced).
     if (unpaced)
-        j["latency_ms"]["queue"] = distributionJson(s.queue);
-    j["latency_from"] = unpaced ? "dequeue" : "capture";
+        j["queue"] = distributionJson(s.queue);
+    return j;
+}
 
-    // Results per second between the first and the last result (batches finish together, so this is
-    // frames after the first batch over the time they took).
+// Results per second between the first and the last result (batches finish together, so this is
+// frames after the first batch over the time they took).
+double throughputFps(const TaskStats& s)
+{
     const int64_t span = s.lastDoneNs - s.firstDoneNs;
     const uint64_t firstBatch = s.haveColdStart ? static_cast<uint64_t>(s.coldStart.batch) : 1;
-    j["throughput_fps"] = span > 0 && s.frames > firstBatch
+    return span > 0 && s.frames > firstBatch
         ? round4(static_cast<double>(s.frames - firstBatch) / nsToS(span))
         : 0.0;
+}
 
-    j["deadline"] = {{"ms", round4(nsToMs(s.deadlineNs()))},
-        {"from", t.config->deadlineMs > 0 ? "config" : "source frame period"}, {"judged", !unpaced},
+// The deadline and its misses; null without a deadline, and misses unjudged in unpaced runs.
+json deadlineJson(const TaskStats& s, const TaskConfig& config, bool unpaced)
+{
+    if (s.deadlineNs() <= 0)
+        return nullptr;
+    json j = {{"ms", round4(nsToMs(s.deadlineNs()))},
+        {"from", config.deadlineMs > 0 ? "config" : "source frame period"}, {"judged", !unpaced},
         {"frames_judged", s.deadlineJudged}, {"misses", s.deadlineMisses},
         {"miss_rate",
             s.deadlineJudged ? round4(static_cast<double>(s.deadlineMisses) /
                                    static_cast<double>(s.deadlineJudged))
                              : 0.0}};
     if (unpaced) {
-        j["deadline"]["misses"] = nullptr;
-        j["deadline"]["miss_rate"] = nullptr;
-        j["deadline"]["why_not_judged"] = kUnpacedDeadline;
+        j["misses"] = nullptr;
+        j["miss_rate"] = nullptr;
+        j["why_not_judged"] = kUnpacedDeadline;
     }
-    if (s.deadlineNs() <= 0)
-        j["deadline"] = nullptr;
+    return j;
+}
 
-    if (t.config->type == "action") {
-        // Per-frame figures above are each frame's cost (preprocessing, and the backbone in
-        // streaming mode; the clip inference on the frames that end a clip); these are the clips'.
-        json a = {{"results", s.results}, {"clips_with_gaps", s.clipsWithGaps},
-            {"result_latency_ms", distributionJson(s.resultLatency)},
-            {"clip_inference_ms", distributionJson(s.clipInference)}};
-        if (s.haveColdResult) {
-            const FrameRecord& c = s.coldResult;
-            a["cold_result"] = {{"frame", c.frameId},
-                {"result_latency_ms", round4(nsToMs(c.times.resultLatencyNs))},
-                {"clip_inference_ms", round4(nsToMs(c.clipInferenceNs))}};
-        }
-        j["clips"] = a;
+// Action tasks: the per-frame figures are each frame's cost (preprocessing, and the backbone in
+// streaming mode; the clip inference on the frames that end a clip); these are the clips'.
+json clipsJson(const TaskStats& s)
+{
+    json a = {{"results", s.results}, {"clips_with_gaps", s.clipsWithGaps},
+        {"result_latency_ms", distributionJson(s.resultLatency)},
+        {"clip_inference_ms", distributionJson(s.clipInference)}};
+    if (s.haveColdResult) {
+        const FrameRecord& c = s.coldResult;
+        a["cold_result"] = {{"frame", c.frameId},
+            {"result_latency_ms", round4(nsToMs(c.times.resultLatencyNs))},
+            {"clip_inference_ms", round4(nsToMs(c.clipInferenceNs))}};
     }
+    return a;
+}
 
-    if (s.scored > 0)
-        j["accuracy"] = {{"scored", s.scored}, {"correct", s.correct},
-            {"top1", round4(static_cast<double>(s.correct) / static_cast<double>(s.scored))}};
-    else
-        j["accuracy"] = nullptr;
-
+json slowestJson(const TaskStats& s, int64_t runStartNs)
+{
     json slowest = json::array();
     for (size_t i = 0; i < s.slowCount; ++i)
         slowest.push_back({{"frame", s.slowest[i].frameId},
-            {"at_s", round4(nsToS(s.slowest[i].capturedNs - run.startNs))},
+            {"at_s", round4(nsToS(s.slowest[i].capturedNs - runStartNs))},
             {"e2e_ms", round4(nsToMs(s.slowest[i].endToEndNs))}});
-    j["slowest"] = slowest;
+    return slowest;
+}
 
+// What a reader of the figures should know: percentiles on few samples, frames left out.
+json notesJson(const TaskOutcome& t)
+{
+    const TaskStats& s = *t.stats;
     json notes = json::array();
     const uint64_t n = s.endToEnd.count();
     for (double p : {90.0, 95.0, 99.0, 99.9}) {
         const int64_t need = minSamplesForPercentile(p);
         if (static_cast<int64_t>(n) < need) {
-            char text[200];
-            std::snprintf(text, sizeof text,
-                "p%g rests on %llu steady-state samples; it needs at least %lld to mean much "
+            notes.push_back(fmt::format(
+                "p{:g} rests on {} steady-state samples; it needs at least {} to mean much "
                 "(MLPerf LoadGen's early-stopping minimum)",
-                p, static_cast<unsigned long long>(n), static_cast<long long>(need));
-            notes.push_back(text);
+                p, n, need));
         }
     }
     if (s.endToEnd.sampled())
@@ -200,32 +211,65 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
         notes.push_back(std::to_string(t.log->linesDroppedDisk()) +
             " frame-log lines were dropped because writing failed (disk full or read-only?); the "
             "statistics and energy figures include them");
+    return notes;
+}
+
+// The task's energy per inference and per frame; what the figures miss goes into `notes`.
+json energyJson(const TaskEnergy& e, const RunOutcome& run, json& notes)
+{
+    json energy = {{"rail", run.power ? run.power->totalName : ""},
+        {"estimate", run.power ? run.power->totalIsEstimate : true},
+        {"inference_mJ", distributionJson(e.inferenceNj)},
+        {"frame_mJ", distributionJson(e.frameNj)}, {"frames_energy_J", round4(e.totalFrameJ)},
+        {"uncovered_frames", e.uncovered}, {"short_windows", e.shortWindows},
+        {"cold_start_inference_mJ",
+            e.coldStartInferenceMj >= 0 ? json(round4(e.coldStartInferenceMj)) : json(nullptr)}};
+    energy["frames_per_joule"] = e.totalFrameJ > 0
+        ? json(round4(static_cast<double>(e.frames) / e.totalFrameJ))
+        : json(nullptr);
+    if (e.shortWindows > 0)
+        notes.push_back(std::to_string(e.shortWindows) +
+            " inference windows were shorter than the power sensor's update period: their "
+            "energy is interpolated between readings, not measured; the frame-interval energy "
+            "and the run's averages are sound");
+    if (e.uncovered > 0)
+        notes.push_back(std::to_string(e.uncovered) +
+            " frames have no energy figure: the sampler's ring did not cover their window "
+            "(power.ring_capacity)");
+    return energy;
+}
+
+json taskJson(const TaskOutcome& t, const RunOutcome& run)
+{
+    const TaskStats& s = *t.stats;
+    json j;
+    j["name"] = t.task->name();
+    j["type"] = t.config->type;
+    j["settings"] = t.task->describe();
+    j["engines"] = enginesJson(*t.task);
+    j["frames"] = {{"processed", s.frames}, {"dropped", t.dropped}, {"failed", s.failed},
+        {"failed_non_finite", s.failedNonFinite}};
+    if (t.log)
+        j["log"] = logJson(*t.log);
+    if (s.haveColdStart)
+        j["cold_start"] = coldStartJson(s.coldStart);
+    const bool unpaced = run.config && run.config->run.pacing == Pacing::None;
+    j["latency_ms"] = latencyJson(s, unpaced);
+    j["latency_from"] = unpaced ? "dequeue" : "capture";
+    j["throughput_fps"] = throughputFps(s);
+    j["deadline"] = deadlineJson(s, *t.config, unpaced);
+    if (t.config->type == "action")
+        j["clips"] = clipsJson(s);
+    if (s.scored > 0)
+        j["accuracy"] = {{"scored", s.scored}, {"correct", s.correct},
+            {"top1", round4(static_cast<double>(s.correct) / static_cast<double>(s.scored))}};
+    else
+        j["accuracy"] = nullptr;
+    j["slowest"] = slowestJson(s, run.startNs);
+    json notes = notesJson(t);
+    if (t.energy)
+        j["energy"] = energyJson(s.energy, run, notes);
     j["notes"] = notes;
-    if (t.energy) {
-        const TaskEnergy& e = s.energy;
-        json energy = {{"rail", run.power ? run.power->totalName : ""},
-            {"estimate", run.power ? run.power->totalIsEstimate : true},
-            {"inference_mJ", distributionJson(e.inferenceNj)},
-            {"frame_mJ", distributionJson(e.frameNj)}, {"frames_energy_J", round4(e.totalFrameJ)},
-            {"uncovered_frames", e.uncovered}, {"short_windows", e.shortWindows},
-            {"cold_start_inference_mJ",
-                e.coldStartInferenceMj >= 0 ? json(round4(e.coldStartInferenceMj))
-                                            : json(nullptr)}};
-        energy["frames_per_joule"] = e.totalFrameJ > 0
-            ? json(round4(static_cast<double>(e.frames) / e.totalFrameJ))
-            : json(nullptr);
-        j["energy"] = energy;
-        if (e.shortWindows > 0)
-            notes.push_back(std::to_string(e.shortWindows) +
-                " inference windows were shorter than the power sensor's update period: their "
-                "energy is interpolated between readings, not measured; the frame-interval energy "
-                "and the run's averages are sound");
-        if (e.uncovered > 0)
-            notes.push_back(std::to_string(e.uncovered) +
-                " frames have no energy figure: the sampler's ring did not cover their window "
-                "(power.ring_capacity)");
-        j["notes"] = notes;
-    }
     return j;
 }
 
@@ -325,29 +369,29 @@ std::string str(const json& j, const char* key)
 
 void powerText(const json& p, std::string& out)
 {
-    appendf(out, "board     %s; profile %s%s\n", str(p, "board").c_str(),
-        str(p["profile"], "id").c_str(),
+    out += fmt::format("board     {}; profile {}{}\n", str(p, "board"), str(p["profile"], "id"),
         p["profile"]["matched"].get<bool>() ? "" : " (unknown board)");
     if (!p["power_mode"].is_null())
-        appendf(out, "power     mode %d (%s)", p["power_mode"]["id"].get<int>(),
-            str(p["power_mode"], "name").c_str());
+        out += fmt::format("power     mode {} ({})", p["power_mode"]["id"].get<int>(),
+            str(p["power_mode"], "name"));
     else
         out += "power     mode unknown";
     const json& sampling = p["sampling"];
-    appendf(out, "; rails at %g Hz, %llu samples, %llu overruns; sampler used %.3f%% of a core\n",
-        sampling["rail_hz"].get<double>(), sampling["rail_samples"].get<unsigned long long>(),
-        sampling["overruns"].get<unsigned long long>(),
-        sampling["sampler_cpu_percent_of_core"].get<double>());
+    out +=
+        fmt::format("; rails at {:g} Hz, {} samples, {} overruns; sampler used {:.3f}% of a core\n",
+            sampling["rail_hz"].get<double>(), sampling["rail_samples"].get<unsigned long long>(),
+            sampling["overruns"].get<unsigned long long>(),
+            sampling["sampler_cpu_percent_of_core"].get<double>());
     if (!p["total"].is_null()) {
         const json& t = p["total"];
         const bool estimate = t["estimate"].get<bool>();
         const std::string label = estimate ? "total (estimate)" : "total = " + str(t, "name");
-        appendf(out, "  %-22s avg %8.3f W  peak %8.3f W  %10.3f J%s\n", label.c_str(),
+        out += fmt::format("  {:<22} avg {:>8.3f} W  peak {:>8.3f} W  {:>10.3f} J{}\n", label,
             t["average_W"].get<double>(), t["peak_W"].get<double>(), t["energy_J"].get<double>(),
             estimate ? "  sum of the rails below" : "");
         for (const json& r : p["rails"])
-            appendf(out, "  %-22s avg %8.3f W  peak %8.3f W  %10.3f J%s\n", str(r, "name").c_str(),
-                r["average_W"].get<double>(), r["peak_W"].get<double>(),
+            out += fmt::format("  {:<22} avg {:>8.3f} W  peak {:>8.3f} W  {:>10.3f} J{}\n",
+                str(r, "name"), r["average_W"].get<double>(), r["peak_W"].get<double>(),
                 r["energy_J"].get<double>(),
                 r["offline"].get<bool>() ? "  (offline at the end)" : "");
     } else {
@@ -355,22 +399,21 @@ void powerText(const json& p, std::string& out)
     }
     for (const json& z : p["thermal"]) {
         if (z.contains("offline"))
-            appendf(
-                out, "  %-22s offline (%s)\n", str(z, "zone").c_str(), str(z, "offline").c_str());
+            out += fmt::format("  {:<22} offline ({})\n", str(z, "zone"), str(z, "offline"));
         else
-            appendf(out, "  %-22s start %6.1f C  end %6.1f C  peak %6.1f C\n",
-                str(z, "zone").c_str(), z["start_C"].get<double>(), z["end_C"].get<double>(),
+            out += fmt::format("  {:<22} start {:>6.1f} C  end {:>6.1f} C  peak {:>6.1f} C\n",
+                str(z, "zone"), z["start_C"].get<double>(), z["end_C"].get<double>(),
                 z["peak_C"].get<double>());
     }
     if (!p["throttle_events"].is_null())
-        appendf(out,
-            "  throttle events during the run: under-voltage %s, over-current avg %s, inst %s\n",
-            str(p["throttle_events"], "under_voltage").c_str(),
-            str(p["throttle_events"], "over_current_average").c_str(),
-            str(p["throttle_events"], "over_current_instantaneous").c_str());
+        out += fmt::format(
+            "  throttle events during the run: under-voltage {}, over-current avg {}, inst {}\n",
+            str(p["throttle_events"], "under_voltage"),
+            str(p["throttle_events"], "over_current_average"),
+            str(p["throttle_events"], "over_current_instantaneous"));
     const json& end = p["state"]["end"];
     if (end.contains("gpu"))
-        appendf(out, "  GPU at the end %.0f MHz, load %.1f%%\n",
+        out += fmt::format("  GPU at the end {:.0f} MHz, load {:.1f}%\n",
             end["gpu"]["freq_MHz"].get<double>(), end["gpu"]["load_percent"].get<double>());
     if (!end["cpu_freq_MHz"].empty()) {
         out += "  CPU MHz at the end";
@@ -379,7 +422,7 @@ void powerText(const json& p, std::string& out)
         out += "\n";
     }
     if (!end["emc_MHz"].is_null())
-        appendf(out, "  EMC at the end %.0f MHz\n", end["emc_MHz"].get<double>());
+        out += fmt::format("  EMC at the end {:.0f} MHz\n", end["emc_MHz"].get<double>());
 }
 
 // One row of a latency table: a distribution's min .. max and CoV; nothing when it is empty.
@@ -387,8 +430,9 @@ void distributionRow(const char* name, const json& d, std::string& out)
 {
     if (d["n"].get<unsigned long long>() == 0)
         return;
-    appendf(out, "    %-28s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f\n", name,
-        d["min"].get<double>(), d["mean"].get<double>(), d["p50"].get<double>(),
+    out += fmt::format("    {:<28} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} "
+                       "{:>8.3f} {:>6.3f}\n",
+        name, d["min"].get<double>(), d["mean"].get<double>(), d["p50"].get<double>(),
         d["p90"].get<double>(), d["p95"].get<double>(), d["p99"].get<double>(),
         d["p99.9"].get<double>(), d["max"].get<double>(), d["cv"].get<double>());
 }
@@ -438,190 +482,228 @@ json summaryJson(const RunOutcome& o)
     return j;
 }
 
-std::string summaryText(const json& j)
+namespace {
+
+// The source, the run's length and how it ended, the camera's delivery, and a failure.
+void sourceText(const json& j, std::string& out)
 {
-    std::string out;
     const json& src = j["source"];
     const json& run = j["run"];
-    const json& ctx = j["context"];
-    out += "== jetagent run summary ==\n";
-    appendf(out, "source    %s (%s", str(src, "uri").c_str(), str(src, "kind").c_str());
+    out += fmt::format("source    {} ({}", str(src, "uri"), str(src, "kind"));
     if (src["width"].get<int>() > 0)
-        appendf(out, ", %dx%d", src["width"].get<int>(), src["height"].get<int>());
-    appendf(out, ", %.2f fps, pacing %s)\n", src["fps"].get<double>(), str(src, "pacing").c_str());
-    appendf(out, "run       %llu frames captured in %.2f s; stopped: %s\n",
+        out += fmt::format(", {}x{}", src["width"].get<int>(), src["height"].get<int>());
+    out += fmt::format(", {:.2f} fps, pacing {})\n", src["fps"].get<double>(), str(src, "pacing"));
+    out += fmt::format("run       {} frames captured in {:.2f} s; stopped: {}\n",
         src["frames_captured"].get<unsigned long long>(), run["wall_s"].get<double>(),
-        str(run, "stop_reason").c_str());
+        str(run, "stop_reason"));
     if (src.contains("detail"))
-        appendf(out, "          %s\n", str(src, "detail").c_str());
+        out += fmt::format("          {}\n", str(src, "detail"));
     if (src.value("skipped_files", 0ULL) > 0)
-        appendf(out,
-            "          %llu image file(s) skipped: they could not be decoded (see the log)\n",
+        out += fmt::format(
+            "          {} image file(s) skipped: they could not be decoded (see the log)\n",
             src["skipped_files"].get<unsigned long long>());
     if (src.contains("stats")) {
         const json& st = src["stats"];
-        appendf(out,
-            "camera    %llu frames delivered at %.2f fps; %llu dropped by the device, %llu "
-            "stalls, %llu disconnects, %llu reconnects\n",
+        out += fmt::format("camera    {} frames delivered at {:.2f} fps; {} dropped by the device, "
+                           "{} stalls, {} disconnects, {} reconnects\n",
             st["delivered"].get<unsigned long long>(), st["delivered_fps"].get<double>(),
             st["dropped_by_device"].get<unsigned long long>(),
             st["stalls"].get<unsigned long long>(), st["disconnects"].get<unsigned long long>(),
             st["reconnects"].get<unsigned long long>());
     }
     if (!run["failure"].is_null())
-        appendf(out, "FAILURE   %s\n", str(run, "failure").c_str());
-    if (j.contains("display")) {
-        const json& d = j["display"];
-        appendf(out, "view      %s%s%s: %llu frames shown, %llu recorded, %llu skipped",
-            d["window"].get<bool>() ? "window" : "",
-            d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
-            d["output"].is_null() ? "" : ("recording " + d["output"].get<std::string>()).c_str(),
-            d["frames_shown"].get<unsigned long long>(),
-            d["frames_recorded"].get<unsigned long long>(),
-            d["frames_skipped"].get<unsigned long long>());
-        const auto earlier = d["frames_with_earlier_result"].get<unsigned long long>();
-        if (earlier > 0)
-            appendf(out, "; %llu drawn with an earlier frame's result (never inferred, marked so)",
-                earlier);
-        out += "\n";
+        out += fmt::format("FAILURE   {}\n", str(run, "failure"));
+}
+
+// The live view: the window, the recording, and the frames each took.
+void displayText(const json& d, std::string& out)
+{
+    out += fmt::format("view      {}{}{}: {} frames shown, {} recorded, {} skipped",
+        d["window"].get<bool>() ? "window" : "",
+        d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
+        d["output"].is_null() ? std::string() : "recording " + d["output"].get<std::string>(),
+        d["frames_shown"].get<unsigned long long>(), d["frames_recorded"].get<unsigned long long>(),
+        d["frames_skipped"].get<unsigned long long>());
+    const auto earlier = d["frames_with_earlier_result"].get<unsigned long long>();
+    if (earlier > 0)
+        out += fmt::format(
+            "; {} drawn with an earlier frame's result (never inferred, marked so)", earlier);
+    out += "\n";
+}
+
+void engineText(const json& e, std::string& out)
+{
+    const json& m = e["model"];
+    out += fmt::format("  model     {} (sha256 {:.16}..., {} bytes)\n", str(m, "path"),
+        str(m, "sha256"), m["bytes"].get<unsigned long long>());
+    const int threads = e["threads"].get<int>();
+    out += fmt::format(
+        "  engine    {} on {}, {}, batch {}, threads {}, fusion {}; built in {:.1f} ms\n",
+        str(e, "version"), str(e, "target"), str(e, "precision"), e["batch"].get<int>(),
+        threads > 0 ? std::to_string(threads) : std::string("default"),
+        e["fusion"].get<bool>() ? "on" : "off", e["build_ms"].get<double>());
+    if (e.contains("lowered"))
+        out += fmt::format("  {:<9} {}\n", str(e, "precision"), str(e, "lowered"));
+}
+
+// The frames the task processed, dropped and failed, and what its log wrote.
+void framesText(const json& t, std::string& out)
+{
+    const json& f = t["frames"];
+    out += fmt::format("  frames    {} processed, {} dropped, {} failed",
+        f["processed"].get<unsigned long long>(), f["dropped"].get<unsigned long long>(),
+        f["failed"].get<unsigned long long>());
+    if (f.value("failed_non_finite", 0ULL) > 0)
+        out += fmt::format(
+            " ({} with NaN or infinite scores)", f["failed_non_finite"].get<unsigned long long>());
+    if (t.contains("log")) {
+        const json& log = t["log"];
+        out += fmt::format("; log lines written {}, lost {}, dropped (disk) {}; {} file(s) written "
+                           "(CSV and JSON Lines segments), {} removed by the cap",
+            log["lines_written"].get<unsigned long long>(),
+            log["lines_lost"].get<unsigned long long>(),
+            log["lines_dropped_disk"].get<unsigned long long>(),
+            log["segments"].get<unsigned long long>(),
+            log["segments_removed"].get<unsigned long long>());
     }
+    out += "\n";
+}
+
+// The cold start, the table of steady-state latencies, the throughput and the deadline.
+void latencyText(const json& t, std::string& out)
+{
+    if (t.contains("cold_start")) {
+        const json& c = t["cold_start"];
+        out += fmt::format("  cold start frame {}: end to end {:.3f} ms (inference {:.3f} ms), "
+                           "kept out of the figures below\n",
+            c["frame"].get<unsigned long long>(), c["e2e_ms"].get<double>(),
+            c["inference_ms"].get<double>());
+    }
+    const json& lat = t["latency_ms"];
+    const unsigned long long n = lat["end_to_end"]["n"].get<unsigned long long>();
+    const bool fromDequeue = str(t, "latency_from") == "dequeue";
+    out += fmt::format(
+        "  latency, ms (steady state, n={})   min     mean      p50      p90      p95      "
+        "p99    p99.9      max    CoV\n",
+        n);
+    const char* rows[][2] = {
+        {"end_to_end", fromDequeue ? "end to end (from dequeue)" : "end to end"},
+        {"wait", "  wait"}, {"preprocess", "  preprocess"}, {"inference", "  inference"},
+        {"compute", "    engine compute"}, {"postprocess", "  postprocess"}};
+    for (const auto& row : rows)
+        if (!(fromDequeue && std::string(row[0]) == "wait")) // zero by definition there
+            distributionRow(row[1], lat[row[0]], out);
+    if (lat.contains("queue"))
+        distributionRow("queue (FIFO, not in e2e)", lat["queue"], out);
+    out += fmt::format("  throughput {:.2f} fps", t["throughput_fps"].get<double>());
+    if (!t["deadline"].is_null()) {
+        const json& d = t["deadline"];
+        if (d["judged"].get<bool>())
+            out += fmt::format("; deadline {:.3f} ms ({}): {} misses ({:.2f}%)",
+                d["ms"].get<double>(), str(d, "from"), d["misses"].get<unsigned long long>(),
+                100.0 * d["miss_rate"].get<double>());
+        else
+            out += fmt::format("; deadline {:.3f} ms ({}): not judged, {}", d["ms"].get<double>(),
+                str(d, "from"), str(d, "why_not_judged"));
+    }
+    out += "\n";
+}
+
+// An action task's clips: results, gaps, the cold clip, and the clips' latencies.
+void clipsText(const json& c, std::string& out)
+{
+    out += fmt::format("  clips     {} results, {} with missing frames",
+        c["results"].get<unsigned long long>(), c["clips_with_gaps"].get<unsigned long long>());
+    if (c.contains("cold_result"))
+        out += fmt::format("; the first (cold) took {:.3f} ms, kept out of the figures below",
+            c["cold_result"]["clip_inference_ms"].get<double>());
+    out += "\n";
+    const char* clipRows[][2] = {
+        {"result_latency_ms", "result latency"}, {"clip_inference_ms", "  clip inference"}};
+    for (const auto& row : clipRows)
+        distributionRow(row[1], c[row[0]], out);
+}
+
+void slowestText(const json& slowest, std::string& out)
+{
+    out += "  slowest   ";
+    bool first = true;
+    for (const json& s : slowest) {
+        // Captured before the run started (a camera that delivered its first frame while
+        // opening) reads as a negative offset.
+        out += fmt::format("{}frame {} at {:+.2f} s: {:.3f} ms", first ? "" : "; ",
+            s["frame"].get<unsigned long long>(), s["at_s"].get<double>(),
+            s["e2e_ms"].get<double>());
+        first = false;
+    }
+    out += "\n";
+}
+
+void energyText(const json& e, std::string& out)
+{
+    const json& inf = e["inference_mJ"];
+    const json& fr = e["frame_mJ"];
+    if (fr["n"].get<unsigned long long>() == 0) {
+        out += "  energy    no frame had its window covered by power samples\n";
+        return;
+    }
+    out += fmt::format("  energy    per frame ({}{}, steady state), mJ: inference mean {:.3f} p50 "
+                       "{:.3f} p99 {:.3f}; frame mean {:.3f} p50 {:.3f} p99 {:.3f}",
+        str(e, "rail"), e["estimate"].get<bool>() ? ", estimate" : "", inf["mean"].get<double>(),
+        inf["p50"].get<double>(), inf["p99"].get<double>(), fr["mean"].get<double>(),
+        fr["p50"].get<double>(), fr["p99"].get<double>());
+    if (!e["frames_per_joule"].is_null())
+        out += fmt::format("; {:.2f} frames/J", e["frames_per_joule"].get<double>());
+    out += "\n";
+}
+
+// One task's part of the summary.
+void taskText(const json& t, std::string& out)
+{
+    out += fmt::format("\ntask {} ({})\n", str(t, "name"), str(t, "type"));
+    for (const json& e : t["engines"])
+        engineText(e, out);
+    framesText(t, out);
+    latencyText(t, out);
+    const bool action = t.contains("clips");
+    if (action)
+        clipsText(t["clips"], out);
+    if (!t["accuracy"].is_null()) {
+        const json& a = t["accuracy"];
+        out += fmt::format("  accuracy  top-1 {:.2f}% ({} of {} {} with a known class)\n",
+            100.0 * a["top1"].get<double>(), a["correct"].get<unsigned long long>(),
+            a["scored"].get<unsigned long long>(), action ? "clips" : "frames");
+    }
+    if (!t["slowest"].empty())
+        slowestText(t["slowest"], out);
+    if (t.contains("energy"))
+        energyText(t["energy"], out);
+    for (const json& note : t["notes"])
+        out += fmt::format("  note      {}\n", note.get<std::string>());
+}
+
+} // namespace
+
+std::string summaryText(const json& j)
+{
+    std::string out;
+    const json& ctx = j["context"];
+    out += "== jetagent run summary ==\n";
+    sourceText(j, out);
+    if (j.contains("display"))
+        displayText(j["display"], out);
     if (j.contains("gpio"))
         out += GpioSignals::summaryText(j["gpio"]);
-    appendf(out, "context   jetagent %s, OpenCV %s, %s; %s, %s, %s (%d cores)\n",
-        str(j, "jetagent_version").c_str(), str(ctx, "opencv").c_str(),
-        str(ctx, "compiler").c_str(), str(ctx, "host").c_str(), str(ctx, "os").c_str(),
-        str(ctx, "cpu").c_str(), ctx["cores"].get<int>());
-    if (!str(run, "directory").empty())
-        appendf(out, "logs      %s\n", str(run, "directory").c_str());
+    out += fmt::format("context   jetagent {}, OpenCV {}, {}; {}, {}, {} ({} cores)\n",
+        str(j, "jetagent_version"), str(ctx, "opencv"), str(ctx, "compiler"), str(ctx, "host"),
+        str(ctx, "os"), str(ctx, "cpu"), ctx["cores"].get<int>());
+    if (!str(j["run"], "directory").empty())
+        out += fmt::format("logs      {}\n", str(j["run"], "directory"));
     if (j.contains("power") && !j["power"].is_null())
         powerText(j["power"], out);
-
-    for (const json& t : j["tasks"]) {
-        appendf(out, "\ntask %s (%s)\n", str(t, "name").c_str(), str(t, "type").c_str());
-        for (const json& e : t["engines"]) {
-            const json& m = e["model"];
-            appendf(out, "  model     %s (sha256 %.16s..., %llu bytes)\n", str(m, "path").c_str(),
-                str(m, "sha256").c_str(), m["bytes"].get<unsigned long long>());
-            const int threads = e["threads"].get<int>();
-            appendf(out,
-                "  engine    %s on %s, %s, batch %d, threads %s, fusion %s; built in %.1f ms\n",
-                str(e, "version").c_str(), str(e, "target").c_str(), str(e, "precision").c_str(),
-                e["batch"].get<int>(), threads > 0 ? std::to_string(threads).c_str() : "default",
-                e["fusion"].get<bool>() ? "on" : "off", e["build_ms"].get<double>());
-            if (e.contains("lowered"))
-                appendf(out, "  %-9s %s\n", str(e, "precision").c_str(), str(e, "lowered").c_str());
-        }
-        const json& f = t["frames"];
-        appendf(out, "  frames    %llu processed, %llu dropped, %llu failed",
-            f["processed"].get<unsigned long long>(), f["dropped"].get<unsigned long long>(),
-            f["failed"].get<unsigned long long>());
-        if (f.value("failed_non_finite", 0ULL) > 0)
-            appendf(out, " (%llu with NaN or infinite scores)",
-                f["failed_non_finite"].get<unsigned long long>());
-        if (t.contains("log"))
-            appendf(out,
-                "; log lines written %llu, lost %llu, dropped (disk) %llu; %llu file(s) written "
-                "(CSV "
-                "and JSON Lines segments), %llu "
-                "removed by the cap",
-                t["log"]["lines_written"].get<unsigned long long>(),
-                t["log"]["lines_lost"].get<unsigned long long>(),
-                t["log"]["lines_dropped_disk"].get<unsigned long long>(),
-                t["log"]["segments"].get<unsigned long long>(),
-                t["log"]["segments_removed"].get<unsigned long long>());
-        out += "\n";
-        if (t.contains("cold_start")) {
-            const json& c = t["cold_start"];
-            appendf(out,
-                "  cold start frame %llu: end to end %.3f ms (inference %.3f ms), kept out of the "
-                "figures below\n",
-                c["frame"].get<unsigned long long>(), c["e2e_ms"].get<double>(),
-                c["inference_ms"].get<double>());
-        }
-        const json& lat = t["latency_ms"];
-        const unsigned long long n = lat["end_to_end"]["n"].get<unsigned long long>();
-        const bool fromDequeue = str(t, "latency_from") == "dequeue";
-        appendf(out,
-            "  latency, ms (steady state, n=%llu)   min     mean      p50      p90      p95      "
-            "p99    p99.9      max    CoV\n",
-            n);
-        const char* rows[][2] = {
-            {"end_to_end", fromDequeue ? "end to end (from dequeue)" : "end to end"},
-            {"wait", "  wait"}, {"preprocess", "  preprocess"}, {"inference", "  inference"},
-            {"compute", "    engine compute"}, {"postprocess", "  postprocess"}};
-        for (const auto& row : rows)
-            if (!(fromDequeue && std::string(row[0]) == "wait")) // zero by definition there
-                distributionRow(row[1], lat[row[0]], out);
-        if (lat.contains("queue"))
-            distributionRow("queue (FIFO, not in e2e)", lat["queue"], out);
-        appendf(out, "  throughput %.2f fps", t["throughput_fps"].get<double>());
-        if (!t["deadline"].is_null()) {
-            const json& d = t["deadline"];
-            if (d["judged"].get<bool>())
-                appendf(out, "; deadline %.3f ms (%s): %llu misses (%.2f%%)", d["ms"].get<double>(),
-                    str(d, "from").c_str(), d["misses"].get<unsigned long long>(),
-                    100.0 * d["miss_rate"].get<double>());
-            else
-                appendf(out, "; deadline %.3f ms (%s): not judged, %s", d["ms"].get<double>(),
-                    str(d, "from").c_str(), str(d, "why_not_judged").c_str());
-        }
-        out += "\n";
-        const bool action = t.contains("clips");
-        if (action) {
-            const json& c = t["clips"];
-            appendf(out, "  clips     %llu results, %llu with missing frames",
-                c["results"].get<unsigned long long>(),
-                c["clips_with_gaps"].get<unsigned long long>());
-            if (c.contains("cold_result"))
-                appendf(out, "; the first (cold) took %.3f ms, kept out of the figures below",
-                    c["cold_result"]["clip_inference_ms"].get<double>());
-            out += "\n";
-            const char* clipRows[][2] = {
-                {"result_latency_ms", "result latency"}, {"clip_inference_ms", "  clip inference"}};
-            for (const auto& row : clipRows)
-                distributionRow(row[1], c[row[0]], out);
-        }
-        if (!t["accuracy"].is_null()) {
-            const json& a = t["accuracy"];
-            appendf(out, "  accuracy  top-1 %.2f%% (%llu of %llu %s with a known class)\n",
-                100.0 * a["top1"].get<double>(), a["correct"].get<unsigned long long>(),
-                a["scored"].get<unsigned long long>(), action ? "clips" : "frames");
-        }
-        if (!t["slowest"].empty()) {
-            out += "  slowest   ";
-            bool first = true;
-            for (const json& s : t["slowest"]) {
-                // Captured before the run started (a camera that delivered its first frame while
-                // opening) reads as a negative offset.
-                appendf(out, "%sframe %llu at %+.2f s: %.3f ms", first ? "" : "; ",
-                    s["frame"].get<unsigned long long>(), s["at_s"].get<double>(),
-                    s["e2e_ms"].get<double>());
-                first = false;
-            }
-            out += "\n";
-        }
-        if (t.contains("energy")) {
-            const json& e = t["energy"];
-            const json& inf = e["inference_mJ"];
-            const json& fr = e["frame_mJ"];
-            if (fr["n"].get<unsigned long long>() > 0) {
-                appendf(out,
-                    "  energy    per frame (%s%s, steady state), mJ: inference mean %.3f p50 %.3f "
-                    "p99 %.3f; frame mean %.3f p50 %.3f p99 %.3f",
-                    str(e, "rail").c_str(), e["estimate"].get<bool>() ? ", estimate" : "",
-                    inf["mean"].get<double>(), inf["p50"].get<double>(), inf["p99"].get<double>(),
-                    fr["mean"].get<double>(), fr["p50"].get<double>(), fr["p99"].get<double>());
-                if (!e["frames_per_joule"].is_null())
-                    appendf(out, "; %.2f frames/J", e["frames_per_joule"].get<double>());
-                out += "\n";
-            } else {
-                out += "  energy    no frame had its window covered by power samples\n";
-            }
-        }
-        for (const json& note : t["notes"])
-            appendf(out, "  note      %s\n", note.get<std::string>().c_str());
-    }
-    appendf(out, "\npercentiles: %s\n", str(j, "percentile_definition").c_str());
+    for (const json& t : j["tasks"])
+        taskText(t, out);
+    out += fmt::format("\npercentiles: {}\n", str(j, "percentile_definition"));
     return out;
 }
 

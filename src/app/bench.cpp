@@ -139,37 +139,17 @@ std::string describeEngine(const EngineDescription& e)
     return text;
 }
 
-// An action task's cost per frame: its process() on the source's frames, one at a time, without
-// the pipeline's threads, so each frame's time is the task's alone. A clip inference falls on one
-// frame in `stride`; the amortised cost spreads it over them.
-Status runActionBench(const AgentConfig& config, const BenchOptions& options)
+// A pool of the source's frames, replayed by the action bench with new sequence numbers and
+// capture times, so the source's own cost stays out of the figures.
+Expected<std::vector<Frame>> readFramePool(FrameSource& source, const std::string& uri)
 {
-    if (!options.logDir.empty())
-        return Status::invalid("--log-dir: an action task's bench runs the task alone, not the "
-                               "agent, and writes no run logs");
-    const RunContext context = collectRunContext(detectBoard(SysfsRoot(config.power.sysfsRoot)));
-    auto source = openFrameSource(config.source);
-    if (!source)
-        return source.status().withContext(config.where("source.uri"));
-    auto created = ActionTask::create(config, 0, source.value()->info());
-    if (!created)
-        return created.status();
-    ActionTask& task = *created.value();
-    const ActionConfig& action = task.config().action;
-    const int length = task.clipLength();
-    // Frames per stride (the config keeps both factors at 1 or more).
-    const uint64_t period =
-        std::max<uint64_t>(1, static_cast<uint64_t>(action.stride) * action.frameStep);
-
-    // A pool of the source's frames, replayed with new sequence numbers and capture times, so the
-    // source's own cost stays out of the figures.
     constexpr size_t kPool = 64;
     constexpr int64_t kFirstFrameWaitNs = 5'000'000'000;
     std::vector<Frame> pool;
     const int64_t giveUp = monotonicNs() + kFirstFrameWaitNs;
     while (pool.size() < kPool && monotonicNs() < giveUp) {
         Frame frame;
-        auto read = source.value()->read(frame);
+        auto read = source.read(frame);
         if (!read)
             return read.status();
         if (read.value() == ReadResult::EndOfStream)
@@ -178,8 +158,28 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
             pool.push_back(std::move(frame));
     }
     if (pool.empty())
-        return Status::invalid("source " + config.source.uri + " gave no frame to benchmark with");
+        return Status::invalid("source " + uri + " gave no frame to benchmark with");
+    return pool;
+}
 
+// An action task's times per frame over the timed strides, split by what the frame did.
+struct ActionSamples {
+    uint64_t period = 0; // frames per stride
+    uint64_t warmupFrames = 0;
+    uint64_t timedPeriods = 0;
+    std::vector<int64_t> withClip, withoutClip, clipInference, preprocess, frameInference;
+    std::vector<int64_t> periods; // each stride's mean per frame
+};
+
+// Runs the task on the pool's frames, one at a time: first the warm-up (the ring filled, then a
+// few clip inferences), then --rounds x --iterations strides, timed.
+Expected<ActionSamples> timeActionTask(
+    ActionTask& task, std::vector<Frame>& pool, const BenchOptions& options)
+{
+    const ActionConfig& action = task.config().action;
+    ActionSamples samples;
+    // Frames per stride (the config keeps both factors at 1 or more).
+    samples.period = std::max<uint64_t>(1, static_cast<uint64_t>(action.stride) * action.frameStep);
     uint64_t sequence = 0;
     FrameRecord record;
     auto step = [&](int64_t* elapsed) -> Status {
@@ -192,37 +192,41 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
         *elapsed = monotonicNs() - start;
         return s;
     };
-    // Warm-up: fill the ring, then a few clip inferences.
-    const uint64_t warmupFrames = static_cast<uint64_t>(length - 1) * action.frameStep + 1 +
-        static_cast<uint64_t>(options.warmup) * period;
+    samples.warmupFrames = static_cast<uint64_t>(task.clipLength() - 1) * action.frameStep + 1 +
+        static_cast<uint64_t>(options.warmup) * samples.period;
     int64_t elapsed = 0;
-    for (uint64_t i = 0; i < warmupFrames; ++i)
+    for (uint64_t i = 0; i < samples.warmupFrames; ++i)
         if (Status s = step(&elapsed); !s)
             return s;
 
-    std::vector<int64_t> all, withClip, withoutClip, clipInference, preprocess, frameInference,
-        periods;
-    const uint64_t timedPeriods =
+    samples.timedPeriods =
         static_cast<uint64_t>(options.rounds) * static_cast<uint64_t>(options.iterations);
-    for (uint64_t p = 0; p < timedPeriods; ++p) {
+    for (uint64_t p = 0; p < samples.timedPeriods; ++p) {
         int64_t sum = 0;
-        for (uint64_t i = 0; i < period; ++i) {
+        for (uint64_t i = 0; i < samples.period; ++i) {
             if (Status s = step(&elapsed); !s)
                 return s;
             sum += elapsed;
-            all.push_back(elapsed);
-            preprocess.push_back(record.preprocessedNs - record.dequeuedNs);
+            samples.preprocess.push_back(record.preprocessedNs - record.dequeuedNs);
             if (record.hasClip()) {
-                withClip.push_back(elapsed);
-                clipInference.push_back(record.clipInferenceNs);
+                samples.withClip.push_back(elapsed);
+                samples.clipInference.push_back(record.clipInferenceNs);
             } else {
-                withoutClip.push_back(elapsed);
-                frameInference.push_back(record.inferredNs - record.preprocessedNs);
+                samples.withoutClip.push_back(elapsed);
+                samples.frameInference.push_back(record.inferredNs - record.preprocessedNs);
             }
         }
-        periods.push_back(sum / static_cast<int64_t>(period));
+        samples.periods.push_back(sum / static_cast<int64_t>(samples.period));
     }
+    return samples;
+}
 
+// Prints the action bench's configuration and figures.
+void printActionBench(const AgentConfig& config, const RunContext& context, const ActionTask& task,
+    const std::vector<Frame>& pool, const ActionSamples& samples)
+{
+    const ActionConfig& action = task.config().action;
+    const int length = task.clipLength();
     const bool streaming = action.mode == ActionMode::Streaming;
     const auto engines = task.engines();
     const PreprocessConfig& pre = task.preprocessing();
@@ -250,48 +254,86 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
         context.buildType.c_str());
     std::printf("method      ActionTask::process on one thread, %llu warm-up frames, then %llu "
                 "periods of %llu frames (--rounds x --iterations)\n\n",
-        static_cast<unsigned long long>(warmupFrames),
-        static_cast<unsigned long long>(timedPeriods), static_cast<unsigned long long>(period));
+        static_cast<unsigned long long>(samples.warmupFrames),
+        static_cast<unsigned long long>(samples.timedPeriods),
+        static_cast<unsigned long long>(samples.period));
     std::printf("%-52s %9s %9s %9s %7s\n", "ms", "median", "p90", "mean", "n");
     auto row = [](const char* name, const Figures& f) {
         std::printf("%-52s %9.3f %9.3f %9.3f %7zu\n", name, f.median, f.p90, f.mean, f.n);
     };
-    const Figures amortised = figures(periods);
+    const Figures amortised = figures(samples.periods);
     row("per frame, amortised over each stride", amortised);
-    row("  frames that infer no clip", figures(withoutClip));
-    row("    preprocess (into the ring, or for the backbone)", figures(preprocess));
+    row("  frames that infer no clip", figures(samples.withoutClip));
+    row("    preprocess (into the ring, or for the backbone)", figures(samples.preprocess));
     if (streaming)
-        row("    backbone pass", figures(frameInference));
-    row("  frames that end a clip", figures(withClip));
-    row(streaming ? "    temporal head" : "    clip model", figures(clipInference));
+        row("    backbone pass", figures(samples.frameInference));
+    row("  frames that end a clip", figures(samples.withClip));
+    row(streaming ? "    temporal head" : "    clip model", figures(samples.clipInference));
     std::printf("\nper-frame cost: %.3f ms (median over %zu strides; %s)\n", amortised.median,
         amortised.n,
         streaming ? "one backbone pass per frame plus the head every stride"
                   : "preprocessing per frame plus one clip inference every stride");
+}
 
+// The action bench's --json document: the configuration and the figures.
+nlohmann::json actionBenchJson(const AgentConfig& config, const BenchOptions& options,
+    const RunContext& context, const ActionTask& task, const std::vector<Frame>& pool,
+    const ActionSamples& samples)
+{
+    const ActionConfig& action = task.config().action;
+    const bool streaming = action.mode == ActionMode::Streaming;
+    const Figures amortised = figures(samples.periods);
     nlohmann::json engineList = nlohmann::json::array();
-    for (const EngineDescription& e : engines)
+    for (const EngineDescription& e : task.engines())
         engineList.push_back(engineJson(e));
-    const nlohmann::json doc = {{"bench", "action"}, {"config", config.path},
+    return {{"bench", "action"}, {"config", config.path},
         {"source",
             {{"uri", config.source.uri}, {"width", pool[0].image.cols},
                 {"height", pool[0].image.rows}, {"frames_replayed", pool.size()}}},
-        {"mode", streaming ? "streaming" : "clip"}, {"clip_length", length},
+        {"mode", streaming ? "streaming" : "clip"}, {"clip_length", task.clipLength()},
         {"frame_step", action.frameStep}, {"stride", action.stride}, {"engines", engineList},
         {"host", contextJson(context)},
         {"method",
             {{"rounds", options.rounds}, {"iterations", options.iterations},
-                {"warmup", options.warmup}, {"warmup_frames", warmupFrames},
-                {"periods", timedPeriods}, {"frames_per_period", period}}},
+                {"warmup", options.warmup}, {"warmup_frames", samples.warmupFrames},
+                {"periods", samples.timedPeriods}, {"frames_per_period", samples.period}}},
         {"figures",
             {{"per_frame_amortised", figuresJson(amortised)},
-                {"frames_without_clip", figuresJson(figures(withoutClip))},
-                {"preprocess", figuresJson(figures(preprocess))},
-                {"backbone_pass", streaming ? figuresJson(figures(frameInference)) : nullptr},
-                {"frames_with_clip", figuresJson(figures(withClip))},
-                {streaming ? "temporal_head" : "clip_model", figuresJson(figures(clipInference))}}},
+                {"frames_without_clip", figuresJson(figures(samples.withoutClip))},
+                {"preprocess", figuresJson(figures(samples.preprocess))},
+                {"backbone_pass",
+                    streaming ? figuresJson(figures(samples.frameInference)) : nullptr},
+                {"frames_with_clip", figuresJson(figures(samples.withClip))},
+                {streaming ? "temporal_head" : "clip_model",
+                    figuresJson(figures(samples.clipInference))}}},
         {"per_frame_cost_ms", amortised.median}};
-    return writeJson(options.json, doc);
+}
+
+// An action task's cost per frame: its process() on the source's frames, one at a time, without
+// the pipeline's threads, so each frame's time is the task's alone. A clip inference falls on one
+// frame in `stride`; the amortised cost spreads it over them.
+Status runActionBench(const AgentConfig& config, const BenchOptions& options)
+{
+    if (!options.logDir.empty())
+        return Status::invalid("--log-dir: an action task's bench runs the task alone, not the "
+                               "agent, and writes no run logs");
+    const RunContext context = collectRunContext(detectBoard(SysfsRoot(config.power.sysfsRoot)));
+    auto source = openFrameSource(config.source);
+    if (!source)
+        return source.status().withContext(config.where("source.uri"));
+    auto created = ActionTask::create(config, 0, source.value()->info());
+    if (!created)
+        return created.status();
+    ActionTask& task = *created.value();
+    auto pool = readFramePool(*source.value(), config.source.uri);
+    if (!pool)
+        return pool.status();
+    auto samples = timeActionTask(task, pool.value(), options);
+    if (!samples)
+        return samples.status();
+    printActionBench(config, context, task, pool.value(), samples.value());
+    return writeJson(
+        options.json, actionBenchJson(config, options, context, task, pool.value(), *samples));
 }
 
 // The agent's and the engine's samples over every round.

@@ -66,6 +66,7 @@ int report(const Status& status)
 }
 
 struct GlobalOptions {
+    bool showVersion = false;
     bool verbose = false;
     bool quiet = false;
     std::string logLevel;
@@ -93,6 +94,64 @@ struct RunArgs {
     bool display = false;
     std::string output;
     double stopTimeout = 15.0;
+};
+
+// Each command's option targets and its CLI11 subcommand, filled by its declare* function and read
+// by its command* function once the line is parsed.
+struct RunCommand {
+    CLI::App* cmd = nullptr;
+    RunArgs args;
+};
+
+struct BenchCommand {
+    CLI::App* cmd = nullptr;
+    std::string config;
+    BenchOptions options;
+};
+
+struct CompareCommand {
+    CLI::App* cmd = nullptr;
+    CompareOptions options;
+};
+
+struct CaptureCommand {
+    CLI::App* cmd = nullptr;
+    SourceOptions source;
+    uint64_t count = 0;
+    std::string out, format = "png", config;
+};
+
+struct InspectCommand {
+    CLI::App* cmd = nullptr;
+    InspectOptions options;
+    bool noCache = false;
+};
+
+struct PowerCommand {
+    CLI::App* cmd = nullptr;
+    PowerCommandOptions options;
+};
+
+struct ProbeCommand {
+    CLI::App* cmd = nullptr;
+    CLI::App* cameras = nullptr;
+    CLI::App* gpio = nullptr;
+    std::vector<std::string> devices;
+    bool json = false;
+    std::vector<std::string> chips;
+};
+
+// Every command, in the order `jetagent --help` lists them.
+struct Commands {
+    RunCommand run;
+    BenchCommand bench;
+    CompareCommand compare;
+    CaptureCommand capture;
+    InspectCommand inspect;
+    PowerCommand power;
+    ProbeCommand probe;
+    CLI::App* backends = nullptr;
+    CLI::App* version = nullptr;
 };
 
 // The command line's replacements of config keys, applied to `config` and listed in `overrides`.
@@ -199,22 +258,13 @@ void printBackends()
             b.details.c_str());
 }
 
-} // namespace
-
-int runCli(int argc, char** argv)
+// The program description, the options before the command, and the examples of `jetagent --help`.
+void declareGlobalOptions(CLI::App& app, GlobalOptions& global)
 {
-    CLI::App app(
-        "jetagent " JETAGENT_VERSION
-        " - how fast and how costly vision inference really is, frame by frame.\n"
-        "Reads frames from a source, runs models on them through an inference engine, and logs\n"
-        "every frame's stage times and result, with a summary at the end.",
-        "jetagent");
     // A plain flag rather than set_version_flag(), which CLI11 1.9 (Ubuntu 20.04, JetPack 5) lacks.
-    bool showVersion = false;
-    app.add_flag("--version", showVersion, "Print the version and exit");
+    app.add_flag("--version", global.showVersion, "Print the version and exit");
     app.require_subcommand(0, 1);
     app.fallthrough();
-    GlobalOptions global;
     app.add_flag("-v,--verbose", global.verbose, "Debug logging");
     app.add_flag("-q,--quiet", global.quiet, "Warnings and errors only; no status lines");
     app.add_option("--log-level", global.logLevel,
@@ -240,39 +290,42 @@ int runCli(int argc, char** argv)
             "  jetagent run -c my.yaml -s v4l2:///dev/video0 --display   the live camera demo\n"
             "  jetagent <command> --help                              options of one command\n\n") +
         kExitCodes);
+}
 
-    // run
-    RunArgs runArgs;
-    CLI::App* run =
-        app.add_subcommand("run", "Run models on a source, log every frame, print a summary");
-    run->add_option(
-           "-c,--config", runArgs.config, "Agent config (YAML); see firmware-config/ for examples")
+// run: the config, the keys the command line replaces, and how a stop waits.
+void declareRun(CLI::App& app, RunCommand& run)
+{
+    run.cmd = app.add_subcommand("run", "Run models on a source, log every frame, print a summary");
+    run.cmd
+        ->add_option("-c,--config", run.args.config,
+            "Agent config (YAML); see firmware-config/ for examples")
         ->required();
-    run->add_option(
-        "-s,--source", runArgs.source, "Source URI, replacing source.uri of the config");
-    run->add_option("-n,--frames", runArgs.frames, "Stop after N source frames (0: no limit)")
+    run.cmd->add_option(
+        "-s,--source", run.args.source, "Source URI, replacing source.uri of the config");
+    run.cmd->add_option("-n,--frames", run.args.frames, "Stop after N source frames (0: no limit)")
         ->check(kNonNegative);
-    run->add_option("-d,--duration", runArgs.duration, "Stop after S seconds (0: no limit)")
+    run.cmd->add_option("-d,--duration", run.args.duration, "Stop after S seconds (0: no limit)")
         ->check(kNonNegative);
-    run->add_option(
-        "-o,--log-dir", runArgs.logDir, "Directory for run logs, replacing logging.dir");
-    run->add_flag("--as-fast-as-possible", runArgs.asFastAsPossible,
+    run.cmd->add_option(
+        "-o,--log-dir", run.args.logDir, "Directory for run logs, replacing logging.dir");
+    run.cmd->add_flag("--as-fast-as-possible", run.args.asFastAsPossible,
         "Do not pace files and generated sources at their frame rate; queue every frame instead "
         "of\n"
         "dropping late ones (offline evaluation and throughput)");
-    run->add_flag("--display", runArgs.display,
+    run.cmd->add_flag("--display", run.args.display,
         "Show the frames in a window with the results, fps, latency, power and temperature\n"
         "drawn on them (the live demo; q or Esc stops the run). Headless without it");
-    run->add_option("--output", runArgs.output,
+    run.cmd->add_option("--output", run.args.output,
         "Record the annotated frames to a new video file (file://annotated.mp4; .mp4, .mkv, .mov,\n"
         ".avi); an existing file is refused, never overwritten");
-    run->add_option("--stop-timeout", runArgs.stopTimeout,
-           "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"
-           "logs are flushed and jetagent exits with status 1 (a hung camera or engine). 0: no "
-           "limit")
+    run.cmd
+        ->add_option("--stop-timeout", run.args.stopTimeout,
+            "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"
+            "logs are flushed and jetagent exits with status 1 (a hung camera or engine). 0: no "
+            "limit")
         ->capture_default_str()
         ->check(kNonNegative);
-    run->footer(std::string("\nSources (--source or source.uri):\n") + frameSourceUriHelp() +
+    run.cmd->footer(std::string("\nSources (--source or source.uri):\n") + frameSourceUriHelp() +
         "\nEach run writes into a new directory under the log directory: <task>.frames.csv and\n"
         "<task>.frames.jsonl (one line per frame: stage times, end-to-end latency, top-1 result),\n"
         "summary.json and summary.txt (percentiles, throughput, deadline misses, cold start,\n"
@@ -287,33 +340,35 @@ int runCli(int argc, char** argv)
         "a valid one replaces the running one (a new run directory; the source and the engines of\n"
         "unchanged tasks are kept), a bad one is logged and the old one keeps running.\n" +
         kExitCodes);
+}
 
-    // bench
-    std::string benchConfig;
-    BenchOptions benchOptions;
-    CLI::App* bench = app.add_subcommand("bench",
+// bench: the agent against the bare engine, or an action task's cost per frame.
+void declareBench(CLI::App& app, BenchCommand& bench)
+{
+    bench.cmd = app.add_subcommand("bench",
         "Measure what the agent adds to the bare engine's latency, or an action task's cost "
         "per frame");
-    bench
+    bench.cmd
         ->add_option(
-            "-c,--config", benchConfig, "Agent config; its first task and its source are used")
+            "-c,--config", bench.config, "Agent config; its first task and its source are used")
         ->required();
-    bench
-        ->add_option("--iterations", benchOptions.iterations,
+    bench.cmd
+        ->add_option("--iterations", bench.options.iterations,
             "Timed inferences per round (action tasks: clip inferences)")
         ->capture_default_str()
         ->check(CLI::Range(10, 1000000));
-    bench->add_option("--warmup", benchOptions.warmup, "Untimed inferences before each measurement")
+    bench.cmd
+        ->add_option("--warmup", bench.options.warmup, "Untimed inferences before each measurement")
         ->capture_default_str()
         ->check(CLI::Range(1, 100000));
-    bench->add_option("--rounds", benchOptions.rounds, "Rounds of engine loop then agent run")
+    bench.cmd->add_option("--rounds", bench.options.rounds, "Rounds of engine loop then agent run")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
-    bench->add_option("-o,--log-dir", benchOptions.logDir,
+    bench.cmd->add_option("-o,--log-dir", bench.options.logDir,
         "Keep the last round's agent run directory under DIR (default: none is kept)");
-    bench->add_option("--json", benchOptions.json,
+    bench.cmd->add_option("--json", bench.options.json,
         "Also write the figures and the configuration as one JSON document to this new file");
-    bench->footer(
+    bench.cmd->footer(
         "\nTimes (a) the bare engine, Session::run in a loop on a preprocessed frame, and (b) the "
         "whole\n"
         "agent on the config's source as fast as possible, alternating them for several rounds, "
@@ -328,118 +383,128 @@ int runCli(int argc, char** argv)
         "frames, and prints the per-frame cost amortised over each stride. Clip models are slow\n"
         "on a CPU: try --rounds 1 --iterations 10 --warmup 1 for r3d_18.\n"
         "  jetagent bench -c firmware-config/bench-action-r3d_18.yaml --rounds 1 --warmup 1");
+}
 
-    // compare
-    CompareOptions compareOptions;
-    CLI::App* compare = app.add_subcommand("compare",
+// compare: one model through a reference and a candidate engine.
+void declareCompare(CLI::App& app, CompareCommand& compare)
+{
+    compare.cmd = app.add_subcommand("compare",
         "Run one model through a reference and a candidate engine on the same inputs; report "
         "how far\nthe candidate's outputs are and both latencies (trust a TensorRT engine)");
-    compare->add_option(
-        "model", compareOptions.model, "ONNX model file (default: the model of --config's task)");
-    compare
-        ->add_option("--candidate", compareOptions.candidate,
+    compare.cmd->add_option(
+        "model", compare.options.model, "ONNX model file (default: the model of --config's task)");
+    compare.cmd
+        ->add_option("--candidate", compare.options.candidate,
             "Engine under test: BACKEND:DEVICE:PRECISION[,key=value...], e.g. tensorrt:gpu:fp16")
         ->required();
-    compare->add_option("--reference", compareOptions.reference,
+    compare.cmd->add_option("--reference", compare.options.reference,
         "Engine it is judged against (default: --config's task engine, else opencv:cpu:fp32)");
-    compare->add_option("--reference-model", compareOptions.referenceModel,
+    compare.cmd->add_option("--reference-model", compare.options.referenceModel,
         "Run the reference on this model instead (same input; e.g. before an edit)");
-    compare->add_option("--inputs", compareOptions.inputs,
+    compare.cmd->add_option("--inputs", compare.options.inputs,
         "Frame source for the inputs: an image directory, a video file, synthetic://shapes\n"
         "(default: --config's source, else synthetic://shapes)");
-    compare->add_option("-n,--frames", compareOptions.frames, "Inputs compared (at most)")
+    compare.cmd->add_option("-n,--frames", compare.options.frames, "Inputs compared (at most)")
         ->capture_default_str()
         ->check(CLI::Range(uint64_t {1}, uint64_t {1000000}));
-    compare->add_option("-c,--config", compareOptions.config,
+    compare.cmd->add_option("-c,--config", compare.options.config,
         "Agent config: its task's preprocess section, engine defaults and calibration source");
-    compare->add_option("--task", compareOptions.task, "Which task of --config (0-based)")
+    compare.cmd->add_option("--task", compare.options.task, "Which task of --config (0-based)")
         ->capture_default_str();
-    compare->add_option("--calibration", compareOptions.calibration,
+    compare.cmd->add_option("--calibration", compare.options.calibration,
         "int8 engines: calibration images (a directory or video), replacing the task's "
         "engine.calibration.source");
-    compare->add_option("--cache-dir", compareOptions.cacheDir,
+    compare.cmd->add_option("--cache-dir", compare.options.cacheDir,
         "Engine cache for prepared models and plans (default: the config's, else the user's "
         "cache)");
-    compare
-        ->add_option("--max-rel-error", compareOptions.maxRelError,
+    compare.cmd
+        ->add_option("--max-rel-error", compare.options.maxRelError,
             "Fail (exit 1) when an output's relative error is above X")
         ->check(kNonNegative);
-    compare
-        ->add_option("--min-top1", compareOptions.minTop1,
+    compare.cmd
+        ->add_option("--min-top1", compare.options.minTop1,
             "Fail (exit 1) when top-1 agreement is below F (a fraction, 0..1)")
         ->check(CLI::Range(0.0, 1.0));
-    compare->add_option("--warmup", compareOptions.warmup, "Untimed runs per engine first")
+    compare.cmd->add_option("--warmup", compare.options.warmup, "Untimed runs per engine first")
         ->capture_default_str()
         ->check(CLI::Range(0, 100000));
-    compare->add_option("--json", compareOptions.json,
+    compare.cmd->add_option("--json", compare.options.json,
         "Also write everything as one JSON document to this new file");
-    compare->footer(kCompareHelp);
+    compare.cmd->footer(kCompareHelp);
+}
 
-    // capture
-    SourceOptions captureSource;
-    uint64_t captureCount = 0;
-    std::string captureOut, captureFormat = "png", captureConfig;
-    CLI::App* capture = app.add_subcommand(
+// capture: a source's frames saved as images.
+void declareCapture(CLI::App& app, CaptureCommand& capture)
+{
+    capture.cmd = app.add_subcommand(
         "capture", "Save a source's frames as images (class folders when known)");
-    capture->add_option("-c,--config", captureConfig, "Take the source settings from this config");
-    capture->add_option("-s,--source", captureSource.uri, "Source URI (replaces the config's)");
-    capture->add_option("-n,--frames", captureCount, "Frames to save (0: until the source ends)");
-    capture->add_option("--out", captureOut, "Output directory; must be new or empty")->required();
-    capture->add_option("--width", captureSource.width, "Synthetic frame width")
+    capture.cmd->add_option(
+        "-c,--config", capture.config, "Take the source settings from this config");
+    capture.cmd->add_option(
+        "-s,--source", capture.source.uri, "Source URI (replaces the config's)");
+    capture.cmd->add_option(
+        "-n,--frames", capture.count, "Frames to save (0: until the source ends)");
+    capture.cmd->add_option("--out", capture.out, "Output directory; must be new or empty")
+        ->required();
+    capture.cmd->add_option("--width", capture.source.width, "Synthetic frame width")
         ->capture_default_str()
         ->check(CLI::Range(16, 8192));
-    capture->add_option("--height", captureSource.height, "Synthetic frame height")
+    capture.cmd->add_option("--height", capture.source.height, "Synthetic frame height")
         ->capture_default_str()
         ->check(CLI::Range(16, 8192));
-    capture->add_option("--seed", captureSource.seed, "Synthetic stream seed")
+    capture.cmd->add_option("--seed", capture.source.seed, "Synthetic stream seed")
         ->capture_default_str();
-    capture->add_option("--format", captureFormat, "png or jpg")
+    capture.cmd->add_option("--format", capture.format, "png or jpg")
         ->capture_default_str()
         ->check(CLI::IsMember({"png", "jpg"}));
+}
 
-    // inspect
-    InspectOptions inspectOptions;
-    bool inspectNoCache = false;
-    CLI::App* inspect = app.add_subcommand(
+// inspect: an ONNX model's interface, operators and preparation.
+void declareInspect(CLI::App& app, InspectCommand& inspect)
+{
+    inspect.cmd = app.add_subcommand(
         "inspect", "Describe an ONNX model: interface, operators, parameters, MACs, preparation");
-    inspect->add_option("model", inspectOptions.model, "ONNX model file")->required();
-    inspect->add_flag("--json", inspectOptions.json, "Print one JSON document instead of text");
-    inspect->add_option("--input-shape", inspectOptions.inputShapes,
+    inspect.cmd->add_option("model", inspect.options.model, "ONNX model file")->required();
+    inspect.cmd->add_flag(
+        "--json", inspect.options.json, "Print one JSON document instead of text");
+    inspect.cmd->add_option("--input-shape", inspect.options.inputShapes,
         "[NAME:]DIMxDIMx... shape to count MACs for (repeat per input); default: the model's own,\n"
         "with an open batch dimension taken as 1");
-    inspect->add_flag("--prepared", inspectOptions.prepared,
+    inspect.cmd->add_flag("--prepared", inspect.options.prepared,
         "Also prepare the model for a backend and show what each pass changed");
-    inspect
-        ->add_option("--backend", inspectOptions.backend,
+    inspect.cmd
+        ->add_option("--backend", inspect.options.backend,
             "Backend to prepare for (auto: the CPU's default, xnnpack where built in; xnnpack:\n"
             "also compile, and list which library runs each node)")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "xnnpack", "opencv", "tensorrt"}));
-    inspect->add_option("--batch", inspectOptions.batch, "Batch to prepare for (0: leave it free)")
+    inspect.cmd
+        ->add_option("--batch", inspect.options.batch, "Batch to prepare for (0: leave it free)")
         ->capture_default_str()
         ->check(CLI::Range(0, 4096));
-    inspect->add_option("--cache-dir", inspectOptions.cacheDir,
+    inspect.cmd->add_option("--cache-dir", inspect.options.cacheDir,
         "Engine cache to prepare through (default: the user's cache, " +
             (defaultCacheDir().empty() ? std::string("none here") : defaultCacheDir()) + ")");
-    inspect->add_flag(
-        "--no-cache", inspectNoCache, "Prepare in memory, ignoring the cache (times every pass)");
-    inspect
-        ->add_option("--profile", inspectOptions.profileRuns,
+    inspect.cmd->add_flag(
+        "--no-cache", inspect.noCache, "Prepare in memory, ignoring the cache (times every pass)");
+    inspect.cmd
+        ->add_option("--profile", inspect.options.profileRuns,
             "Also run the compiled engine N times on a fixed input and show where the time goes:\n"
             "per operator and library, and the slowest steps (xnnpack; implies --prepared)")
         ->check(CLI::Range(1, 100000));
-    inspect->add_option("--warmup", inspectOptions.warmupRuns, "Untimed runs before --profile's")
+    inspect.cmd
+        ->add_option("--warmup", inspect.options.warmupRuns, "Untimed runs before --profile's")
         ->capture_default_str()
         ->check(CLI::Range(0, 100000));
-    inspect
-        ->add_option("--threads", inspectOptions.threads,
+    inspect.cmd
+        ->add_option("--threads", inspect.options.threads,
             "The profiled engine's threads (engine.threads; 0: the backend's default)")
         ->capture_default_str()
         ->check(CLI::Range(0, 256));
-    inspect->add_flag_callback(
-        "--no-onednn", [&inspectOptions] { inspectOptions.onednn = false; },
+    inspect.cmd->add_flag_callback(
+        "--no-onednn", [&inspect] { inspect.options.onednn = false; },
         "xnnpack: keep every convolution on XNNPACK (engine.onednn: false), as on ARM");
-    inspect->footer(
+    inspect.cmd->footer(
         "\nChecks the model as every backend does before loading it (protobuf parse, external "
         "data,\n"
         "node inputs, known operators, the ONNX checker, shape inference) and reports\n"
@@ -456,41 +521,44 @@ int runCli(int argc, char** argv)
         "  jetagent inspect resnet50.onnx --prepared --batch 8 --no-cache    time the "
         "preparation\n"
         "  jetagent inspect resnet50.onnx --profile 20    where xnnpack's time goes, per step\n");
+}
 
-    // power
-    PowerCommandOptions powerOptions;
-    CLI::App* power = app.add_subcommand("power",
+// power: live rails, temperatures and clocks.
+void declarePower(CLI::App& app, PowerCommand& power)
+{
+    power.cmd = app.add_subcommand("power",
         "Live power rails, temperatures, clocks and power mode, with CSV logging (like "
         "tegrastats)");
-    power->add_option("-i,--interval", powerOptions.intervalMs, "Milliseconds between lines")
+    power.cmd->add_option("-i,--interval", power.options.intervalMs, "Milliseconds between lines")
         ->capture_default_str()
         ->check(CLI::Range(10.0, 3'600'000.0));
-    power->add_option("--csv", powerOptions.csvPath,
+    power.cmd->add_option("--csv", power.options.csvPath,
         "Also write one CSV row per line to this new file (units in the column names)");
-    power->add_option("-d,--duration", powerOptions.durationS, "Stop after S seconds (0: Ctrl-C)")
+    power.cmd
+        ->add_option("-d,--duration", power.options.durationS, "Stop after S seconds (0: Ctrl-C)")
         ->capture_default_str()
         ->check(kNonNegative);
-    power
-        ->add_option("--sysfs-root", powerOptions.sysfsRoot,
+    power.cmd
+        ->add_option("--sysfs-root", power.options.sysfsRoot,
             "Read /sys, /proc and /etc under this directory (a copy of a board's tree)")
         ->capture_default_str();
-    power
-        ->add_option("--board", powerOptions.board,
+    power.cmd
+        ->add_option("--board", power.options.board,
             "Board profile: auto, a built-in id (" + boardProfileIds() + ") or a YAML file")
         ->capture_default_str();
-    power
-        ->add_option("--rate", powerOptions.railHz,
+    power.cmd
+        ->add_option("--rate", power.options.railHz,
             "Rail samples per second behind the averages (the chip's own refresh is the useful "
             "limit)")
         ->capture_default_str()
         ->check(CLI::Range(0.1, 1000.0));
-    power->add_flag("--list", powerOptions.list,
+    power.cmd->add_flag("--list", power.options.list,
         "Print the board, its profile and the sensors found, then exit");
-    power->add_option("--fixture", powerOptions.fixture,
+    power.cmd->add_option("--fixture", power.options.fixture,
         "Read a built-in fixture board's tree instead of this machine's (" + fixtureBoardIds() +
             "; 'list' describes them): written into --sysfs-root DIR if given (a new or empty\n"
             "directory, kept for power.sysfs_root in a config), else into a temporary one");
-    power->footer(
+    power.cmd->footer(
         "\nFinds the board's power rails (INA3221 under hwmon or the legacy iio driver, INA2xx,\n"
         "power_supply, Intel RAPL), thermal zones, GPU and CPU clocks, EMC rate, throttle "
         "counters,\n"
@@ -510,34 +578,194 @@ int runCli(int argc, char** argv)
         "  jetagent power --list                            what this board has\n"
         "  jetagent power --fixture orin-nano-jp6 -d 3      an Orin Nano's tree, without the "
         "board\n");
+}
 
-    // probe
-    CLI::App* probe = app.add_subcommand("probe", "Describe the hardware jetagent can use");
-    probe->require_subcommand(1);
-    std::vector<std::string> probeDevices;
-    bool probeJson = false;
-    CLI::App* probeCameras = probe->add_subcommand("cameras",
+// probe: the cameras and GPIO chips this machine has.
+void declareProbe(CLI::App& app, ProbeCommand& probe)
+{
+    probe.cmd = app.add_subcommand("probe", "Describe the hardware jetagent can use");
+    probe.cmd->require_subcommand(1);
+    probe.cameras = probe.cmd->add_subcommand("cameras",
         "Every video device: driver, card, bus-info, formats, sizes, rates and controls");
-    probeCameras->add_option("--device", probeDevices,
+    probe.cameras->add_option("--device", probe.devices,
         "Probe only this device node (repeatable); default: every /dev/video*");
-    probeCameras->add_flag("--json", probeJson, "Print one JSON document instead of text");
-    probeCameras->footer(
+    probe.cameras->add_flag("--json", probe.json, "Print one JSON document instead of text");
+    probe.cameras->footer(
         "\nUse what it shows in a config: source.uri v4l2:///dev/videoN, or v4l2://CARD or\n"
         "v4l2://BUS-INFO (they survive renumbering); source.width, height and fps from the sizes\n"
         "and rates listed; source.camera.format from the formats jetagent converts (marked); and\n"
         "source.camera.controls by the control names listed.\n"
         "CSI cameras on Jetson are not V4L2 capture nodes jetagent reads: use csi://N.\n");
-    std::vector<std::string> probeChips;
-    CLI::App* probeGpioCommand = probe->add_subcommand("gpio",
+    probe.gpio = probe.cmd->add_subcommand("gpio",
         "Every GPIO chip and its lines: offsets, names, used or free (for the gpio section)");
-    probeGpioCommand->add_option("--chip", probeChips,
+    probe.gpio->add_option("--chip", probe.chips,
         "Probe only this chip (name, path, label or number; repeatable); default: every "
         "/dev/gpiochip*");
+}
 
-    CLI::App* backends = app.add_subcommand(
+// Every command, declared in the order `jetagent --help` lists them.
+void declareCommands(CLI::App& app, Commands& c)
+{
+    declareRun(app, c.run);
+    declareBench(app, c.bench);
+    declareCompare(app, c.compare);
+    declareCapture(app, c.capture);
+    declareInspect(app, c.inspect);
+    declarePower(app, c.power);
+    declareProbe(app, c.probe);
+    c.backends = app.add_subcommand(
         "backends", "List inference backends and whether this build can use them");
-    CLI::App* version =
-        app.add_subcommand("version", "Print the version of jetagent and of its libraries");
+    c.version = app.add_subcommand("version", "Print the version of jetagent and of its libraries");
+}
+int commandBench(const BenchCommand& bench, const GlobalOptions& global)
+{
+    auto config = loadConfig(bench.config);
+    if (!config)
+        return report(config.status());
+    setLogLevel(global.level("warn"));
+    Status s = runBench(config.value(), bench.options);
+    return s ? kExitOk : report(s);
+}
+
+int commandCompare(const CompareCommand& compare, const GlobalOptions& global)
+{
+    setLogLevel(global.level("warn"));
+    CompareOptions options = compare.options;
+    options.makeCalibration = makeCalibrationData;
+    auto result = runCompare(options);
+    if (!result)
+        return report(result.status());
+    std::fputs(result->text.c_str(), stdout);
+    if (result->failedChecks.empty())
+        return kExitOk;
+    for (const std::string& failed : result->failedChecks)
+        std::fprintf(stderr, "jetagent: check failed: %s\n", failed.c_str());
+    return kExitFailure;
+}
+
+int commandCapture(const CaptureCommand& capture)
+{
+    SourceOptions source = capture.source;
+    if (!capture.config.empty()) {
+        auto config = loadConfig(capture.config);
+        if (!config)
+            return report(config.status());
+        source = config->source;
+        if (capture.cmd->count("--source"))
+            source.uri = capture.source.uri;
+        if (capture.cmd->count("--width"))
+            source.width = capture.source.width;
+        if (capture.cmd->count("--height"))
+            source.height = capture.source.height;
+        if (capture.cmd->count("--seed"))
+            source.seed = capture.source.seed;
+    } else if (source.uri.empty()) {
+        return report(Status::invalid("capture needs --source or --config"));
+    }
+    Status s = captureFrames(source, capture.count, capture.out, capture.format);
+    return s ? kExitOk : report(s);
+}
+
+int commandInspect(const InspectCommand& inspect, const GlobalOptions& global)
+{
+    setLogLevel(global.level("warn"));
+    InspectOptions o = inspect.options;
+    o.prepared |= o.profileRuns > 0;
+    if ((inspect.cmd->count("--threads") || inspect.cmd->count("--warmup")) && o.profileRuns == 0)
+        return report(Status::invalid("--threads and --warmup are for --profile N"));
+    if (inspect.noCache)
+        o.cacheDir.clear();
+    else if (!inspect.cmd->count("--cache-dir"))
+        o.cacheDir = defaultCacheDir();
+    std::string out;
+    Status s = inspectModel(o, &out);
+    if (!s)
+        return report(s);
+    std::fputs(out.c_str(), stdout);
+    return kExitOk;
+}
+
+int commandPower(const PowerCommand& power, const GlobalOptions& global)
+{
+    setLogLevel(global.level("warn"));
+    PowerCommandOptions options = power.options;
+    if (!options.fixture.empty() && power.cmd->count("--sysfs-root"))
+        options.fixtureDir = options.sysfsRoot;
+    Status s = runPowerCommand(options);
+    return s ? kExitOk : report(s);
+}
+
+int commandProbe(const ProbeCommand& probe, const GlobalOptions& global)
+{
+    setLogLevel(global.level("warn"));
+    if (*probe.cameras) {
+        const auto cameras = probeCameras(systemV4L2Io(), probe.devices);
+        if (probe.json)
+            std::printf("%s\n", jsonText(cameraReportJson(cameras), 2).c_str());
+        else
+            std::fputs(formatCameraReport(cameras).c_str(), stdout);
+        // As for GPIO chips: a device named with --device that cannot be probed is bad
+        // input (the report says why); with none named, what was found is the answer.
+        const bool failed = std::any_of(cameras.begin(), cameras.end(),
+            [&](const CameraDescription& c) { return !probe.devices.empty() && !c.error.empty(); });
+        return failed ? kExitUsage : kExitOk;
+    }
+    if (*probe.gpio) {
+        const auto reports = probeGpio(probe.chips);
+        std::fputs(formatGpioReport(reports).c_str(), stdout);
+        // A chip asked for by name that cannot be opened is bad input; with no names, a
+        // machine without chips is a fine answer.
+        const bool missing = std::any_of(reports.begin(), reports.end(),
+            [&](const GpioChipReport& r) { return !probe.chips.empty() && !r.error.empty(); });
+        return missing ? kExitUsage : kExitOk;
+    }
+    return kExitUsage;
+}
+
+// Runs the one command the line named.
+int runCommand(const Commands& c, const GlobalOptions& global)
+{
+    if (*c.run.cmd)
+        return commandRun(c.run.args, global, *c.run.cmd);
+    if (*c.bench.cmd)
+        return commandBench(c.bench, global);
+    if (*c.compare.cmd)
+        return commandCompare(c.compare, global);
+    if (*c.capture.cmd)
+        return commandCapture(c.capture);
+    if (*c.inspect.cmd)
+        return commandInspect(c.inspect, global);
+    if (*c.power.cmd)
+        return commandPower(c.power, global);
+    if (*c.probe.cmd)
+        return commandProbe(c.probe, global);
+    if (*c.backends) {
+        printBackends();
+        return kExitOk;
+    }
+    if (*c.version) {
+        std::printf(
+            "jetagent %s (%s)\nOpenCV %s\n", JETAGENT_VERSION, JETAGENT_BUILD_TYPE, CV_VERSION);
+        printBackends();
+        return kExitOk;
+    }
+    return kExitUsage;
+}
+
+} // namespace
+
+int runCli(int argc, char** argv)
+{
+    CLI::App app(
+        "jetagent " JETAGENT_VERSION
+        " - how fast and how costly vision inference really is, frame by frame.\n"
+        "Reads frames from a source, runs models on them through an inference engine, and logs\n"
+        "every frame's stage times and result, with a summary at the end.",
+        "jetagent");
+    GlobalOptions global;
+    declareGlobalOptions(app, global);
+    Commands commands;
+    declareCommands(app, commands);
 
     try {
         app.parse(argc, argv);
@@ -545,7 +773,7 @@ int runCli(int argc, char** argv)
         const int code = app.exit(e);
         return code == 0 ? kExitOk : kExitUsage;
     }
-    if (showVersion) {
+    if (global.showVersion) {
         std::printf("%s\n", JETAGENT_VERSION);
         return kExitOk;
     }
@@ -559,117 +787,11 @@ int runCli(int argc, char** argv)
 
     try {
         setupLogging(global.level("info"));
-        if (*run)
-            return commandRun(runArgs, global, *run);
-        if (*bench) {
-            auto config = loadConfig(benchConfig);
-            if (!config)
-                return report(config.status());
-            setLogLevel(global.level("warn"));
-            Status s = runBench(config.value(), benchOptions);
-            return s ? kExitOk : report(s);
-        }
-        if (*compare) {
-            setLogLevel(global.level("warn"));
-            compareOptions.makeCalibration = makeCalibrationData;
-            auto result = runCompare(compareOptions);
-            if (!result)
-                return report(result.status());
-            std::fputs(result->text.c_str(), stdout);
-            if (result->failedChecks.empty())
-                return kExitOk;
-            for (const std::string& failed : result->failedChecks)
-                std::fprintf(stderr, "jetagent: check failed: %s\n", failed.c_str());
-            return kExitFailure;
-        }
-        if (*capture) {
-            SourceOptions source = captureSource;
-            if (!captureConfig.empty()) {
-                auto config = loadConfig(captureConfig);
-                if (!config)
-                    return report(config.status());
-                source = config->source;
-                if (capture->count("--source"))
-                    source.uri = captureSource.uri;
-                if (capture->count("--width"))
-                    source.width = captureSource.width;
-                if (capture->count("--height"))
-                    source.height = captureSource.height;
-                if (capture->count("--seed"))
-                    source.seed = captureSource.seed;
-            } else if (source.uri.empty()) {
-                return report(Status::invalid("capture needs --source or --config"));
-            }
-            Status s = captureFrames(source, captureCount, captureOut, captureFormat);
-            return s ? kExitOk : report(s);
-        }
-        if (*inspect) {
-            setLogLevel(global.level("warn"));
-            InspectOptions o = inspectOptions;
-            o.prepared |= o.profileRuns > 0;
-            if ((inspect->count("--threads") || inspect->count("--warmup")) && o.profileRuns == 0)
-                return report(Status::invalid("--threads and --warmup are for --profile N"));
-            if (inspectNoCache)
-                o.cacheDir.clear();
-            else if (!inspect->count("--cache-dir"))
-                o.cacheDir = defaultCacheDir();
-            std::string out;
-            Status s = inspectModel(o, &out);
-            if (!s)
-                return report(s);
-            std::fputs(out.c_str(), stdout);
-            return kExitOk;
-        }
-        if (*power) {
-            setLogLevel(global.level("warn"));
-            if (!powerOptions.fixture.empty() && power->count("--sysfs-root"))
-                powerOptions.fixtureDir = powerOptions.sysfsRoot;
-            Status s = runPowerCommand(powerOptions);
-            return s ? kExitOk : report(s);
-        }
-        if (*probe) {
-            setLogLevel(global.level("warn"));
-            if (*probeCameras) {
-                const auto cameras = jetagent::probeCameras(systemV4L2Io(), probeDevices);
-                if (probeJson)
-                    std::printf("%s\n", jsonText(cameraReportJson(cameras), 2).c_str());
-                else
-                    std::fputs(formatCameraReport(cameras).c_str(), stdout);
-                // As for GPIO chips: a device named with --device that cannot be probed is bad
-                // input (the report says why); with none named, what was found is the answer.
-                const bool failed =
-                    std::any_of(cameras.begin(), cameras.end(), [&](const CameraDescription& c) {
-                        return !probeDevices.empty() && !c.error.empty();
-                    });
-                return failed ? kExitUsage : kExitOk;
-            }
-            if (*probeGpioCommand) {
-                const auto reports = probeGpio(probeChips);
-                std::fputs(formatGpioReport(reports).c_str(), stdout);
-                // A chip asked for by name that cannot be opened is bad input; with no names, a
-                // machine without chips is a fine answer.
-                const bool missing =
-                    std::any_of(reports.begin(), reports.end(), [&](const GpioChipReport& r) {
-                        return !probeChips.empty() && !r.error.empty();
-                    });
-                return missing ? kExitUsage : kExitOk;
-            }
-        }
-        if (*backends) {
-            printBackends();
-            return kExitOk;
-        }
-        if (*version) {
-            std::printf(
-                "jetagent %s (%s)\nOpenCV %s\n", JETAGENT_VERSION, JETAGENT_BUILD_TYPE, CV_VERSION);
-            printBackends();
-            return kExitOk;
-        }
+        return runCommand(commands, global);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "jetagent: internal error: %s\n", e.what());
         return kExitFailure;
     }
-    return kExitUsage;
 }
 
 } // namespace jetagent

@@ -606,9 +606,38 @@ LatencyFigures latencyFigures(std::vector<int64_t> wallNs, const std::vector<Run
     return f;
 }
 
-Expected<CompareResult> runCompare(const CompareOptions& options)
+namespace {
+
+// What the command line and the config resolve to before any engine is built: the task, the
+// source, both engines' settings, the models and the preprocessing.
+struct ComparePlan {
+    AgentConfig agent;
+    TaskConfig task;
+    SourceOptions source;
+    std::string key = "compare"; // the task's key in messages: tasks[N], or compare
+    std::string modelPath;
+    std::string referenceSpec; // as the report names the reference
+    EngineOptions referenceOptions, candidateOptions;
+    CalibrationConfig calibration;
+    bool anyInt8 = false;
+    std::shared_ptr<const ModelFile> model, referenceModel;
+    PreprocessConfig pre;
+
+    const TensorInfo& input() const { return model->inputs[0]; }
+};
+
+// What the engines did over every input.
+struct CompareFigures {
+    size_t count = 0; // inputs compared
+    size_t window = 0; // inputs per turn of each engine
+    std::vector<OutputAgreement> agreements;
+    LatencyFigures referenceLatency, candidateLatency;
+    nlohmann::json reference, candidate; // describeEngine of each, with its latency
+};
+
+// Everything that can be wrong with the command line alone, found before any file is read.
+Status checkCommandLine(const CompareOptions& options)
 {
-    // Everything that can be wrong with the command line is found before any engine is built.
     if (options.candidate.empty())
         return Status::invalid(
             "--candidate is required (an engine spec such as tensorrt:gpu:fp16)");
@@ -618,57 +647,67 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
         return Status::invalid("--min-top1 is a fraction of the inputs, 0 to 1");
     if (!options.json.empty() && std::filesystem::exists(options.json))
         return Status::invalid("--json " + options.json + ": the file exists; give a new path");
+    return Status();
+}
 
-    AgentConfig agent;
-    TaskConfig task;
-    SourceOptions source;
-    std::string key = "compare";
+// The task, the source and the model path: --config's task, else the defaults.
+Status resolveTask(const CompareOptions& options, ComparePlan& plan)
+{
     if (!options.config.empty()) {
         auto loaded = loadConfig(options.config);
         if (!loaded)
             return loaded.status();
-        agent = std::move(loaded).value();
-        if (options.task >= agent.tasks.size())
+        plan.agent = std::move(loaded).value();
+        if (options.task >= plan.agent.tasks.size())
             return Status::invalid("--task " + std::to_string(options.task) + ": " +
-                options.config + " has " + std::to_string(agent.tasks.size()) + " task(s)");
-        task = agent.tasks[options.task];
-        if (task.type != "classification")
-            return Status::invalid(agent.where("tasks[" + std::to_string(options.task) + "].type") +
+                options.config + " has " + std::to_string(plan.agent.tasks.size()) + " task(s)");
+        plan.task = plan.agent.tasks[options.task];
+        if (plan.task.type != "classification")
+            return Status::invalid(
+                plan.agent.where("tasks[" + std::to_string(options.task) + "].type") +
                 ": compare takes a task with one image input (type: classification)");
-        source = agent.source;
-        key = "tasks[" + std::to_string(options.task) + "]";
+        plan.source = plan.agent.source;
+        plan.key = "tasks[" + std::to_string(options.task) + "]";
     } else {
-        agent.path = "the default preprocessing (no --config)";
-        task.engine.backend = "opencv"; // the default reference: opencv:cpu:fp32
-        task.engine.cacheDir = defaultCacheDir();
-        source.uri = "synthetic://shapes";
+        plan.agent.path = "the default preprocessing (no --config)";
+        plan.task.engine.backend = "opencv"; // the default reference: opencv:cpu:fp32
+        plan.task.engine.cacheDir = defaultCacheDir();
+        plan.source.uri = "synthetic://shapes";
     }
     if (!options.inputs.empty())
-        source.uri = options.inputs;
-    source.loop = false;
+        plan.source.uri = options.inputs;
+    plan.source.loop = false;
     if (!options.cacheDir.empty())
-        task.engine.cacheDir = options.cacheDir;
-    const std::string modelPath = options.model.empty() ? task.model : options.model;
-    if (modelPath.empty())
+        plan.task.engine.cacheDir = options.cacheDir;
+    plan.modelPath = options.model.empty() ? plan.task.model : options.model;
+    if (plan.modelPath.empty())
         return Status::invalid("no model: give MODEL.onnx, or --config with a task");
+    return Status();
+}
 
-    const std::string referenceSpec = options.reference.empty()
-        ? (options.config.empty()
-                  ? std::string("opencv:cpu:fp32")
-                  : resolveBackend(task.engine) + ":" + deviceName(task.engine.device) + ":" +
-                      precisionName(task.engine.precision) + " (" + key + ".engine)")
+// Both engines' settings from their specs over the task's engine section, each backend checked
+// against this build.
+Status resolveEngines(const CompareOptions& options, ComparePlan& plan)
+{
+    const EngineOptions& base = plan.task.engine;
+    plan.referenceSpec = options.reference.empty()
+        ? (options.config.empty() ? std::string("opencv:cpu:fp32")
+                                  : resolveBackend(base) + ":" + deviceName(base.device) + ":" +
+                      precisionName(base.precision) + " (" + plan.key + ".engine)")
         : options.reference;
-    EngineOptions referenceOptions = task.engine;
+    EngineOptions& referenceOptions = plan.referenceOptions;
+    EngineOptions& candidateOptions = plan.candidateOptions;
+    referenceOptions = base;
     if (!options.reference.empty()) {
-        auto parsed = parseEngineSpec(options.reference, task.engine);
+        auto parsed = parseEngineSpec(options.reference, base);
         if (!parsed)
             return parsed.status().withContext("--reference");
         referenceOptions = parsed.value();
     }
-    auto candidateParsed = parseEngineSpec(options.candidate, task.engine);
+    auto candidateParsed = parseEngineSpec(options.candidate, base);
     if (!candidateParsed)
         return candidateParsed.status().withContext("--candidate");
-    EngineOptions candidateOptions = candidateParsed.value();
+    candidateOptions = candidateParsed.value();
     // Reports name the backend that ran, not "auto".
     referenceOptions.backend = resolveBackend(referenceOptions);
     candidateOptions.backend = resolveBackend(candidateOptions);
@@ -694,14 +733,21 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
             return Status::invalid(std::string(role) + ": unknown backend '" + o->backend +
                 "' (see `jetagent backends`)");
     }
-    CalibrationConfig calibration = task.calibration;
+    plan.calibration = plan.task.calibration;
     if (!options.calibration.empty())
-        calibration.source = options.calibration;
-    const bool anyInt8 = referenceOptions.precision == Precision::Int8 ||
+        plan.calibration.source = options.calibration;
+    plan.anyInt8 = referenceOptions.precision == Precision::Int8 ||
         candidateOptions.precision == Precision::Int8;
-    if (!options.calibration.empty() && !anyInt8)
+    if (!options.calibration.empty() && !plan.anyInt8)
         return Status::invalid("--calibration is for int8 engines; neither engine is int8");
+    return Status();
+}
 
+// The model, which must take one float32 image batch that both engines' batch fits, and the
+// reference's own model when --reference-model gives one with the same input.
+Status loadModels(const CompareOptions& options, ComparePlan& plan)
+{
+    const std::string& modelPath = plan.modelPath;
     auto model = loadModelFile(modelPath);
     if (!model)
         return model.status();
@@ -716,13 +762,14 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
         return Status::invalid("model '" + modelPath + "': input '" + input.name + "' is " +
             dataTypeName(input.type) + " " + input.shapeString() +
             "; compare feeds float32 image batches, N x 3 x H x W");
-    for (const EngineOptions* o : {&referenceOptions, &candidateOptions})
+    for (const EngineOptions* o : {&plan.referenceOptions, &plan.candidateOptions})
         if (input.dims[0] > 0 && input.dims[0] != o->batch)
             return Status::invalid("model '" + modelPath + "' has a fixed batch of " +
                 std::to_string(input.dims[0]) +
                 "; give its engines batch=" + std::to_string(input.dims[0]));
 
-    std::shared_ptr<const ModelFile> referenceModel = model.value();
+    plan.model = model.value();
+    plan.referenceModel = model.value();
     if (!options.referenceModel.empty()) {
         auto loaded = loadModelFile(options.referenceModel);
         if (!loaded)
@@ -733,59 +780,72 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
                 (other.empty() ? std::string("none") : other[0].shapeString()) +
                 ") is not the same as the input of " + modelPath + " (" + input.shapeString() +
                 ")");
-        referenceModel = loaded.value();
+        plan.referenceModel = loaded.value();
     }
+    return Status();
+}
 
-    PreprocessConfig pre = task.preprocess;
-    if (Status s =
-            resolveImageInput(agent, key, input.dims[2], input.dims[3], input.shapeString(), pre);
+// The preprocessing for the model's input, and the int8 engines' calibration data made with it.
+Status resolvePreprocessing(const CompareOptions& options, ComparePlan& plan)
+{
+    const TensorInfo& input = plan.input();
+    plan.pre = plan.task.preprocess;
+    if (Status s = resolveImageInput(
+            plan.agent, plan.key, input.dims[2], input.dims[3], input.shapeString(), plan.pre);
         !s)
         return options.config.empty()
             ? Status::invalid(
                   s.message() + " (with --config, that task's preprocess section sets the crop)")
             : s;
-    const TensorShape sample {3, pre.cropHeight, pre.cropWidth};
 
-    if (anyInt8 && !calibration.source.empty()) {
+    if (plan.anyInt8 && !plan.calibration.source.empty()) {
         if (!options.makeCalibration)
             return Status::unsupported(
                 "int8 calibration data cannot be made by this build of compare yet (calibration "
                 "source " +
-                calibration.source + ")");
-        auto data =
-            options.makeCalibration(calibration, pre, [&](const std::string& name) -> std::string {
+                plan.calibration.source + ")");
+        auto data = options.makeCalibration(
+            plan.calibration, plan.pre, [&](const std::string& name) -> std::string {
                 if (name == "source" && !options.calibration.empty())
                     return "--calibration";
-                return options.config.empty() ? "calibration " + name + " (default)"
-                                              : agent.where(key + ".engine.calibration." + name);
+                return options.config.empty()
+                    ? "calibration " + name + " (default)"
+                    : plan.agent.where(plan.key + ".engine.calibration." + name);
             });
         if (!data)
             return data.status();
-        for (EngineOptions* o : {&referenceOptions, &candidateOptions})
+        for (EngineOptions* o : {&plan.referenceOptions, &plan.candidateOptions})
             if (o->precision == Precision::Int8)
                 o->calibration = data.value();
     }
+    return Status();
+}
 
+// Builds both engines and runs every input through each, a window at a time.
+Expected<CompareFigures> runEngines(const CompareOptions& options, const ComparePlan& plan)
+{
+    const TensorShape sample {3, plan.pre.cropHeight, plan.pre.cropWidth};
     // The inputs, preprocessed once: both engines get the very same tensors. The first window is
     // read before the engines are built, so that a source that gives nothing fails at once.
-    auto opened = openFrameSource(source);
+    auto opened = openFrameSource(plan.source);
     if (!opened)
         return opened.status().withContext("--inputs");
-    const int maxBatch = std::max(referenceOptions.batch, candidateOptions.batch);
-    const size_t window = (kWindowFrames + static_cast<size_t>(maxBatch) - 1) /
+    CompareFigures figures;
+    const int maxBatch = std::max(plan.referenceOptions.batch, plan.candidateOptions.batch);
+    figures.window = (kWindowFrames + static_cast<size_t>(maxBatch) - 1) /
         static_cast<size_t>(maxBatch) * static_cast<size_t>(maxBatch);
-    InputWindows inputs(*opened.value(), pre, source.uri, options.frames, window);
+    InputWindows inputs(*opened.value(), plan.pre, plan.source.uri, options.frames, figures.window);
     auto firstWindow = inputs.next();
     if (!firstWindow)
         return firstWindow.status();
     if (firstWindow.value() == 0)
-        return Status::invalid("--inputs " + source.uri + " gave no frame");
+        return Status::invalid("--inputs " + plan.source.uri + " gave no frame");
 
     // Both engines are built before either runs, so that one that cannot be built fails at once.
-    auto reference = buildEngine(referenceModel, referenceOptions);
+    auto reference = buildEngine(plan.referenceModel, plan.referenceOptions);
     if (!reference)
-        return reference.status().withContext("--reference " + referenceSpec);
-    auto candidate = buildEngine(model.value(), candidateOptions);
+        return reference.status().withContext("--reference " + plan.referenceSpec);
+    auto candidate = buildEngine(plan.model, plan.candidateOptions);
     if (!candidate)
         return candidate.status().withContext("--candidate " + options.candidate);
 
@@ -797,33 +857,42 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
         if (Status s = run->warmUp(inputs.data(), firstWindow.value(), options.warmup); !s)
             return s;
     }
-    std::vector<OutputAgreement> agreements;
-    auto compared =
-        compareWindows(inputs, firstWindow.value(), *reference.value(), ref, cand, agreements);
+    auto compared = compareWindows(
+        inputs, firstWindow.value(), *reference.value(), ref, cand, figures.agreements);
     if (!compared)
         return compared.status();
-    const size_t count = compared.value();
+    figures.count = compared.value();
+    figures.referenceLatency = latencyFigures(ref.wallNs(), ref.timings());
+    figures.candidateLatency = latencyFigures(cand.wallNs(), cand.timings());
+    figures.reference = describeEngine(
+        plan.referenceSpec, reference.value()->description(), figures.referenceLatency);
+    figures.candidate = describeEngine(
+        options.candidate, candidate.value()->description(), figures.candidateLatency);
+    return figures;
+}
 
-    // The document.
-    const LatencyFigures refLatency = latencyFigures(ref.wallNs(), ref.timings());
-    const LatencyFigures candLatency = latencyFigures(cand.wallNs(), cand.timings());
-    CompareResult result;
-    nlohmann::json& doc = result.document;
-    doc["model"] = {{"path", modelPath}, {"sha256", file.sha256}, {"bytes", file.fileBytes},
+// The JSON document, less its checks.
+nlohmann::json compareDocument(
+    const CompareOptions& options, const ComparePlan& plan, const CompareFigures& figures)
+{
+    const ModelFile& file = *plan.model;
+    const TensorInfo& input = plan.input();
+    nlohmann::json doc;
+    doc["model"] = {{"path", plan.modelPath}, {"sha256", file.sha256}, {"bytes", file.fileBytes},
         {"input", input.name}, {"input_shape", input.shapeString()}};
-    doc["inputs"] = {{"uri", source.uri}, {"frames", count},
-        {"config", options.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(agent.path)},
+    doc["inputs"] = {{"uri", plan.source.uri}, {"frames", figures.count},
+        {"config",
+            options.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.agent.path)},
         {"task", options.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.task)},
-        {"preprocess", describePreprocess(pre)}};
-    doc["reference"] = describeEngine(referenceSpec, reference.value()->description(), refLatency);
-    doc["candidate"] =
-        describeEngine(options.candidate, candidate.value()->description(), candLatency);
+        {"preprocess", describePreprocess(plan.pre)}};
+    doc["reference"] = figures.reference;
+    doc["candidate"] = figures.candidate;
     doc["relative_error_definition"] =
         "max|cand - ref| / max|ref| over every value of every input, per output";
     doc["warmup"] = options.warmup;
-    doc["window_frames"] = window;
+    doc["window_frames"] = figures.window;
     nlohmann::json outputs = nlohmann::json::array();
-    for (const OutputAgreement& a : agreements) {
+    for (const OutputAgreement& a : figures.agreements) {
         const double rel = a.relativeError();
         outputs.push_back({{"name", a.name}, {"values_per_input", a.classes}, {"inputs", a.inputs},
             {"max_abs_error", a.maxAbsError}, {"max_abs_reference", a.maxAbsReference},
@@ -835,8 +904,14 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
                 a.hasTop5() ? nlohmann::json(a.top5Overlap()) : nlohmann::json(nullptr)}});
     }
     doc["outputs"] = outputs;
+    return doc;
+}
 
-    // The checks: each over every output it applies to, judged by the worst.
+// The checks the thresholds ask for: each over every output it applies to, judged by the worst.
+// The message of each that fails is added to `failed`.
+Expected<nlohmann::json> judgeChecks(const CompareOptions& options, const std::string& modelPath,
+    const std::vector<OutputAgreement>& agreements, std::vector<std::string>& failed)
+{
     nlohmann::json checks = nlohmann::json::array();
     char line[256];
     if (options.maxRelError >= 0) {
@@ -854,7 +929,7 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
             {"value", std::isfinite(worst) ? nlohmann::json(worst) : nlohmann::json(nullptr)},
             {"output", where}, {"passed", ok}, {"message", line}});
         if (!ok)
-            result.failedChecks.emplace_back(line);
+            failed.emplace_back(line);
     }
     if (options.minTop1 >= 0) {
         double worst = 2;
@@ -873,28 +948,16 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
         checks.push_back({{"check", "min_top1"}, {"threshold", options.minTop1}, {"value", worst},
             {"output", where}, {"passed", ok}, {"message", line}});
         if (!ok)
-            result.failedChecks.emplace_back(line);
+            failed.emplace_back(line);
     }
-    doc["checks"] = checks;
-    doc["passed"] = result.failedChecks.empty();
+    return checks;
+}
 
-    // The report.
-    std::string& t = result.text;
-    t += "== jetagent compare: candidate against reference, on the same inputs ==\n";
-    std::snprintf(line, sizeof line, "model       %s (sha256 %.16s..., %llu bytes), input %s %s\n",
-        modelPath.c_str(), file.sha256.c_str(), static_cast<unsigned long long>(file.fileBytes),
-        input.name.c_str(), input.shapeString().c_str());
-    t += line;
-    t += "inputs      " + source.uri + ", " + std::to_string(count) + " frames\n";
-    t += "preprocess  " + describePreprocessing(pre) +
-        (options.config.empty() ? std::string(" (torchvision's ImageNet defaults)")
-                                : " (" + agent.path + " " + key + ")") +
-        "\n";
-    if (!options.referenceModel.empty())
-        t += "ref. model  " + options.referenceModel + " (sha256 " +
-            referenceModel->sha256.substr(0, 16) + "...)\n";
-    t += "reference   " + engineLine(doc["reference"]) + "\n";
-    t += "candidate   " + engineLine(doc["candidate"]) + "\n\n";
+// The report's table of outputs: errors and agreements, one row each.
+std::string outputTable(const std::vector<OutputAgreement>& agreements)
+{
+    std::string t;
+    char line[256];
     t += "relative error = max|cand - ref| / max|ref| over every value of every input\n";
     std::snprintf(line, sizeof line, "%-20s %8s %12s %12s %12s %9s %9s\n", "output", "values",
         "max abs err", "max |ref|", "rel error", "top-1", "top-5");
@@ -912,6 +975,14 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
         if (a.nonFinite > 0)
             t += "  " + std::to_string(a.nonFinite) + " values were NaN or infinite\n";
     }
+    return t;
+}
+
+// The report's table of latencies, one row per engine.
+std::string latencyTable(const CompareFigures& figures, int warmup)
+{
+    std::string t;
+    char line[256];
     std::snprintf(line, sizeof line, "\n%-12s %6s %9s %9s %9s %9s %9s %9s\n", "latency ms", "runs",
         "median", "p90", "p99", "H2D", "compute", "D2H");
     t += line;
@@ -921,16 +992,73 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
             formatMs(l.computeMs).c_str(), formatMs(l.deviceToHostMs).c_str());
         t += line;
     };
-    latencyRow("reference", refLatency);
-    latencyRow("candidate", candLatency);
+    latencyRow("reference", figures.referenceLatency);
+    latencyRow("candidate", figures.candidateLatency);
     std::snprintf(line, sizeof line,
         "(Session::run wall time, one run per batch, after %d warm-up runs, the engines taking "
         "turns\n%zu inputs at a time; H2D/compute/D2H: means of the backend's own timing)\n",
-        options.warmup, window);
+        warmup, figures.window);
     t += line;
-    if (!checks.empty()) {
+    return t;
+}
+
+// The report printed: the model, the inputs, both engines, the tables and the checks.
+std::string compareReport(const CompareOptions& options, const ComparePlan& plan,
+    const CompareFigures& figures, const nlohmann::json& doc)
+{
+    const ModelFile& file = *plan.model;
+    const TensorInfo& input = plan.input();
+    std::string t;
+    char line[256];
+    t += "== jetagent compare: candidate against reference, on the same inputs ==\n";
+    std::snprintf(line, sizeof line, "model       %s (sha256 %.16s..., %llu bytes), input %s %s\n",
+        plan.modelPath.c_str(), file.sha256.c_str(),
+        static_cast<unsigned long long>(file.fileBytes), input.name.c_str(),
+        input.shapeString().c_str());
+    t += line;
+    t += "inputs      " + plan.source.uri + ", " + std::to_string(figures.count) + " frames\n";
+    t += "preprocess  " + describePreprocessing(plan.pre) +
+        (options.config.empty() ? std::string(" (torchvision's ImageNet defaults)")
+                                : " (" + plan.agent.path + " " + plan.key + ")") +
+        "\n";
+    if (!options.referenceModel.empty())
+        t += "ref. model  " + options.referenceModel + " (sha256 " +
+            plan.referenceModel->sha256.substr(0, 16) + "...)\n";
+    t += "reference   " + engineLine(doc["reference"]) + "\n";
+    t += "candidate   " + engineLine(doc["candidate"]) + "\n\n";
+    return t;
+}
+
+} // namespace
+
+Expected<CompareResult> runCompare(const CompareOptions& options)
+{
+    // Everything that can be wrong with the command line is found before any engine is built.
+    if (Status s = checkCommandLine(options); !s)
+        return s;
+    ComparePlan plan;
+    for (auto step : {resolveTask, resolveEngines, loadModels, resolvePreprocessing})
+        if (Status s = step(options, plan); !s)
+            return s;
+    auto figures = runEngines(options, plan);
+    if (!figures)
+        return figures.status();
+
+    CompareResult result;
+    nlohmann::json& doc = result.document;
+    doc = compareDocument(options, plan, figures.value());
+    auto checks = judgeChecks(options, plan.modelPath, figures->agreements, result.failedChecks);
+    if (!checks)
+        return checks.status();
+    doc["checks"] = checks.value();
+    doc["passed"] = result.failedChecks.empty();
+
+    std::string& t = result.text;
+    t = compareReport(options, plan, figures.value(), doc) + outputTable(figures->agreements) +
+        latencyTable(figures.value(), options.warmup);
+    if (!checks->empty()) {
         t += "\nchecks\n";
-        for (const auto& c : checks)
+        for (const auto& c : checks.value())
             t += std::string(c["passed"].get<bool>() ? "  PASS  " : "  FAIL  ") +
                 c["message"].get<std::string>() + "\n";
     }

@@ -276,6 +276,69 @@ void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::st
     }
 }
 
+// The --json document: the model, its parameters, operators and MACs, and what preparation,
+// compilation and profiling gave (`prepared` and `profile` null when not asked for).
+nlohmann::json jsonReport(const ModelFile& m, const ModelStats& s, int64_t loadNs,
+    const InspectOptions& options, const PreparedModel* prepared,
+    const std::vector<EngineStep>& steps, const Profile* profile)
+{
+    nlohmann::json j;
+    j["model"] = {{"path", m.path}, {"sha256", m.sha256}, {"bytes", m.fileBytes},
+        {"external_bytes", m.externalBytes}, {"ir_version", m.irVersion}, {"opset", m.opset},
+        {"producer", m.producer}, {"load_ms", nsToMs(loadNs)}};
+    for (const auto& t : m.inputs)
+        j["inputs"].push_back(tensorJson(t));
+    for (const auto& t : m.outputs)
+        j["outputs"].push_back(tensorJson(t));
+    j["parameters"] = {{"trainable", s.parameters}, {"tensors", s.parameterTensors},
+        {"batchnorm_statistics", s.buffers}, {"other_constants", s.constants},
+        {"initializer_bytes", s.weightBytes}};
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& op : s.operators)
+        ops.push_back({{"op", op.op}, {"nodes", op.nodes}, {"macs", op.macs}});
+    j["operators"] = ops;
+    j["nodes"] = s.nodes;
+    nlohmann::json shapesJson = nlohmann::json::object();
+    for (const auto& [name, dims] : s.shapes)
+        shapesJson[name] = dims;
+    std::vector<std::string> counted;
+    for (const char* const* op = kMacOperators; *op; ++op)
+        counted.emplace_back(*op);
+    j["macs"] = {{"total", s.macs}, {"input_shapes", shapesJson}, {"counted_operators", counted},
+        {"uncounted_nodes", s.uncounted}};
+    if (prepared) {
+        const PreparedModel& p = *prepared;
+        nlohmann::json passes = nlohmann::json::array();
+        for (const auto& r : p.passes)
+            passes.push_back({{"pass", r.pass}, {"removed", r.removed}, {"folded", r.folded},
+                {"rewritten", r.rewritten}, {"ms", nsToMs(r.ns)}, {"notes", r.notes}});
+        j["prepared"] = {{"backend", options.backend}, {"batch", options.batch},
+            {"pass_list", p.passList}, {"nodes_before", p.nodesBefore},
+            {"nodes_after", p.nodesAfter}, {"bytes", p.bytes->size()}, {"key", p.key},
+            {"from_cache", p.fromCache}, {"cache_path", p.cachePath}, {"ms", nsToMs(p.ns)},
+            {"passes", passes}};
+        if (!steps.empty()) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& step : steps)
+                list.push_back({{"node", step.node}, {"op", step.op}, {"library", step.library}});
+            j["prepared"]["steps"] = list;
+        }
+        if (profile) {
+            const Profile& r = *profile;
+            nlohmann::json runs = nlohmann::json::array();
+            for (int64_t ns : r.runNs)
+                runs.push_back(nsToMs(ns));
+            nlohmann::json stepMs = nlohmann::json::array();
+            for (double ms : r.stepMs)
+                stepMs.push_back(ms);
+            j["profile"] = {{"batch", r.batch}, {"threads", r.threads}, {"runs", r.runs},
+                {"warmup", r.warmup}, {"run_ms_sorted", runs}, {"run_median_ms", r.median()},
+                {"step_mean_ms", stepMs}};
+        }
+    }
+    return j;
+}
+
 } // namespace
 
 Status parseInputShapes(
@@ -384,61 +447,9 @@ Status inspectModel(const InspectOptions& requested, std::string* out)
         return Status();
     }
 
-    const ModelStats& s = stats.value();
-    nlohmann::json j;
-    j["model"] = {{"path", m.path}, {"sha256", m.sha256}, {"bytes", m.fileBytes},
-        {"external_bytes", m.externalBytes}, {"ir_version", m.irVersion}, {"opset", m.opset},
-        {"producer", m.producer}, {"load_ms", nsToMs(loadNs)}};
-    for (const auto& t : m.inputs)
-        j["inputs"].push_back(tensorJson(t));
-    for (const auto& t : m.outputs)
-        j["outputs"].push_back(tensorJson(t));
-    j["parameters"] = {{"trainable", s.parameters}, {"tensors", s.parameterTensors},
-        {"batchnorm_statistics", s.buffers}, {"other_constants", s.constants},
-        {"initializer_bytes", s.weightBytes}};
-    nlohmann::json ops = nlohmann::json::array();
-    for (const auto& op : s.operators)
-        ops.push_back({{"op", op.op}, {"nodes", op.nodes}, {"macs", op.macs}});
-    j["operators"] = ops;
-    j["nodes"] = s.nodes;
-    nlohmann::json shapesJson = nlohmann::json::object();
-    for (const auto& [name, dims] : s.shapes)
-        shapesJson[name] = dims;
-    std::vector<std::string> counted;
-    for (const char* const* op = kMacOperators; *op; ++op)
-        counted.emplace_back(*op);
-    j["macs"] = {{"total", s.macs}, {"input_shapes", shapesJson}, {"counted_operators", counted},
-        {"uncounted_nodes", s.uncounted}};
-    if (options.prepared) {
-        const PreparedModel& p = prepared.value();
-        nlohmann::json passes = nlohmann::json::array();
-        for (const auto& r : p.passes)
-            passes.push_back({{"pass", r.pass}, {"removed", r.removed}, {"folded", r.folded},
-                {"rewritten", r.rewritten}, {"ms", nsToMs(r.ns)}, {"notes", r.notes}});
-        j["prepared"] = {{"backend", options.backend}, {"batch", options.batch},
-            {"pass_list", p.passList}, {"nodes_before", p.nodesBefore},
-            {"nodes_after", p.nodesAfter}, {"bytes", p.bytes->size()}, {"key", p.key},
-            {"from_cache", p.fromCache}, {"cache_path", p.cachePath}, {"ms", nsToMs(p.ns)},
-            {"passes", passes}};
-        if (!steps.empty()) {
-            nlohmann::json list = nlohmann::json::array();
-            for (const auto& step : steps)
-                list.push_back({{"node", step.node}, {"op", step.op}, {"library", step.library}});
-            j["prepared"]["steps"] = list;
-        }
-        if (profile) {
-            const Profile& r = profile.value();
-            nlohmann::json runs = nlohmann::json::array();
-            for (int64_t ns : r.runNs)
-                runs.push_back(nsToMs(ns));
-            nlohmann::json stepMs = nlohmann::json::array();
-            for (double ms : r.stepMs)
-                stepMs.push_back(ms);
-            j["profile"] = {{"batch", r.batch}, {"threads", r.threads}, {"runs", r.runs},
-                {"warmup", r.warmup}, {"run_ms_sorted", runs}, {"run_median_ms", r.median()},
-                {"step_mean_ms", stepMs}};
-        }
-    }
+    const nlohmann::json j = jsonReport(m, stats.value(), loadNs, options,
+        options.prepared ? &prepared.value() : nullptr, steps,
+        profile ? &profile.value() : nullptr);
     *out = jsonText(j, 2) + "\n";
     return Status();
 }
