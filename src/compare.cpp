@@ -418,7 +418,6 @@ std::string formatMs(double ms)
 
 std::string describePreprocessing(const PreprocessConfig& p)
 {
-    static const char* const kInterpolation[] = {"nearest", "linear", "area", "cubic"};
     char text[320];
     const int written = p.resize == ResizeMode::ShorterSide
         ? std::snprintf(text, sizeof text, "shorter side to %d, centre crop %dx%d", p.resizeSize,
@@ -427,8 +426,8 @@ std::string describePreprocessing(const PreprocessConfig& p)
     const size_t used = static_cast<size_t>(std::max(written, 0));
     std::snprintf(text + used, sizeof text - used,
         ", %s, %s, /%g, mean [%g, %g, %g], std [%g, %g, %g]",
-        kInterpolation[static_cast<int>(p.interpolation)],
-        p.color == ColorOrder::Rgb ? "rgb" : "bgr", static_cast<double>(p.divisor),
+        nameOf(kInterpolationNames, p.interpolation), nameOf(kColorOrderNames, p.color),
+        static_cast<double>(p.divisor),
         static_cast<double>(p.mean[0]), static_cast<double>(p.mean[1]),
         static_cast<double>(p.mean[2]), static_cast<double>(p.std[0]),
         static_cast<double>(p.std[1]), static_cast<double>(p.std[2]));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "jetagent/base/enum_names.h"
 #include "jetagent/base/status.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/hal/frame_source.h"
@@ -19,6 +20,8 @@ enum class Pacing {
               // are counted
     None, // as fast as possible, for offline evaluation: a bounded FIFO, no frame is dropped
 };
+inline constexpr EnumName<Pacing> kPacingNames[] = {
+    {Pacing::Realtime, "realtime"}, {Pacing::None, "none"}};
 
 struct RunConfig {
     uint64_t frames = 0; // stop after this many source frames; 0 = no limit
@@ -41,6 +44,13 @@ enum class ResizeMode {
 };
 enum class ColorOrder { Rgb, Bgr };
 enum class Interpolation { Nearest, Linear, Area, Cubic };
+inline constexpr EnumName<ResizeMode> kResizeModeNames[] = {
+    {ResizeMode::ShorterSide, "shorter_side"}, {ResizeMode::Stretch, "stretch"}};
+inline constexpr EnumName<ColorOrder> kColorOrderNames[] = {
+    {ColorOrder::Rgb, "rgb"}, {ColorOrder::Bgr, "bgr"}};
+inline constexpr EnumName<Interpolation> kInterpolationNames[] = {
+    {Interpolation::Nearest, "nearest"}, {Interpolation::Linear, "linear"},
+    {Interpolation::Area, "area"}, {Interpolation::Cubic, "cubic"}};
 
 struct PreprocessConfig {
     ResizeMode resize = ResizeMode::ShorterSide;
@@ -57,6 +67,8 @@ struct PreprocessConfig {
 };
 
 enum class OutputKind { Logits, Probabilities };
+inline constexpr EnumName<OutputKind> kOutputKindNames[] = {
+    {OutputKind::Logits, "logits"}, {OutputKind::Probabilities, "probabilities"}};
 
 struct PostprocessConfig {
     OutputKind output =
@@ -69,10 +81,14 @@ enum class ActionMode {
     Clip, // one model over a clip of T frames (a 3-D CNN such as r3d_18)
     Streaming, // a 2-D backbone once per frame, a temporal head over the last T embeddings
 };
+inline constexpr EnumName<ActionMode> kActionModeNames[] = {
+    {ActionMode::Clip, "clip"}, {ActionMode::Streaming, "streaming"}};
 enum class ClipLayout {
     Ncthw, // N x C x T x H x W: torchvision's video models
     Ntchw, // N x T x C x H x W
 };
+inline constexpr EnumName<ClipLayout> kClipLayoutNames[] = {
+    {ClipLayout::Ncthw, "ncthw"}, {ClipLayout::Ntchw, "ntchw"}};
 
 // int8 calibration (engine.calibration): samples the engine is calibrated on, preprocessed exactly
 // as the task preprocesses frames.
@@ -131,6 +147,8 @@ enum class PowerSampling {
     On, // a run on a board without rails fails at start-up
     Off, // no sampler thread, no energy columns
 };
+inline constexpr EnumName<PowerSampling> kPowerSamplingNames[] = {
+    {PowerSampling::Auto, "auto"}, {PowerSampling::On, "on"}, {PowerSampling::Off, "off"}};
 
 struct PowerConfig {
     PowerSampling sampling = PowerSampling::Auto; // see PowerSampling
@@ -158,10 +176,14 @@ enum class MarkerMode {
     Busy, // active while the task's inference runs
     Toggle, // flips at the end of each inference
 };
+inline constexpr EnumName<MarkerMode> kMarkerModeNames[] = {
+    {MarkerMode::Busy, "busy"}, {MarkerMode::Toggle, "toggle"}};
 enum class TriggerMode {
     Level, // a measurement window is open while the line is active
     Toggle, // each activating edge opens or closes a window
 };
+inline constexpr EnumName<TriggerMode> kTriggerModeNames[] = {
+    {TriggerMode::Level, "level"}, {TriggerMode::Toggle, "toggle"}};
 
 struct GpioMarkerConfig {
     bool enabled = false;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "jetagent/base/enum_names.h"
 #include "jetagent/base/status.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/tensor.h"
@@ -19,6 +20,11 @@ namespace jetagent {
 
 enum class Precision { Fp32, Fp16, Int8 };
 enum class Device { Cpu, Gpu, Dla0, Dla1 };
+inline constexpr EnumName<Precision> kPrecisionNames[] = {
+    {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Int8, "int8"}};
+inline constexpr EnumName<Device> kDeviceNames[] = {
+    {Device::Cpu, "cpu"}, {Device::Gpu, "gpu"}, {Device::Dla0, "dla0"}, {Device::Dla1, "dla1"}};
+
 
 const char* precisionName(Precision p);
 const char* deviceName(Device d);
@@ -52,6 +58,8 @@ enum class IoMemory {
     Mapped, // pinned host memory mapped into the GPU (zero-copy); no host<->device transfers
     Device, // device memory with pinned staging buffers and explicit copies
 };
+inline constexpr EnumName<IoMemory> kIoMemoryNames[] = {
+    {IoMemory::Auto, "auto"}, {IoMemory::Mapped, "mapped"}, {IoMemory::Device, "device"}};
 const char* ioMemoryName(IoMemory m);
 
 // How to build an engine. Every field is validated by the backend, which says what it cannot do.
