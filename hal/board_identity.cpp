@@ -5,21 +5,11 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "jetagent/base/text_split.h"
+
 namespace jetagent {
 
 namespace {
-
-std::string trim(const std::string& text)
-{
-    size_t begin = 0;
-    size_t end = text.size();
-    while (begin < end && std::isspace(static_cast<unsigned char>(text[begin])))
-        ++begin;
-    while (end > begin &&
-        (std::isspace(static_cast<unsigned char>(text[end - 1])) || text[end - 1] == '\0'))
-        --end;
-    return text.substr(begin, end - begin);
-}
 
 bool startsWith(const std::string& text, const std::string& prefix)
 {
@@ -30,16 +20,9 @@ bool startsWith(const std::string& text, const std::string& prefix)
 std::vector<std::string> splitNulList(const std::string& bytes)
 {
     std::vector<std::string> entries;
-    size_t start = 0;
-    while (start < bytes.size()) {
-        size_t end = bytes.find('\0', start);
-        if (end == std::string::npos)
-            end = bytes.size();
-        std::string entry = trim(bytes.substr(start, end - start));
-        if (!entry.empty())
+    for (const std::string& field : splitFields(bytes, '\0'))
+        if (std::string entry = trimSpace(field); !entry.empty())
             entries.push_back(std::move(entry));
-        start = end + 1;
-    }
     return entries;
 }
 
@@ -130,18 +113,12 @@ void parseTegraRelease(const std::string& text, BoardIdentity& identity)
 // The "model name" line of /proc/cpuinfo (x86 hosts have it; most Arm kernels do not).
 std::string cpuModelName(const std::string& cpuinfo)
 {
-    size_t start = 0;
-    while (start < cpuinfo.size()) {
-        size_t end = cpuinfo.find('\n', start);
-        if (end == std::string::npos)
-            end = cpuinfo.size();
-        const std::string line = cpuinfo.substr(start, end - start);
+    for (const std::string& line : splitLines(cpuinfo)) {
         if (startsWith(line, "model name")) {
             const size_t colon = line.find(':');
             if (colon != std::string::npos)
-                return trim(line.substr(colon + 1));
+                return trimSpace(line.substr(colon + 1));
         }
-        start = end + 1;
     }
     return "";
 }
@@ -185,7 +162,7 @@ BoardIdentity detectBoard(const SysfsRoot& root)
 
     if (auto model = root.readBytes("/proc/device-tree/model")) {
         const std::string& bytes = model.value();
-        identity.model = trim(bytes.substr(0, bytes.find('\0')));
+        identity.model = trimSpace(bytes.substr(0, bytes.find('\0')));
     }
 
     if (auto compatible = root.readBytes("/proc/device-tree/compatible"))
