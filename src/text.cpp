@@ -22,7 +22,7 @@ __attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char*
 void appendJsonNumber(std::string& out, double value, int decimals)
 {
     if (std::isfinite(value))
-        appendf(out, "%.*f", decimals, value);
+        appendFormat(out, "{:.{}f}", value, decimals);
     else
         out += "null";
 }
