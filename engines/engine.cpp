@@ -17,33 +17,17 @@ namespace jetagent {
 
 const char* precisionName(Precision p)
 {
-    switch (p) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Fp16: return "fp16";
-    case Precision::Int8: return "int8";
-    }
-    return "?";
+    return nameOf(kPrecisionNames, p);
 }
 
 const char* deviceName(Device d)
 {
-    switch (d) {
-    case Device::Cpu: return "cpu";
-    case Device::Gpu: return "gpu";
-    case Device::Dla0: return "dla0";
-    case Device::Dla1: return "dla1";
-    }
-    return "?";
+    return nameOf(kDeviceNames, d);
 }
 
 const char* ioMemoryName(IoMemory m)
 {
-    switch (m) {
-    case IoMemory::Auto: return "auto";
-    case IoMemory::Mapped: return "mapped";
-    case IoMemory::Device: return "device";
-    }
-    return "?";
+    return nameOf(kIoMemoryNames, m);
 }
 
 const char* EngineOptions::tensorRTOnlySetting() const
@@ -58,22 +42,12 @@ const char* EngineOptions::tensorRTOnlySetting() const
 
 bool parsePrecision(const std::string& text, Precision* out)
 {
-    for (Precision p : {Precision::Fp32, Precision::Fp16, Precision::Int8})
-        if (text == precisionName(p)) {
-            *out = p;
-            return true;
-        }
-    return false;
+    return parseName(kPrecisionNames, text, *out);
 }
 
 bool parseDevice(const std::string& text, Device* out)
 {
-    for (Device d : {Device::Cpu, Device::Gpu, Device::Dla0, Device::Dla1})
-        if (text == deviceName(d)) {
-            *out = d;
-            return true;
-        }
-    return false;
+    return parseName(kDeviceNames, text, *out);
 }
 
 namespace {

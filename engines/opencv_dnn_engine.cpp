@@ -102,31 +102,24 @@ public:
             return Status::runtime(
                 "inference on model '" + model_->path + "' failed: " + condense(e));
         }
-        for (const cv::Mat& out : outputs_)
+        std::vector<ConstTensorView>& views = outputViews();
+        views.resize(outputs_.size());
+        for (size_t i = 0; i < outputs_.size(); ++i) {
+            const cv::Mat& out = outputs_[i];
             if (out.type() != CV_32F || !out.isContinuous())
                 return Status::runtime("model '" + model_->path +
                     "' produced an output that is not contiguous float32");
+            views[i].data = out.ptr<float>();
+            views[i].shape.rank = std::min(out.dims, TensorShape::kMaxRank);
+            for (int d = 0; d < views[i].shape.rank; ++d)
+                views[i].shape.dims[static_cast<size_t>(d)] = out.size[d];
+        }
         if (timing) {
             timing->hostToDeviceNs = -1;
             timing->deviceToHostNs = -1;
             timing->computeNs = monotonicNs() - start;
         }
         return Status();
-    }
-
-    size_t outputCount() const override { return outputs_.size(); }
-
-    ConstTensorView output(size_t index) const override
-    {
-        ConstTensorView view;
-        if (index >= outputs_.size())
-            return view;
-        const cv::Mat& m = outputs_[index];
-        view.data = m.ptr<float>();
-        view.shape.rank = std::min(m.dims, TensorShape::kMaxRank);
-        for (int d = 0; d < view.shape.rank; ++d)
-            view.shape.dims[static_cast<size_t>(d)] = m.size[d];
-        return view;
     }
 
 private:

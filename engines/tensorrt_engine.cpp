@@ -625,21 +625,6 @@ public:
         return Status();
     }
 
-    size_t outputCount() const override { return outputs_.size(); }
-
-    ConstTensorView output(size_t index) const override
-    {
-        ConstTensorView view;
-        if (index >= outputs_.size())
-            return view;
-        const size_t t = outputs_[index];
-        view.data = static_cast<const float*>(buffers_[t].host);
-        view.shape = shapes_[t];
-        if (runBatch_ > givenBatch_ && view.shape.rank > 0 && view.shape[0] == runBatch_)
-            view.shape.dims[0] = givenBatch_; // padded run: the given rows come first
-        return view;
-    }
-
 private:
     struct Buffer {
         void* host = nullptr;
@@ -681,7 +666,6 @@ private:
         // Shapes changed: every tensor's current shape and size, and a new graph if one was kept.
         shapes_.assign(tensors_.size(), TensorShape());
         bytesNow_.assign(tensors_.size(), 0);
-        outputs_.clear();
         for (size_t i = 0; i < tensors_.size(); ++i) {
             const nv::Dims s = context_->getTensorShape(tensors_[i].name.c_str());
             TensorShape& shape = shapes_[i];
@@ -689,13 +673,25 @@ private:
             for (int d = 0; d < shape.rank; ++d)
                 shape.dims[static_cast<size_t>(d)] = s.d[d];
             bytesNow_[i] = static_cast<size_t>(std::max<int64_t>(volume(s), 0)) * sizeof(float);
-            if (!tensors_[i].input)
-                outputs_.push_back(i);
         }
         given_.resize(tensors_.size());
         given_[t] = view.shape;
         givenBatch_ = view.shape[0];
         runBatch_ = run[0];
+        // What output() shows until the shapes change again: a padded run's given rows only
+        // (they come first).
+        std::vector<ConstTensorView>& outputs = outputViews();
+        outputs.clear();
+        for (size_t i = 0; i < tensors_.size(); ++i) {
+            if (tensors_[i].input)
+                continue;
+            ConstTensorView out;
+            out.data = static_cast<const float*>(buffers_[i].host);
+            out.shape = shapes_[i];
+            if (runBatch_ > givenBatch_ && out.shape.rank > 0 && out.shape[0] == runBatch_)
+                out.shape.dims[0] = givenBatch_;
+            outputs.push_back(out);
+        }
         dropGraph();
         return Status();
     }
@@ -770,7 +766,6 @@ private:
     int64_t givenBatch_ = 0; // the batch given, and the batch it runs at (padded up to the
     int64_t runBatch_ = 0; // profile's smallest)
     std::vector<size_t> bytesNow_; // current size per tensor
-    std::vector<size_t> outputs_; // tensor indices of the outputs, in the model's order
     cudaGraph_t graph_ = nullptr;
     cudaGraphExec_t graphExec_ = nullptr;
     int enqueues_ = 0;

@@ -5,21 +5,11 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "jetagent/base/text_split.h"
+
 namespace jetagent {
 
 namespace {
-
-std::string trim(const std::string& text)
-{
-    size_t begin = 0;
-    size_t end = text.size();
-    while (begin < end && std::isspace(static_cast<unsigned char>(text[begin])))
-        ++begin;
-    while (end > begin &&
-        (std::isspace(static_cast<unsigned char>(text[end - 1])) || text[end - 1] == '\0'))
-        --end;
-    return text.substr(begin, end - begin);
-}
 
 bool startsWith(const std::string& text, const std::string& prefix)
 {
@@ -30,16 +20,9 @@ bool startsWith(const std::string& text, const std::string& prefix)
 std::vector<std::string> splitNulList(const std::string& bytes)
 {
     std::vector<std::string> entries;
-    size_t start = 0;
-    while (start < bytes.size()) {
-        size_t end = bytes.find('\0', start);
-        if (end == std::string::npos)
-            end = bytes.size();
-        std::string entry = trim(bytes.substr(start, end - start));
-        if (!entry.empty())
+    for (const std::string& field : splitFields(bytes, '\0'))
+        if (std::string entry = trimSpace(field); !entry.empty())
             entries.push_back(std::move(entry));
-        start = end + 1;
-    }
     return entries;
 }
 
@@ -132,22 +115,16 @@ void parseTegraRelease(const std::string& text, BoardIdentity& identity)
 // Arm kernels do not) and /etc/os-release's PRETTY_NAME="...". "" when there is none.
 std::string keyedLineValue(const std::string& text, const std::string& key, char separator)
 {
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos)
-            end = text.size();
-        const std::string line = text.substr(start, end - start);
+    for (const std::string& line : splitLines(text)) {
         if (startsWith(line, key)) {
             const size_t at = line.find_first_not_of(" \t", key.size());
             if (at != std::string::npos && line[at] == separator) {
-                std::string value = trim(line.substr(at + 1));
+                std::string value = trimSpace(line.substr(at + 1));
                 if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
                     value = value.substr(1, value.size() - 2);
                 return value;
             }
         }
-        start = end + 1;
     }
     return "";
 }
@@ -191,7 +168,7 @@ BoardIdentity detectBoard(const SysfsRoot& root)
 
     if (auto model = root.readBytes("/proc/device-tree/model")) {
         const std::string& bytes = model.value();
-        identity.model = trim(bytes.substr(0, bytes.find('\0')));
+        identity.model = trimSpace(bytes.substr(0, bytes.find('\0')));
     }
 
     if (auto compatible = root.readBytes("/proc/device-tree/compatible"))

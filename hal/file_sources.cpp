@@ -16,6 +16,7 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/regular_file.h"
+#include "jetagent/base/text_split.h"
 #include "jetagent/hal/image_header.h"
 
 namespace fs = std::filesystem;
@@ -93,17 +94,8 @@ const char* streamManifestKind(const std::string& head)
 std::string localFileCaptureOptions(const char* userOptions)
 {
     std::string merged;
-    std::string_view rest = userOptions ? userOptions : "";
-    while (!rest.empty()) {
-        const size_t bar = rest.find('|');
-        const std::string_view entry = rest.substr(0, bar);
-        rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
-        std::string_view key = entry.substr(0, entry.find(';'));
-        while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front())))
-            key.remove_prefix(1);
-        while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back())))
-            key.remove_suffix(1);
-        if (entry.empty() || key == "protocol_whitelist")
+    for (const std::string& entry : splitFields(userOptions ? userOptions : "", '|')) {
+        if (entry.empty() || trimSpace(entry.substr(0, entry.find(';'))) == "protocol_whitelist")
             continue;
         merged.append(entry).append("|");
     }

@@ -86,6 +86,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/text_split.h"
 #include "jetagent/base/thread_guard.h"
 #include "jetagent/hal/reconnect.h"
 
@@ -121,14 +122,6 @@ const char* const kAppsinkTail = "appsink drop=true max-buffers=1 sync=false";
 bool startsWith(const std::string& text, const char* prefix)
 {
     return text.rfind(prefix, 0) == 0;
-}
-
-std::string trimmed(const std::string& text)
-{
-    const auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
-    auto begin = std::find_if_not(text.begin(), text.end(), blank);
-    auto end = std::find_if_not(text.rbegin(), text.rend(), blank).base();
-    return begin < end ? std::string(begin, end) : std::string();
 }
 
 // user:password@ becomes user:***@ in every URI of `text`, so logs and summaries do not carry
@@ -252,7 +245,7 @@ std::vector<std::string> linkedElements(const std::string& pipeline)
             parts.back() += c;
     }
     for (std::string& part : parts)
-        part = trimmed(part);
+        part = trimSpace(part);
     return parts;
 }
 
@@ -260,7 +253,7 @@ Expected<std::string> userPipeline(const std::string& description)
 {
     const char* const example = "gst://videotestsrc ! videoconvert ! video/x-raw,format=BGR ! "
                                 "appsink drop=true max-buffers=1 sync=false";
-    const std::string pipeline = trimmed(description);
+    const std::string pipeline = trimSpace(description);
     if (pipeline.empty())
         return Status::invalid(std::string("gst:// needs a pipeline after it, ending in an "
                                            "appsink; for example ") +
@@ -383,7 +376,7 @@ Status errorStatus(GstMessage* message)
     std::string detail = debug != nullptr ? debug : "";
     g_free(debug);
     detail =
-        trimmed(detail.substr(detail.rfind('\n') == std::string::npos ? 0 : detail.rfind('\n')));
+        trimSpace(detail.substr(detail.rfind('\n') == std::string::npos ? 0 : detail.rfind('\n')));
     const char* element = GST_MESSAGE_SRC_NAME(message);
     std::string text = std::string(element != nullptr ? element : "pipeline") + ": " +
         (error ? error->message : "error");

@@ -4,18 +4,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdlib>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <set>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
 #include "jetagent/base/log.h"
 #include "jetagent/base/regular_file.h"
 #include "jetagent/base/yaml_document.h"
+#include "jetagent/base/yaml_reader.h"
 
 namespace fs = std::filesystem;
 
@@ -98,118 +95,6 @@ ProfileMatch matchProfile(const BoardProfile& profile, const BoardIdentity& iden
     return best;
 }
 
-std::string describeNode(const YAML::Node& node)
-{
-    if (node.IsMap())
-        return "a mapping";
-    if (node.IsSequence())
-        return "a list";
-    if (node.IsNull())
-        return "nothing";
-    return "'" + node.Scalar() + "'";
-}
-
-// Reads one profile document, collecting every error as "file:line:col: key: message".
-class ProfileReader {
-public:
-    explicit ProfileReader(std::string file) : file_(std::move(file)) { }
-
-    void error(const YAML::Node& at, const std::string& key, const std::string& message)
-    {
-        std::ostringstream out;
-        out << file_;
-        if (at.IsDefined() && at.Mark().line >= 0)
-            out << ':' << at.Mark().line + 1 << ':' << at.Mark().column + 1;
-        out << ": " << key << ": " << message;
-        errors_.push_back(out.str());
-    }
-
-    // Reports keys of `map` not in `known`.
-    void unknownKeys(
-        const YAML::Node& map, const std::string& path, const std::set<std::string>& known)
-    {
-        if (!map.IsMap())
-            return;
-        for (auto it = map.begin(); it != map.end(); ++it) {
-            const std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
-            if (known.count(key) == 0) {
-                std::vector<std::string> names(known.begin(), known.end());
-                error(it->first, join(path, key), "unknown key; known here: " + joinWords(names));
-            }
-        }
-    }
-
-    // True when `node` is a mapping to read; absent is fine, anything else is reported.
-    bool optionalMap(const YAML::Node& node, const std::string& key)
-    {
-        if (!node.IsDefined() || node.IsMap())
-            return node.IsDefined();
-        error(node, key, "expected a mapping of keys, got " + describeNode(node));
-        return false;
-    }
-
-    bool text(const YAML::Node& node, const std::string& key, std::string& out, bool allowEmpty)
-    {
-        if (!node.IsScalar() || (!allowEmpty && node.Scalar().empty())) {
-            error(node, key, "expected a text value, got " + describeNode(node));
-            return false;
-        }
-        out = node.Scalar();
-        return true;
-    }
-
-    bool integer(const YAML::Node& node, const std::string& key, int64_t& out)
-    {
-        if (node.IsScalar() && !node.Scalar().empty()) {
-            const std::string& s = node.Scalar();
-            errno = 0;
-            char* end = nullptr;
-            const long long v = std::strtoll(s.c_str(), &end, 10);
-            if (*end == '\0' && errno != ERANGE) {
-                out = v;
-                return true;
-            }
-        }
-        error(node, key, "expected an integer, got " + describeNode(node));
-        return false;
-    }
-
-    bool boolean(const YAML::Node& node, const std::string& key, bool& out)
-    {
-        if (node.IsScalar() && YAML::convert<bool>::decode(node, out))
-            return true;
-        error(node, key, "expected true or false, got " + describeNode(node));
-        return false;
-    }
-
-    // A list of non-empty text values (absent: left as it is).
-    void textList(const YAML::Node& node, const std::string& key, std::vector<std::string>& out)
-    {
-        if (!node.IsDefined())
-            return;
-        if (!node.IsSequence()) {
-            error(node, key, "expected a list of text values, got " + describeNode(node));
-            return;
-        }
-        for (size_t i = 0; i < node.size(); ++i) {
-            std::string value;
-            if (text(node[i], key + "[" + std::to_string(i) + "]", value, false))
-                out.push_back(value);
-        }
-    }
-
-    const std::vector<std::string>& errors() const { return errors_; }
-
-    static std::string join(const std::string& path, const std::string& key)
-    {
-        return path.empty() ? key : path + "." + key;
-    }
-
-private:
-    std::string file_;
-    std::vector<std::string> errors_;
-};
-
 bool isProfileId(const std::string& id)
 {
     return !id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char c) {
@@ -217,17 +102,18 @@ bool isProfileId(const std::string& id)
     });
 }
 
-void readMatch(ProfileReader& reader, const YAML::Node& node, BoardProfile& profile)
+void readMatch(YamlFileReader& reader, const YAML::Node& node, BoardProfile& profile)
 {
-    if (!reader.optionalMap(node, "match"))
+    if (!node.IsDefined() || !reader.expectMap(node, "match"))
         return;
-    reader.textList(node["compatible"], "match.compatible", profile.matchCompatible);
-    reader.textList(node["model"], "match.model", profile.matchModel);
-    const YAML::Node chipIds = node["chip_ids"];
+    YamlMapReader m(reader, node, "match");
+    m.stringList("compatible", profile.matchCompatible);
+    m.stringList("model", profile.matchModel);
+    const YAML::Node chipIds = m.take("chip_ids");
     if (chipIds.IsDefined()) {
         if (!chipIds.IsSequence()) {
-            reader.error(chipIds, "match.chip_ids",
-                "expected a list of integers, got " + describeNode(chipIds));
+            m.error("chip_ids", chipIds,
+                "expected a list of integers, got " + describeYamlNode(chipIds));
         } else {
             for (size_t i = 0; i < chipIds.size(); ++i) {
                 int64_t id = 0;
@@ -241,99 +127,95 @@ void readMatch(ProfileReader& reader, const YAML::Node& node, BoardProfile& prof
             }
         }
     }
-    const YAML::Node anyHost = node["any_host"];
-    if (anyHost.IsDefined())
-        reader.boolean(anyHost, "match.any_host", profile.matchAnyHost);
-    reader.unknownKeys(node, "match", {"compatible", "model", "chip_ids", "any_host"});
+    m.boolean("any_host", profile.matchAnyHost);
+    m.finish();
 }
 
-void readRails(ProfileReader& reader, const YAML::Node& node, BoardProfile& profile)
+void readRails(YamlFileReader& reader, const YAML::Node& node, BoardProfile& profile)
 {
-    if (!reader.optionalMap(node, "rails"))
+    if (!node.IsDefined() || !reader.expectMap(node, "rails"))
         return;
-    reader.textList(node["expected"], "rails.expected", profile.expectedRails);
-    const YAML::Node total = node["total"];
-    if (total.IsDefined() && reader.text(total, "rails.total", profile.totalRail, false)) {
+    YamlMapReader m(reader, node, "rails");
+    m.stringList("expected", profile.expectedRails);
+    if (m.string("total", profile.totalRail)) {
         if (profile.totalRail == "none")
             profile.totalRail.clear();
         else if (std::find(profile.expectedRails.begin(), profile.expectedRails.end(),
                      profile.totalRail) == profile.expectedRails.end())
-            reader.error(total, "rails.total",
+            m.error("total", m.take("total"),
                 "'" + profile.totalRail +
                     "' is not one of rails.expected; name an expected rail, or none to sum the "
                     "rails");
     }
-    const YAML::Node note = node["total_note"];
-    if (note.IsDefined())
-        reader.text(note, "rails.total_note", profile.totalNote, true);
-    const YAML::Node aliases = node["aliases"];
+    m.string("total_note", profile.totalNote, true);
+    const YAML::Node aliases = m.take("aliases");
     if (aliases.IsDefined()) {
         if (!aliases.IsMap()) {
-            reader.error(aliases, "rails.aliases",
+            m.error("aliases", aliases,
                 "expected a mapping of discovered name to reported name, got " +
-                    describeNode(aliases));
+                    describeYamlNode(aliases));
         } else {
-            for (auto it = aliases.begin(); it != aliases.end(); ++it) {
+            for (const auto& alias : aliases) {
                 std::string from;
                 std::string to;
-                if (reader.text(it->first, "rails.aliases", from, false) &&
-                    reader.text(it->second, "rails.aliases." + from, to, false))
+                if (reader.text(alias.first, "rails.aliases", from) &&
+                    reader.text(alias.second, "rails.aliases." + from, to))
                     profile.railAliases[from] = to;
             }
         }
     }
-    reader.unknownKeys(node, "rails", {"expected", "total", "total_note", "aliases"});
+    m.finish();
 }
 
 void readBadReading(
-    ProfileReader& reader, const YAML::Node& node, const std::string& key, BoardProfile& profile)
+    YamlFileReader& reader, const YAML::Node& node, const std::string& key, BoardProfile& profile)
 {
     if (!node.IsMap()) {
-        reader.error(
-            node, key, "expected a mapping with zone, value and why, got " + describeNode(node));
+        reader.error(node, key,
+            "expected a mapping with zone, value and why, got " + describeYamlNode(node));
         return;
     }
+    YamlMapReader m(reader, node, key);
     BadThermalReading bad;
     bool ok = true;
-    const YAML::Node zone = node["zone"];
+    const YAML::Node zone = m.take("zone");
     if (zone.IsDefined())
-        ok = reader.text(zone, key + ".zone", bad.zone, false) && ok;
-    const YAML::Node value = node["value"];
-    if (!value.IsDefined()) {
-        reader.error(node, key + ".value", "missing: the raw reading that is not a temperature");
+        ok = m.string("zone", bad.zone) && ok;
+    if (!m.take("value").IsDefined()) {
+        m.error("value", node, "missing: the raw reading that is not a temperature");
         ok = false;
     } else {
-        ok = reader.integer(value, key + ".value", bad.milliCelsius) && ok;
+        ok = m.integer("value", bad.milliCelsius, INT64_MIN, INT64_MAX) && ok;
     }
-    const YAML::Node why = node["why"];
-    if (!why.IsDefined()) {
-        reader.error(node, key + ".why", "missing: the reason shown to the user");
+    if (!m.take("why").IsDefined()) {
+        m.error("why", node, "missing: the reason shown to the user");
         ok = false;
     } else {
-        ok = reader.text(why, key + ".why", bad.why, false) && ok;
+        ok = m.string("why", bad.why) && ok;
     }
-    reader.unknownKeys(node, key, {"zone", "value", "why"});
+    m.finish();
     if (ok)
         profile.badReadings.push_back(bad);
 }
 
-void readThermal(ProfileReader& reader, const YAML::Node& node, BoardProfile& profile)
+void readThermal(YamlFileReader& reader, const YAML::Node& node, BoardProfile& profile)
 {
-    if (!reader.optionalMap(node, "thermal"))
+    if (!node.IsDefined() || !reader.expectMap(node, "thermal"))
         return;
-    reader.textList(node["zones"], "thermal.zones", profile.thermalZones);
-    const YAML::Node bad = node["bad_readings"];
+    YamlMapReader m(reader, node, "thermal");
+    m.stringList("zones", profile.thermalZones);
+    const YAML::Node bad = m.take("bad_readings");
     if (bad.IsDefined()) {
         if (!bad.IsSequence()) {
-            reader.error(bad, "thermal.bad_readings",
-                "expected a list of {zone, value, why}, got " + describeNode(bad));
+            m.error("bad_readings", bad,
+                "expected a list of {zone, value, why}, got " + describeYamlNode(bad));
         } else {
             for (size_t i = 0; i < bad.size(); ++i)
                 readBadReading(
                     reader, bad[i], "thermal.bad_readings[" + std::to_string(i) + "]", profile);
         }
     }
-    reader.unknownKeys(node, "thermal", {"zones", "bad_readings"});
+    m.finish();
 }
 
 BoardProfile genericFallback()
@@ -383,36 +265,32 @@ Expected<BoardProfile> parseBoardProfile(const std::string& yamlText, const std:
     if (!root.IsMap())
         return Status::invalid(name +
             ": a board profile is a mapping with id, name, match, rails, thermal and notes; got " +
-            describeNode(root));
+            describeYamlNode(root));
 
-    // Read through a const handle: yaml-cpp's non-const operator[] may add missing keys.
-    const YAML::Node& doc = root;
     BoardProfile profile;
     profile.source = name;
-    ProfileReader reader(name);
+    YamlFileReader reader(name);
     try {
-        const YAML::Node id = doc["id"];
-        if (!id.IsDefined())
-            reader.error(
-                doc, "id", "missing; every profile needs an id (a built-in one's file stem)");
-        else if (reader.text(id, "id", profile.id, false) && !isProfileId(profile.id))
-            reader.error(
-                id, "id", "'" + profile.id + "' must be lower-case letters, digits and hyphens");
-        const YAML::Node title = doc["name"];
-        if (!title.IsDefined())
-            reader.error(doc, "name", "missing; the board family as shown to users");
+        YamlMapReader m(reader, root, "");
+        if (!m.take("id").IsDefined())
+            m.error("id", root, "missing; every profile needs an id (a built-in one's file stem)");
+        else if (m.string("id", profile.id) && !isProfileId(profile.id))
+            m.error("id", m.take("id"),
+                "'" + profile.id + "' must be lower-case letters, digits and hyphens");
+        if (!m.take("name").IsDefined())
+            m.error("name", root, "missing; the board family as shown to users");
         else
-            reader.text(title, "name", profile.name, false);
-        readMatch(reader, doc["match"], profile);
-        readRails(reader, doc["rails"], profile);
-        readThermal(reader, doc["thermal"], profile);
-        reader.textList(doc["notes"], "notes", profile.notes);
-        reader.unknownKeys(doc, "", {"id", "name", "match", "rails", "thermal", "notes"});
+            m.string("name", profile.name);
+        readMatch(reader, m.take("match"), profile);
+        readRails(reader, m.take("rails"), profile);
+        readThermal(reader, m.take("thermal"), profile);
+        m.stringList("notes", profile.notes);
+        m.finish();
     } catch (const YAML::Exception& e) {
-        reader.error(doc, "(document)", e.msg);
+        reader.error(root, "(document)", e.msg);
     }
     if (!reader.errors().empty())
-        return Status::invalid(joinWords(reader.errors(), "\n"));
+        return Status::invalid(reader.joinedErrors());
     return profile;
 }
 

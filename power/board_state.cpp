@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "jetagent/base/log.h"
+#include "jetagent/base/text_split.h"
 
 namespace jetagent {
 
@@ -161,14 +162,7 @@ PowerModeInfo readPowerMode(const SysfsRoot& root)
     const auto conf = root.readText(kNvpmodelConf);
     if (!conf)
         return mode;
-    const std::string& table = conf.value();
-    size_t lineStart = 0;
-    while (lineStart < table.size()) {
-        size_t lineEnd = table.find('\n', lineStart);
-        if (lineEnd == std::string::npos)
-            lineEnd = table.size();
-        const std::string line = table.substr(lineStart, lineEnd - lineStart);
-        lineStart = lineEnd + 1;
+    for (const std::string& line : splitLines(conf.value())) {
         if (line.find("POWER_MODEL") == std::string::npos)
             continue;
         const size_t idAt = line.find("ID=");

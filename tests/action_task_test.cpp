@@ -9,6 +9,7 @@
 #include "action_task.h"
 #include "config.h"
 #include "jetagent/base/clock.h"
+#include "onnx_builder.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -51,17 +52,9 @@ void writeLinearModel(const std::string& path, const std::string& inputName,
     for (const auto& row : weights)
         for (float v : row)
             w->add_float_data(v);
-    auto declare = [](onnx::ValueInfoProto* value, const std::string& name,
-                       const std::vector<int64_t>& dims) {
-        value->set_name(name);
-        auto* tensor = value->mutable_type()->mutable_tensor_type();
-        tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);
-        tensor->mutable_shape()->add_dim()->set_dim_param("batch");
-        for (size_t d = 1; d < dims.size(); ++d)
-            tensor->mutable_shape()->add_dim()->set_dim_value(dims[d]);
-    };
-    declare(graph->add_input(), inputName, inputDims);
-    declare(graph->add_output(), outputName, {-1, static_cast<int64_t>(weights[0].size())});
+    test::declareFloatTensor(graph->add_input(), inputName, inputDims, "batch");
+    test::declareFloatTensor(
+        graph->add_output(), outputName, {-1, static_cast<int64_t>(weights[0].size())}, "batch");
     test::writeFile(path, model.SerializeAsString());
 }
 

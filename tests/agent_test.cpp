@@ -20,22 +20,11 @@ namespace jetagent {
 namespace {
 
 using test::runJetagent;
-using test::sourcePath;
 using test::TempDir;
 
 std::string task(const std::string& name, const std::string& engine)
 {
-    return "  - name: " + name +
-        "\n"
-        "    model: " +
-        sourcePath("models/shapes_cnn.onnx") +
-        "\n"
-        "    labels: " +
-        sourcePath("models/shapes_labels.txt") +
-        "\n"
-        "    preprocess: {resize: stretch, interpolation: area}\n"
-        "    engine: " +
-        engine + "\n";
+    return test::shapesTaskYaml(name, "    engine: " + engine + "\n");
 }
 
 std::string config(const std::string& run, const std::string& tasks)

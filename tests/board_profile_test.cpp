@@ -457,6 +457,27 @@ TEST(BoardProfileParse, UnknownKeyNamesLineAndKey)
         7, "thermal.bad_readings[0].zones", "unknown key");
 }
 
+// Profiles are read by the config's own reader: a misspelt key names the key it likely meant,
+// and an empty value is reported at its key's line, not at the next key's.
+TEST(BoardProfileParse, ReadLikeTheConfig)
+{
+    auto typo = parseBoardProfile("id: x\nname: X\nrails:\n  expected: [A]\n  totl: A\n", "b.yaml");
+    ASSERT_FALSE(typo);
+    EXPECT_NE(typo.status().message().find(
+                  "b.yaml:5:3: rails.totl: unknown key (did you mean 'total'?); known here: "
+                  "aliases, expected, total, total_note"),
+        std::string::npos)
+        << typo.status().message();
+    auto empty = parseBoardProfile("id: x\nname:\nmatch:\n  any_host:\nrails: {}\n", "b.yaml");
+    ASSERT_FALSE(empty);
+    const std::string message = empty.status().message();
+    EXPECT_NE(message.find("b.yaml:2: name: expected a text value, got nothing"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("b.yaml:4: match.any_host: expected true or false, got nothing"),
+        std::string::npos)
+        << message;
+}
+
 TEST(BoardProfileParse, WrongTypeNamesLineAndKey)
 {
     expectError("id: x\nname: X\nmatch:\n  chip_ids: [35, thirty-five]\n", 4, "match.chip_ids[1]",

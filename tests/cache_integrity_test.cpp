@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
 
 #include "jetagent/base/log.h"
 #include "jetagent/engines/cache_file.h"
@@ -50,43 +49,6 @@ void damageFile(const std::string& path, const Damage& damage)
     damage.apply(bytes);
     test::writeFile(path, bytes);
 }
-
-// What the "engine" logger says at warn and above while it lives.
-class EngineLogCapture {
-public:
-    EngineLogCapture() : log_(logger("engine")), level_(log_->level())
-    {
-        sink_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(kLines);
-        log_->sinks().push_back(sink_);
-        log_->set_level(spdlog::level::warn);
-    }
-    ~EngineLogCapture()
-    {
-        log_->sinks().pop_back();
-        log_->set_level(level_);
-    }
-    EngineLogCapture(const EngineLogCapture&) = delete;
-    EngineLogCapture& operator=(const EngineLogCapture&) = delete;
-
-    // Lines that contain every one of `parts`.
-    int count(const std::vector<std::string>& parts) const
-    {
-        int n = 0;
-        for (const std::string& line : sink_->last_formatted()) {
-            bool all = true;
-            for (const std::string& p : parts)
-                all = all && line.find(p) != std::string::npos;
-            n += all ? 1 : 0;
-        }
-        return n;
-    }
-
-private:
-    static constexpr size_t kLines = 64;
-    std::shared_ptr<spdlog::logger> log_;
-    spdlog::level::level_enum level_;
-    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
-};
 
 bool xnnpackAvailable()
 {
@@ -195,7 +157,7 @@ TEST(PreparedModelCache, ADamagedEntryIsPreparedAgainGivesTheSameResultsAndIsRep
             ASSERT_EQ(entries.size(), 1u);
             damageFile(entries[0], damage);
 
-            EngineLogCapture log;
+            test::LogCapture log("engine");
             EXPECT_EQ(runDemo(cache, &fromCache), expected) << "results from a damaged entry";
             EXPECT_FALSE(fromCache) << "the damaged entry was used";
             EXPECT_EQ(log.count({"in the cache is damaged", "preparing it again", entries[0]}), 1);
@@ -214,7 +176,7 @@ TEST(PreparedModelCache, AnEntryWithoutADigestIsPreparedAgain)
     for (const auto& e : fs::directory_iterator(dir / "prepared"))
         if (e.path().extension() == ".sha256")
             fs::remove(e.path());
-    EngineLogCapture log;
+    test::LogCapture log("engine");
     EXPECT_EQ(runDemo(dir.path(), &fromCache), expected);
     EXPECT_FALSE(fromCache);
     EXPECT_EQ(log.count({"no SHA-256 digest", "preparing it again"}), 1);

@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "jetagent/engines/engine.h"
+#include "onnx_builder.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -348,15 +349,8 @@ TEST(Cli, InspectRefusesModelsThatWouldCrashOrHangIt)
     model.add_opset_import()->set_version(13);
     auto* graph = model.mutable_graph();
     graph->set_name("strides");
-    auto declare = [](onnx::ValueInfoProto* v, const char* name, const std::vector<int64_t>& dims) {
-        v->set_name(name);
-        auto* t = v->mutable_type()->mutable_tensor_type();
-        t->set_elem_type(onnx::TensorProto::FLOAT);
-        for (int64_t d : dims)
-            t->mutable_shape()->add_dim()->set_dim_value(d);
-    };
-    declare(graph->add_input(), "x", {1, 3, 8, 8});
-    declare(graph->add_output(), "y", {1, 2, 6, 6});
+    test::declareFloatTensor(graph->add_input(), "x", {1, 3, 8, 8});
+    test::declareFloatTensor(graph->add_output(), "y", {1, 2, 6, 6});
     auto* w = graph->add_initializer();
     w->set_name("w");
     w->set_data_type(onnx::TensorProto::FLOAT);

@@ -9,9 +9,13 @@
 #include <onnx/onnx_pb.h>
 
 #include "jetagent/engines/model_passes.h"
+#include "onnx_builder.h"
 
 namespace jetagent {
 namespace {
+
+using test::setInt;
+using test::setInts;
 
 constexpr int64_t kSymbolic = -1; // a dimension named "batch" instead of given a value
 constexpr int32_t kFloat = onnx::TensorProto_DataType_FLOAT;
@@ -93,23 +97,6 @@ private:
         return t;
     }
 };
-
-void setInt(onnx::NodeProto& node, const std::string& name, int64_t value)
-{
-    auto* attr = node.add_attribute();
-    attr->set_name(name);
-    attr->set_type(onnx::AttributeProto::INT);
-    attr->set_i(value);
-}
-
-void setInts(onnx::NodeProto& node, const std::string& name, const Ints& values)
-{
-    auto* attr = node.add_attribute();
-    attr->set_name(name);
-    attr->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : values)
-        attr->add_ints(v);
-}
 
 void setTensor(onnx::NodeProto& node, const std::string& name, const onnx::TensorProto& value)
 {

@@ -8,6 +8,7 @@
 
 #include "frame_log.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/text_split.h"
 #include "jetagent/power/sampler.h"
 #include "recorder.h"
 #include "test_support.h"
@@ -238,18 +239,6 @@ FrameRecord recordAt(int64_t start, int batch)
     return r;
 }
 
-std::vector<std::string> splitCsv(const std::string& line)
-{
-    std::vector<std::string> fields(1);
-    for (char c : line) {
-        if (c == ',')
-            fields.emplace_back();
-        else
-            fields.back() += c;
-    }
-    return fields;
-}
-
 TEST(TaskLogEnergy, FramesGetTheEnergyOfTheirWindowsOnceTheSamplerCoversThem)
 {
     test::TempDir dir;
@@ -278,10 +267,10 @@ TEST(TaskLogEnergy, FramesGetTheEnergyOfTheirWindowsOnceTheSamplerCoversThem)
     const auto lines = test::readLines(dir / "t.frames.csv");
     ASSERT_EQ(lines.size(), 4u);
     EXPECT_EQ(lines[0], std::string(kFrameCsvHeader) + "," + kFrameCsvEnergyColumns);
-    const size_t columns = splitCsv(lines[0]).size();
-    const auto single = splitCsv(lines[1]);
-    const auto batched = splitCsv(lines[2]);
-    const auto uncovered = splitCsv(lines[3]);
+    const size_t columns = splitFields(lines[0], ',').size();
+    const auto single = splitFields(lines[1], ',');
+    const auto batched = splitFields(lines[2], ',');
+    const auto uncovered = splitFields(lines[3], ',');
     ASSERT_EQ(single.size(), columns);
     ASSERT_EQ(uncovered.size(), columns);
     const double inferenceMj = kRailWatts * 50.0; // W x ms = mJ

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "fake_gpio.h"
+#include "fake_tasks.h"
 #include "frame_log.h"
 #include "gpio_signals.h"
 #include "jetagent/base/clock.h"
@@ -17,7 +18,9 @@
 namespace jetagent {
 namespace {
 
+using test::CountingSource;
 using test::FakeGpio;
+using test::FakeTask;
 
 constexpr const char* kChip = "gpiochip0";
 constexpr unsigned kLines = 64;
@@ -25,67 +28,6 @@ constexpr unsigned kMarker = 12;
 constexpr unsigned kAlert = 13;
 constexpr unsigned kTrigger = 50;
 constexpr int64_t kMs = 1'000'000;
-
-// A task whose results come from `score(frameId)` for label 1 ("person"), top-1, and that calls
-// `probe` while it "infers".
-class ScriptedTask final : public Task {
-public:
-    explicit ScriptedTask(std::string name = "watch") : name_(std::move(name)) { }
-    const std::string& name() const override { return name_; }
-    int batchSize() const override { return 1; }
-    const std::vector<std::string>& labels() const override { return labels_; }
-    std::vector<EngineDescription> engines() const override { return {}; }
-    nlohmann::json describe() const override { return nlohmann::json::object(); }
-    Status process(
-        const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records) override
-    {
-        for (size_t i = 0; i < count; ++i) {
-            if (probe)
-                probe();
-            records[i] = FrameRecord();
-            records[i].frameId = frames[i]->sequence;
-            records[i].capturedNs = frames[i]->captureNs;
-            records[i].dequeuedNs = records[i].preprocessedNs = dequeuedNs;
-            records[i].inferredNs = records[i].doneNs = monotonicNs();
-            records[i].topK = 1;
-            records[i].labels[0] = 1;
-            records[i].scores[0] = 0.1f;
-        }
-        return Status();
-    }
-    std::function<void()> probe;
-
-private:
-    std::string name_;
-    std::vector<std::string> labels_ {"background", "person"};
-};
-
-// A non-live source of `frames` small frames.
-class CountingSource final : public FrameSource {
-public:
-    explicit CountingSource(uint64_t frames) : frames_(frames)
-    {
-        info_.uri = "test://count";
-        info_.kind = "test";
-        info_.width = 8;
-        info_.height = 8;
-    }
-    const SourceInfo& info() const override { return info_; }
-    Expected<ReadResult> read(Frame& frame) override
-    {
-        if (next_ == frames_)
-            return ReadResult::EndOfStream;
-        frame.image.create(8, 8, CV_8UC3);
-        frame.sequence = next_++;
-        frame.captureNs = monotonicNs();
-        return ReadResult::Frame;
-    }
-
-private:
-    SourceInfo info_;
-    uint64_t frames_;
-    uint64_t next_ = 0;
-};
 
 Expected<AgentConfig> config(const std::string& gpio)
 {
@@ -129,8 +71,8 @@ struct Fixture {
     }
 
     FakeGpio gpio;
-    ScriptedTask watch {"watch"};
-    ScriptedTask other {"other"};
+    FakeTask watch {"watch"};
+    FakeTask other {"other"};
     std::vector<const Task*> tasks;
 };
 

@@ -2,8 +2,6 @@
 // that fail (a real RTSP server stopped and restarted, gst:// and csi://-style pipelines that end
 // in an error) are all recovered while other processes keep the cores busy, and the run still
 // stops on time with its summary, frame ids and capture times increasing.
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,20 +44,6 @@ double secondsSince(Clock::time_point start)
 void sleepFor(double seconds)
 {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-}
-
-// A port on 127.0.0.1 that was free a moment ago.
-int freePort()
-{
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address {};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    close(fd);
-    return bound ? ntohs(address.sin_port) : 0;
 }
 
 // Processes that keep every core busy, as the rest of a loaded machine would, until destroyed.
@@ -141,16 +125,8 @@ private:
 
 std::string shapesTask()
 {
-    return "tasks:\n"
-           "  - name: shapes\n"
-           "    model: " +
-        test::sourcePath("models/shapes_cnn.onnx") +
-        "\n"
-        "    labels: " +
-        test::sourcePath("models/shapes_labels.txt") +
-        "\n"
-        "    preprocess: {resize: stretch, interpolation: area}\n"
-        "    engine: {backend: opencv, threads: 1}\n"
+    return "tasks:\n" +
+        test::shapesTaskYaml("shapes", "    engine: {backend: opencv, threads: 1}\n") +
         "logging: {dir: logs, status_interval_s: 0}\n";
 }
 
@@ -212,7 +188,8 @@ TEST(GStreamerRun, SourcesThatCannotBeOpenedExit2NamingTheCause)
         {"gst://videotestsrc ! jetagent_no_such_element ! appsink",
             "no GStreamer element \"jetagent_no_such_element\""},
         {"gst://videotestsrc ! ! appsink", "GStreamer cannot build the pipeline"},
-        {"rtsp://127.0.0.1:" + std::to_string(freePort()) + "/test", "Could not open resource"},
+        {"rtsp://127.0.0.1:" + std::to_string(test::unusedLoopbackPort()) + "/test",
+            "Could not open resource"},
     };
     if (!gstreamerHasElement("nvarguscamerasrc"))
         cases.push_back({"csi://0",
@@ -310,7 +287,7 @@ TEST(GStreamerRun, RTSPServerOutagesUnderLoadAreAllRecoveredAndTheRunStopsOnTime
     const double duration =
         outageTotal + (outages + 1) * kStreamingS + outages * kRecoveryAllowanceS + 2.0;
 
-    RTSPServer server(freePort());
+    RTSPServer server(test::unusedLoopbackPort());
     ASSERT_TRUE(server.start());
     TempDir dir;
     test::writeFile(dir / "c.yaml", cameraConfig(server.uri()));

@@ -7,14 +7,11 @@
 #include <thread>
 #include <vector>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/gstreamer_source.h"
+#include "test_support.h"
 
 namespace jetagent {
 
@@ -342,25 +339,12 @@ TEST_F(GStreamerSource, BadPipelineSyntaxFailsAtOpen)
         ErrorKind::InvalidInput, {"GStreamer cannot build the pipeline"});
 }
 
-// A port on which nothing listens: the server refuses the connection.
-int closedPort()
-{
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address {};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    close(fd);
-    return bound ? ntohs(address.sin_port) : 1;
-}
-
 TEST_F(GStreamerSource, RefusingRTSPServerFailsAtOpen)
 {
     if (!gstreamerHasElement("rtspsrc"))
         GTEST_SKIP() << "rtspsrc is missing: apt-get install gstreamer1.0-plugins-good";
-    const std::string uri = "rtsp://user:secret@127.0.0.1:" + std::to_string(closedPort()) + "/x";
+    const std::string uri =
+        "rtsp://user:secret@127.0.0.1:" + std::to_string(test::unusedLoopbackPort()) + "/x";
     expectOpenFailure(uri, ErrorKind::NotFound, {"rtsp://user:***@127.0.0.1", "rtspsrc"});
     Expected<std::unique_ptr<FrameSource>> source = openGStreamerSource(withUri(uri));
     ASSERT_FALSE(source.ok());

@@ -14,6 +14,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "jetagent/hal/synthetic_shapes.h"
+#include "onnx_builder.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -60,16 +61,8 @@ void writeNaNModel(const std::string& path)
     node("GlobalAveragePool", {"input"}, "pooled");
     node("Flatten", {"pooled"}, "flat");
     node("Gemm", {"flat", "w", "b"}, "output");
-    auto shape = [](onnx::ValueInfoProto* value, const std::string& name,
-                     const std::vector<int>& dims) {
-        value->set_name(name);
-        auto* t = value->mutable_type()->mutable_tensor_type();
-        t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
-        for (int d : dims)
-            t->mutable_shape()->add_dim()->set_dim_value(d);
-    };
-    shape(graph->add_input(), "input", {1, 3, 32, 32});
-    shape(graph->add_output(), "output", {1, 6});
+    test::declareFloatTensor(graph->add_input(), "input", {1, 3, 32, 32});
+    test::declareFloatTensor(graph->add_output(), "output", {1, 6});
     test::writeFile(path, model.SerializeAsString());
 }
 

@@ -94,35 +94,16 @@ private:
     std::thread thread_;
 };
 
-std::string quote(const std::string& s)
-{
-    std::string out = "'";
-    for (char c : s)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
 // Runs jetagent as runJetagent does, but killed after kRunLimitS and with
 // OPENCV_FFMPEG_CAPTURE_OPTIONS unset: this test binary links the file sources too, which set it
 // in its own environment, and the children must not inherit a protection that jetagent has to
 // give itself.
 CommandResult runBare(const std::vector<std::string>& args, const std::string& workdir)
 {
-    TempDir capture;
-    std::string command = "cd " + quote(workdir) + " && timeout -s KILL " +
-        std::to_string(static_cast<int>(kRunLimitS * test::kSanitizerSlowdown)) +
-        " env -u OPENCV_FFMPEG_CAPTURE_OPTIONS";
-    for (const auto& a : test::jetagentCommand())
-        command += " " + quote(a);
-    for (const auto& a : args)
-        command += " " + quote(a);
-    command += " >" + quote(capture / "out") + " 2>" + quote(capture / "err") + " </dev/null";
-    const int status = std::system(command.c_str());
-    CommandResult r;
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = test::readFile(capture / "out");
-    r.err = test::readFile(capture / "err");
-    return r;
+    return test::runJetagentUnder("timeout -s KILL " +
+            std::to_string(static_cast<int>(kRunLimitS * test::kSanitizerSlowdown)) +
+            " env -u OPENCV_FFMPEG_CAPTURE_OPTIONS",
+        args, workdir);
 }
 
 void writeConfig(const TempDir& dir)

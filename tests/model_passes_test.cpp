@@ -14,10 +14,14 @@
 #include "jetagent/engines/model_info.h"
 #include "jetagent/engines/model_passes.h"
 #include "jetagent/engines/model_prepare.h"
+#include "onnx_builder.h"
 #include "test_support.h"
 
 namespace jetagent {
 namespace {
+
+using test::setInt;
+using test::setInts;
 
 constexpr uint32_t kSeed = 20261121;
 
@@ -35,13 +39,13 @@ public:
     GraphBuilder& input(const std::string& name, const std::vector<int64_t>& dims,
         const std::string& batchName = "")
     {
-        addValue(model_.mutable_graph()->add_input(), name, dims, batchName);
+        test::declareFloatTensor(model_.mutable_graph()->add_input(), name, dims, batchName);
         return *this;
     }
     GraphBuilder& output(const std::string& name, const std::vector<int64_t>& dims,
         const std::string& batchName = "")
     {
-        addValue(model_.mutable_graph()->add_output(), name, dims, batchName);
+        test::declareFloatTensor(model_.mutable_graph()->add_output(), name, dims, batchName);
         return *this;
     }
     onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
@@ -100,41 +104,8 @@ public:
     }
 
 private:
-    static void addValue(onnx::ValueInfoProto* v, const std::string& name,
-        const std::vector<int64_t>& dims, const std::string& batchName)
-    {
-        v->set_name(name);
-        auto* t = v->mutable_type()->mutable_tensor_type();
-        t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
-        auto* shape = t->mutable_shape();
-        for (size_t i = 0; i < dims.size(); ++i) {
-            auto* d = shape->add_dim();
-            if (i == 0 && !batchName.empty())
-                d->set_dim_param(batchName);
-            else
-                d->set_dim_value(dims[i]);
-        }
-    }
-
     onnx::ModelProto model_;
 };
-
-void setInts(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& v)
-{
-    auto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v)
-        a->add_ints(x);
-}
-
-void setInt(onnx::NodeProto& node, const std::string& name, int64_t v)
-{
-    auto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-}
 
 int countOps(const onnx::ModelProto& m, const std::string& op)
 {

@@ -22,10 +22,15 @@
 #include "jetagent/engines/model_passes.h"
 #include "jetagent/engines/model_prepare.h"
 #include "jetagent/engines/model_validate.h"
+#include "onnx_builder.h"
 #include "test_support.h"
 
 namespace jetagent {
 namespace {
+
+using test::setFloat;
+using test::setInt;
+using test::setInts;
 
 namespace fs = std::filesystem;
 
@@ -44,12 +49,12 @@ public:
 
     Model& input(const std::string& name, const std::vector<int64_t>& dims)
     {
-        declare(proto_.mutable_graph()->add_input(), name, dims);
+        test::declareFloatTensor(proto_.mutable_graph()->add_input(), name, dims);
         return *this;
     }
     Model& output(const std::string& name, const std::vector<int64_t>& dims)
     {
-        declare(proto_.mutable_graph()->add_output(), name, dims);
+        test::declareFloatTensor(proto_.mutable_graph()->add_output(), name, dims);
         return *this;
     }
     // An output without a shape: enough for models refused before the ONNX checker (which wants
@@ -106,43 +111,8 @@ public:
     }
 
 private:
-    static void declare(
-        onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims)
-    {
-        v->set_name(name);
-        auto* t = v->mutable_type()->mutable_tensor_type();
-        t->set_elem_type(onnx::TensorProto::FLOAT);
-        for (int64_t d : dims)
-            t->mutable_shape()->add_dim()->set_dim_value(d);
-    }
-
     onnx::ModelProto proto_;
 };
-
-void setInts(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& v)
-{
-    auto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v)
-        a->add_ints(x);
-}
-
-void setInt(onnx::NodeProto& node, const std::string& name, int64_t v)
-{
-    auto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-}
-
-void setFloat(onnx::NodeProto& node, const std::string& name, float v)
-{
-    auto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-}
 
 // The model must be refused as invalid input, with every part in the message.
 void expectRefused(const Model& model, const std::vector<std::string>& parts)

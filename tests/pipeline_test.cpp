@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_tasks.h"
 #include "jetagent/base/clock.h"
 #include "pipeline.h"
 
@@ -13,68 +14,6 @@ namespace {
 
 constexpr int kWidth = 64;
 constexpr int kHeight = 48;
-
-// A live source that answers NoFrame every other call (a camera between frames) and ends after
-// `frames` frames.
-class StutteringSource final : public FrameSource {
-public:
-    explicit StutteringSource(uint64_t frames) : frames_(frames)
-    {
-        info_.uri = "test://stutter";
-        info_.kind = "test";
-        info_.width = kWidth;
-        info_.height = kHeight;
-        info_.live = true;
-    }
-    const SourceInfo& info() const override { return info_; }
-    Expected<ReadResult> read(Frame& frame) override
-    {
-        ++calls_;
-        if (calls_ % 2 == 1)
-            return ReadResult::NoFrame;
-        if (next_ == frames_)
-            return ReadResult::EndOfStream;
-        frame.image.create(kHeight, kWidth, CV_8UC3);
-        frame.image.setTo(cv::Scalar::all(static_cast<double>(next_ % 256)));
-        frame.sequence = next_++;
-        frame.captureNs = monotonicNs();
-        return ReadResult::Frame;
-    }
-    uint64_t noFrames() const { return calls_ / 2; }
-
-private:
-    SourceInfo info_;
-    uint64_t frames_;
-    uint64_t next_ = 0;
-    uint64_t calls_ = 0;
-};
-
-class RecordingTask final : public Task {
-public:
-    const std::string& name() const override { return name_; }
-    int batchSize() const override { return 1; }
-    const std::vector<std::string>& labels() const override { return labels_; }
-    std::vector<EngineDescription> engines() const override { return {}; }
-    nlohmann::json describe() const override { return nlohmann::json::object(); }
-    Status process(
-        const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records) override
-    {
-        for (size_t i = 0; i < count; ++i) {
-            sequences.push_back(frames[i]->sequence);
-            records[i] = FrameRecord();
-            records[i].frameId = frames[i]->sequence;
-            records[i].capturedNs = frames[i]->captureNs;
-            records[i].dequeuedNs = records[i].preprocessedNs = records[i].inferredNs =
-                records[i].doneNs = dequeuedNs;
-        }
-        return Status();
-    }
-    std::vector<uint64_t> sequences;
-
-private:
-    std::string name_ = "recording";
-    std::vector<std::string> labels_ {"a"};
-};
 
 // A view that only takes the frames (and counts the records).
 class FrameOnlyView final : public FrameView {
@@ -92,8 +31,8 @@ private:
 TEST(Pipeline, NoFrameFromALiveSourceIsWaitedThroughNotCounted)
 {
     constexpr uint64_t kFrames = 50;
-    StutteringSource source(kFrames);
-    RecordingTask task;
+    test::CountingSource source(kFrames, kWidth, kHeight, true); // live, stuttering
+    test::FakeTask task("recording", {"a"});
     RunConfig run;
     run.pacing = Pacing::None; // FIFO: every frame reaches the task
     FrameOnlyView view;
@@ -145,7 +84,7 @@ private:
 TEST(Pipeline, ASilentLiveSourceStopsOnRequest)
 {
     SilentSource source;
-    RecordingTask task;
+    test::FakeTask task("recording", {"a"});
     RunConfig run;
     Recorder recorder({{"t", 0, {}}}, 1000, 16, nullptr);
     Pipeline pipeline(source, run, {&task}, recorder);

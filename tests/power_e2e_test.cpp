@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "jetagent/base/text_split.h"
 #include "run_checks.h"
 #include "sysfs_fixture.h"
 #include "test_support.h"
@@ -15,20 +16,7 @@ namespace jetagent {
 namespace {
 
 using test::runJetagent;
-using test::sourcePath;
 using test::TempDir;
-
-std::vector<std::string> fields(const std::string& line)
-{
-    std::vector<std::string> out(1);
-    for (char c : line) {
-        if (c == ',')
-            out.emplace_back();
-        else
-            out.back() += c;
-    }
-    return out;
-}
 
 size_t column(const std::vector<std::string>& header, const std::string& name)
 {
@@ -80,7 +68,7 @@ TEST(PowerCommand, LiveLinesAndCsvWithUnitsOnOrinNano)
 
     const auto csv = test::readLines(dir / "power.csv");
     ASSERT_GE(csv.size(), 6u);
-    const auto header = fields(csv[0]);
+    const auto header = splitFields(csv[0], ',');
     const size_t vddIn = column(header, "VDD_IN_W");
     const size_t average = column(header, "VDD_IN_avg_W");
     column(header, "total_W");
@@ -88,7 +76,7 @@ TEST(PowerCommand, LiveLinesAndCsvWithUnitsOnOrinNano)
     column(header, "power_mode");
     const double expected = railWatts(fixture->board(), "VDD_IN");
     for (size_t i = 1; i < csv.size(); ++i) {
-        const auto row = fields(csv[i]);
+        const auto row = splitFields(csv[i], ',');
         ASSERT_EQ(row.size(), header.size()) << csv[i];
         EXPECT_NEAR(std::stod(row[vddIn]), expected, 1e-3) << csv[i];
         EXPECT_NEAR(std::stod(row[average]), expected, 1e-3) << csv[i];
@@ -157,12 +145,8 @@ std::string runConfig(const std::string& root, const std::string& power)
 {
     return "source: {uri: synthetic://shapes, width: 320, height: 240, fps: 30, seed: 5}\n"
            "run: {frames: 40, pacing: none}\n"
-           "tasks:\n"
-           "  - name: shapes\n"
-           "    model: " +
-        sourcePath("models/shapes_cnn.onnx") +
-        "\n    labels: " + sourcePath("models/shapes_labels.txt") +
-        "\n    preprocess: {resize: stretch, interpolation: area}\n"
+           "tasks:\n" +
+        test::shapesTaskYaml() +
         "logging: {dir: logs, status_interval_s: 0}\n"
         "power: {sysfs_root: '" +
         root + "'" + power + "}\n";
@@ -183,14 +167,14 @@ TEST(AgentRunPower, EveryFrameCarriesTheEnergyOfItsWindows)
     // The fixture's rails hold still, so each window's energy is the rail's power times its time.
     const double watts = railWatts(fixture->board(), "VDD_IN");
     const auto csv = test::readLines(run + "/shapes.frames.csv");
-    const auto header = fields(csv[0]);
+    const auto header = splitFields(csv[0], ',');
     const size_t inferenceMs = column(header, "inference_ms");
     const size_t inferenceMj = column(header, "inference_energy_mJ");
     const size_t frameMj = column(header, "frame_energy_mJ");
     const size_t power = column(header, "inference_power_W");
     double frameSum = 0.0;
     for (size_t i = 1; i < csv.size(); ++i) {
-        const auto row = fields(csv[i]);
+        const auto row = splitFields(csv[i], ',');
         ASSERT_EQ(row.size(), header.size());
         ASSERT_FALSE(row[inferenceMj].empty()) << "every frame's window is covered: " << csv[i];
         const double expected = watts * std::stod(row[inferenceMs]);
@@ -250,7 +234,7 @@ TEST(AgentRunPower, SamplingOffLeavesTheLogsAsTheyWere)
     const auto files = test::checkRun(run, "shapes");
     EXPECT_TRUE(files.summary["power"].is_null());
     // The 16 columns and an unpaced run's queue_ms: no energy columns.
-    EXPECT_EQ(fields(test::readLines(run + "/shapes.frames.csv")[0]).size(), 17u);
+    EXPECT_EQ(splitFields(test::readLines(run + "/shapes.frames.csv")[0], ',').size(), 17u);
 }
 
 } // namespace

@@ -14,7 +14,6 @@
 #include <time.h>
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
@@ -23,6 +22,7 @@
 #include "jetagent/power/rails.h"
 #include "jetagent/power/sampler.h"
 #include "sysfs_fixture.h"
+#include "test_support.h"
 
 namespace jetagent {
 namespace {
@@ -201,43 +201,6 @@ double relativeError(double measured, double exact)
     return std::abs(measured - exact) / std::abs(exact);
 }
 
-// Captures what the "power" logger says at warn and above while it lives.
-class PowerLogCapture {
-public:
-    PowerLogCapture() : log_(logger("power")), level_(log_->level())
-    {
-        sink_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(kLines);
-        log_->sinks().push_back(sink_);
-        log_->set_level(spdlog::level::warn);
-    }
-    ~PowerLogCapture()
-    {
-        log_->sinks().pop_back();
-        log_->set_level(level_);
-    }
-    PowerLogCapture(const PowerLogCapture&) = delete;
-    PowerLogCapture& operator=(const PowerLogCapture&) = delete;
-
-    // Lines that contain every one of `parts`.
-    int count(const std::vector<std::string>& parts) const
-    {
-        int n = 0;
-        for (const std::string& line : sink_->last_formatted()) {
-            bool all = true;
-            for (const std::string& p : parts)
-                all = all && line.find(p) != std::string::npos;
-            n += all ? 1 : 0;
-        }
-        return n;
-    }
-
-private:
-    static constexpr size_t kLines = 64;
-    std::shared_ptr<spdlog::logger> log_;
-    spdlog::level::level_enum level_;
-    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
-};
-
 TEST(Sampler, EnergyOverWindowsMatchesAnalyticEnergy)
 {
     Rig rig({{"SINE", kSine}, {"RAMP", kRamp}, {"FLAT", kConstant}}, "", fastOptions());
@@ -392,7 +355,7 @@ TEST(Sampler, AveragedRailIsIntegratedAsAStaircase)
 
 TEST(Sampler, FailingRailGoesOfflineOthersGoOnAndItComesBack)
 {
-    PowerLogCapture logs;
+    test::LogCapture logs("power");
     PowerSamplerOptions o = fastOptions(); // rails every 5 ms, retries every 50 ms
     Rig rig({{"SINE", kSine}, {"FLAT", kConstant}}, "", o);
     PowerSampler& s = *rig.sampler;
@@ -486,7 +449,7 @@ TEST(Sampler, OptionsAreValidatedNamingTheOption)
 
 TEST(Sampler, WarnsWhenFasterThanTheChipRefreshes)
 {
-    PowerLogCapture logs;
+    test::LogCapture logs("power");
     constexpr int64_t kChipPeriodNs = 7 * kMs; // the INA3221 driver's default for three channels
     PowerSamplerOptions o = fastOptions(); // 5 ms
     Rig rig({{"VDD_IN", kConstant, false, "", kChipPeriodNs}, {"OTHER", kConstant}}, "", o);

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include "onnx_builder.h"
 #include "run_checks.h"
 #include "test_support.h"
 
@@ -28,7 +29,6 @@ namespace fs = std::filesystem;
 namespace jetagent {
 namespace {
 
-using test::sourcePath;
 using test::TempDir;
 
 using Clock = std::chrono::steady_clock;
@@ -155,17 +155,8 @@ Service startService(const std::vector<std::string>& args, const std::string& wo
 
 std::string shapesTask(int topK)
 {
-    return "tasks:\n"
-           "  - name: shapes\n"
-           "    model: " +
-        sourcePath("models/shapes_cnn.onnx") +
-        "\n"
-        "    labels: " +
-        sourcePath("models/shapes_labels.txt") +
-        "\n"
-        "    preprocess: {resize: stretch, interpolation: area}\n"
-        "    postprocess: {top_k: " +
-        std::to_string(topK) + "}\n";
+    return "tasks:\n" +
+        test::shapesTaskYaml("shapes", "    postprocess: {top_k: " + std::to_string(topK) + "}\n");
 }
 
 std::string serviceConfig(const std::string& source, int topK)
@@ -457,16 +448,8 @@ void writeSlowModel(const std::string& path, int layers)
     flatten->set_op_type("Flatten");
     flatten->add_input("pooled");
     flatten->add_output("output");
-    auto shape = [](onnx::ValueInfoProto* value, const std::string& name,
-                     const std::vector<int>& dims) {
-        value->set_name(name);
-        auto* tensor = value->mutable_type()->mutable_tensor_type();
-        tensor->set_elem_type(onnx::TensorProto_DataType_FLOAT);
-        for (int d : dims)
-            tensor->mutable_shape()->add_dim()->set_dim_value(d);
-    };
-    shape(graph->add_input(), "input", {1, 3, 224, 224});
-    shape(graph->add_output(), "output", {1, kChannels});
+    test::declareFloatTensor(graph->add_input(), "input", {1, 3, 224, 224});
+    test::declareFloatTensor(graph->add_output(), "output", {1, kChannels});
     test::writeFile(path, model.SerializeAsString());
 }
 

@@ -10,11 +10,17 @@
 #include <csignal>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include "jetagent/base/log.h"
+#include "jetagent/base/text_split.h"
 
 namespace fs = std::filesystem;
 
@@ -51,17 +57,19 @@ void writeFile(const std::string& path, const std::string& content)
 
 std::vector<std::string> readLines(const std::string& path)
 {
-    std::ifstream in(path);
-    std::vector<std::string> lines;
-    std::string line;
-    while (std::getline(in, line))
-        lines.push_back(line);
-    return lines;
+    return splitLines(readFile(path));
 }
 
 std::string sourcePath(const std::string& relative)
 {
     return std::string(JETAGENT_SOURCE_DIR) + "/" + relative;
+}
+
+std::string shapesTaskYaml(const std::string& name, const std::string& extra)
+{
+    return "  - name: " + name + "\n    model: " + sourcePath("models/shapes_cnn.onnx") +
+        "\n    labels: " + sourcePath("models/shapes_labels.txt") +
+        "\n    preprocess: {resize: stretch, interpolation: area}\n" + extra;
 }
 
 namespace {
@@ -174,6 +182,45 @@ std::string onlyRunDirectory(const std::string& logDir)
             dirs.push_back(e.path().string());
     EXPECT_EQ(dirs.size(), 1u) << "run directories under " << logDir;
     return dirs.empty() ? std::string() : dirs.front();
+}
+
+LogCapture::LogCapture(const std::string& loggerName)
+    : log_(logger(loggerName)), level_(log_->level())
+{
+    sink_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(kLines);
+    log_->sinks().push_back(sink_);
+    log_->set_level(spdlog::level::warn);
+}
+
+LogCapture::~LogCapture()
+{
+    log_->sinks().pop_back();
+    log_->set_level(level_);
+}
+
+int LogCapture::count(const std::vector<std::string>& parts) const
+{
+    int n = 0;
+    for (const std::string& line : sink_->last_formatted()) {
+        bool all = true;
+        for (const std::string& p : parts)
+            all = all && line.find(p) != std::string::npos;
+        n += all ? 1 : 0;
+    }
+    return n;
+}
+
+int unusedLoopbackPort()
+{
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    close(fd);
+    return bound ? ntohs(address.sin_port) : 0;
 }
 
 } // namespace jetagent::test

@@ -1,9 +1,14 @@
-// Helpers shared by the tests: scratch directories, file contents, running the jetagent binary.
+// Helpers shared by the tests: scratch directories, file contents, running the jetagent binary,
+// a logger's output, loopback ports. Compiled once, as the library jetagent_test_support.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "test_paths.h"
 
@@ -46,6 +51,11 @@ std::vector<std::string> readLines(const std::string& path);
 // Paths inside the source tree (models/, firmware-config/).
 std::string sourcePath(const std::string& relative);
 
+// One task of the demo shapes classifier (models/shapes_cnn.onnx, its labels and the preprocessing
+// it was trained with) as an item of a config's tasks list, then `extra`: more keys of the task,
+// each on a line of its own indented by four spaces ("    engine: {threads: 1}\n").
+std::string shapesTaskYaml(const std::string& name = "shapes", const std::string& extra = "");
+
 struct CommandResult {
     int exitCode = -1;
     std::string out;
@@ -81,5 +91,27 @@ int waitExit(int pid, int timeoutMs);
 
 // The single run directory created under `logDir` (fails the test if there is not exactly one).
 std::string onlyRunDirectory(const std::string& logDir);
+
+// What one named logger ("engine", "power", ...) says at warn and above while the object lives.
+class LogCapture {
+public:
+    explicit LogCapture(const std::string& loggerName);
+    ~LogCapture();
+    LogCapture(const LogCapture&) = delete;
+    LogCapture& operator=(const LogCapture&) = delete;
+
+    // Lines that contain every one of `parts`.
+    int count(const std::vector<std::string>& parts) const;
+
+private:
+    static constexpr size_t kLines = 64;
+    std::shared_ptr<spdlog::logger> log_;
+    spdlog::level::level_enum level_;
+    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago (nothing listens on it); 0 when none could be
+// had.
+int unusedLoopbackPort();
 
 } // namespace jetagent::test

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "jetagent/base/text_split.h"
 #include "steps.h"
 
 namespace jetagent {
@@ -413,13 +414,14 @@ std::string formatRanges(const RangeTable& ranges)
 
 Expected<RangeTable> parseRanges(const std::string& text)
 {
-    std::istringstream in(text);
-    std::string line;
-    if (!std::getline(in, line) || line != kRangesHeader)
+    const std::vector<std::string> lines = splitLines(text);
+    if (lines.empty() || lines[0] != kRangesHeader)
         return Status::invalid("not a jetagent xnnpack range table (its first line is not '" +
             std::string(kRangesHeader) + "')");
     RangeTable table;
-    for (int number = 2; std::getline(in, line); ++number) {
+    for (size_t i = 1; i < lines.size(); ++i) {
+        const std::string& line = lines[i];
+        const size_t number = i + 1;
         const size_t b = line.rfind(' ');
         const size_t a =
             b == std::string::npos || b == 0 ? std::string::npos : line.rfind(' ', b - 1);

@@ -142,6 +142,15 @@ public:
                 return exec.status().withContext("model '" + model_->path + "'");
             execs_.push_back(std::move(exec.value()));
         }
+        // The outputs stay where the plan put them in the arena, at the shapes it was built for.
+        for (const int id : plan_->outputs) {
+            const xnnplan::Value& v = plan_->values[static_cast<size_t>(id)];
+            ConstTensorView view;
+            view.data = plan_->address(arena_.get(), id);
+            view.shape.rank = std::min(static_cast<int>(v.dims.size()), TensorShape::kMaxRank);
+            std::copy_n(v.dims.begin(), view.shape.rank, view.shape.dims.begin());
+            outputViews().push_back(view);
+        }
         return Status();
     }
 
@@ -186,8 +195,6 @@ public:
         return Status();
     }
 
-    size_t outputCount() const override { return plan_->outputs.size(); }
-
     bool enableStepTimes(bool on) override
     {
         stepTimes_.assign(on ? execs_.size() : 0, 0);
@@ -198,18 +205,6 @@ public:
     // Calibration: called after each step with the session's arena.
     using Observer = std::function<void(size_t step, const float* arena)>;
     void setObserver(Observer observer) { observer_ = std::move(observer); }
-
-    ConstTensorView output(size_t index) const override
-    {
-        ConstTensorView view;
-        if (index >= plan_->outputs.size())
-            return view;
-        const xnnplan::Value& v = plan_->values[static_cast<size_t>(plan_->outputs[index])];
-        view.data = plan_->address(arena_.get(), plan_->outputs[index]);
-        view.shape.rank = static_cast<int>(v.dims.size());
-        std::copy(v.dims.begin(), v.dims.end(), view.shape.dims.begin());
-        return view;
-    }
 
 private:
     static std::string dimsOf(const xnnplan::Value& v)

@@ -17,7 +17,7 @@ namespace {
 
 const char* layoutName(ClipLayout layout)
 {
-    return layout == ClipLayout::Ncthw ? "ncthw" : "ntchw";
+    return nameOf(kClipLayoutNames, layout);
 }
 
 // Loads and builds one of the task's models; errors name the key that gave its path, or the
@@ -382,7 +382,7 @@ std::vector<EngineDescription> ActionTask::engines() const
 nlohmann::json ActionTask::describe() const
 {
     const ActionConfig& a = config_.action;
-    nlohmann::json action = {{"mode", streaming_ ? "streaming" : "clip"},
+    nlohmann::json action = {{"mode", nameOf(kActionModeNames, a.mode)},
         {"clip_length", ring_->length()}, {"stride", a.stride}, {"frame_step", a.frameStep},
         {"clip_span_frames", (ring_->length() - 1) * a.frameStep + 1},
         {"clip_input", clipShape_.toString()},

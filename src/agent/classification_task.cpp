@@ -10,6 +10,7 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/regular_file.h"
+#include "jetagent/base/text_split.h"
 #include "task_setup.h"
 
 namespace jetagent {
@@ -21,14 +22,10 @@ Expected<std::vector<std::string>> loadLabels(const std::string& path)
     std::string text;
     if (Status s = readRegularFile(path, "labels file '" + path + "'", kMaxLabelsBytes, text); !s)
         return s;
-    std::istringstream in(text);
-    std::vector<std::string> labels;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        labels.push_back(line);
-    }
+    std::vector<std::string> labels = splitLines(text);
+    for (std::string& label : labels)
+        if (!label.empty() && label.back() == '\r')
+            label.pop_back();
     while (!labels.empty() && labels.back().find_first_not_of(" \t") == std::string::npos)
         labels.pop_back();
     if (labels.empty())

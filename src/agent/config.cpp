@@ -3,12 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -16,6 +13,7 @@
 
 #include "jetagent/base/regular_file.h"
 #include "jetagent/base/yaml_document.h"
+#include "jetagent/base/yaml_reader.h"
 #include "jetagent/engines/model_prepare.h"
 
 namespace fs = std::filesystem;
@@ -24,285 +22,32 @@ namespace jetagent {
 
 namespace {
 
-size_t editDistance(const std::string& a, const std::string& b)
+// Three numbers, one per colour channel.
+bool readTriple(YamlMapReader& m, const std::string& key, std::array<float, 3>& out, bool positive)
 {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t up = row[j];
-            row[j] =
-                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = up;
-        }
-    }
-    return row[b.size()];
-}
-
-std::string describeNode(const YAML::Node& node)
-{
-    if (node.IsMap())
-        return "a mapping";
-    if (node.IsSequence())
-        return "a list";
-    if (node.IsNull())
-        return "nothing";
-    return "'" + node.Scalar() + "'";
-}
-
-// Collects errors as "file:line:col: key: message" and remembers where each key was.
-class ConfigReader {
-public:
-    ConfigReader(std::string file, AgentConfig& config)
-        : file_(std::move(file)), config_(config) { }
-
-    void error(const YAML::Node& node, const std::string& key, const std::string& message)
-    {
-        std::ostringstream out;
-        out << file_;
-        if (node.IsDefined() && node.Mark().line >= 0)
-            out << ':' << node.Mark().line + 1 << ':' << node.Mark().column + 1;
-        out << ": " << key << ": " << message;
-        errors.push_back(out.str());
-    }
-
-    // The same at a line alone, for a value whose own position means nothing (see yamlValueLine).
-    void errorAtLine(int line, const std::string& key, const std::string& message)
-    {
-        errors.push_back(file_ + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " +
-            key + ": " + message);
-    }
-
-    void remember(const std::string& key, int line)
-    {
-        if (line > 0)
-            config_.lines[key] = line;
-    }
-
-    std::vector<std::string> errors;
-
-private:
-    std::string file_;
-    AgentConfig& config_;
-};
-
-// One YAML mapping being read: each known key is taken once; finish() reports the rest as unknown.
-class MapReader {
-public:
-    // YAML::Node is a handle: copying it shares the parsed document.
-    MapReader(ConfigReader& reader, const YAML::Node& node, std::string path)
-        : reader_(reader), node_(node), path_(std::move(path))
-    {
-    }
-
-    std::string keyPath(const std::string& key) const
-    {
-        return path_.empty() ? key : path_ + "." + key;
-    }
-
-    // The value under `key`, or an undefined node when absent.
-    YAML::Node take(const std::string& key)
-    {
-        known_.insert(key);
-        if (!node_.IsMap())
-            return YAML::Node(YAML::NodeType::Undefined);
-        for (const auto& entry : node_)
-            if (entry.first.IsScalar() && entry.first.Scalar() == key) {
-                keyLines_[key] = yamlValueLine(entry.first, entry.second);
-                reader_.remember(keyPath(key), keyLines_[key]);
-                return entry.second;
-            }
-        return YAML::Node(YAML::NodeType::Undefined);
-    }
-
-    void error(const std::string& key, const YAML::Node& at, const std::string& message)
-    {
-        // An empty value ("key:" and nothing) has the position of the next token, lines later.
-        const auto line = keyLines_.find(key);
-        if (at.IsDefined() && at.IsNull() && line != keyLines_.end())
-            reader_.errorAtLine(line->second, keyPath(key), message);
-        else
-            reader_.error(at, keyPath(key), message);
-    }
-
-    bool integer(const std::string& key, int64_t& out, int64_t lo, int64_t hi)
-    {
-        YAML::Node n = take(key);
-        if (!n.IsDefined())
-            return false;
-        if (!n.IsScalar())
-            return fail(key, n, "expected an integer, got " + describeNode(n));
-        const std::string& s = n.Scalar();
-        errno = 0;
-        char* end = nullptr;
-        long long v = std::strtoll(s.c_str(), &end, 10);
-        if (s.empty() || *end != '\0' || errno == ERANGE)
-            return fail(key, n, "expected an integer, got '" + s + "'");
-        if (v < lo || v > hi)
-            return fail(key, n,
-                "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
-                    s + ")");
-        out = v;
-        return true;
-    }
-
-    template <typename T>
-    bool integerAs(const std::string& key, T& out, int64_t lo, int64_t hi)
-    {
-        int64_t v = 0;
-        if (!integer(key, v, lo, hi))
-            return false;
-        out = static_cast<T>(v);
-        return true;
-    }
-
-    bool number(const std::string& key, double& out, double lo, double hi, bool loInclusive = true)
-    {
-        YAML::Node n = take(key);
-        if (!n.IsDefined())
-            return false;
-        double v = 0.0;
-        if (!parseNumber(n, v))
-            return fail(key, n, "expected a number, got " + describeNode(n));
-        if (!(loInclusive ? v >= lo : v > lo) || v > hi) {
-            std::ostringstream range;
-            range << "must be " << (loInclusive ? "at least " : "greater than ") << lo
-                  << " and at most " << hi << " (got " << n.Scalar() << ")";
-            return fail(key, n, range.str());
-        }
-        out = v;
-        return true;
-    }
-
-    bool boolean(const std::string& key, bool& out)
-    {
-        YAML::Node n = take(key);
-        if (!n.IsDefined())
-            return false;
-        bool v = false;
-        if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
-            return fail(key, n, "expected true or false, got " + describeNode(n));
-        out = v;
-        return true;
-    }
-
-    // A text value; `allowEmpty` takes "" (a quoted empty string) as a value of its own.
-    bool string(const std::string& key, std::string& out, bool allowEmpty = false)
-    {
-        YAML::Node n = take(key);
-        if (!n.IsDefined())
-            return false;
-        const bool quotedEmpty = allowEmpty && n.IsScalar() && n.Tag() == "!";
-        if (!n.IsScalar() || (n.Scalar().empty() && !quotedEmpty))
-            return fail(key, n, "expected a text value, got " + describeNode(n));
-        out = n.Scalar();
-        return true;
-    }
-
-    // A text value that must be one of `choices`; returns its index.
-    bool choice(const std::string& key, const std::vector<std::string>& choices, int& index)
-    {
-        std::string v;
-        if (!string(key, v))
-            return false;
-        auto it = std::find(choices.begin(), choices.end(), v);
-        if (it == choices.end()) {
-            std::string list;
-            for (const auto& c : choices)
-                list += (list.empty() ? "" : ", ") + c;
-            return fail(key, node_[key], "must be one of " + list + " (got '" + v + "')");
-        }
-        index = static_cast<int>(it - choices.begin());
-        return true;
-    }
-
-    // Three numbers, one per colour channel.
-    bool triple(const std::string& key, std::array<float, 3>& out, bool positive)
-    {
-        YAML::Node n = take(key);
-        if (!n.IsDefined())
-            return false;
-        if (!n.IsSequence() || n.size() != 3)
-            return fail(
-                key, n, "expected a list of 3 numbers (one per channel), got " + describeNode(n));
-        std::array<float, 3> v {};
-        for (size_t i = 0; i < 3; ++i) {
-            double d = 0.0;
-            if (!parseNumber(n[i], d))
-                return fail(key, n[i], "expected a number, got " + describeNode(n[i]));
-            if (positive && !(d > 0.0))
-                return fail(
-                    key, n[i], "every value must be greater than 0 (got " + n[i].Scalar() + ")");
-            v[i] = static_cast<float>(d);
-        }
-        out = v;
-        return true;
-    }
-
-    void finish()
-    {
-        if (!node_.IsMap())
-            return;
-        for (auto it = node_.begin(); it != node_.end(); ++it) {
-            const std::string key = it->first.Scalar();
-            if (known_.count(key))
-                continue;
-            std::string hint;
-            size_t best = 3;
-            for (const auto& k : known_) {
-                size_t d = editDistance(key, k);
-                if (d < best) {
-                    best = d;
-                    hint = k;
-                }
-            }
-            std::string known;
-            for (const auto& k : known_)
-                known += (known.empty() ? "" : ", ") + k;
-            reader_.error(it->first, keyPath(key),
-                "unknown key" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                    "; known here: " + known);
-        }
-    }
-
-private:
-    static bool parseNumber(const YAML::Node& n, double& out)
-    {
-        if (!n.IsScalar() || n.Scalar().empty())
-            return false;
-        const std::string& s = n.Scalar();
-        errno = 0;
-        char* end = nullptr;
-        double v = std::strtod(s.c_str(), &end);
-        if (*end != '\0' || errno == ERANGE || !std::isfinite(v))
-            return false;
-        out = v;
-        return true;
-    }
-
-    bool fail(const std::string& key, const YAML::Node& at, const std::string& message)
-    {
-        error(key, at, message);
+    const YAML::Node n = m.take(key);
+    if (!n.IsDefined())
+        return false;
+    if (!n.IsSequence() || n.size() != 3) {
+        m.error(
+            key, n, "expected a list of 3 numbers (one per channel), got " + describeYamlNode(n));
         return false;
     }
-
-    ConfigReader& reader_;
-    YAML::Node node_;
-    std::string path_;
-    std::set<std::string> known_;
-    std::map<std::string, int> keyLines_; // the line each taken key's value is reported at
-};
-
-// Checks that `node` is a mapping (or absent) and reports it otherwise.
-bool expectMap(ConfigReader& reader, const YAML::Node& node, const std::string& key)
-{
-    if (!node.IsDefined() || node.IsMap())
-        return true;
-    reader.error(node, key, "expected a mapping of keys, got " + describeNode(node));
-    return false;
+    std::array<float, 3> v {};
+    for (size_t i = 0; i < 3; ++i) {
+        double d = 0.0;
+        if (!yamlNumber(n[i], d)) {
+            m.error(key, n[i], "expected a number, got " + describeYamlNode(n[i]));
+            return false;
+        }
+        if (positive && !(d > 0.0)) {
+            m.error(key, n[i], "every value must be greater than 0 (got " + n[i].Scalar() + ")");
+            return false;
+        }
+        v[i] = static_cast<float>(d);
+    }
+    out = v;
+    return true;
 }
 
 std::string resolve(const std::string& baseDir, const std::string& path)
@@ -321,11 +66,11 @@ std::string expandHome(const std::string& path)
     return home && *home ? std::string(home) + path.substr(1) : path;
 }
 
-void readCamera(ConfigReader& reader, const YAML::Node& node, CameraOptions& camera)
+void readCamera(YamlFileReader& reader, const YAML::Node& node, CameraOptions& camera)
 {
-    if (!expectMap(reader, node, "source.camera"))
+    if (!reader.expectMap(node, "source.camera"))
         return;
-    MapReader m(reader, node, "source.camera");
+    YamlMapReader m(reader, node, "source.camera");
     if (m.string("format", camera.format)) {
         const std::string& f = camera.format;
         const bool fourcc = f.size() == 4 || f == "MJPEG" || f == "mjpeg";
@@ -345,7 +90,7 @@ void readCamera(ConfigReader& reader, const YAML::Node& node, CameraOptions& cam
         m.error("controls", controls,
             "expected a mapping of control names to values (see `jetagent probe cameras`), "
             "got " +
-                describeNode(controls));
+                describeYamlNode(controls));
     } else if (controls.IsDefined()) {
         camera.controls.clear();
         for (auto it = controls.begin(); it != controls.end(); ++it) {
@@ -353,7 +98,7 @@ void readCamera(ConfigReader& reader, const YAML::Node& node, CameraOptions& cam
             if (!it->second.IsScalar() || it->second.Scalar().empty()) {
                 reader.error(it->second, "source.camera.controls." + name,
                     "expected a number, true/false or a menu entry's name, got " +
-                        describeNode(it->second));
+                        describeYamlNode(it->second));
                 continue;
             }
             camera.controls.push_back({name, it->second.Scalar()});
@@ -362,11 +107,11 @@ void readCamera(ConfigReader& reader, const YAML::Node& node, CameraOptions& cam
     m.finish();
 }
 
-void readSource(ConfigReader& reader, const YAML::Node& node, SourceOptions& source)
+void readSource(YamlFileReader& reader, const YAML::Node& node, SourceOptions& source)
 {
-    if (!expectMap(reader, node, "source"))
+    if (!reader.expectMap(node, "source"))
         return;
-    MapReader m(reader, node, "source");
+    YamlMapReader m(reader, node, "source");
     m.string("uri", source.uri);
     for (const char* key : {"width", "height"}) {
         int& side = std::string(key) == "width" ? source.width : source.height;
@@ -384,28 +129,26 @@ void readSource(ConfigReader& reader, const YAML::Node& node, SourceOptions& sou
     m.finish();
 }
 
-void readRun(ConfigReader& reader, const YAML::Node& node, RunConfig& run)
+void readRun(YamlFileReader& reader, const YAML::Node& node, RunConfig& run)
 {
-    if (!expectMap(reader, node, "run"))
+    if (!reader.expectMap(node, "run"))
         return;
-    MapReader m(reader, node, "run");
+    YamlMapReader m(reader, node, "run");
     m.integerAs("frames", run.frames, 0, INT64_MAX);
     m.number("duration_s", run.durationS, 0.0, 1e9);
-    int pacing = 0;
-    if (m.choice("pacing", {"realtime", "none"}, pacing))
-        run.pacing = pacing == 0 ? Pacing::Realtime : Pacing::None;
+    m.choice("pacing", kPacingNames, run.pacing);
     m.integerAs("queue_depth", run.queueDepth, 1, 1024);
     m.integerAs("memory_budget_mb", run.memoryBudgetMb, 0, int64_t(1) << 30);
     m.number("startup_timeout_s", run.startupTimeoutS, 0.0, 1e7);
     m.finish();
 }
 
-void readCalibration(ConfigReader& reader, const YAML::Node& node, const std::string& path,
+void readCalibration(YamlFileReader& reader, const YAML::Node& node, const std::string& path,
     CalibrationConfig& calibration)
 {
-    if (!expectMap(reader, node, path))
+    if (!reader.expectMap(node, path))
         return;
-    MapReader m(reader, node, path);
+    YamlMapReader m(reader, node, path);
     if (!m.take("source").IsDefined())
         m.error("source", node, "missing: a directory of images or a video file to calibrate on");
     m.string("source", calibration.source);
@@ -414,22 +157,15 @@ void readCalibration(ConfigReader& reader, const YAML::Node& node, const std::st
     m.finish();
 }
 
-void readEngine(ConfigReader& reader, const YAML::Node& node, const std::string& path,
+void readEngine(YamlFileReader& reader, const YAML::Node& node, const std::string& path,
     EngineOptions& engine, CalibrationConfig& calibration)
 {
-    if (!expectMap(reader, node, path))
+    if (!reader.expectMap(node, path))
         return;
-    MapReader m(reader, node, path);
+    YamlMapReader m(reader, node, path);
     m.string("backend", engine.backend);
-    int index = 0;
-    if (m.choice("device", {"cpu", "gpu", "dla0", "dla1"}, index))
-        parseDevice(
-            std::vector<std::string> {"cpu", "gpu", "dla0", "dla1"}[static_cast<size_t>(index)],
-            &engine.device);
-    if (m.choice("precision", {"fp32", "fp16", "int8"}, index))
-        parsePrecision(
-            std::vector<std::string> {"fp32", "fp16", "int8"}[static_cast<size_t>(index)],
-            &engine.precision);
+    m.choice("device", kDeviceNames, engine.device);
+    m.choice("precision", kPrecisionNames, engine.precision);
     m.integerAs("batch", engine.batch, 1, 256);
     m.integerAs("threads", engine.threads, 0, 256);
     m.boolean("fusion", engine.fusion);
@@ -449,10 +185,7 @@ void readEngine(ConfigReader& reader, const YAML::Node& node, const std::string&
     m.boolean("dla_gpu_fallback", engine.gpuFallback);
     m.boolean("timing_cache", engine.timingCache);
     m.boolean("cuda_graph", engine.cudaGraph);
-    if (m.choice("io_memory", {"auto", "mapped", "device"}, index))
-        engine.ioMemory = index == 0 ? IoMemory::Auto
-            : index == 1             ? IoMemory::Mapped
-                                     : IoMemory::Device;
+    m.choice("io_memory", kIoMemoryNames, engine.ioMemory);
     const YAML::Node calib = m.take("calibration");
     if (calib.IsDefined())
         readCalibration(reader, calib, path + ".calibration", calibration);
@@ -460,30 +193,22 @@ void readEngine(ConfigReader& reader, const YAML::Node& node, const std::string&
 }
 
 void readPreprocess(
-    ConfigReader& reader, const YAML::Node& node, const std::string& path, PreprocessConfig& pre)
+    YamlFileReader& reader, const YAML::Node& node, const std::string& path, PreprocessConfig& pre)
 {
-    if (!expectMap(reader, node, path))
+    if (!reader.expectMap(node, path))
         return;
-    MapReader m(reader, node, path);
-    int index = 0;
-    if (m.choice("resize", {"shorter_side", "stretch"}, index))
-        pre.resize = index == 0 ? ResizeMode::ShorterSide : ResizeMode::Stretch;
+    YamlMapReader m(reader, node, path);
+    m.choice("resize", kResizeModeNames, pre.resize);
     m.integerAs("resize_size", pre.resizeSize, 0, 16384);
     YAML::Node crop = m.take("crop");
     if (crop.IsDefined()) {
         // A single size for square crops, or [width, height].
         auto dimension = [&](const YAML::Node& n, int& out) {
-            bool valid = n.IsScalar() && !n.Scalar().empty();
             int64_t v = 0;
-            if (valid) {
-                char* end = nullptr;
-                v = std::strtoll(n.Scalar().c_str(), &end, 10);
-                valid = *end == '\0' && v >= 0 && v <= 8192;
-            }
-            if (!valid) {
+            if (!yamlInteger(n, v) || v < 0 || v > 8192) {
                 m.error("crop", n,
                     "expected a size from 1 to 8192 pixels (0: the model's), got " +
-                        describeNode(n));
+                        describeYamlNode(n));
                 return false;
             }
             out = static_cast<int>(v);
@@ -503,18 +228,17 @@ void readPreprocess(
             if (dimension(crop, s))
                 pre.cropWidth = pre.cropHeight = s;
         } else {
-            m.error("crop", crop, "expected a size or [width, height], got " + describeNode(crop));
+            m.error(
+                "crop", crop, "expected a size or [width, height], got " + describeYamlNode(crop));
         }
     }
-    if (m.choice("interpolation", {"nearest", "linear", "area", "cubic"}, index))
-        pre.interpolation = static_cast<Interpolation>(index);
-    if (m.choice("color", {"rgb", "bgr"}, index))
-        pre.color = index == 0 ? ColorOrder::Rgb : ColorOrder::Bgr;
+    m.choice("interpolation", kInterpolationNames, pre.interpolation);
+    m.choice("color", kColorOrderNames, pre.color);
     double divisor = 0.0;
     if (m.number("divisor", divisor, 0.0, 1e9, false))
         pre.divisor = static_cast<float>(divisor);
-    m.triple("mean", pre.mean, false);
-    m.triple("std", pre.std, true);
+    readTriple(m, "mean", pre.mean, false);
+    readTriple(m, "std", pre.std, true);
     m.finish();
     // Every pixel value v in 0..255 becomes ((v / divisor) - mean) / std in float32; values that
     // are finite as written can still overflow or divide by zero once rounded to float
@@ -578,15 +302,13 @@ void readPreprocess(
         }
 }
 
-void readPostprocess(
-    ConfigReader& reader, const YAML::Node& node, const std::string& path, PostprocessConfig& post)
+void readPostprocess(YamlFileReader& reader, const YAML::Node& node, const std::string& path,
+    PostprocessConfig& post)
 {
-    if (!expectMap(reader, node, path))
+    if (!reader.expectMap(node, path))
         return;
-    MapReader m(reader, node, path);
-    int index = 0;
-    if (m.choice("output", {"logits", "probabilities"}, index))
-        post.output = index == 0 ? OutputKind::Logits : OutputKind::Probabilities;
+    YamlMapReader m(reader, node, path);
+    m.choice("output", kOutputKindNames, post.output);
     m.integerAs("top_k", post.topK, 1, 10);
     double smoothing = 0.0;
     if (m.number("smoothing", smoothing, 0.0, 0.999))
@@ -595,19 +317,16 @@ void readPostprocess(
 }
 
 void readAction(
-    ConfigReader& reader, const YAML::Node& node, const std::string& path, ActionConfig& action)
+    YamlFileReader& reader, const YAML::Node& node, const std::string& path, ActionConfig& action)
 {
-    if (!expectMap(reader, node, path))
+    if (!reader.expectMap(node, path))
         return;
-    MapReader m(reader, node, path);
-    int index = 0;
-    if (m.choice("mode", {"clip", "streaming"}, index))
-        action.mode = index == 0 ? ActionMode::Clip : ActionMode::Streaming;
+    YamlMapReader m(reader, node, path);
+    m.choice("mode", kActionModeNames, action.mode);
     m.integerAs("clip_length", action.clipLength, 0, 1024);
     m.integerAs("stride", action.stride, 1, 1 << 20);
     m.integerAs("frame_step", action.frameStep, 1, 1024);
-    if (m.choice("layout", {"ncthw", "ntchw"}, index))
-        action.layout = index == 0 ? ClipLayout::Ncthw : ClipLayout::Ntchw;
+    m.choice("layout", kClipLayoutNames, action.layout);
     m.string("head", action.head);
     if (action.mode == ActionMode::Streaming && action.head.empty())
         m.error("head", node,
@@ -629,7 +348,7 @@ bool validTaskName(const std::string& name)
     });
 }
 
-void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& baseDir,
+void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string& baseDir,
     std::vector<TaskConfig>& tasks)
 {
     if (!node.IsDefined()) {
@@ -638,22 +357,20 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
     }
     if (!node.IsSequence() || node.size() == 0) {
         reader.error(
-            node, "tasks", "expected a list of at least one task, got " + describeNode(node));
+            node, "tasks", "expected a list of at least one task, got " + describeYamlNode(node));
         return;
     }
     std::set<std::string> names;
     for (size_t i = 0; i < node.size(); ++i) {
         const std::string path = "tasks[" + std::to_string(i) + "]";
         const YAML::Node t = node[i];
-        if (!expectMap(reader, t, path))
+        if (!reader.expectMap(t, path))
             continue;
         reader.remember(path, t.Mark().line + 1);
         TaskConfig task;
         task.engine.cacheDir = defaultCacheDir();
-        MapReader m(reader, t, path);
-        int type = 0;
-        if (m.choice("type", {"classification", "action"}, type))
-            task.type = type == 0 ? "classification" : "action";
+        YamlMapReader m(reader, t, path);
+        m.choice("type", {"classification", "action"}, task.type);
         if (!m.take("model").IsDefined())
             m.error("model", t, "missing: the ONNX model to run");
         m.string("model", task.model);
@@ -690,19 +407,16 @@ void readTasks(ConfigReader& reader, const YAML::Node& node, const std::string& 
     }
 }
 
-void readLogging(ConfigReader& reader, const YAML::Node& node, LoggingConfig& logging)
+void readLogging(YamlFileReader& reader, const YAML::Node& node, LoggingConfig& logging)
 {
-    if (!expectMap(reader, node, "logging"))
+    if (!reader.expectMap(node, "logging"))
         return;
-    MapReader m(reader, node, "logging");
+    YamlMapReader m(reader, node, "logging");
     m.string("dir", logging.dir);
     m.boolean("csv", logging.csv);
     m.boolean("jsonl", logging.jsonl);
     m.integerAs("queue_capacity", logging.queueCapacity, 16, 1 << 20);
-    int level = 0;
-    const std::vector<std::string> levels = {"trace", "debug", "info", "warn", "error"};
-    if (m.choice("level", levels, level))
-        logging.level = levels[static_cast<size_t>(level)];
+    m.choice("level", {"trace", "debug", "info", "warn", "error"}, logging.level);
     m.number("status_interval_s", logging.statusIntervalS, 0.0, 3600.0);
     m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 1'000'000);
     // Whole MiB: up to 64 GiB a file and 64 TiB in all (the counts stay within an int).
@@ -727,16 +441,12 @@ void readLogging(ConfigReader& reader, const YAML::Node& node, LoggingConfig& lo
 }
 
 void readPower(
-    ConfigReader& reader, const YAML::Node& node, const std::string& baseDir, PowerConfig& power)
+    YamlFileReader& reader, const YAML::Node& node, const std::string& baseDir, PowerConfig& power)
 {
-    if (!expectMap(reader, node, "power"))
+    if (!reader.expectMap(node, "power"))
         return;
-    MapReader m(reader, node, "power");
-    int sampling = 0;
-    if (m.choice("sampling", {"auto", "on", "off"}, sampling))
-        power.sampling = sampling == 0 ? PowerSampling::Auto
-            : sampling == 1            ? PowerSampling::On
-                                       : PowerSampling::Off;
+    YamlMapReader m(reader, node, "power");
+    m.choice("sampling", kPowerSamplingNames, power.sampling);
     if (m.string("board", power.board) && power.board != "auto" &&
         (power.board.find('/') != std::string::npos ||
             fs::path(power.board).extension() == ".yaml"))
@@ -752,11 +462,11 @@ void readPower(
     m.finish();
 }
 
-void readDisplay(ConfigReader& reader, const YAML::Node& node, DisplayConfig& display)
+void readDisplay(YamlFileReader& reader, const YAML::Node& node, DisplayConfig& display)
 {
-    if (!expectMap(reader, node, "display"))
+    if (!reader.expectMap(node, "display"))
         return;
-    MapReader m(reader, node, "display");
+    YamlMapReader m(reader, node, "display");
     m.boolean("window", display.window);
     if (m.string("output", display.output)) {
         if (display.output.rfind("file://", 0) == 0)
@@ -770,7 +480,7 @@ void readDisplay(ConfigReader& reader, const YAML::Node& node, DisplayConfig& di
 }
 
 // chip and line of a GPIO section: the line is an offset (a number) or a line name.
-void readGpioLine(MapReader& m, const YAML::Node& node, GpioLineSpec& line)
+void readGpioLine(YamlMapReader& m, const YAML::Node& node, GpioLineSpec& line)
 {
     if (!m.take("line").IsDefined())
         m.error(
@@ -790,29 +500,27 @@ void readGpioLine(MapReader& m, const YAML::Node& node, GpioLineSpec& line)
     }
 }
 
-void readGpio(ConfigReader& reader, const YAML::Node& node, GpioConfig& gpio)
+void readGpio(YamlFileReader& reader, const YAML::Node& node, GpioConfig& gpio)
 {
-    if (!expectMap(reader, node, "gpio"))
+    if (!reader.expectMap(node, "gpio"))
         return;
-    MapReader m(reader, node, "gpio");
-    int index = 0;
+    YamlMapReader m(reader, node, "gpio");
     const YAML::Node marker = m.take("marker");
-    if (marker.IsDefined() && expectMap(reader, marker, "gpio.marker")) {
+    if (marker.IsDefined() && reader.expectMap(marker, "gpio.marker")) {
         GpioMarkerConfig& c = gpio.marker;
         c.enabled = true;
-        MapReader s(reader, marker, "gpio.marker");
+        YamlMapReader s(reader, marker, "gpio.marker");
         readGpioLine(s, marker, c.line);
-        if (s.choice("mode", {"busy", "toggle"}, index))
-            c.mode = index == 0 ? MarkerMode::Busy : MarkerMode::Toggle;
+        s.choice("mode", kMarkerModeNames, c.mode);
         s.string("task", c.task);
         s.boolean("active_low", c.activeLow);
         s.finish();
     }
     const YAML::Node alert = m.take("alert");
-    if (alert.IsDefined() && expectMap(reader, alert, "gpio.alert")) {
+    if (alert.IsDefined() && reader.expectMap(alert, "gpio.alert")) {
         GpioAlertConfig& c = gpio.alert;
         c.enabled = true;
-        MapReader s(reader, alert, "gpio.alert");
+        YamlMapReader s(reader, alert, "gpio.alert");
         readGpioLine(s, alert, c.line);
         s.string("task", c.task);
         if (!s.take("label").IsDefined())
@@ -824,13 +532,12 @@ void readGpio(ConfigReader& reader, const YAML::Node& node, GpioConfig& gpio)
         s.finish();
     }
     const YAML::Node trigger = m.take("trigger");
-    if (trigger.IsDefined() && expectMap(reader, trigger, "gpio.trigger")) {
+    if (trigger.IsDefined() && reader.expectMap(trigger, "gpio.trigger")) {
         GpioTriggerConfig& c = gpio.trigger;
         c.enabled = true;
-        MapReader s(reader, trigger, "gpio.trigger");
+        YamlMapReader s(reader, trigger, "gpio.trigger");
         readGpioLine(s, trigger, c.line);
-        if (s.choice("mode", {"level", "toggle"}, index))
-            c.mode = index == 0 ? TriggerMode::Level : TriggerMode::Toggle;
+        s.choice("mode", kTriggerModeNames, c.mode);
         s.number("debounce_ms", c.debounceMs, 0.0, 10000.0);
         s.boolean("active_low", c.activeLow);
         s.finish();
@@ -866,11 +573,11 @@ Expected<AgentConfig> parseConfig(
             ": expected a mapping with source, run, tasks, logging, power, display and gpio "
             "sections, "
             "got " +
-            describeNode(root));
+            describeYamlNode(root));
 
-    ConfigReader reader(name, config);
+    YamlFileReader reader(name);
     try {
-        MapReader top(reader, root, "");
+        YamlMapReader top(reader, root, "");
         readSource(reader, top.take("source"), config.source);
         readRun(reader, top.take("run"), config.run);
         readTasks(reader, top.take("tasks"), baseDir, config.tasks);
@@ -891,14 +598,11 @@ Expected<AgentConfig> parseConfig(
                 config.sections[key] = YAML::Dump(entry.second);
         }
     } catch (const YAML::Exception& e) {
-        reader.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+        reader.addError(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }
-    if (!reader.errors.empty()) {
-        std::string all;
-        for (const auto& e : reader.errors)
-            all += (all.empty() ? "" : "\n") + e;
-        return Status::invalid(all);
-    }
+    if (!reader.errors().empty())
+        return Status::invalid(reader.joinedErrors());
+    config.lines = reader.lines();
     return config;
 }
 

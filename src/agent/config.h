@@ -9,6 +9,7 @@
 
 #include "display.h"
 #include "gpio_signals.h"
+#include "jetagent/base/enum_names.h"
 #include "jetagent/base/status.h"
 #include "jetagent/hal/frame_source.h"
 #include "pipeline.h"
@@ -36,6 +37,8 @@ enum class PowerSampling {
     On, // a run on a board without rails fails at start-up
     Off, // no sampler thread, no energy columns
 };
+inline constexpr EnumName<PowerSampling> kPowerSamplingNames[] = {
+    {PowerSampling::Auto, "auto"}, {PowerSampling::On, "on"}, {PowerSampling::Off, "off"}};
 
 struct PowerConfig {
     PowerSampling sampling = PowerSampling::Auto; // see PowerSampling

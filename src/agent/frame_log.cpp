@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cinttypes>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -91,64 +90,63 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
             ? csvLabels_[static_cast<size_t>(index)]
             : kEmpty;
     };
-    appendf(out, "%" PRIu64 ",%" PRId64 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%d,", r.frameId,
+    appendFormat(out, "{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{},", r.frameId,
         r.capturedNs, nsToMs(r.times.waitNs), nsToMs(r.times.preprocessNs),
         nsToMs(r.times.inferenceNs), nsToMs(r.computeNs), nsToMs(r.times.postprocessNs),
         nsToMs(r.times.endToEndNs), r.batch);
     if (r.topK > 0) {
         out += label(r.labels[0]);
-        appendf(out, ",%.6f,", static_cast<double>(r.scores[0]));
+        appendFormat(out, ",{:.6f},", static_cast<double>(r.scores[0]));
     } else {
         out += ",,";
     }
     out += label(r.truth);
     // deadline_miss is empty where no deadline is judged (unpaced runs).
-    appendf(out, ",%d,%s,%d,%d", r.correct() ? 1 : 0,
+    appendFormat(out, ",{},{},{},{}", r.correct() ? 1 : 0,
         r.unpaced                    ? ""
             : r.times.deadlineMissed ? "1"
                                      : "0",
         r.coldStart ? 1 : 0, r.ok ? 1 : 0);
     if (clipColumns_) {
         if (r.hasClip())
-            appendf(out, ",%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%d,%d,%.4f,%.4f",
-                r.hasResult ? 1 : 0, r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs,
-                r.clipFrames, r.clipGaps, nsToMs(r.clipInferenceNs),
-                nsToMs(r.times.resultLatencyNs));
+            appendFormat(out, ",{},{},{},{},{},{},{},{:.4f},{:.4f}", r.hasResult ? 1 : 0,
+                r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs, r.clipFrames, r.clipGaps,
+                nsToMs(r.clipInferenceNs), nsToMs(r.times.resultLatencyNs));
         else
-            appendf(out, ",%d,,,,,,,,", r.hasResult ? 1 : 0);
+            appendFormat(out, ",{},,,,,,,,", r.hasResult ? 1 : 0);
     }
     if (energyColumns_) {
         // An empty field where the sampler did not cover the window: no figure beats a wrong one.
         if (std::isnan(r.inferenceEnergyMj))
             out += ",";
         else
-            appendf(out, ",%.4f", r.inferenceEnergyMj);
+            appendFormat(out, ",{:.4f}", r.inferenceEnergyMj);
         if (std::isnan(r.frameEnergyMj))
             out += ",";
         else
-            appendf(out, ",%.4f", r.frameEnergyMj);
+            appendFormat(out, ",{:.4f}", r.frameEnergyMj);
         const double power = inferencePowerW(r);
         if (std::isnan(power))
             out += ",";
         else
-            appendf(out, ",%.4f", power);
-        appendf(out, ",%d", r.energyWindowShort ? 1 : 0);
+            appendFormat(out, ",{:.4f}", power);
+        appendFormat(out, ",{}", r.energyWindowShort ? 1 : 0);
     }
     if (windowColumn_)
-        appendf(out, ",%u", r.window);
+        appendFormat(out, ",{}", r.window);
     if (queueColumn_)
-        appendf(out, ",%.4f", nsToMs(r.times.queueNs));
+        appendFormat(out, ",{:.4f}", nsToMs(r.times.queueNs));
     out += '\n';
 }
 
 void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
 {
-    appendf(out, "{\"frame\":%" PRIu64 ",\"capture_ns\":%" PRId64, r.frameId, r.capturedNs);
-    appendf(out, ",\"wait_ms\":%.4f,\"preprocess_ms\":%.4f", nsToMs(r.times.waitNs),
+    appendFormat(out, "{{\"frame\":{},\"capture_ns\":{}", r.frameId, r.capturedNs);
+    appendFormat(out, ",\"wait_ms\":{:.4f},\"preprocess_ms\":{:.4f}", nsToMs(r.times.waitNs),
         nsToMs(r.times.preprocessNs));
-    appendf(out, ",\"inference_ms\":%.4f,\"compute_ms\":%.4f", nsToMs(r.times.inferenceNs),
+    appendFormat(out, ",\"inference_ms\":{:.4f},\"compute_ms\":{:.4f}", nsToMs(r.times.inferenceNs),
         nsToMs(r.computeNs));
-    appendf(out, ",\"postprocess_ms\":%.4f,\"e2e_ms\":%.4f,\"batch\":%d,\"top\":[",
+    appendFormat(out, ",\"postprocess_ms\":{:.4f},\"e2e_ms\":{:.4f},\"batch\":{},\"top\":[",
         nsToMs(r.times.postprocessNs), nsToMs(r.times.endToEndNs), r.batch);
     for (int i = 0; i < r.topK; ++i) {
         const int index = r.labels[static_cast<size_t>(i)];
@@ -164,21 +162,20 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     out += r.truth >= 0 && static_cast<size_t>(r.truth) < jsonLabels_.size()
         ? jsonLabels_[static_cast<size_t>(r.truth)]
         : "null";
-    appendf(out, ",\"correct\":%s,\"deadline_miss\":%s,\"cold_start\":%s,\"ok\":%s",
+    appendFormat(out, ",\"correct\":{},\"deadline_miss\":{},\"cold_start\":{},\"ok\":{}",
         r.truth >= 0 ? (r.correct() ? "true" : "false") : "null",
         r.unpaced                    ? "null"
             : r.times.deadlineMissed ? "true"
                                      : "false",
         r.coldStart ? "true" : "false", r.ok ? "true" : "false");
     if (!r.ok)
-        appendf(out, ",\"failure\":\"%s\"", frameFailureName(r.failure));
+        appendFormat(out, ",\"failure\":\"{}\"", frameFailureName(r.failure));
     if (clipColumns_) {
-        appendf(out, ",\"result\":%s,\"clip\":", r.hasResult ? "true" : "false");
+        appendFormat(out, ",\"result\":{},\"clip\":", r.hasResult ? "true" : "false");
         if (r.hasClip())
-            appendf(out,
-                "{\"first_id\":%" PRIu64 ",\"last_id\":%" PRIu64 ",\"first_capture_ns\":%" PRId64
-                ",\"last_capture_ns\":%" PRId64 ",\"frames\":%d,\"gaps\":%d,\"inference_ms\":%.4f,"
-                "\"result_latency_ms\":%.4f}",
+            appendFormat(out,
+                "{{\"first_id\":{},\"last_id\":{},\"first_capture_ns\":{},\"last_capture_ns\":{},"
+                "\"frames\":{},\"gaps\":{},\"inference_ms\":{:.4f},\"result_latency_ms\":{:.4f}}}",
                 r.clipFirstId, r.clipLastId, r.clipFirstNs, r.clipLastNs, r.clipFrames, r.clipGaps,
                 nsToMs(r.clipInferenceNs), nsToMs(r.times.resultLatencyNs));
         else
@@ -186,18 +183,18 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     }
     if (energyColumns_) {
         auto number = [&](const char* key, double v) {
-            appendf(out, ",\"%s\":", key);
+            appendFormat(out, ",\"{}\":", key);
             appendJsonNumber(out, v, 4);
         };
         number("inference_energy_mJ", r.inferenceEnergyMj);
         number("frame_energy_mJ", r.frameEnergyMj);
         number("inference_power_W", inferencePowerW(r));
-        appendf(out, ",\"energy_window_short\":%s", r.energyWindowShort ? "true" : "false");
+        appendFormat(out, ",\"energy_window_short\":{}", r.energyWindowShort ? "true" : "false");
     }
     if (windowColumn_)
-        appendf(out, ",\"window\":%u", r.window);
+        appendFormat(out, ",\"window\":{}", r.window);
     if (queueColumn_)
-        appendf(out, ",\"queue_ms\":%.4f", nsToMs(r.times.queueNs));
+        appendFormat(out, ",\"queue_ms\":{:.4f}", nsToMs(r.times.queueNs));
     out += "}\n";
 }
 

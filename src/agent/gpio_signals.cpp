@@ -65,16 +65,6 @@ Expected<GpioChip*> chipFor(std::vector<std::unique_ptr<GpioChip>>& chips,
     return chips.back().get();
 }
 
-const char* markerModeName(MarkerMode m)
-{
-    return m == MarkerMode::Busy ? "busy" : "toggle";
-}
-
-const char* triggerModeName(TriggerMode m)
-{
-    return m == TriggerMode::Level ? "level" : "toggle";
-}
-
 json lineJson(const GpioLineSpec& spec, const std::string& where, bool activeLow)
 {
     json j = {{"chip", spec.chip}, {"line", where}, {"active_low", activeLow}};
@@ -428,7 +418,7 @@ json GpioSignals::summaryJson() const
     json j = json::object();
     if (config_.marker.enabled) {
         json m = lineJson(config_.marker.line, marker_.where, config_.marker.activeLow);
-        m["mode"] = markerModeName(config_.marker.mode);
+        m["mode"] = nameOf(kMarkerModeNames, config_.marker.mode);
         m["task"] = taskNames_.at(marker_.task);
         m["changes"] = marker_.changes;
         j["marker"] = m;
@@ -447,7 +437,7 @@ json GpioSignals::summaryJson() const
     if (config_.trigger.enabled) {
         std::lock_guard<std::mutex> lock(windowMutex_);
         json t = lineJson(config_.trigger.line, trigger_.where, config_.trigger.activeLow);
-        t["mode"] = triggerModeName(config_.trigger.mode);
+        t["mode"] = nameOf(kTriggerModeNames, config_.trigger.mode);
         t["debounce_ms"] = config_.trigger.debounceMs;
         t["edges"] = edges_;
         t["bounces_ignored"] = bounces_;

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jetagent/base/enum_names.h"
 #include "jetagent/hal/gpio.h"
 #include "pipeline.h"
 #include "task.h"
@@ -33,10 +34,14 @@ enum class MarkerMode {
     Busy, // active while the task's inference runs
     Toggle, // flips at the end of each inference
 };
+inline constexpr EnumName<MarkerMode> kMarkerModeNames[] = {
+    {MarkerMode::Busy, "busy"}, {MarkerMode::Toggle, "toggle"}};
 enum class TriggerMode {
     Level, // a measurement window is open while the line is active
     Toggle, // each activating edge opens or closes a window
 };
+inline constexpr EnumName<TriggerMode> kTriggerModeNames[] = {
+    {TriggerMode::Level, "level"}, {TriggerMode::Toggle, "toggle"}};
 
 struct GpioMarkerConfig {
     bool enabled = false;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "frame_queue.h"
+#include "jetagent/base/enum_names.h"
 #include "recorder.h"
 #include "task.h"
 
@@ -28,6 +29,8 @@ enum class Pacing {
               // are counted
     None, // as fast as possible, for offline evaluation: a bounded FIFO, no frame is dropped
 };
+inline constexpr EnumName<Pacing> kPacingNames[] = {
+    {Pacing::Realtime, "realtime"}, {Pacing::None, "none"}};
 
 struct RunConfig {
     uint64_t frames = 0; // stop after this many source frames; 0 = no limit

@@ -7,6 +7,7 @@
 #include <opencv2/core/mat.hpp>
 
 #include "bilinear_crop.h"
+#include "jetagent/base/enum_names.h"
 
 namespace jetagent {
 
@@ -15,8 +16,15 @@ enum class ResizeMode {
                  // centre-crop (torchvision's eval)
     Stretch, // scale straight to the crop size, ignoring the aspect ratio
 };
+inline constexpr EnumName<ResizeMode> kResizeModeNames[] = {
+    {ResizeMode::ShorterSide, "shorter_side"}, {ResizeMode::Stretch, "stretch"}};
 enum class ColorOrder { Rgb, Bgr };
+inline constexpr EnumName<ColorOrder> kColorOrderNames[] = {
+    {ColorOrder::Rgb, "rgb"}, {ColorOrder::Bgr, "bgr"}};
 enum class Interpolation { Nearest, Linear, Area, Cubic };
+inline constexpr EnumName<Interpolation> kInterpolationNames[] = {
+    {Interpolation::Nearest, "nearest"}, {Interpolation::Linear, "linear"},
+    {Interpolation::Area, "area"}, {Interpolation::Cubic, "cubic"}};
 
 struct PreprocessConfig {
     ResizeMode resize = ResizeMode::ShorterSide;

@@ -3,9 +3,13 @@
 
 #include <cstddef>
 
+#include "jetagent/base/enum_names.h"
+
 namespace jetagent {
 
 enum class OutputKind { Logits, Probabilities };
+inline constexpr EnumName<OutputKind> kOutputKindNames[] = {
+    {OutputKind::Logits, "logits"}, {OutputKind::Probabilities, "probabilities"}};
 
 struct PostprocessConfig {
     OutputKind output =

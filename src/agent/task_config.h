@@ -5,6 +5,7 @@
 #include <string>
 
 #include "calibration.h"
+#include "jetagent/base/enum_names.h"
 #include "jetagent/engines/engine.h"
 #include "preprocess.h"
 #include "scores.h"
@@ -15,10 +16,14 @@ enum class ActionMode {
     Clip, // one model over a clip of T frames (a 3-D CNN such as r3d_18)
     Streaming, // a 2-D backbone once per frame, a temporal head over the last T embeddings
 };
+inline constexpr EnumName<ActionMode> kActionModeNames[] = {
+    {ActionMode::Clip, "clip"}, {ActionMode::Streaming, "streaming"}};
 enum class ClipLayout {
     Ncthw, // N x C x T x H x W: torchvision's video models
     Ntchw, // N x T x C x H x W
 };
+inline constexpr EnumName<ClipLayout> kClipLayoutNames[] = {
+    {ClipLayout::Ncthw, "ncthw"}, {ClipLayout::Ntchw, "ntchw"}};
 
 // Action recognition (type: action): how frames become clips and clips become results.
 struct ActionConfig {

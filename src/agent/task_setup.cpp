@@ -125,21 +125,20 @@ bool scoreRow(const float* row, size_t classes, const PostprocessConfig& post, f
 
 nlohmann::json describePreprocess(const PreprocessConfig& p)
 {
-    static const char* const kInterpolation[] = {"nearest", "linear", "area", "cubic"};
-    return {{"resize", p.resize == ResizeMode::ShorterSide ? "shorter_side" : "stretch"},
+    return {{"resize", nameOf(kResizeModeNames, p.resize)},
         {"resize_size",
             p.resize == ResizeMode::ShorterSide ? nlohmann::json(p.resizeSize)
                                                 : nlohmann::json(nullptr)},
         {"crop", {p.cropWidth, p.cropHeight}},
-        {"interpolation", kInterpolation[static_cast<int>(p.interpolation)]},
-        {"color", p.color == ColorOrder::Rgb ? "rgb" : "bgr"}, {"divisor", p.divisor},
-        {"mean", p.mean}, {"std", p.std}};
+        {"interpolation", nameOf(kInterpolationNames, p.interpolation)},
+        {"color", nameOf(kColorOrderNames, p.color)}, {"divisor", p.divisor}, {"mean", p.mean},
+        {"std", p.std}};
 }
 
 nlohmann::json describePostprocess(const PostprocessConfig& p)
 {
-    return {{"output", p.output == OutputKind::Logits ? "logits" : "probabilities"},
-        {"top_k", p.topK}, {"smoothing", p.smoothing}};
+    return {{"output", nameOf(kOutputKindNames, p.output)}, {"top_k", p.topK},
+        {"smoothing", p.smoothing}};
 }
 
 } // namespace jetagent

@@ -1,13 +1,21 @@
 // Small text-building helpers shared by the frame logs and the summaries.
 #pragma once
 
+#include <iterator>
 #include <string>
+#include <utility>
+
+#include <spdlog/fmt/fmt.h>
 
 namespace jetagent {
 
-// Appends printf-formatted text (at most 511 characters a call) to `out`. A string that keeps its
-// capacity between calls makes steady-state formatting allocation-free.
-__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* format, ...);
+// Appends fmt-formatted text ("{:.3f}", as std::format) to `out`. A string that keeps its capacity
+// between calls makes steady-state formatting allocation-free.
+template <typename Format, typename... Args>
+void appendFormat(std::string& out, const Format& format, Args&&... args)
+{
+    fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+}
 
 // Appends `value` as a JSON number with `decimals` digits after the point, or null when it is NaN
 // or infinite (printf's "nan" and "inf" are not JSON: one such line and the log no longer parses).

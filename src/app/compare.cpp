@@ -13,6 +13,7 @@
 #include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
+#include "jetagent/base/text_split.h"
 #include "jetagent/engines/model_prepare.h"
 #include "latency_stats.h"
 #include "preprocess.h"
@@ -93,19 +94,6 @@ bool parseCount(const std::string& value, int64_t lowest, int64_t highest, int64
         return false;
     *out = v;
     return true;
-}
-
-std::vector<std::string> split(const std::string& text, char separator)
-{
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (true) {
-        const size_t end = text.find(separator, start);
-        parts.push_back(text.substr(start, end == std::string::npos ? end : end - start));
-        if (end == std::string::npos)
-            return parts;
-        start = end + 1;
-    }
 }
 
 Status setSpecKey(
@@ -419,7 +407,6 @@ std::string formatMs(double ms)
 
 std::string describePreprocessing(const PreprocessConfig& p)
 {
-    static const char* const kInterpolation[] = {"nearest", "linear", "area", "cubic"};
     char text[320];
     const int written = p.resize == ResizeMode::ShorterSide
         ? std::snprintf(text, sizeof text, "shorter side to %d, centre crop %dx%d", p.resizeSize,
@@ -428,11 +415,11 @@ std::string describePreprocessing(const PreprocessConfig& p)
     const size_t used = static_cast<size_t>(std::max(written, 0));
     std::snprintf(text + used, sizeof text - used,
         ", %s, %s, /%g, mean [%g, %g, %g], std [%g, %g, %g]",
-        kInterpolation[static_cast<int>(p.interpolation)],
-        p.color == ColorOrder::Rgb ? "rgb" : "bgr", static_cast<double>(p.divisor),
-        static_cast<double>(p.mean[0]), static_cast<double>(p.mean[1]),
-        static_cast<double>(p.mean[2]), static_cast<double>(p.std[0]),
-        static_cast<double>(p.std[1]), static_cast<double>(p.std[2]));
+        nameOf(kInterpolationNames, p.interpolation), nameOf(kColorOrderNames, p.color),
+        static_cast<double>(p.divisor), static_cast<double>(p.mean[0]),
+        static_cast<double>(p.mean[1]), static_cast<double>(p.mean[2]),
+        static_cast<double>(p.std[0]), static_cast<double>(p.std[1]),
+        static_cast<double>(p.std[2]));
     return text;
 }
 
@@ -472,8 +459,8 @@ Status writeJson(const std::string& path, const nlohmann::json& document)
 
 Expected<EngineOptions> parseEngineSpec(const std::string& spec, const EngineOptions& base)
 {
-    const std::vector<std::string> items = split(spec, ',');
-    const std::vector<std::string> head = split(items[0], ':');
+    const std::vector<std::string> items = splitFields(spec, ',');
+    const std::vector<std::string> head = splitFields(items[0], ':');
     if (head[0].empty())
         return Status::invalid("engine spec '" + spec +
             "': no backend (expected BACKEND[:DEVICE[:PRECISION]][,key=value...], such as "

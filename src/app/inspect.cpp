@@ -2,7 +2,6 @@
 #include "inspect.h"
 
 #include <algorithm>
-#include <cinttypes>
 
 #include <nlohmann/json.hpp>
 
@@ -35,13 +34,13 @@ std::string engineering(double v)
 {
     std::string s;
     if (v >= 1e9)
-        appendf(s, "%.2f G", v / 1e9);
+        appendFormat(s, "{:.2f} G", v / 1e9);
     else if (v >= 1e6)
-        appendf(s, "%.1f M", v / 1e6);
+        appendFormat(s, "{:.1f} M", v / 1e6);
     else if (v >= 1e3)
-        appendf(s, "%.1f k", v / 1e3);
+        appendFormat(s, "{:.1f} k", v / 1e3);
     else
-        appendf(s, "%.0f", v);
+        appendFormat(s, "{:.0f}", v);
     return s;
 }
 
@@ -69,80 +68,79 @@ nlohmann::json tensorJson(const TensorInfo& t)
 
 void textReport(const ModelFile& m, const ModelStats& s, int64_t loadNs, std::string& out)
 {
-    appendf(out, "model       %s\n", m.path.c_str());
-    appendf(out, "            %s bytes%s, sha256 %s\n",
-        grouped(static_cast<int64_t>(m.fileBytes)).c_str(),
-        m.externalBytes
-            ? (" + " + grouped(static_cast<int64_t>(m.externalBytes)) + " external").c_str()
-            : "",
-        m.sha256.c_str());
-    appendf(out, "format      ONNX IR %" PRId64 ", opset %" PRId64 ", producer %s\n", m.irVersion,
-        m.opset, m.producer.empty() ? "(none)" : m.producer.c_str());
-    appendf(out, "checked     parsed, ONNX checker and shape inference passed in %.0f ms\n",
+    appendFormat(out, "model       {}\n", m.path);
+    appendFormat(out, "            {} bytes{}, sha256 {}\n",
+        grouped(static_cast<int64_t>(m.fileBytes)),
+        m.externalBytes ? " + " + grouped(static_cast<int64_t>(m.externalBytes)) + " external"
+                        : std::string(),
+        m.sha256);
+    appendFormat(out, "format      ONNX IR {}, opset {}, producer {}\n", m.irVersion, m.opset,
+        m.producer.empty() ? "(none)" : m.producer);
+    appendFormat(out, "checked     parsed, ONNX checker and shape inference passed in {:.0f} ms\n",
         nsToMs(loadNs));
     size_t width = 4;
     for (const auto* list : {&m.inputs, &m.outputs})
         for (const auto& t : *list)
             width = std::max(width, t.name.size());
     for (const auto& t : m.inputs)
-        appendf(out, "input       %-*s %-8s %s\n", static_cast<int>(width), t.name.c_str(),
-            dataTypeName(t.type), t.shapeString().c_str());
+        appendFormat(out, "input       {:<{}} {:<8} {}\n", t.name, width, dataTypeName(t.type),
+            t.shapeString());
     for (const auto& t : m.outputs)
-        appendf(out, "output      %-*s %-8s %s\n", static_cast<int>(width), t.name.c_str(),
-            dataTypeName(t.type), t.shapeString().c_str());
-    appendf(out, "parameters  %s trainable in %" PRId64 " tensors\n", grouped(s.parameters).c_str(),
-        s.parameterTensors);
+        appendFormat(out, "output      {:<{}} {:<8} {}\n", t.name, width, dataTypeName(t.type),
+            t.shapeString());
+    appendFormat(
+        out, "parameters  {} trainable in {} tensors\n", grouped(s.parameters), s.parameterTensors);
     if (s.buffers > 0)
-        appendf(out, "            %s BatchNormalization running statistics (not trainable)\n",
-            grouped(s.buffers).c_str());
+        appendFormat(out, "            {} BatchNormalization running statistics (not trainable)\n",
+            grouped(s.buffers));
     if (s.constants > 0)
-        appendf(out, "            %s other constant elements (shapes, axes, tables)\n",
-            grouped(s.constants).c_str());
-    appendf(out, "            %.1f MiB of initializers\n",
+        appendFormat(out, "            {} other constant elements (shapes, axes, tables)\n",
+            grouped(s.constants));
+    appendFormat(out, "            {:.1f} MiB of initializers\n",
         static_cast<double>(s.weightBytes) / 1048576.0);
     std::string shapes;
     for (const auto& [name, dims] : s.shapes)
         shapes += (shapes.empty() ? "" : ", ") + name + " " + shapeText(dims);
-    appendf(out, "MACs        %s (%s) for %s\n", grouped(s.macs).c_str(),
-        engineering(static_cast<double>(s.macs)).c_str(), shapes.c_str());
-    appendf(out,
+    appendFormat(out, "MACs        {} ({}) for {}\n", grouped(s.macs),
+        engineering(static_cast<double>(s.macs)), shapes);
+    out.append(
         "            counted: Conv (grouped, depthwise, 1-/2-/3-D), ConvTranspose, Gemm, MatMul,\n"
         "            one per multiply-add; element-wise ops, pooling, normalisation and\n"
         "            activations are not counted\n");
     if (!s.uncounted.empty())
-        appendf(out, "            not counted, shapes unknown: %zu nodes (first: %s)\n",
-            s.uncounted.size(), s.uncounted.front().c_str());
-    appendf(out, "\noperators   %" PRId64 " nodes\n", s.nodes);
-    appendf(out, "  %-22s %6s %18s %7s\n", "op", "nodes", "MACs", "share");
+        appendFormat(out, "            not counted, shapes unknown: {} nodes (first: {})\n",
+            s.uncounted.size(), s.uncounted.front());
+    appendFormat(out, "\noperators   {} nodes\n", s.nodes);
+    appendFormat(out, "  {:<22} {:>6} {:>18} {:>7}\n", "op", "nodes", "MACs", "share");
     for (const auto& op : s.operators) {
         if (op.macs > 0)
-            appendf(out, "  %-22s %6" PRId64 " %18s %6.2f%%\n", op.op.c_str(), op.nodes,
-                grouped(op.macs).c_str(),
+            appendFormat(out, "  {:<22} {:6} {:>18} {:6.2f}%\n", op.op, op.nodes, grouped(op.macs),
                 s.macs > 0 ? 100.0 * static_cast<double>(op.macs) / static_cast<double>(s.macs)
                            : 0.0);
         else
-            appendf(out, "  %-22s %6" PRId64 "\n", op.op.c_str(), op.nodes);
+            appendFormat(out, "  {:<22} {:6}\n", op.op, op.nodes);
     }
     for (const auto& w : m.warnings)
-        appendf(out, "warning: %s\n", w.c_str());
+        appendFormat(out, "warning: {}\n", w);
 }
 
 void textPrepared(const PreparedModel& p, const InspectOptions& o, std::string& out)
 {
-    appendf(out, "\nprepared    for %s, batch %s: %d -> %d nodes, %s bytes, %s %.0f ms\n",
-        o.backend.c_str(), o.batch > 0 ? std::to_string(o.batch).c_str() : "free", p.nodesBefore,
-        p.nodesAfter, grouped(static_cast<int64_t>(p.bytes->size())).c_str(),
+    appendFormat(out, "\nprepared    for {}, batch {}: {} -> {} nodes, {} bytes, {} {:.0f} ms\n",
+        o.backend, o.batch > 0 ? std::to_string(o.batch) : "free", p.nodesBefore, p.nodesAfter,
+        grouped(static_cast<int64_t>(p.bytes->size())),
         p.fromCache ? "read from the cache in" : "in", nsToMs(p.ns));
     if (!p.cachePath.empty())
-        appendf(out, "            cache %s\n", p.cachePath.c_str());
+        appendFormat(out, "            cache {}\n", p.cachePath);
     if (p.fromCache)
-        appendf(out, "            (what the passes did when the model was prepared:)\n");
-    appendf(out, "  %-22s %8s %8s %10s %9s\n", "pass", "removed", "folded", "rewritten", "ms");
+        out.append("            (what the passes did when the model was prepared:)\n");
+    appendFormat(
+        out, "  {:<22} {:>8} {:>8} {:>10} {:>9}\n", "pass", "removed", "folded", "rewritten", "ms");
     for (const auto& r : p.passes) {
-        appendf(out, "  %-22s %8d %8d %10d %9.1f\n", r.pass.c_str(), r.removed, r.folded,
+        appendFormat(out, "  {:<22} {:8} {:8} {:10} {:9.1f}\n", r.pass, r.removed, r.folded,
             r.rewritten, nsToMs(r.ns));
         for (const auto& line : r.notes)
-            appendf(out, "      %s\n", line.c_str());
+            appendFormat(out, "      {}\n", line);
     }
 }
 
@@ -155,11 +153,10 @@ void textSteps(const std::vector<EngineStep>& steps, std::string& out)
     std::string counts;
     for (const auto& [library, n] : perLibrary)
         counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " on " + library;
-    appendf(out, "\ncompiled    %zu steps: %s\n", steps.size(), counts.c_str());
-    appendf(out, "  %-10s %-20s %s\n", "library", "operator", "node");
+    appendFormat(out, "\ncompiled    {} steps: {}\n", steps.size(), counts);
+    appendFormat(out, "  {:<10} {:<20} {}\n", "library", "operator", "node");
     for (const auto& step : steps)
-        appendf(
-            out, "  %-10s %-20s %s\n", step.library.c_str(), step.op.c_str(), step.node.c_str());
+        appendFormat(out, "  {:<10} {:<20} {}\n", step.library, step.op, step.node);
 }
 
 // Where a compiled engine's time goes: each step's mean over the timed runs.
@@ -236,10 +233,10 @@ Expected<Profile> profileEngine(const Engine& engine, const InspectOptions& opti
 void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::string& out)
 {
     const double sum = p.stepSum();
-    appendf(out,
-        "\nprofile     batch %d, threads %s, %d timed runs after %d warm-up: run median %.3f ms, "
-        "min %.3f ms;\n            the steps' mean times add up to %.3f ms\n",
-        p.batch, p.threads > 0 ? std::to_string(p.threads).c_str() : "default", p.runs, p.warmup,
+    appendFormat(out,
+        "\nprofile     batch {}, threads {}, {} timed runs after {} warm-up: run median {:.3f} ms, "
+        "min {:.3f} ms;\n            the steps' mean times add up to {:.3f} ms\n",
+        p.batch, p.threads > 0 ? std::to_string(p.threads) : "default", p.runs, p.warmup,
         p.median(), nsToMs(p.runNs.front()), sum);
     struct Group {
         int steps = 0;
@@ -255,10 +252,10 @@ void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::st
         groups.begin(), groups.end());
     std::stable_sort(byTime.begin(), byTime.end(),
         [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
-    appendf(
-        out, "  %-20s %-10s %6s %10s %7s\n", "operator", "library", "steps", "mean ms", "share");
+    appendFormat(out, "  {:<20} {:<10} {:>6} {:>10} {:>7}\n", "operator", "library", "steps",
+        "mean ms", "share");
     for (const auto& [key, g] : byTime)
-        appendf(out, "  %-20s %-10s %6d %10.3f %6.1f%%\n", key.first.c_str(), key.second.c_str(),
+        appendFormat(out, "  {:<20} {:<10} {:6} {:10.3f} {:6.1f}%\n", key.first, key.second,
             g.steps, g.ms, sum > 0 ? 100.0 * g.ms / sum : 0.0);
     std::vector<size_t> order(std::min(steps.size(), p.stepMs.size()));
     for (size_t i = 0; i < order.size(); ++i)
@@ -266,13 +263,12 @@ void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::st
     std::stable_sort(
         order.begin(), order.end(), [&](size_t a, size_t b) { return p.stepMs[a] > p.stepMs[b]; });
     const size_t shown = std::min<size_t>(order.size(), 15);
-    appendf(out, "  the %zu slowest steps:\n  %4s %10s %7s  %-10s %s\n", shown, "step", "mean ms",
-        "share", "library", "node");
+    appendFormat(out, "  the {} slowest steps:\n  {:>4} {:>10} {:>7}  {:<10} {}\n", shown, "step",
+        "mean ms", "share", "library", "node");
     for (size_t k = 0; k < shown; ++k) {
         const size_t i = order[k];
-        appendf(out, "  %4zu %10.3f %6.1f%%  %-10s %s\n", i + 1, p.stepMs[i],
-            sum > 0 ? 100.0 * p.stepMs[i] / sum : 0.0, steps[i].library.c_str(),
-            steps[i].node.c_str());
+        appendFormat(out, "  {:4} {:10.3f} {:6.1f}%  {:<10} {}\n", i + 1, p.stepMs[i],
+            sum > 0 ? 100.0 * p.stepMs[i] / sum : 0.0, steps[i].library, steps[i].node);
     }
 }
 

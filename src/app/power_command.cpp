@@ -60,21 +60,21 @@ public:
         const int64_t now = monotonicNs();
         line.clear();
         row.clear();
-        appendf(line, "[%8.1fs]", nsToS(now - startNs));
-        appendf(row, "%.3f,%lld", nsToS(now - startNs), static_cast<long long>(now));
+        appendFormat(line, "[{:8.1f}s]", nsToS(now - startNs));
+        appendFormat(row, "{:.3f},{}", nsToS(now - startNs), now);
 
         PowerSample sample;
         const bool haveSample = sampler.latest(sample);
         const PowerRunStats stats = sampler.runStats();
         auto railCells = [&](const std::string& name, bool online, double watts, double avg) {
             if (online)
-                appendf(line, " %s %.0fmW/%.0fmW", name.c_str(), watts * 1e3, avg * 1e3);
+                appendFormat(line, " {} {:.0f}mW/{:.0f}mW", name, watts * 1e3, avg * 1e3);
             else
-                appendf(line, " %s off/%.0fmW", name.c_str(), avg * 1e3);
+                appendFormat(line, " {} off/{:.0f}mW", name, avg * 1e3);
             if (online)
-                appendf(row, ",%.4f,%.4f", watts, avg);
+                appendFormat(row, ",{:.4f},{:.4f}", watts, avg);
             else
-                appendf(row, ",,%.4f", avg);
+                appendFormat(row, ",,{:.4f}", avg);
         };
         const auto& rails = sampler.rails();
         for (size_t i = 0; i < rails.size(); ++i) {
@@ -99,19 +99,19 @@ public:
                 const bool online = haveState && i < state.zones.size() && state.zones[i].online;
                 if (zones[i].shown) {
                     if (online)
-                        appendf(line, " %s@%.1fC", zones[i].type.c_str(), state.zones[i].celsius);
+                        appendFormat(line, " {}@{:.1f}C", zones[i].type, state.zones[i].celsius);
                     else
-                        appendf(line, " %s@off", zones[i].type.c_str());
+                        appendFormat(line, " {}@off", zones[i].type);
                 }
                 if (online)
-                    appendf(row, ",%.2f", state.zones[i].celsius);
+                    appendFormat(row, ",{:.2f}", state.zones[i].celsius);
                 else
                     row += ",";
             }
             if (haveState && state.haveGpu) {
-                appendf(line, " | GPU %.0f%%@%.0fMHz", state.gpuLoadPercent,
+                appendFormat(line, " | GPU {:.0f}%@{:.0f}MHz", state.gpuLoadPercent,
                     static_cast<double>(state.gpuFreqHz) / 1e6);
-                appendf(row, ",%.1f,%.1f", state.gpuLoadPercent,
+                appendFormat(row, ",{:.1f},{:.1f}", state.gpuLoadPercent,
                     static_cast<double>(state.gpuFreqHz) / 1e6);
             } else {
                 row += ",,";
@@ -121,9 +121,9 @@ public:
                 for (int c = 0; c < state.cpuCount; ++c) {
                     const int64_t khz = state.cpuFreqKHz[static_cast<size_t>(c)];
                     if (khz >= 0)
-                        appendf(line, "%s%lld", c ? "," : "", static_cast<long long>(khz / 1000));
+                        appendFormat(line, "{}{}", c ? "," : "", khz / 1000);
                     else
-                        appendf(line, "%soff", c ? "," : "");
+                        line += c ? ",off" : "off";
                 }
                 line += "] MHz";
             }
@@ -131,32 +131,32 @@ public:
                 const int64_t khz =
                     haveState && c < state.cpuCount ? state.cpuFreqKHz[static_cast<size_t>(c)] : -1;
                 if (khz >= 0)
-                    appendf(row, ",%.1f", static_cast<double>(khz) / 1e3);
+                    appendFormat(row, ",{:.1f}", static_cast<double>(khz) / 1e3);
                 else
                     row += ",";
             }
             if (haveState && state.emcHz >= 0) {
-                appendf(line, " | EMC %.0fMHz", static_cast<double>(state.emcHz) / 1e6);
-                appendf(row, ",%.1f", static_cast<double>(state.emcHz) / 1e6);
+                appendFormat(line, " | EMC {:.0f}MHz", static_cast<double>(state.emcHz) / 1e6);
+                appendFormat(row, ",{:.1f}", static_cast<double>(state.emcHz) / 1e6);
             } else {
                 row += ",";
             }
             if (haveState && (state.fanPwm >= 0 || state.fanRpm >= 0)) {
                 line += " | fan";
                 if (state.fanPwm >= 0)
-                    appendf(line, " %d/255", state.fanPwm);
+                    appendFormat(line, " {}/255", state.fanPwm);
                 if (state.fanRpm >= 0)
-                    appendf(line, " %drpm", state.fanRpm);
+                    appendFormat(line, " {}rpm", state.fanRpm);
             }
-            appendf(row, ",%s,%s",
-                haveState && state.fanPwm >= 0 ? std::to_string(state.fanPwm).c_str() : "",
-                haveState && state.fanRpm >= 0 ? std::to_string(state.fanRpm).c_str() : "");
+            appendFormat(row, ",{},{}",
+                haveState && state.fanPwm >= 0 ? std::to_string(state.fanPwm) : "",
+                haveState && state.fanRpm >= 0 ? std::to_string(state.fanRpm) : "");
         }
         if (setup.powerMode.id >= 0) {
-            appendf(line, " | mode %d", setup.powerMode.id);
+            appendFormat(line, " | mode {}", setup.powerMode.id);
             if (!setup.powerMode.name.empty())
-                appendf(line, " (%s)", setup.powerMode.name.c_str());
-            appendf(row, ",%d", setup.powerMode.id);
+                appendFormat(line, " ({})", setup.powerMode.name);
+            appendFormat(row, ",{}", setup.powerMode.id);
         } else {
             row += ",";
         }
@@ -183,32 +183,28 @@ std::string summaryOf(const PowerMonitor& monitor)
     const PowerRunStats s = monitor.sampler().runStats();
     std::string out;
     const double wall = nsToS(s.endNs - s.startNs);
-    appendf(out,
-        "\n== jetagent power: %.1f s, %llu rail samples, %llu overruns, sampler %.3f%% of a core "
+    appendFormat(out,
+        "\n== jetagent power: {:.1f} s, {} rail samples, {} overruns, sampler {:.3f}% of a core "
         "==\n",
-        wall, static_cast<unsigned long long>(s.railSamples),
-        static_cast<unsigned long long>(s.overruns), wall > 0 ? 100.0 * s.samplerCpuS / wall : 0.0);
+        wall, s.railSamples, s.overruns, wall > 0 ? 100.0 * s.samplerCpuS / wall : 0.0);
     if (!s.rails.empty()) {
         for (const RailRunStats& r : s.rails)
-            appendf(out, "  %-22s avg %8.3f W  peak %8.3f W  %10.3f J%s\n", r.name.c_str(),
+            appendFormat(out, "  {:<22} avg {:8.3f} W  peak {:8.3f} W  {:10.3f} J{}\n", r.name,
                 r.averageW, r.peakW, r.energyJ, r.errors ? "  (read errors)" : "");
-        appendf(out, "  %-22s avg %8.3f W  peak %8.3f W  %10.3f J%s\n",
-            s.totalIsEstimate ? "total (estimate)" : ("total = " + s.total.name).c_str(),
-            s.total.averageW, s.total.peakW, s.total.energyJ,
-            s.totalIsEstimate ? "  sum of rails" : "");
+        appendFormat(out, "  {:<22} avg {:8.3f} W  peak {:8.3f} W  {:10.3f} J{}\n",
+            s.totalIsEstimate ? "total (estimate)" : "total = " + s.total.name, s.total.averageW,
+            s.total.peakW, s.total.energyJ, s.totalIsEstimate ? "  sum of rails" : "");
     }
     for (const ZoneRunStats& z : s.zones) {
         if (z.everOnline)
-            appendf(out, "  %-22s start %6.1f C  end %6.1f C  peak %6.1f C\n", z.type.c_str(),
+            appendFormat(out, "  {:<22} start {:6.1f} C  end {:6.1f} C  peak {:6.1f} C\n", z.type,
                 z.startC, z.endC, z.peakC);
         else
-            appendf(out, "  %-22s offline (%s)\n", z.type.c_str(), z.offlineReason.c_str());
+            appendFormat(out, "  {:<22} offline ({})\n", z.type, z.offlineReason);
     }
     if (s.throttleEvents[0] >= 0)
-        appendf(out, "  throttle events: under-voltage %lld, over-current avg %lld, inst %lld\n",
-            static_cast<long long>(s.throttleEvents[0]),
-            static_cast<long long>(s.throttleEvents[1]),
-            static_cast<long long>(s.throttleEvents[2]));
+        appendFormat(out, "  throttle events: under-voltage {}, over-current avg {}, inst {}\n",
+            s.throttleEvents[0], s.throttleEvents[1], s.throttleEvents[2]);
     return out;
 }
 
@@ -227,7 +223,7 @@ void listZones(const PowerMonitor& monitor)
         std::string line = "zone " + zones[i].type + ": ";
         const ZoneReading& z = sample.zones[i];
         if (z.online)
-            appendf(line, "%.1f C", z.celsius);
+            appendFormat(line, "{:.1f} C", z.celsius);
         else
             line += std::string("offline (") + z.offlineReason + ")";
         if (!zones[i].shown)
@@ -235,7 +231,7 @@ void listZones(const PowerMonitor& monitor)
         if (!zones[i].trips.empty()) {
             line += "; trips";
             for (const TripPoint& t : zones[i].trips)
-                appendf(line, " %s %.1f C", t.type.c_str(), t.celsius);
+                appendFormat(line, " {} {:.1f} C", t.type, t.celsius);
         }
         std::printf("%s\n", line.c_str());
     }

@@ -62,12 +62,6 @@ std::vector<float> runOnce(const std::shared_ptr<const ModelFile>& model,
 
 } // namespace
 
-extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/)
-{
-    jetagent::fuzz::quietLogging();
-    return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     static const bool available = xnnpackAvailable();

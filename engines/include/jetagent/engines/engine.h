@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "jetagent/base/enum_names.h"
 #include "jetagent/base/status.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/tensor.h"
@@ -19,6 +20,10 @@ namespace jetagent {
 
 enum class Precision { Fp32, Fp16, Int8 };
 enum class Device { Cpu, Gpu, Dla0, Dla1 };
+inline constexpr EnumName<Precision> kPrecisionNames[] = {
+    {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Int8, "int8"}};
+inline constexpr EnumName<Device> kDeviceNames[] = {
+    {Device::Cpu, "cpu"}, {Device::Gpu, "gpu"}, {Device::Dla0, "dla0"}, {Device::Dla1, "dla1"}};
 
 const char* precisionName(Precision p);
 const char* deviceName(Device d);
@@ -52,6 +57,8 @@ enum class IoMemory {
     Mapped, // pinned host memory mapped into the GPU (zero-copy); no host<->device transfers
     Device, // device memory with pinned staging buffers and explicit copies
 };
+inline constexpr EnumName<IoMemory> kIoMemoryNames[] = {
+    {IoMemory::Auto, "auto"}, {IoMemory::Mapped, "mapped"}, {IoMemory::Device, "device"}};
 const char* ioMemoryName(IoMemory m);
 
 // How to build an engine. Every field is validated by the backend, which says what it cannot do.
@@ -142,8 +149,14 @@ public:
     // what failed.
     virtual Status run(const TensorView* inputs, size_t inputCount, RunTiming* timing) = 0;
 
-    virtual size_t outputCount() const = 0;
-    virtual ConstTensorView output(size_t index) const = 0;
+    // The outputs, in the model's order; an index past the last gives an empty view. One
+    // implementation for every backend: each keeps outputViews() up to date (where its buffers
+    // or shapes change), so reading an output costs no virtual call and no copy.
+    size_t outputCount() const { return outputViews_.size(); }
+    ConstTensorView output(size_t index) const
+    {
+        return index < outputViews_.size() ? outputViews_[index] : ConstTensorView();
+    }
 
     // Per-step times, for profiles (`inspect --profile`), where the backend runs compiled steps
     // (Engine::steps()): after enableStepTimes(true), each run() adds each step's time to
@@ -155,6 +168,12 @@ public:
         return false;
     }
     virtual const std::vector<int64_t>* stepTimesNs() const { return nullptr; }
+
+protected:
+    std::vector<ConstTensorView>& outputViews() { return outputViews_; }
+
+private:
+    std::vector<ConstTensorView> outputViews_;
 };
 
 // One step of a compiled engine: which library runs which node (`inspect --prepared --backend`).
