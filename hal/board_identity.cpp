@@ -129,6 +129,30 @@ std::string keyedLineValue(const std::string& text, const std::string& key, char
     return "";
 }
 
+// The number of CPUs in a kernel CPU list ("0-3,5" is 5); 0 when it does not parse.
+int countCpuList(const std::string& list)
+{
+    int count = 0;
+    for (const std::string& part : splitFields(trimSpace(list), ',')) {
+        const size_t dash = part.find('-');
+        char* end = nullptr;
+        const long first = std::strtol(part.c_str(), &end, 10);
+        if (end == part.c_str() || first < 0)
+            return 0;
+        long last = first;
+        if (dash != std::string::npos) {
+            const char* tail = part.c_str() + dash + 1;
+            last = std::strtol(tail, &end, 10);
+            if (end == tail || last < first)
+                return 0;
+        }
+        if (*end != '\0' || last - first >= 65536)
+            return 0;
+        count += static_cast<int>(last - first + 1);
+    }
+    return count;
+}
+
 } // namespace
 
 bool BoardIdentity::isJetson() const
@@ -199,6 +223,8 @@ BoardIdentity detectBoard(const SysfsRoot& root)
         identity.cpuModel = keyedLineValue(cpuinfo.value(), "model name", ':');
     if (auto release = root.readText("/etc/os-release"))
         identity.os = keyedLineValue(release.value(), "PRETTY_NAME", '=');
+    if (auto online = root.readText("/sys/devices/system/cpu/online"))
+        identity.onlineCpus = countCpuList(online.value());
 
     return identity;
 }

@@ -227,5 +227,18 @@ TEST(BoardIdentity, OsReleaseAndCpuModelComeFromTheRoot)
     EXPECT_EQ(id.cpuModel, "Intel(R) Xeon(R) CPU @ 2.20GHz");
 }
 
+TEST(BoardIdentity, OnlineCpusAreCountedFromTheKernelsList)
+{
+    const std::pair<std::string, int> cases[] = {{"0-5\n", 6}, {"0-3,5\n", 5}, {"0,2,4-7\n", 6},
+        {"0\n", 1}, {"\n", 0}, {"0-x\n", 0}, {"3-1\n", 0}, {"0-3;\n", 0}};
+    for (const auto& [list, count] : cases) {
+        test::TempDir dir;
+        put(dir, "/sys/devices/system/cpu/online", list);
+        EXPECT_EQ(detectBoard(SysfsRoot(dir.path())).onlineCpus, count) << list;
+    }
+    test::TempDir none;
+    EXPECT_EQ(detectBoard(SysfsRoot(none.path())).onlineCpus, 0);
+}
+
 } // namespace
 } // namespace jetagent

@@ -231,6 +231,22 @@ TEST(Config, ChoicesListTheAllowedValues)
         << e;
 }
 
+TEST(Config, AnEmptyChoiceListsTheAllowedValuesToo)
+{
+    const std::string e = errorOf("run:\n"
+                                  "  pacing:\n"
+                                  "tasks:\n"
+                                  "  - model: m.onnx\n"
+                                  "    preprocess: {resize: [a]}\n");
+    EXPECT_NE(e.find("test.yaml:2: run.pacing: expected one of realtime, none, got nothing"),
+        std::string::npos)
+        << e;
+    EXPECT_NE(
+        e.find("tasks[0].preprocess.resize: expected one of shorter_side, stretch, got a list"),
+        std::string::npos)
+        << e;
+}
+
 TEST(Config, TasksAreRequired)
 {
     EXPECT_NE(

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/text_split.h"
+#include "jetagent/hal/board_identity.h"
 #include "run_checks.h"
 #include "sysfs_fixture.h"
 #include "test_support.h"
@@ -209,6 +210,18 @@ TEST(AgentRunPower, EveryFrameCarriesTheEnergyOfItsWindows)
     const std::string text = test::readFile(run + "/summary.txt");
     EXPECT_NE(text.find("energy    per frame (VDD_IN, steady state)"), std::string::npos) << text;
     EXPECT_NE(text.find("profile orin-nano-nx"), std::string::npos) << text;
+
+    // The run's context is the board the run was pointed at, not this machine; what the tree does
+    // not hold (it has no os-release) is left out, not printed empty.
+    const BoardIdentity id = detectBoard(SysfsRoot(fixture->hostRoot()));
+    ASSERT_FALSE(id.model.empty());
+    EXPECT_EQ(s["context"]["cpu"], id.model);
+    EXPECT_EQ(s["context"]["cores"].get<int>(), id.onlineCpus);
+    EXPECT_GT(id.onlineCpus, 0);
+    EXPECT_EQ(text.find(", ,"), std::string::npos) << text;
+    EXPECT_NE(
+        text.find(id.model + " (" + std::to_string(id.onlineCpus) + " cores)"), std::string::npos)
+        << text;
 }
 
 TEST(AgentRunPower, SamplingOnWithoutRailsFailsNamingTheKey)

@@ -28,5 +28,13 @@ TEST(RunContext, DescribesTheBoardItIsGivenNotTheHost)
     EXPECT_GT(context.cores, 0);
 }
 
+TEST(RunContext, CoresAreTheBoardsWhereItsTreeListsThem)
+{
+    test::TempDir dir;
+    std::filesystem::create_directories(dir / "sys/devices/system/cpu");
+    test::writeFile(dir / "sys/devices/system/cpu/online", "0-5\n");
+    EXPECT_EQ(collectRunContext(detectBoard(SysfsRoot(dir.path()))).cores, 6);
+}
+
 } // namespace
 } // namespace jetagent

@@ -228,18 +228,29 @@ bool YamlMapReader::string(const std::string& key, std::string& out, bool allowE
 bool YamlMapReader::choice(
     const std::string& key, const std::vector<std::string>& choices, std::string& out)
 {
+    std::string list;
+    for (const auto& c : choices)
+        list += (list.empty() ? "" : ", ") + c;
     std::string v;
-    if (!string(key, v))
+    if (!choiceText(key, list, v))
         return false;
     if (std::find(choices.begin(), choices.end(), v) != choices.end()) {
         out = v;
         return true;
     }
-    std::string list;
-    for (const auto& c : choices)
-        list += (list.empty() ? "" : ", ") + c;
     notAChoice(key, list, v);
     return false;
+}
+
+bool YamlMapReader::choiceText(const std::string& key, const std::string& choices, std::string& out)
+{
+    const YAML::Node n = take(key);
+    if (!n.IsDefined())
+        return false;
+    if (!isText(n, false))
+        return fail(key, n, "expected one of " + choices + ", got " + describeYamlNode(n));
+    out = n.Scalar();
+    return true;
 }
 
 void YamlMapReader::notAChoice(

@@ -57,7 +57,10 @@ RunContext collectRunContext(const BoardIdentity& board)
         c.machine = u.machine;
     }
     c.cpu = board.cpuModel.empty() ? board.model : board.cpuModel;
-    c.cores = static_cast<int>(std::thread::hardware_concurrency());
+    // The board's online CPUs where the tree says (a replayed board's tree says its own), else
+    // this machine's.
+    c.cores = board.onlineCpus > 0 ? board.onlineCpus
+                                   : static_cast<int>(std::thread::hardware_concurrency());
     c.startedUtc = utcString(false);
     return c;
 }

@@ -694,9 +694,14 @@ std::string summaryText(const json& j)
         displayText(j["display"], out);
     if (j.contains("gpio"))
         out += GpioSignals::summaryText(j["gpio"]);
-    out += fmt::format("context   jetagent {}, OpenCV {}, {}; {}, {}, {} ({} cores)\n",
-        str(j, "jetagent_version"), str(ctx, "opencv"), str(ctx, "compiler"), str(ctx, "host"),
-        str(ctx, "os"), str(ctx, "cpu"), ctx["cores"].get<int>());
+    // Host, OS and CPU, leaving out what is unknown (a replayed board tree without os-release).
+    std::string where;
+    for (const char* key : {"host", "os", "cpu"})
+        if (!str(ctx, key).empty())
+            where += (where.empty() ? "" : ", ") + str(ctx, key);
+    out += fmt::format("context   jetagent {}, OpenCV {}, {}; {} ({} cores)\n",
+        str(j, "jetagent_version"), str(ctx, "opencv"), str(ctx, "compiler"), where,
+        ctx["cores"].get<int>());
     if (!str(j["run"], "directory").empty())
         out += fmt::format("logs      {}\n", str(j["run"], "directory"));
     if (j.contains("power") && !j["power"].is_null())

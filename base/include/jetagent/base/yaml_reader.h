@@ -108,7 +108,7 @@ public:
     bool choice(const std::string& key, const EnumName<E> (&table)[N], E& out)
     {
         std::string v;
-        if (!string(key, v))
+        if (!choiceText(key, joinNames(table), v))
             return false;
         if (parseName(table, v, out))
             return true;
@@ -122,6 +122,8 @@ public:
     void finish();
 
 private:
+    // The text of a choice; anything else (nothing, a list) is an error naming the choices.
+    bool choiceText(const std::string& key, const std::string& choices, std::string& out);
     void notAChoice(const std::string& key, const std::string& choices, const std::string& value);
     bool fail(const std::string& key, const YAML::Node& at, const std::string& message)
     {

@@ -22,6 +22,7 @@ struct BoardIdentity {
     int jetpack = 0; // JetPack generation from the L4T major: R32 4, R35 5, R36 6, R38 7; 0 unknown
     std::string cpuModel; // /proc/cpuinfo "model name" (hosts without a device tree); "" if none
     std::string os; // PRETTY_NAME from /etc/os-release ("Ubuntu 22.04.5 LTS"); "" if none
+    int onlineCpus = 0; // CPUs in /sys/devices/system/cpu/online ("0-3,5" is 5); 0 unknown
 
     // True for an NVIDIA Tegra/Jetson board (by compatible string, fuse or L4T release).
     bool isJetson() const;
