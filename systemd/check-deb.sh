@@ -19,6 +19,7 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [ -n "$(field Maintainer)" ] || fail "no Maintainer"
 depends=$(field Depends)
 echo "$depends" | grep -q 'libopencv-core' || fail "Depends lacks the OpenCV runtime: '$depends'"
+echo "$depends" | grep -q 'libjs-chart\.js' || fail "Depends lacks libjs-chart.js (the HTML reports' Chart.js): '$depends'"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

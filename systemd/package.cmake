@@ -33,6 +33,11 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${JETAGENT_PACKAGE_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "${_deb_arch}")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS systemd)
+# What the binary needs beside its shared libraries: the HTML reports inline Debian's Chart.js
+# (src/app/html_report.h). dpkg-shlibdeps' Depends is added to these (and the cross build's, in
+# package_config.cmake).
+set(JETAGENT_DEB_EXTRA_DEPENDS "libjs-chart.js")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${JETAGENT_DEB_EXTRA_DEPENDS}")
 
 # The shared libraries the binary may link, by soname, and their Debian 12 packages: the
 # cross build's Depends. A NEEDED entry missing here stops cpack (package_config.cmake).

@@ -52,13 +52,15 @@ cd "$root"
 build_dir=${JETAGENT_BUILD_DIR:-build}
 jobs=${JETAGENT_JOBS:-$(nproc)}
 
-# What building and testing need, from Debian 12's archive.
+# What building and testing need, from Debian 12's archive; libjs-chart.js is also the HTML
+# reports' Chart.js at run time (inlined into each page; the .deb depends on it).
 packages=(
     cmake ninja-build g++ pkg-config git file
     libopencv-dev libyaml-cpp-dev libspdlog-dev libonnx-dev libprotobuf-dev
     libcli11-dev nlohmann-json3-dev libgtest-dev libgpiod-dev
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
     libxnnpack-dev libpthreadpool-dev
+    libjs-chart.js
 )
 # oneDNN, for the xnnpack backend's dense convolutions on x86-64 (ARM stays on XNNPACK).
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
@@ -69,9 +71,10 @@ fi
 # window's test, and the vivid VM test's emulator, initramfs tools and module tooling
 # (tests/vm/vivid-test.sh); systemd-analyze and systemd-sysusers for the unit's test
 # (systemd/verify-unit.sh), dpkg-shlibdeps (dpkg-dev) for the .deb's Depends, and ONNX's own node
-# tests (libonnx-testdata) for the xnnpack backend's conformance test (tests/onnx_node_test.cpp).
+# tests (libonnx-testdata) for the xnnpack backend's conformance test (tests/onnx_node_test.cpp);
+# headless chromium opens the HTML reports (tools/check_html_page.py).
 test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
-    libonnx-testdata)
+    libonnx-testdata chromium)
 lint_packages=(clang-format clang-tidy)
 # The sanitizer build: clang, its sanitizer and libFuzzer runtimes, and (for oneDNN's OpenMP on
 # x86-64) clang's OpenMP library.
