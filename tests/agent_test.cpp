@@ -62,6 +62,16 @@ TEST(AgentRun, AsFastAsPossibleLogsEveryFrameAndSummarises)
     EXPECT_EQ(t["cold_start"]["frame"], 0);
     EXPECT_EQ(t["latency_ms"]["end_to_end"]["n"], 119); // the cold start is kept apart
     EXPECT_GE(t["accuracy"]["top1"].get<double>(), 0.95);
+    // postprocess.top_k is 5 by default: every result can be judged for top-5 too.
+    ASSERT_TRUE(t["accuracy"]["top5"].is_number()) << t["accuracy"];
+    EXPECT_GE(t["accuracy"]["top5"].get<double>(), t["accuracy"]["top1"].get<double>());
+    EXPECT_GE(t["stability"]["inference_p99_over_p50"].get<double>(), 1.0);
+    EXPECT_GE(t["stability"]["end_to_end_p99_over_p50"].get<double>(), 1.0);
+    EXPECT_GT(s["process"]["cpu_ms_per_frame"].get<double>(), 0.0);
+    EXPECT_GT(s["process"]["cpu_cores_busy"].get<double>(), 0.0);
+    EXPECT_GT(s["process"]["peak_rss_mb"].get<double>(), 10.0);
+    EXPECT_NE(r.out.find("p99/p50   inference"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("process   CPU"), std::string::npos) << r.out;
     EXPECT_EQ(t["engines"][0]["model"]["sha256"].get<std::string>().size(), 64u);
     EXPECT_FALSE(s["context"]["host"].get<std::string>().empty());
     EXPECT_FALSE(s["percentile_definition"].get<std::string>().empty());

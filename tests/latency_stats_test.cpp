@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "latency_stats.h"
+#include "task_stats.h"
 
 namespace jetagent {
 namespace {
@@ -159,4 +160,29 @@ TEST(SampleSeries, ExactWhileTheValuesFitAndTheSameMemoryAtAnyCount)
 }
 
 } // namespace
+// Top-1 and top-5 accuracy by hand: a frame counts for top-5 only when its result holds five
+// labels, and its true class among the first five is a top-5 hit.
+TEST(TaskStatsAccuracy, TopOneAndTopFiveByHand)
+{
+    TaskStats stats(100, 0);
+    auto record = [](int truth, std::vector<int32_t> labels) {
+        FrameRecord r;
+        r.truth = truth;
+        r.topK = static_cast<int32_t>(labels.size());
+        for (size_t i = 0; i < labels.size(); ++i)
+            r.labels[i] = labels[i];
+        r.times.endToEndNs = 1'000'000;
+        return r;
+    };
+    stats.add(record(3, {3, 1, 2, 0, 4})); // top-1 and top-5
+    stats.add(record(4, {3, 1, 2, 0, 4})); // top-5 only (fifth)
+    stats.add(record(5, {3, 1, 2, 0, 4})); // neither
+    stats.add(record(2, {2, 1, 0})); // top-1; three labels: not judged for top-5
+    stats.add(record(-1, {0, 1, 2, 3, 4})); // no known class: not scored
+    EXPECT_EQ(stats.scored, 4u);
+    EXPECT_EQ(stats.correct, 2u);
+    EXPECT_EQ(stats.scoredTop5, 3u);
+    EXPECT_EQ(stats.correctTop5, 2u);
+}
+
 } // namespace jetagent

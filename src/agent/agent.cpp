@@ -23,6 +23,7 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/process_usage.h"
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/power/power_monitor.h"
 #include "pipeline.h"
@@ -584,6 +585,8 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     }
     outcome.startNs = pipeline.startNs();
     outcome.endNs = joined ? pipeline.endNs() : monotonicNs();
+    outcome.processCpuNs = processCpuNs() - pipeline.processCpuAtStartNs();
+    outcome.peakRssMb = processMemory().peakMb;
     outcome.stopReason = pipeline.stopReason();
 
     std::vector<TaskStats> stats;

@@ -11,6 +11,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/process_usage.h"
 #include "jetagent/base/thread_guard.h"
 
 namespace jetagent {
@@ -79,6 +80,7 @@ Pipeline::~Pipeline()
 void Pipeline::start()
 {
     startNs_ = monotonicNs();
+    cpuAtStartNs_ = processCpuNs();
     running_ = static_cast<int>(workers_.size()) + 1;
     // A thread that throws (memory ran out, a library's exception) ends the run as a failure, its
     // queues closed so that no other thread waits on it, and the summary is still written.

@@ -114,6 +114,7 @@ public:
     uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
     uint64_t framesCaptured() const { return captured_.load(); }
     int64_t startNs() const { return startNs_; }
+    int64_t processCpuAtStartNs() const { return cpuAtStartNs_; } // processCpuNs() at start()
     int64_t endNs() const { return endNs_; }
     std::string stopReason() const;
     // The first failure that ended the run (source error, a task failing repeatedly); ok otherwise.
@@ -151,6 +152,7 @@ private:
     int finishedFd_ = -1;
     std::atomic<uint64_t> captured_ {0};
     int64_t startNs_ = 0;
+    int64_t cpuAtStartNs_ = 0;
     int64_t endNs_ = 0;
 
     mutable std::mutex mutex_; // guards the fields below

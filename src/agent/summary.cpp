@@ -120,6 +120,21 @@ json latencyJson(const TaskStats& s, bool unpaced)
 
 // Results per second between the first and the last result (batches finish together, so this is
 // frames after the first batch over the time they took).
+// p99 / p50 of the inference stage and of end to end: how much the slow tail stands out (1 is a
+// flat distribution); null before there are samples.
+json stabilityJson(const TaskStats& s)
+{
+    auto ratio = [](const SampleSeries& series) {
+        if (series.count() == 0)
+            return json(nullptr);
+        const double p50 = static_cast<double>(series.percentile(50));
+        return p50 > 0 ? json(round4(static_cast<double>(series.percentile(99)) / p50))
+                       : json(nullptr);
+    };
+    return {{"inference_p99_over_p50", ratio(s.inference)},
+        {"end_to_end_p99_over_p50", ratio(s.endToEnd)}};
+}
+
 double throughputFps(const TaskStats& s)
 {
     const int64_t span = s.lastDoneNs - s.firstDoneNs;
@@ -260,11 +275,17 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
     j["deadline"] = deadlineJson(s, *t.config, unpaced);
     if (t.config->type == "action")
         j["clips"] = clipsJson(s);
-    if (s.scored > 0)
+    if (s.scored > 0) {
         j["accuracy"] = {{"scored", s.scored}, {"correct", s.correct},
             {"top1", round4(static_cast<double>(s.correct) / static_cast<double>(s.scored))}};
-    else
+        // Top-5 where every scored result kept five labels (postprocess.top_k >= 5).
+        j["accuracy"]["top5"] = s.scoredTop5 == s.scored
+            ? json(round4(static_cast<double>(s.correctTop5) / static_cast<double>(s.scored)))
+            : json(nullptr);
+    } else {
         j["accuracy"] = nullptr;
+    }
+    j["stability"] = stabilityJson(s);
     j["slowest"] = slowestJson(s, run.startNs);
     json notes = notesJson(t);
     if (t.energy)
@@ -439,6 +460,30 @@ void distributionRow(const char* name, const json& d, std::string& out)
 
 } // namespace
 
+namespace {
+
+// The process's CPU time over the run (every thread: capture, workers, the engine's pool,
+// recorder, logs) per frame processed, the cores it kept busy, and its peak resident memory.
+json processJson(const RunOutcome& o)
+{
+    uint64_t frames = 0;
+    for (const TaskOutcome& t : o.tasks)
+        frames += t.stats->frames;
+    const int64_t wall = o.endNs - o.startNs;
+    const bool cpu = o.processCpuNs >= 0;
+    return {{"cpu_s", cpu ? json(round4(nsToS(o.processCpuNs))) : json(nullptr)},
+        {"cpu_ms_per_frame",
+            cpu && frames > 0 ? json(round4(nsToMs(o.processCpuNs) / static_cast<double>(frames)))
+                              : json(nullptr)},
+        {"cpu_cores_busy",
+            cpu && wall > 0
+                ? json(round4(static_cast<double>(o.processCpuNs) / static_cast<double>(wall)))
+                : json(nullptr)},
+        {"peak_rss_mb", std::isfinite(o.peakRssMb) ? json(round4(o.peakRssMb)) : json(nullptr)}};
+}
+
+} // namespace
+
 json summaryJson(const RunOutcome& o)
 {
     json j;
@@ -474,6 +519,7 @@ json summaryJson(const RunOutcome& o)
         {"wall_s", round4(nsToS(o.endNs - o.startNs))}, {"stop_reason", o.stopReason},
         {"failure", o.failure.empty() ? json(nullptr) : json(o.failure)},
         {"directory", o.runDirectory}};
+    j["process"] = processJson(o);
     json tasks = json::array();
     for (const TaskOutcome& t : o.tasks)
         tasks.push_back(taskJson(t, o));
@@ -595,7 +641,13 @@ void latencyText(const json& t, std::string& out)
             distributionRow(row[1], lat[row[0]], out);
     if (lat.contains("queue"))
         distributionRow("queue (FIFO, not in e2e)", lat["queue"], out);
-    out += fmt::format("  throughput {:.2f} fps", t["throughput_fps"].get<double>());
+    if (t.contains("stability") && t["stability"]["inference_p99_over_p50"].is_number())
+        out += fmt::format("  p99/p50   inference {:.2f}, end to end {:.2f} (1 = no slow tail)\n",
+            t["stability"]["inference_p99_over_p50"].get<double>(),
+            t["stability"]["end_to_end_p99_over_p50"].is_number()
+                ? t["stability"]["end_to_end_p99_over_p50"].get<double>()
+                : 0.0);
+    out += fmt::format("  throughput {:.2f} fps (images/s)", t["throughput_fps"].get<double>());
     if (!t["deadline"].is_null()) {
         const json& d = t["deadline"];
         if (d["judged"].get<bool>())
@@ -670,9 +722,13 @@ void taskText(const json& t, std::string& out)
         clipsText(t["clips"], out);
     if (!t["accuracy"].is_null()) {
         const json& a = t["accuracy"];
-        out += fmt::format("  accuracy  top-1 {:.2f}% ({} of {} {} with a known class)\n",
-            100.0 * a["top1"].get<double>(), a["correct"].get<unsigned long long>(),
-            a["scored"].get<unsigned long long>(), action ? "clips" : "frames");
+        out += fmt::format("  accuracy  top-1 {:.2f}%{} ({} of {} {} with a known class)\n",
+            100.0 * a["top1"].get<double>(),
+            a.contains("top5") && a["top5"].is_number()
+                ? fmt::format(", top-5 {:.2f}%", 100.0 * a["top5"].get<double>())
+                : std::string(),
+            a["correct"].get<unsigned long long>(), a["scored"].get<unsigned long long>(),
+            action ? "clips" : "frames");
     }
     if (!t["slowest"].empty())
         slowestText(t["slowest"], out);
@@ -704,6 +760,15 @@ std::string summaryText(const json& j)
         ctx["cores"].get<int>());
     if (!str(j["run"], "directory").empty())
         out += fmt::format("logs      {}\n", str(j["run"], "directory"));
+    if (j.contains("process") && j["process"]["cpu_ms_per_frame"].is_number())
+        out += fmt::format("process   CPU {:.3f} ms per frame ({:.2f} cores busy), peak RSS {:.1f} "
+                           "MiB\n",
+            j["process"]["cpu_ms_per_frame"].get<double>(),
+            j["process"]["cpu_cores_busy"].is_number()
+                ? j["process"]["cpu_cores_busy"].get<double>()
+                : 0.0,
+            j["process"]["peak_rss_mb"].is_number() ? j["process"]["peak_rss_mb"].get<double>()
+                                                    : 0.0);
     if (j.contains("power") && !j["power"].is_null())
         powerText(j["power"], out);
     for (const json& t : j["tasks"])

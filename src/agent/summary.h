@@ -2,6 +2,7 @@
 // (summary.txt).
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct RunOutcome {
     uint64_t framesCaptured = 0;
     int64_t startNs = 0;
     int64_t endNs = 0;
+    int64_t processCpuNs = -1; // CPU time of the process from the pipeline's start to its end
+    double peakRssMb = std::numeric_limits<double>::quiet_NaN(); // the process's peak RSS
     std::string stopReason;
     std::string failure; // empty when the run ended normally
     std::string runDirectory;

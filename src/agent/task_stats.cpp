@@ -53,6 +53,14 @@ void TaskStats::add(const FrameRecord& r)
         ++scored;
         if (r.correct())
             ++correct;
+        if (r.topK >= 5) {
+            ++scoredTop5;
+            for (int i = 0; i < 5; ++i)
+                if (r.labels[static_cast<size_t>(i)] == r.truth) {
+                    ++correctTop5;
+                    break;
+                }
+        }
     }
     if (r.hasClip()) {
         ++results;

@@ -71,6 +71,8 @@ public:
     uint64_t deadlineJudged = 0; // successful frames judged against it (none in unpaced runs)
     uint64_t scored = 0; // successful frames whose true class is known
     uint64_t correct = 0; // ... and whose top-1 label is it
+    uint64_t scoredTop5 = 0; // scored frames whose result holds five labels or more
+    uint64_t correctTop5 = 0; // ... with the true class among the first five
     bool haveColdStart = false;
     FrameRecord coldStart; // the first frame of the first inference
     int64_t firstCapturedNs = 0;
