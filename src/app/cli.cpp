@@ -24,6 +24,7 @@
 #include "inspect.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/text_split.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_prepare.h"
 #include "jetagent/hal/gpio.h"
@@ -32,6 +33,7 @@
 #include "jetagent/power/fixture_boards.h"
 #include "logging.h"
 #include "power_command.h"
+#include "sweep.h"
 #include "version.h"
 
 namespace jetagent {
@@ -114,6 +116,12 @@ struct CompareCommand {
     CompareOptions options;
 };
 
+struct SweepCommand {
+    CLI::App* cmd = nullptr;
+    SweepOptions options;
+    std::string batches, threads, engines;
+};
+
 struct CaptureCommand {
     CLI::App* cmd = nullptr;
     SourceOptions source;
@@ -146,6 +154,7 @@ struct Commands {
     RunCommand run;
     BenchCommand bench;
     CompareCommand compare;
+    SweepCommand sweep;
     CaptureCommand capture;
     InspectCommand inspect;
     PowerCommand power;
@@ -281,6 +290,8 @@ void declareGlobalOptions(CLI::App& app, GlobalOptions& global)
             "  jetagent bench -c firmware-config/bench-mobilenet_v2.yaml\n"
             "  jetagent compare m.onnx --candidate tensorrt:gpu:fp16   outputs and latency "
             "against the CPU\n"
+            "  jetagent sweep --models DIR --engines xnnpack,opencv -o out   models x engines, "
+            "report\n"
             "  jetagent inspect model.onnx --prepared                 parameters, MACs, "
             "preparation\n"
             "  jetagent power --csv power.csv                         live rails and "
@@ -603,12 +614,84 @@ void declareProbe(CLI::App& app, ProbeCommand& probe)
         "/dev/gpiochip*");
 }
 
+// sweep: a study's matrix of models x engines x batch sizes x threads.
+void declareSweep(CLI::App& app, SweepCommand& sweep)
+{
+    SweepOptions& o = sweep.options;
+    sweep.cmd = app.add_subcommand("sweep",
+        "Measure models x engines x batch sizes x threads; write CSV, JSON, Markdown and HTML");
+    sweep.cmd->add_option("study", o.studyFile,
+        "Study file (YAML; see firmware-config/studies/); flags given replace its keys");
+    sweep.cmd
+        ->add_option("-o,--out", o.out,
+            "Output directory (new or empty; or this study's "
+            "with --resume)")
+        ->required();
+    sweep.cmd
+        ->add_option("--models", o.flags.models,
+            "ONNX files, directories of them, or names looked up in --model-dir (comma-separated "
+            "or repeated)")
+        ->delimiter(',');
+    sweep.cmd->add_option("--model-dir", o.modelDir,
+        "Where bare model names are looked up (tools/export_torchvision.py writes there)");
+    sweep.cmd->add_option("--engines", sweep.engines,
+        "Engine specs as compare takes them, separated by ';' or by ',' before a backend name "
+        "(default: xnnpack)");
+    sweep.cmd->add_option("--baseline", o.flags.baseline,
+        "The engine speed-ups and agreement are measured against (default: the first)");
+    sweep.cmd->add_option("--batch", sweep.batches, "Batch sizes, comma-separated (default 1)");
+    sweep.cmd->add_option("--threads", sweep.threads,
+        "Thread counts, comma-separated; 0 = the backend's default (default 0)");
+    sweep.cmd
+        ->add_option("--inputs", o.flags.inputs,
+            "random (N(0,1) tensors of the model's shape) or a frame source URI for image models; "
+            "a labelled one (a directory of class folders) gives top-1/top-5")
+        ->capture_default_str();
+    sweep.cmd->add_option("--labels", o.flags.labels,
+        "The model's labels file: a labelled source's class names are looked up in it");
+    sweep.cmd->add_option("-n,--iterations", o.flags.iterations, "Timed inferences per cell")
+        ->check(CLI::Range(1, 100000000))
+        ->capture_default_str();
+    sweep.cmd
+        ->add_option("--duration", o.flags.durationS,
+            "Seconds of timed inferences per cell instead of --iterations")
+        ->check(CLI::Range(0.0, 86400.0));
+    sweep.cmd->add_option("--warmup", o.flags.warmup, "Untimed inferences per cell first")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    sweep.cmd
+        ->add_option("--rounds", o.flags.rounds,
+            "Turns each engine of a group takes (the runs are split among them)")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    sweep.cmd
+        ->add_option("--budget", o.flags.latencyBudgetMs,
+            "Latency budget in ms: the best configuration per model whose p99 is within it")
+        ->check(CLI::Range(0.0, 1e7));
+    sweep.cmd->add_option("--sysfs-root", o.flags.sysfsRoot,
+        "Sample power rails under this root ('/' on a board): power, energy per inference");
+    sweep.cmd->add_option("--board", o.flags.board, "Board profile for the rails (default auto)");
+    sweep.cmd
+        ->add_option("--idle", o.flags.idleSeconds,
+            "Seconds of idle power measured before the sweep (dynamic energy)")
+        ->check(CLI::Range(0.0, 600.0))
+        ->capture_default_str();
+    sweep.cmd->add_option("--cache-dir", o.flags.cacheDir,
+        "Prepared models and plans (default OUT/cache; cold builds need it empty)");
+    sweep.cmd->add_option("--name", o.flags.name, "The study's name in the reports");
+    sweep.cmd->add_flag("--resume", o.resume, "Continue the study in OUT, skipping its cells done");
+    sweep.cmd->add_option("--chart-js", o.chartJs,
+        "Chart.js file inlined in report.html (default: Debian's libjs-chart.js)");
+    sweep.cmd->footer(kSweepHelp);
+}
+
 // Every command, declared in the order `jetagent --help` lists them.
 void declareCommands(CLI::App& app, Commands& c)
 {
     declareRun(app, c.run);
     declareBench(app, c.bench);
     declareCompare(app, c.compare);
+    declareSweep(app, c.sweep);
     declareCapture(app, c.capture);
     declareInspect(app, c.inspect);
     declarePower(app, c.power);
@@ -641,6 +724,74 @@ int commandCompare(const CompareCommand& compare, const GlobalOptions& global)
     for (const std::string& failed : result->failedChecks)
         std::fprintf(stderr, "jetagent: check failed: %s\n", failed.c_str());
     return kExitFailure;
+}
+
+// Splits --engines: specs hold commas of their own (xnnpack,fusion=false), so a ',' starts a new
+// spec only where a backend name follows it; ';' always does.
+std::vector<std::string> splitEngineSpecs(const std::string& text)
+{
+    std::vector<std::string> specs;
+    std::string current;
+    auto startsSpec = [](const std::string& rest) {
+        const std::string name = rest.substr(0, rest.find_first_of(":,;"));
+        if (name == "auto")
+            return true;
+        for (const BackendInfo& b : listBackends())
+            if (b.name == name)
+                return true;
+        return false;
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == ';' || (c == ',' && startsSpec(text.substr(i + 1)))) {
+            specs.push_back(current);
+            current.clear();
+        } else {
+            current += c;
+        }
+    }
+    specs.push_back(current);
+    specs.erase(
+        std::remove_if(specs.begin(), specs.end(), [](const std::string& s) { return s.empty(); }),
+        specs.end());
+    return specs;
+}
+
+// "1,2,4" as numbers; false on anything else.
+bool parseIntList(const std::string& text, std::vector<int>& out)
+{
+    out.clear();
+    for (const std::string& field : splitFields(text, ',')) {
+        char* end = nullptr;
+        const long v = std::strtol(field.c_str(), &end, 10);
+        if (field.empty() || *end != '\0' || v < 0 || v > 1'000'000)
+            return false;
+        out.push_back(static_cast<int>(v));
+    }
+    return !out.empty();
+}
+
+int commandSweep(const SweepCommand& sweep, const GlobalOptions& global)
+{
+    setLogLevel(global.level("warn"));
+    SweepOptions options = sweep.options;
+    for (const char* name : {"models", "baseline", "inputs", "labels", "iterations", "duration",
+             "warmup", "rounds", "budget", "sysfs-root", "board", "idle", "cache-dir", "name",
+             "engines", "batch", "threads"})
+        if (sweep.cmd->count(std::string("--") + name))
+            options.given.push_back(name);
+    if (sweep.cmd->count("--engines"))
+        options.flags.engines = splitEngineSpecs(sweep.engines);
+    if (sweep.cmd->count("--batch") && !parseIntList(sweep.batches, options.flags.batches))
+        return report(Status::invalid(
+            "--batch " + sweep.batches + ": expected batch sizes separated by commas (1,2,4)"));
+    if (sweep.cmd->count("--threads") && !parseIntList(sweep.threads, options.flags.threads))
+        return report(Status::invalid(
+            "--threads " + sweep.threads + ": expected thread counts separated by commas (0,1,2)"));
+    if (options.studyFile.empty() && options.flags.models.empty())
+        return report(Status::invalid("give a study file or --models"));
+    Status s = runSweep(options);
+    return s ? kExitOk : report(s);
 }
 
 int commandCapture(const CaptureCommand& capture)
@@ -731,6 +882,8 @@ int runCommand(const Commands& c, const GlobalOptions& global)
         return commandBench(c.bench, global);
     if (*c.compare.cmd)
         return commandCompare(c.compare, global);
+    if (*c.sweep.cmd)
+        return commandSweep(c.sweep, global);
     if (*c.capture.cmd)
         return commandCapture(c.capture);
     if (*c.inspect.cmd)
@@ -779,7 +932,8 @@ int runCli(int argc, char** argv)
     }
     if (app.get_subcommands().empty()) {
         std::fprintf(stderr,
-            "%s\njetagent: a command is required (run, bench, compare, inspect, power, probe, "
+            "%s\njetagent: a command is required (run, bench, compare, sweep, inspect, power, "
+            "probe, "
             "capture, backends, version)\n",
             app.help().c_str());
         return kExitUsage;
