@@ -271,6 +271,14 @@ TEST(CompareCommand, FusionOffAgreesWithFusionOn)
         EXPECT_GT(e["latency_ms"]["median"].get<double>(), 0.0);
         EXPECT_LE(e["latency_ms"]["median"].get<double>(), e["latency_ms"]["p99"].get<double>());
         EXPECT_TRUE(e["timing_mean_ms"]["h2d"].is_null()); // the CPU backend has no transfers
+        // Images per second are the batch over the mean latency; p99/p50 at least 1; the CPU
+        // time per run and the memory the engine added are measured.
+        EXPECT_NEAR(e["images_per_s"].get<double>(),
+            e["batch"].get<double>() * 1000.0 / e["latency_ms"]["mean"].get<double>(),
+            1e-6 * e["images_per_s"].get<double>());
+        EXPECT_GE(e["p99_over_p50"].get<double>(), 1.0);
+        EXPECT_GT(e["cpu_ms_per_run"].get<double>(), 0.0);
+        EXPECT_TRUE(e["rss_mb"].is_number()) << e.dump();
     }
     EXPECT_EQ(doc["reference"]["fusion"], true);
     EXPECT_EQ(doc["candidate"]["fusion"], false);

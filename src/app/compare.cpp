@@ -17,6 +17,7 @@
 #include "jetagent/engines/model_prepare.h"
 #include "latency_stats.h"
 #include "preprocess.h"
+#include "sweep_measure.h"
 #include "task_setup.h"
 
 namespace jetagent {
@@ -25,8 +26,9 @@ const char* const kCompareHelp =
     "\nRuns MODEL through the REFERENCE engine and the CANDIDATE engine on the same inputs, read\n"
     "from --inputs and preprocessed once (so both see identical tensors), and reports how far\n"
     "the candidate's outputs are from the reference's, and both engines' latencies. Inputs are\n"
-    "read 32 at a time and the engines take turns on each window, so memory does not grow with\n"
-    "--frames. Use it to trust a TensorRT fp16/int8 engine, or the CPU's own int8, against an\n"
+    "read 32 at a time (so memory does not grow with --frames) and the engines take turns batch\n"
+    "by batch, so that drift on a shared machine reaches both alike. Use it to trust a TensorRT "
+    "fp16/int8 engine, or the CPU's own int8, against an\n"
     "fp32 engine before deploying it.\n\n"
     "Engine specs: BACKEND[:DEVICE[:PRECISION]][,key=value...]\n"
     "  BACKEND    auto, xnnpack, opencv, tensorrt (`jetagent backends` lists what this build\n"
@@ -174,6 +176,10 @@ nlohmann::json describeEngine(
         {"latency_ms",
             {{"runs", l.runs}, {"median", l.medianMs}, {"p90", l.p90Ms}, {"p99", l.p99Ms},
                 {"mean", l.meanMs}}},
+        {"p99_over_p50", l.medianMs > 0 ? nlohmann::json(l.p99Ms / l.medianMs) : nullptr},
+        {"images_per_s", l.imagesPerS > 0 ? nlohmann::json(l.imagesPerS) : nullptr},
+        {"cpu_ms_per_run", l.cpuMsPerRun >= 0 ? nlohmann::json(l.cpuMsPerRun) : nullptr},
+        {"rss_mb", std::isfinite(l.rssMb) ? nlohmann::json(l.rssMb) : nullptr},
         {"timing_mean_ms",
             {{"h2d", part(l.hostToDeviceMs)}, {"compute", part(l.computeMs)},
                 {"d2h", part(l.deviceToHostMs)}}}};
@@ -181,7 +187,7 @@ nlohmann::json describeEngine(
 
 // Inputs are read and preprocessed a window at a time, and both engines run on a window before
 // the next is read: memory holds one window of inputs and of reference outputs whatever --frames
-// is, and each engine still runs this many inputs back to back between turns.
+// is. Within a window the engines take turns batch by batch.
 constexpr size_t kWindowFrames = 32;
 
 // The frames of --inputs, preprocessed, one window at a time.
@@ -274,25 +280,34 @@ public:
         return Status();
     }
 
-    // Timed runs over a window of `frames` inputs, one per batch; keeps their outputs.
-    Status runWindow(const float* inputs, size_t frames)
+    // A new window: the outputs kept so far are dropped.
+    void beginWindow()
     {
         for (auto& rows : outputs_)
             rows.clear();
-        for (size_t first = 0; first < frames; first += static_cast<size_t>(batch_)) {
-            fill(inputs, frames, first);
-            RunTiming timing;
-            const int64_t start = monotonicNs();
-            if (Status s = session_->run(&view_, 1, &timing); !s)
-                return s.withContext(role_ + " engine");
-            wallNs_.push_back(monotonicNs() - start);
-            timings_.push_back(timing);
-            if (Status s = keepOutputs(std::min(frames - first, static_cast<size_t>(batch_))); !s)
-                return s;
-        }
-        return Status();
     }
 
+    // One timed run on the batch of the window's inputs from `first` (of `frames`); keeps its
+    // outputs. Returns the inputs it covered.
+    Expected<size_t> runBatch(const float* inputs, size_t frames, size_t first)
+    {
+        fill(inputs, frames, first);
+        RunTiming timing;
+        const int64_t cpu0 = processCpuNs();
+        const int64_t start = monotonicNs();
+        if (Status s = session_->run(&view_, 1, &timing); !s)
+            return s.withContext(role_ + " engine");
+        wallNs_.push_back(monotonicNs() - start);
+        cpuNs_ += processCpuNs() - cpu0;
+        timings_.push_back(timing);
+        const size_t rows = std::min(frames - first, static_cast<size_t>(batch_));
+        if (Status s = keepOutputs(rows); !s)
+            return s;
+        return rows;
+    }
+
+    int batch() const { return batch_; }
+    int64_t cpuNs() const { return cpuNs_; }
     size_t outputCount() const { return outputs_.size(); }
     size_t classes(size_t output) const { return classes_[output]; }
     const float* rows(size_t output) const { return outputs_[output].data(); }
@@ -352,6 +367,7 @@ private:
     std::vector<std::vector<float>> outputs_;
     std::vector<int64_t> wallNs_;
     std::vector<RunTiming> timings_;
+    int64_t cpuNs_ = 0; // process CPU time over the timed runs
 };
 
 // Runs both engines over every window of `inputs` (the first already read), accumulating how far
@@ -361,10 +377,20 @@ Expected<size_t> compareWindows(InputWindows& inputs, size_t firstWindow, const 
 {
     size_t count = 0;
     for (size_t frames = firstWindow; frames > 0;) {
-        if (Status s = ref.runWindow(inputs.data(), frames); !s)
-            return s;
-        if (Status s = cand.runWindow(inputs.data(), frames); !s)
-            return s;
+        // The engines take turns batch by batch (whichever is behind runs next), so that drift on
+        // a shared machine reaches both alike.
+        ref.beginWindow();
+        cand.beginWindow();
+        size_t refDone = 0, candDone = 0;
+        while (refDone < frames || candDone < frames) {
+            const bool refTurn = refDone < frames && (refDone <= candDone || candDone >= frames);
+            EngineRun& run = refTurn ? ref : cand;
+            size_t& done = refTurn ? refDone : candDone;
+            auto covered = run.runBatch(inputs.data(), frames, done);
+            if (!covered)
+                return covered.status();
+            done += covered.value();
+        }
         if (ref.outputCount() != cand.outputCount())
             return Status::runtime("the reference engine gives " +
                 std::to_string(ref.outputCount()) + " outputs, the candidate " +
@@ -828,33 +854,51 @@ Expected<CompareFigures> runEngines(const CompareOptions& options, const Compare
     if (firstWindow.value() == 0)
         return Status::invalid("--inputs " + plan.source.uri + " gave no frame");
 
-    // Both engines are built before either runs, so that one that cannot be built fails at once.
-    auto reference = buildEngine(plan.referenceModel, plan.referenceOptions);
-    if (!reference)
-        return reference.status().withContext("--reference " + plan.referenceSpec);
-    auto candidate = buildEngine(plan.model, plan.candidateOptions);
-    if (!candidate)
-        return candidate.status().withContext("--candidate " + options.candidate);
-
+    // Each engine is built, its session opened and warmed up before the next is built: the
+    // resident memory each adds is then its own. One that cannot be built still fails before any
+    // timed run.
     EngineRun ref("reference", sample), cand("candidate", sample);
-    for (auto [run, engine] :
-        {std::pair {&ref, reference.value().get()}, std::pair {&cand, candidate.value().get()}}) {
-        if (Status s = run->start(*engine); !s)
+    std::shared_ptr<const Engine> engines[2];
+    double rssMb[2] = {kNotMeasuredMb, kNotMeasuredMb};
+    const std::pair<EngineRun*, const char*> roles[2] = {
+        {&ref, "--reference "}, {&cand, "--candidate "}};
+    for (size_t i = 0; i < 2; ++i) {
+        const double before = processMemory().rssMb;
+        auto built = buildEngine(i == 0 ? plan.referenceModel : plan.model,
+            i == 0 ? plan.referenceOptions : plan.candidateOptions);
+        if (!built)
+            return built.status().withContext(
+                roles[i].second + (i == 0 ? plan.referenceSpec : options.candidate));
+        engines[i] = built.value();
+        if (Status s = roles[i].first->start(*engines[i]); !s)
             return s;
-        if (Status s = run->warmUp(inputs.data(), firstWindow.value(), options.warmup); !s)
+        if (Status s = roles[i].first->warmUp(inputs.data(), firstWindow.value(), options.warmup);
+            !s)
             return s;
+        rssMb[i] = processMemory().rssMb - before;
     }
-    auto compared = compareWindows(
-        inputs, firstWindow.value(), *reference.value(), ref, cand, figures.agreements);
+    const auto reference = engines[0];
+    const auto candidate = engines[1];
+    auto compared =
+        compareWindows(inputs, firstWindow.value(), *reference, ref, cand, figures.agreements);
     if (!compared)
         return compared.status();
     figures.count = compared.value();
     figures.referenceLatency = latencyFigures(ref.wallNs(), ref.timings());
     figures.candidateLatency = latencyFigures(cand.wallNs(), cand.timings());
-    figures.reference = describeEngine(
-        plan.referenceSpec, reference.value()->description(), figures.referenceLatency);
-    figures.candidate = describeEngine(
-        options.candidate, candidate.value()->description(), figures.candidateLatency);
+    for (size_t i = 0; i < 2; ++i) {
+        const EngineRun& run = *roles[i].first;
+        LatencyFigures& l = i == 0 ? figures.referenceLatency : figures.candidateLatency;
+        if (l.meanMs > 0)
+            l.imagesPerS = run.batch() * 1000.0 / l.meanMs;
+        if (l.runs > 0)
+            l.cpuMsPerRun = static_cast<double>(run.cpuNs()) / 1e6 / static_cast<double>(l.runs);
+        l.rssMb = rssMb[i];
+    }
+    figures.reference =
+        describeEngine(plan.referenceSpec, reference->description(), figures.referenceLatency);
+    figures.candidate =
+        describeEngine(options.candidate, candidate->description(), figures.candidateLatency);
     return figures;
 }
 
@@ -970,21 +1014,27 @@ std::string latencyTable(const CompareFigures& figures, int warmup)
 {
     std::string t;
     char line[256];
-    std::snprintf(line, sizeof line, "\n%-12s %6s %9s %9s %9s %9s %9s %9s\n", "latency ms", "runs",
-        "median", "p90", "p99", "H2D", "compute", "D2H");
+    std::snprintf(line, sizeof line, "\n%-12s %6s %9s %9s %9s %7s %9s %9s %9s %9s %8s %7s\n",
+        "latency ms", "runs", "median", "p90", "p99", "p99/p50", "images/s", "H2D", "compute",
+        "D2H", "CPU ms", "RSS MiB");
     t += line;
     auto latencyRow = [&](const char* name, const LatencyFigures& l) {
-        std::snprintf(line, sizeof line, "%-12s %6zu %9.3f %9.3f %9.3f %9s %9s %9s\n", name, l.runs,
-            l.medianMs, l.p90Ms, l.p99Ms, formatMs(l.hostToDeviceMs).c_str(),
-            formatMs(l.computeMs).c_str(), formatMs(l.deviceToHostMs).c_str());
+        std::snprintf(line, sizeof line,
+            "%-12s %6zu %9.3f %9.3f %9.3f %7.2f %9.1f %9s %9s %9s %8s %7s\n", name, l.runs,
+            l.medianMs, l.p90Ms, l.p99Ms, l.medianMs > 0 ? l.p99Ms / l.medianMs : 0.0, l.imagesPerS,
+            formatMs(l.hostToDeviceMs).c_str(), formatMs(l.computeMs).c_str(),
+            formatMs(l.deviceToHostMs).c_str(), formatMs(l.cpuMsPerRun).c_str(),
+            std::isfinite(l.rssMb) ? std::to_string(static_cast<long>(std::lround(l.rssMb))).c_str()
+                                   : "-");
         t += line;
     };
     latencyRow("reference", figures.referenceLatency);
     latencyRow("candidate", figures.candidateLatency);
     std::snprintf(line, sizeof line,
         "(Session::run wall time, one run per batch, after %d warm-up runs, the engines taking "
-        "turns\n%zu inputs at a time; H2D/compute/D2H: means of the backend's own timing)\n",
-        warmup, figures.window);
+        "turns\nbatch by batch; H2D/compute/D2H: means of the backend's own timing; CPU ms: "
+        "process CPU time\nper run; RSS: resident memory the engine and its session added)\n",
+        warmup);
     t += line;
     return t;
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,12 +52,17 @@ void accumulateAgreement(OutputAgreement& a, const float* reference, const float
 // Indices of the k largest values of `row`, largest first (ties: the lower index first).
 std::vector<size_t> topK(const float* row, size_t size, size_t k);
 
+constexpr double kNotMeasuredMb = std::numeric_limits<double>::quiet_NaN();
+
 // Latency of Session::run and the means of its RunTiming parts, in milliseconds; a part the
 // backend does not give (-1) has a negative mean.
 struct LatencyFigures {
     size_t runs = 0;
     double medianMs = 0, p90Ms = 0, p99Ms = 0, meanMs = 0;
     double hostToDeviceMs = -1, computeMs = -1, deviceToHostMs = -1;
+    double imagesPerS = 0; // batch / mean latency
+    double cpuMsPerRun = -1; // process CPU time per run; -1 unknown
+    double rssMb = kNotMeasuredMb; // resident memory the engine and its session added
 };
 LatencyFigures latencyFigures(std::vector<int64_t> wallNs, const std::vector<RunTiming>& timings);
 
