@@ -234,6 +234,24 @@ TEST(SweepRun, AFailingCellIsRecordedAndTheSweepGoesOn)
     EXPECT_TRUE(has(readFile(dir / "out/sweep.md"), "failed: "));
 }
 
+// Frames of a labelled source (the synthetic shapes know their class), preprocessed as the demo
+// config's task says, scored against the model's labels file.
+TEST(SweepRun, TopOneAndTopFiveOnALabelledSource)
+{
+    TempDir dir;
+    auto o = quickSweep(dir / "out", {"shapes_cnn"});
+    o.flags.inputs = "synthetic://shapes";
+    o.flags.labels = sourcePath("models/shapes_labels.txt");
+    o.flags.config = sourcePath("firmware-config/demo.yaml");
+    o.given.insert(o.given.end(), {"inputs", "labels", "config"});
+    const Status s = runSweep(o);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const nlohmann::json c = sweepJson(dir / "out")["cells"][0];
+    EXPECT_EQ(c["labelled_inputs"], 256);
+    EXPECT_GE(c["top1"].get<double>(), 0.95) << c.dump();
+    EXPECT_GE(c["top5"].get<double>(), c["top1"].get<double>()) << c.dump();
+}
+
 TEST(SweepRun, ResumeRunsOnlyTheCellsNotInTheCsv)
 {
     TempDir dir;

@@ -649,6 +649,9 @@ void declareSweep(CLI::App& app, SweepCommand& sweep)
         ->capture_default_str();
     sweep.cmd->add_option("--labels", o.flags.labels,
         "The model's labels file: a labelled source's class names are looked up in it");
+    sweep.cmd->add_option("-c,--config", o.flags.config,
+        "Agent config whose first task's preprocessing the --inputs frames get (default: "
+        "torchvision's ImageNet resize 256/224, crop, normalisation)");
     sweep.cmd->add_option("-n,--iterations", o.flags.iterations, "Timed inferences per cell")
         ->check(CLI::Range(1, 100000000))
         ->capture_default_str();
@@ -775,9 +778,9 @@ int commandSweep(const SweepCommand& sweep, const GlobalOptions& global)
 {
     setLogLevel(global.level("warn"));
     SweepOptions options = sweep.options;
-    for (const char* name : {"models", "baseline", "inputs", "labels", "iterations", "duration",
-             "warmup", "rounds", "budget", "sysfs-root", "board", "idle", "cache-dir", "name",
-             "engines", "batch", "threads"})
+    for (const char* name : {"models", "baseline", "inputs", "labels", "config", "iterations",
+             "duration", "warmup", "rounds", "budget", "sysfs-root", "board", "idle", "cache-dir",
+             "name", "engines", "batch", "threads"})
         if (sweep.cmd->count(std::string("--") + name))
             options.given.push_back(name);
     if (sweep.cmd->count("--engines"))

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "compare.h"
+#include "config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/regular_file.h"
@@ -26,6 +27,7 @@
 #include "stop_signals.h"
 #include "sweep_html.h"
 #include "sweep_measure.h"
+#include "task_setup.h"
 
 namespace jetagent {
 
@@ -102,7 +104,8 @@ nlohmann::json studyJson(const Study& s)
         {"models", s.models}, {"engines", s.engines}, {"baseline", s.baseline},
         {"batches", s.batches}, {"threads", s.threads}, {"iterations", s.iterations},
         {"duration_s", s.durationS}, {"warmup", s.warmup}, {"rounds", s.rounds},
-        {"inputs", s.inputs}, {"labels", s.labels}, {"engines_left_out", s.skipped},
+        {"inputs", s.inputs}, {"labels", s.labels}, {"config", s.config},
+        {"engines_left_out", s.skipped},
         {"latency_budget_ms",
             s.latencyBudgetMs > 0 ? nlohmann::json(s.latencyBudgetMs) : nlohmann::json()},
         {"power", {{"sysfs_root", s.sysfsRoot}, {"board", s.board}}}};
@@ -230,9 +233,24 @@ Expected<InputPool> sourceInputs(
         return source.status().withContext("inputs");
     const SourceInfo& info = source.value()->info();
     PreprocessConfig pre;
-    pre.cropHeight = static_cast<int>(m.sample[1]);
-    pre.cropWidth = static_cast<int>(m.sample[2]);
-    pre.resizeSize = pre.cropHeight * 256 / 224;
+    if (!study.config.empty()) {
+        auto agent = loadConfig(study.config);
+        if (!agent)
+            return agent.status().withContext("config");
+        if (agent->tasks.empty())
+            return Status::invalid("config " + study.config +
+                " has no task to take the "
+                "preprocessing from");
+        pre = agent->tasks[0].preprocess;
+        if (Status s = resolveImageInput(
+                agent.value(), "tasks[0]", m.sample[1], m.sample[2], m.sample.toString(), pre);
+            !s)
+            return s.withContext(m.path);
+    } else {
+        pre.cropHeight = static_cast<int>(m.sample[1]);
+        pre.cropWidth = static_cast<int>(m.sample[2]);
+        pre.resizeSize = pre.cropHeight * 256 / 224;
+    }
     Preprocessor preprocessor(pre);
     InputPool pool;
     pool.sampleElements = preprocessor.outputElements();
@@ -673,6 +691,8 @@ Expected<Study> resolveOptions(const SweepOptions& options)
         study.inputs = f.inputs;
     if (given("labels"))
         study.labels = f.labels;
+    if (given("config"))
+        study.config = f.config;
     if (given("iterations"))
         study.iterations = f.iterations;
     if (given("duration"))

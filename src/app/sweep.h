@@ -32,6 +32,8 @@ struct Study {
     std::vector<int> batches = {1};
     std::vector<int> threads = {0}; // 0 = the backend's default
     std::string inputs = "random"; // "random" or a frame source URI (image models)
+    std::string config; // an agent config whose first task's preprocessing frames get (as the
+                        // model was trained); "" = torchvision's ImageNet preprocessing
     std::string labels; // the model's labels file: a labelled source's class names are looked
                         // up in it (else a class's index is the model's output index)
     int iterations = 200; // timed inferences per cell

@@ -107,6 +107,7 @@ Expected<Study> loadStudy(const std::string& path, const std::string& modelDir)
     readIntList(top, file, "threads", study.threads, 0, kMaxThreads);
     top.string("inputs", study.inputs);
     top.string("labels", study.labels);
+    top.string("config", study.config);
     top.integerAs("iterations", study.iterations, 1, 100'000'000);
     top.number("duration_s", study.durationS, 0.0, 86400.0);
     top.integerAs("warmup", study.warmup, 0, 1'000'000);
