@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU engines side by side: for each model and batch, `jetagent compare` runs OpenCV DNN (the
-# reference) and xnnpack (the candidate) on the same inputs, taking turns 32 inputs at a time so
-# that drift on a shared machine hits both alike, and this prints both medians, the speed-up and
+# reference) and xnnpack (the candidate) on the same inputs, taking turns batch by batch so that
+# drift on a shared machine hits both alike, and this prints both medians, the speed-up and
 # the relative error, then the geometric mean of the speed-ups, with the configuration above.
 set -euo pipefail
 
@@ -63,7 +63,7 @@ echo "host      $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ /
 "$jetagent" backends | grep -E '^(xnnpack|opencv) ' | sed 's/^/backend   /'
 echo "threads   both engines' default (all cores; xnnpack runs models under 50 M MACs on one)"
 echo "method    $runs timed runs per engine and cell after 3 warm-up runs, the engines taking turns"
-echo "          32 inputs at a time; median of Session::run wall time"
+echo "          batch by batch; median of Session::run wall time"
 [ "$busy" = 1 ] && echo "load      one competing busy thread (pid $busy_pid) throughout"
 echo
 printf '%-22s %5s %12s %12s %9s %11s\n' model batch "opencv ms" "xnnpack ms" speed-up "rel error"
