@@ -40,10 +40,10 @@ const SampleEngine kEngines[] = {
 constexpr const char* kFigureKeys[] = {"runs", "build_cold_ms", "build_warm_ms", "latency_min_ms",
     "latency_mean_ms", "latency_sd_ms", "latency_p50_ms", "latency_p90_ms", "latency_p95_ms",
     "latency_p99_ms", "latency_max_ms", "p99_over_p50", "latency_cov", "throughput_ips",
-    "wall_throughput_ips", "rss_peak_mb", "rss_engine_mb", "mem_available_drop_mb", "gpu_memory_mb",
-    "cpu_ms_per_inference", "cpu_utilisation", "power_w", "energy_mj", "dynamic_energy_mj",
-    "inferences_per_j", "top1", "top5", "labelled_inputs", "agreement_rel_error", "agreement_top1",
-    "parameters", "macs", "gflops"};
+    "wall_throughput_ips", "rss_peak_mb", "rss_engine_mb", "heap_engine_mb",
+    "mem_available_drop_mb", "gpu_memory_mb", "cpu_ms_per_inference", "cpu_utilisation", "power_w",
+    "energy_mj", "dynamic_energy_mj", "inferences_per_j", "top1", "top5", "labelled_inputs",
+    "agreement_rel_error", "agreement_top1", "parameters", "macs", "gflops"};
 
 json measuredCell(const SampleModel& model, const SampleEngine& engine, size_t modelIndex,
     int batch, const SweepSampleOptions& options)

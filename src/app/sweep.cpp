@@ -494,6 +494,7 @@ bool runGroup(SweepState& s, SignalGuard& signals, const ModelPlan& m, const Inp
         }
         resetPeakRss();
         const double rss0 = processMemory().rssMb;
+        const double heap0 = heapInUseMb();
         const double avail0 = memAvailableMb();
         try {
             Status st = buildCell(c, m);
@@ -508,6 +509,7 @@ bool runGroup(SweepState& s, SignalGuard& signals, const ModelPlan& m, const Inp
             continue;
         }
         c.result.figures.rssEngineMb = processMemory().rssMb - rss0;
+        c.result.figures.heapEngineMb = heapInUseMb() - heap0;
         c.result.figures.memAvailableDropMb = avail0 - memAvailableMb();
         c.latencies.reserve(static_cast<size_t>(s.study.iterations) + 16);
         if (signals.wait(0) != 0) {

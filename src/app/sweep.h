@@ -80,7 +80,8 @@ struct CellFigures {
     double latencyP99Ms = kNotMeasured, latencyMaxMs = kNotMeasured;
     double p99OverP50 = kNotMeasured, latencyCov = kNotMeasured;
     double throughputIps = kNotMeasured, wallThroughputIps = kNotMeasured;
-    double rssPeakMb = kNotMeasured, rssEngineMb = kNotMeasured, memAvailableDropMb = kNotMeasured;
+    double rssPeakMb = kNotMeasured, rssEngineMb = kNotMeasured, heapEngineMb = kNotMeasured;
+    double memAvailableDropMb = kNotMeasured;
     double gpuMemoryMb = kNotMeasured;
     double cpuMsPerInference = kNotMeasured, cpuUtilisation = kNotMeasured;
     double powerW = kNotMeasured, energyMj = kNotMeasured, dynamicEnergyMj = kNotMeasured;

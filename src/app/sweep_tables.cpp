@@ -40,7 +40,11 @@ const std::vector<FigureColumn>& figureColumns()
             &F::wallThroughputIps},
         {{"rss_peak_mb", "MiB", "the process's peak resident memory during the cell"},
             &F::rssPeakMb},
-        {{"rss_engine_mb", "MiB", "resident memory the engine and session added"}, &F::rssEngineMb},
+        {{"rss_engine_mb", "MiB",
+             "resident memory the engine and session added (less where freed memory is reused)"},
+            &F::rssEngineMb},
+        {{"heap_engine_mb", "MiB", "C heap in use that the engine and session added"},
+            &F::heapEngineMb},
         {{"mem_available_drop_mb", "MiB", "MemAvailable before the build less after the warm-up"},
             &F::memAvailableDropMb},
         {{"gpu_memory_mb", "MiB", "device memory, where the backend reports it"}, &F::gpuMemoryMb},
@@ -370,7 +374,7 @@ std::string sweepMarkdown(const nlohmann::json& d)
         d.value("jetagent_version", ""));
 
     out += "## Cells\n\n| model | engine | batch | threads | p50 ms | p99 ms | p99/p50 | images/s "
-           "| build ms | RSS MiB | CPU ms/inf | mJ/inf | status |\n"
+           "| build ms | heap MiB | CPU ms/inf | mJ/inf | status |\n"
            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n";
     for (const auto& c : d["cells"]) {
         const std::string build =
@@ -379,7 +383,7 @@ std::string sweepMarkdown(const nlohmann::json& d)
             mdText(c["model"].get<std::string>()), mdText(c["engine"].get<std::string>()),
             c["batch"].get<int>(), c["threads"].get<int>(), mdNumber(c["latency_p50_ms"], 2),
             mdNumber(c["latency_p99_ms"], 2), mdNumber(c["p99_over_p50"], 2),
-            mdNumber(c["throughput_ips"], 1), build, mdNumber(c["rss_engine_mb"], 0),
+            mdNumber(c["throughput_ips"], 1), build, mdNumber(c["heap_engine_mb"], 0),
             mdNumber(c["cpu_ms_per_inference"], 2), mdNumber(c["energy_mj"], 1),
             c["status"] == "ok" ? std::string("ok")
                                 : "failed: " + mdText(c["error"].get<std::string>()));

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <malloc.h>
 #include <sstream>
 #include <string>
 
@@ -56,6 +57,19 @@ inline bool resetPeakRss()
     out << "5";
     out.flush();
     return static_cast<bool>(out);
+}
+
+// Bytes the C heap holds in use now (malloc's arenas and its mmapped blocks), in MiB: unlike RSS,
+// it falls when memory is freed and rises when freed memory is reused, so its difference over a
+// build is what the engine holds. NaN where glibc has no mallinfo2 (before 2.33: JetPack 5).
+inline double heapInUseMb()
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    const struct mallinfo2 m = mallinfo2();
+    return static_cast<double>(m.uordblks + m.hblkhd) / (1024.0 * 1024.0);
+#else
+    return std::numeric_limits<double>::quiet_NaN();
+#endif
 }
 
 // MemAvailable of /proc/meminfo in MiB (on a Jetson the GPU's memory too: it is unified); NaN when
