@@ -252,6 +252,36 @@ TEST(SweepRun, TopOneAndTopFiveOnALabelledSource)
     EXPECT_GE(c["top5"].get<double>(), c["top1"].get<double>()) << c.dump();
 }
 
+TEST(SweepRun, FlagsReplaceTheStudysModelsAndUnknownBackendsAreRefused)
+{
+    TempDir dir;
+    // The shipped study names models this test has not exported: --models replaces them.
+    auto o = quickSweep(dir / "out", {"shapes_cnn"});
+    o.studyFile = sourcePath("firmware-config/studies/cnn-pre-post.yaml");
+    o.given = {"models", "iterations", "warmup", "rounds"};
+    const Status s = runSweep(o);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const nlohmann::json j = sweepJson(dir / "out");
+    EXPECT_EQ(j["study"]["name"], "cnn-pre-post");
+    EXPECT_EQ(j["cells"].size(), 2u); // opencv and xnnpack (TensorRT is optional)
+
+    auto bad = quickSweep(dir / "bad", {"shapes_cnn"}, {"xnnpack", "bogus"});
+    const Status b = runSweep(bad);
+    ASSERT_FALSE(b.ok());
+    EXPECT_TRUE(has(b.message(), "no backend 'bogus'")) << b.message();
+    EXPECT_FALSE(fs::exists(dir / "bad/results.csv"));
+}
+
+TEST(SweepRun, ASweepWhoseEveryCellFailedIsAnError)
+{
+    TempDir dir;
+    auto o = quickSweep(dir / "out", {"shapes_cnn"}, {"xnnpack:gpu"});
+    const Status s = runSweep(o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(has(s.message(), "every cell failed")) << s.message();
+    EXPECT_EQ(sweepJson(dir / "out")["cells"][0]["status"], "failed"); // and still written
+}
+
 TEST(SweepRun, ResumeRunsOnlyTheCellsNotInTheCsv)
 {
     TempDir dir;

@@ -670,7 +670,7 @@ Expected<Study> resolveOptions(const SweepOptions& options)
 {
     Study study;
     if (!options.studyFile.empty()) {
-        auto loaded = loadStudy(options.studyFile, options.modelDir);
+        auto loaded = loadStudy(options.studyFile, options.modelDir, false);
         if (!loaded)
             return loaded.status();
         study = std::move(loaded).value();
@@ -715,9 +715,8 @@ Expected<Study> resolveOptions(const SweepOptions& options)
         study.cacheDir = f.cacheDir;
     if (given("name"))
         study.name = f.name;
-    if (options.studyFile.empty() || given("models"))
-        if (Status s = resolveStudy(study, options.modelDir); !s)
-            return s;
+    if (Status s = resolveStudy(study, options.modelDir); !s)
+        return options.studyFile.empty() ? s : s.withContext(options.studyFile);
     if (study.rounds > study.iterations && study.durationS <= 0)
         study.rounds = study.iterations;
     return study;
@@ -808,6 +807,11 @@ Status runSweep(const SweepOptions& options)
     if (s.power)
         s.power->sampler().stop();
     Status reports = writeReports(s, options.chartJs, ctx, board);
+    const bool anyOk =
+        std::any_of(s.cells.begin(), s.cells.end(), [](const CellResult& c) { return c.ok; });
+    if (reports.ok() && !s.cells.empty() && !anyOk)
+        reports =
+            Status::runtime("every cell failed (their errors are in " + outPath(s, kCsvName) + ")");
     std::printf("%s: %zu cell(s), %zu failed%s\n", s.out.c_str(), s.cells.size(),
         static_cast<size_t>(std::count_if(
             s.cells.begin(), s.cells.end(), [](const CellResult& c) { return !c.ok; })),

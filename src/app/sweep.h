@@ -49,8 +49,10 @@ struct Study {
 };
 
 // Reads a study file. Model entries are paths (a directory stands for its .onnx files, sorted);
-// a bare name ("resnet18") is `modelDir`/NAME.onnx. Errors name the file, line and key.
-Expected<Study> loadStudy(const std::string& path, const std::string& modelDir);
+// a bare name ("resnet18") is `modelDir`/NAME.onnx. Errors name the file, line and key. With
+// `resolve` false the matrix is left unchecked (resolveStudy), for flags to replace keys first.
+Expected<Study> loadStudy(
+    const std::string& path, const std::string& modelDir, bool resolve = true);
 
 // Expands the models list (directories, bare names) and checks the matrix: engines parse,
 // batches and threads in range, the baseline among the engines. Used for flags and files alike.

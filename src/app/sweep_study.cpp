@@ -80,7 +80,7 @@ std::string describeList(const std::vector<int>& values)
 
 } // namespace
 
-Expected<Study> loadStudy(const std::string& path, const std::string& modelDir)
+Expected<Study> loadStudy(const std::string& path, const std::string& modelDir, bool resolve)
 {
     std::string text;
     if (Status s = readRegularFile(path, "study file " + path, kMaxStudyBytes, text); !s)
@@ -120,6 +120,8 @@ Expected<Study> loadStudy(const std::string& path, const std::string& modelDir)
         return Status::invalid(file.joinedErrors());
     if (study.engines.empty())
         study.engines = {"xnnpack"};
+    if (!resolve)
+        return study;
     if (Status s = resolveStudy(study, modelDir); !s)
         return s.withContext(path);
     return study;
@@ -185,6 +187,16 @@ Status resolveStudy(Study& study, const std::string& modelDir)
         auto parsed = parseEngineSpec(spec, EngineOptions());
         if (!parsed)
             return parsed.status().withContext("engines");
+        const std::string backend = resolveBackend(parsed.value());
+        const auto all = listBackends();
+        if (std::none_of(
+                all.begin(), all.end(), [&](const BackendInfo& b) { return b.name == backend; })) {
+            std::string known;
+            for (const BackendInfo& b : all)
+                known += (known.empty() ? "" : ", ") + b.name;
+            return Status::invalid(
+                "engines: " + spec + ": no backend '" + backend + "' (known: auto, " + known + ")");
+        }
         if (parsed->batch != 1 || parsed->threads != 0)
             return Status::invalid("engines: " + spec +
                 ": batch and threads are the study's dimensions (batches:, threads:), not an "

@@ -122,7 +122,7 @@ std::string figureText(double v)
     if (std::isnan(v))
         return "";
     std::string out;
-    appendFormat(out, "{:.6g}", v);
+    appendFormat(out, "{}", v); // the shortest text that reads back exactly (--resume)
     return out;
 }
 
