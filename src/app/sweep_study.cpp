@@ -215,7 +215,8 @@ Status resolveStudy(Study& study, const std::string& modelDir)
             if (v < (list == &study.batches ? 1 : 0) ||
                 v > (list == &study.batches ? kMaxBatch : kMaxThreads))
                 return Status::invalid(std::string(list == &study.batches ? "batches" : "threads") +
-                    ": " + std::to_string(v) + " is out of range");
+                    ": " + std::to_string(v) + " is out of range (" +
+                    (list == &study.batches ? "1 to 256)" : "0, the backend's default, to 256)"));
     }
     if (study.iterations < 1 && study.durationS <= 0)
         return Status::invalid("iterations must be at least 1");
