@@ -340,13 +340,15 @@ test)
     # runs (AgentRun, Hardening, LocalFilesRun, PowerCommand, ...) run there; the CLI's usage and
     # message tests (Cli) and the service protocol's timed tests (ServiceProtocol), which check
     # nothing that depends on the architecture and start the binary dozens of times, run natively
-    # and under the sanitizers only.
+    # and under the sanitizers only; so do the sweeps of the demo models (SweepRun, SweepStudies,
+    # SweepCommand: several minutes of emulated inference measuring nothing about the board; the
+    # sweep's tables, CSV and study files, SweepTables/SweepOutput/SweepStudy, run here).
     # Line tables only (-g1): this build's binaries run under qemu here and its package is stripped,
     # and full debug information was a quarter of its compile time. `tools/dev.sh cross` builds with -g.
     timed "build (aarch64 cross; unit tests)" cross_build -DJETAGENT_ALL_TESTS=OFF -DJETAGENT_TESTS_PER_SUITE=ON \
         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-    JETAGENT_SKIP_SLOW=1 timed "tests (aarch64 under qemu: unit but Cli, ServiceProtocol)" \
-        run_tests "$build_dir-aarch64" -E '^(Cli|ServiceProtocol)\.'
+    JETAGENT_SKIP_SLOW=1 timed "tests (aarch64 under qemu: unit but Cli, ServiceProtocol, sweeps)" \
+        run_tests "$build_dir-aarch64" -E '^(Cli|ServiceProtocol|SweepRun|SweepStudies|SweepCommand)\.'
 
     timed "package (arm64)" package "$build_dir-aarch64" arm64
     timed "lint (clang-format; clang-tidy's rest)" lint
