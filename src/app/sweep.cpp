@@ -577,16 +577,15 @@ nlohmann::json sweepDocument(const SweepState& s, const RunContext& ctx, const B
         columns.push_back({{"name", c.name}, {"unit", c.unit}, {"description", c.description}});
     nlohmann::json speedup = nlohmann::json::array(), scaling = nlohmann::json::array(),
                    best = nlohmann::json::array();
-    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
     for (const SpeedupRow& r : speedupTable(s.cells, s.study.baseline))
         speedup.push_back({{"model", r.model}, {"engine", r.engine}, {"baseline", r.baseline},
             {"batch", r.batch}, {"threads", r.threads}, {"baseline_p50_ms", r.baselineP50Ms},
             {"engine_p50_ms", r.engineP50Ms}, {"speedup", r.speedup},
-            {"parameters", num(r.parameters)}, {"macs", num(r.macs)}});
+            {"parameters", numberOrNull(r.parameters)}, {"macs", numberOrNull(r.macs)}});
     for (const ScalingRow& r : scalingTable(s.cells, s.study.baseline))
         scaling.push_back({{"model", r.model}, {"engine", r.engine}, {"threads", r.threads},
             {"batch", r.batch}, {"throughput_ips", r.throughputIps}, {"rtr", r.rtr}, {"ase", r.ase},
-            {"bsr", num(r.bsr)}});
+            {"bsr", numberOrNull(r.bsr)}});
     for (const BestRow& r : bestUnderBudget(s.cells, s.study.latencyBudgetMs))
         best.push_back({{"model", r.model}, {"engine", r.engine}, {"batch", r.batch},
             {"threads", r.threads}, {"latency_p99_ms", r.latencyP99Ms},
@@ -609,8 +608,9 @@ nlohmann::json sweepDocument(const SweepState& s, const RunContext& ctx, const B
     }
     return {{"format", "jetagent-sweep"}, {"format_version", 1},
         {"jetagent_version", ctx.jetagentVersion}, {"study", study}, {"context", context},
-        {"idle_power_w", num(s.idlePowerW)}, {"interrupted", s.interrupted}, {"columns", columns},
-        {"cells", cells}, {"tables", {{"speedup", speedup}, {"scaling", scaling}, {"best", best}}}};
+        {"idle_power_w", numberOrNull(s.idlePowerW)}, {"interrupted", s.interrupted},
+        {"columns", columns}, {"cells", cells},
+        {"tables", {{"speedup", speedup}, {"scaling", scaling}, {"best", best}}}};
 }
 
 Status writeCsv(const SweepState& s)

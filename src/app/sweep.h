@@ -146,6 +146,8 @@ std::vector<BestRow> bestUnderBudget(const std::vector<CellResult>& cells, doubl
 
 // ---- Outputs ----------------------------------------------------------------------------------
 
+// A figure as JSON: the number, or null when it was not measured (NaN) or is not finite.
+nlohmann::json numberOrNull(double v);
 std::string cellsCsv(const std::vector<CellResult>& cells);
 // Reads a CSV written by cellsCsv (for --resume). Errors name the line.
 Expected<std::vector<CellResult>> parseCellsCsv(const std::string& text, const std::string& name);

@@ -131,11 +131,6 @@ bool sameGroup(const CellKey& a, const CellKey& b)
     return a.model == b.model && a.batch == b.batch && a.threads == b.threads;
 }
 
-nlohmann::json numberOrNull(double v)
-{
-    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 std::string mdNumber(const nlohmann::json& v, int decimals)
 {
     if (!v.is_number())
@@ -170,6 +165,11 @@ std::string mdText(const std::string& s)
 }
 
 } // namespace
+
+nlohmann::json numberOrNull(double v)
+{
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 const std::vector<SweepColumn>& sweepColumns()
 {
