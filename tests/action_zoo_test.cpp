@@ -1,6 +1,6 @@
-// torchvision's r3d_18 (exported by tools/export_torchvision.py) in clip mode: the task's result on
-// a clip read in place from its ring must be the engine's result on the same 16 frames
-// preprocessed one by one into a clip assembled naively.
+// torchvision's r3d_18 (exported by tools/export_torchvision.py, BatchNorm folded) in clip mode:
+// the task's result on a clip read in place from its ring must be the engine's result on the same
+// 16 frames preprocessed one by one into a clip assembled naively.
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -20,10 +20,10 @@ constexpr int kCrop = 112;
 
 TEST(ActionZoo, R3d18RunsInClipMode)
 {
-    const std::string model = test::sourcePath("models/reference/r3d_18.onnx");
-    if (!std::filesystem::exists(test::sourcePath("models/reference/r3d_18.json")))
+    const std::string model = test::sourcePath("models/reference/r3d_18.folded.onnx");
+    if (!std::filesystem::exists(test::sourcePath("models/reference/r3d_18.folded.json")))
         GTEST_SKIP() << model << " is missing: run `/usr/bin/python3 tools/export_torchvision.py "
-                     << "r3d_18` (needs python3-torch and python3-torchvision)";
+                     << "--fold-batchnorm r3d_18` (needs python3-torch and python3-torchvision)";
     // As firmware-config/bench-action-r3d_18.yaml, with a result every 4 frames.
     auto config = parseConfig("tasks:\n"
                               "  - name: r3d_18\n"

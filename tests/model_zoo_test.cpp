@@ -1,6 +1,7 @@
-// Model zoo: plain opset-13 PyTorch exports of torchvision models (and the exports that keep
-// BatchNormalization), run on every CPU backend of this build at batch 1 and 8, must reproduce
-// PyTorch's outputs (references from tools/export_torchvision.py).
+// Model zoo: plain opset-13 PyTorch exports of torchvision models (BatchNormalization folded, as
+// torch.onnx.export's default makes them, and the exports that keep it), run on every CPU backend
+// of this build at batch 1 and 8, must reproduce PyTorch's outputs (references from
+// tools/export_torchvision.py).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,27 +30,52 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kExportCommand = "/usr/bin/python3 tools/export_torchvision.py";
+
+// One export of tools/export_torchvision.py: its files are <model>.folded.* with BatchNormalization
+// folded into the convolutions (--fold-batchnorm), <model>.* with it kept (the script's default).
+struct Export {
+    std::string model;
+    bool folded = true;
+
+    std::string stem() const { return folded ? model + ".folded" : model; }
+    std::string manifestPath() const
+    {
+        return test::sourcePath("models/reference/" + stem() + ".json");
+    }
+    // What the manifest's "batchnorm" records for this export.
+    const char* batchNorm() const { return folded ? "folded" : "kept"; }
+    // The command that writes this export.
+    std::string command() const
+    {
+        return std::string(kExportCommand) + (folded ? " --fold-batchnorm " : " ") + model;
+    }
+};
+
 // The issue's bound on the relative error defined in compare() below.
 constexpr double kMaxRelativeError = 1e-4;
 
 struct ZooCase {
     std::string backend;
-    std::string model;
+    Export model;
     int batch;
     bool onednn = true; // xnnpack: dense convolutions on oneDNN (where the build has it)
 };
 
-// How GoogleTest shows a case in failure messages ("GetParam() = resnet50 batch 8 on xnnpack").
+// How GoogleTest shows a case in failure messages ("GetParam() = resnet50.folded batch 8 on
+// xnnpack").
 void PrintTo(const ZooCase& zoo, std::ostream* os)
 {
-    *os << zoo.model << " batch " << zoo.batch << " on " << zoo.backend
+    *os << zoo.model.stem() << " batch " << zoo.batch << " on " << zoo.backend
         << (zoo.onednn ? "" : " without oneDNN");
 }
 
-// "resnet50_b8" for OpenCV DNN (the names CI's history knows), "xnnpack_resnet50_b8" otherwise.
+// The names CI's history knows, from before the folded exports took the .folded suffix:
+// "resnet50_b8" (folded) and "resnet50_bn_b8" (BatchNorm kept) for OpenCV DNN,
+// "xnnpack_resnet50_b8" and so on otherwise.
 std::string caseName(const testing::TestParamInfo<ZooCase>& info)
 {
-    std::string name = info.param.model + "_b" + std::to_string(info.param.batch);
+    std::string name = info.param.model.model + (info.param.model.folded ? "" : "_bn") + "_b" +
+        std::to_string(info.param.batch);
     for (char& c : name)
         if (c == '.')
             c = '_';
@@ -110,14 +136,25 @@ int64_t elementCount(const std::vector<int64_t>& shape)
     return count;
 }
 
-Expected<ReferenceCase> readReference(const std::string& manifestPath, int batch)
+// The batch's case of `exported`'s manifest, whose files must be the export asked for: a manifest
+// that records another BatchNorm mode, or none (an earlier version of the script, whose
+// <model>.json was the folded export), is an error that says how to export it again.
+Expected<ReferenceCase> readReference(const Export& exported, int batch)
 {
+    const std::string manifestPath = exported.manifestPath();
     const std::string dir = fs::path(manifestPath).parent_path().string();
     ReferenceCase ref;
     std::string inputFile;
     std::string outputFile;
     try {
         const auto manifest = nlohmann::json::parse(test::readFile(manifestPath));
+        const auto mode = manifest.find("batchnorm");
+        if (mode == manifest.end() || *mode != exported.batchNorm())
+            return Status::invalid(manifestPath + ": BatchNormalization " +
+                (mode == manifest.end() ? std::string("not recorded (an older export)")
+                                        : mode->dump()) +
+                ", expected \"" + exported.batchNorm() + "\"; re-run `" + exported.command() +
+                " --force`");
         ref.onnxPath = dir + "/" + manifest.at("onnx").get<std::string>();
         bool found = false;
         for (const auto& c : manifest.at("cases")) {
@@ -206,12 +243,13 @@ std::string indexText(size_t flat, const std::vector<int64_t>& shape)
     return text + "]";
 }
 
+// Exported with BatchNorm folded (tools/dev.sh: --fold-batchnorm).
 const char* const kModels[] = {"mobilenet_v2", "resnet18", "resnet50", "squeezenet1_1", "alexnet",
     "vgg16", "densenet121", "shufflenet_v2_x1_0", "resnext50_32x4d", "r3d_18"};
-// The exports that keep BatchNormalization unfolded (tools/dev.sh exports them with
-// --keep-batchnorm): the xnnpack backend must run it where preparation cannot fold it away.
-const char* const kBatchNormModels[] = {"mobilenet_v2.bn", "resnet18.bn", "resnet50.bn",
-    "densenet121.bn", "shufflenet_v2_x1_0.bn", "resnext50_32x4d.bn", "r3d_18.bn"};
+// The models of kModels that have BatchNormalization, exported with it kept too (the script's
+// default): the xnnpack backend must run it where preparation cannot fold it away.
+const char* const kBatchNormModels[] = {"mobilenet_v2", "resnet18", "resnet50", "densenet121",
+    "shufflenet_v2_x1_0", "resnext50_32x4d", "r3d_18"};
 
 // The issue's ten models, each at batch 1 and 8, on OpenCV DNN; on xnnpack (where this build has
 // it) the same, and the BatchNormalization-keeping exports too.
@@ -220,20 +258,20 @@ std::vector<ZooCase> zooCases()
     std::vector<ZooCase> cases;
     for (const char* model : kModels)
         for (int batch : {1, 8})
-            cases.push_back({"opencv", model, batch});
+            cases.push_back({"opencv", {model, true}, batch});
     for (const BackendInfo& b : listBackends()) {
         if (b.name != "xnnpack" || !b.available)
             continue;
         for (const char* model : kModels)
             for (int batch : {1, 8})
-                cases.push_back({"xnnpack", model, batch});
+                cases.push_back({"xnnpack", {model, true}, batch});
         for (const char* model : kBatchNormModels)
             for (int batch : {1, 8})
-                cases.push_back({"xnnpack", model, batch});
+                cases.push_back({"xnnpack", {model, false}, batch});
         // XNNPACK alone (the ARM path): its convolutions write concatenations in place.
         for (const char* model : {"squeezenet1_1", "densenet121", "shufflenet_v2_x1_0"})
             for (int batch : {1, 8})
-                cases.push_back({"xnnpack", model, batch, false});
+                cases.push_back({"xnnpack", {model, true}, batch, false});
     }
     return cases;
 }
@@ -243,11 +281,11 @@ class Reference : public testing::TestWithParam<ZooCase> { };
 TEST_P(Reference, MatchesPyTorch)
 {
     const ZooCase& zoo = GetParam();
-    const std::string manifestPath = test::sourcePath("models/reference/" + zoo.model + ".json");
+    const std::string manifestPath = zoo.model.manifestPath();
     if (!fs::exists(manifestPath))
-        GTEST_SKIP() << manifestPath << " is missing: run `" << kExportCommand
+        GTEST_SKIP() << manifestPath << " is missing: run `" << zoo.model.command()
                      << "` (needs python3-torch and python3-torchvision)";
-    auto ref = readReference(manifestPath, zoo.batch);
+    auto ref = readReference(zoo.model, zoo.batch);
     ASSERT_TRUE(ref.ok()) << ref.status().message();
     ASSERT_EQ(ref->inputShape[0], zoo.batch) << manifestPath;
 
@@ -288,7 +326,7 @@ TEST_P(Reference, MatchesPyTorch)
     std::snprintf(figures, sizeof figures,
         "%s batch %d on %s: max |ours - torch| %.3g at %s (ours %.9g, torch %.9g), max |torch| "
         "%.3g, relative error %.3g (limit %.0e)%s; build %.2f s, run %.3f s",
-        zoo.model.c_str(), zoo.batch, zoo.backend.c_str(), c.maxAbsError,
+        zoo.model.stem().c_str(), zoo.batch, zoo.backend.c_str(), c.maxAbsError,
         indexText(c.worst, ref->outputShape).c_str(), static_cast<double>(out.data[c.worst]),
         static_cast<double>(ref->output[c.worst]), c.maxAbsReference, c.relativeError,
         kMaxRelativeError, spreadText, nsToS(buildNs), nsToS(runNs));
@@ -347,15 +385,17 @@ TEST(ModelZooInt8, RunsNearPyTorchOnXnnpack)
         xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
     if (!xnnpack)
         GTEST_SKIP() << "this build has no xnnpack backend";
-    for (const char* name : {"resnet18", "squeezenet1_1", "shufflenet_v2_x1_0", "densenet121.bn"}) {
+    for (const Export& exported : {Export {"resnet18", true}, Export {"squeezenet1_1", true},
+             Export {"shufflenet_v2_x1_0", true}, Export {"densenet121", false}}) {
+        const std::string name = exported.stem();
         SCOPED_TRACE(name);
-        const std::string manifest =
-            test::sourcePath("models/reference/" + std::string(name) + ".json");
-        if (!fs::exists(manifest))
-            GTEST_SKIP() << manifest << " is missing: run `" << kExportCommand << "`";
-        auto calibration = readReference(manifest, 8);
-        auto ref = readReference(manifest, 1);
-        ASSERT_TRUE(calibration.ok() && ref.ok());
+        if (!fs::exists(exported.manifestPath()))
+            GTEST_SKIP() << exported.manifestPath() << " is missing: run `" << exported.command()
+                         << "`";
+        auto calibration = readReference(exported, 8);
+        auto ref = readReference(exported, 1);
+        ASSERT_TRUE(calibration.ok()) << calibration.status().message();
+        ASSERT_TRUE(ref.ok()) << ref.status().message();
         auto model = loadModelFile(ref->onnxPath);
         ASSERT_TRUE(model.ok()) << model.status().message();
         EngineOptions options;
@@ -371,8 +411,8 @@ TEST(ModelZooInt8, RunsNearPyTorchOnXnnpack)
         ASSERT_TRUE(session.value()->run(&input, 1, nullptr).ok());
         const Comparison c = compare(session.value()->output(0).data, ref->output);
         std::printf(
-            "[ figures  ] %s int8 on xnnpack: relative error %.3g against PyTorch fp32; %s\n", name,
-            c.relativeError, engine.value()->description().lowered.c_str());
+            "[ figures  ] %s int8 on xnnpack: relative error %.3g against PyTorch fp32; %s\n",
+            name.c_str(), c.relativeError, engine.value()->description().lowered.c_str());
         EXPECT_LT(c.relativeError, 0.1);
     }
 }
@@ -391,10 +431,11 @@ int64_t residentBytes()
 // what the first does.
 TEST(ModelZooSessions, ShareOneDnnWeights)
 {
-    const std::string manifest = test::sourcePath("models/reference/resnet50.json");
-    if (!fs::exists(manifest))
-        GTEST_SKIP() << manifest << " is missing: run `" << kExportCommand << "`";
-    auto ref = readReference(manifest, 1);
+    const Export resnet50 {"resnet50", true};
+    if (!fs::exists(resnet50.manifestPath()))
+        GTEST_SKIP() << resnet50.manifestPath() << " is missing: run `" << resnet50.command()
+                     << "`";
+    auto ref = readReference(resnet50, 1);
     ASSERT_TRUE(ref.ok()) << ref.status().message();
     auto model = loadModelFile(ref->onnxPath);
     ASSERT_TRUE(model.ok());

@@ -9,7 +9,8 @@ usage() {
     cat <<'EOF'
 usage: tools/bench-cpu-engines.sh [--busy] [--runs N] [--batches "1 8"] [MODEL.onnx...]
 
-Models default to the zoo's ten exports in models/reference/ (tools/export_torchvision.py).
+Models default to the zoo's ten exports with BatchNorm folded, models/reference/<model>.folded.onnx
+(/usr/bin/python3 tools/export_torchvision.py --fold-batchnorm).
   --runs N        timed runs per engine and cell (default 20), after 3 warm-up runs
   --batches LIST  batch sizes (default "1 8")
   --busy          keep one extra busy thread running on the machine throughout (a competing
@@ -38,11 +39,11 @@ done
 if [ ${#models[@]} -eq 0 ]; then
     for m in mobilenet_v2 resnet18 resnet50 squeezenet1_1 alexnet vgg16 densenet121 \
         shufflenet_v2_x1_0 resnext50_32x4d r3d_18; do
-        models+=("$root/models/reference/$m.onnx")
+        models+=("$root/models/reference/$m.folded.onnx")
     done
 fi
 for m in "${models[@]}"; do
-    [ -f "$m" ] || { echo "bench-cpu-engines: $m is missing (run /usr/bin/python3 tools/export_torchvision.py)" >&2; exit 2; }
+    [ -f "$m" ] || { echo "bench-cpu-engines: $m is missing (run /usr/bin/python3 tools/export_torchvision.py --fold-batchnorm)" >&2; exit 2; }
 done
 [ -x "$jetagent" ] || { echo "bench-cpu-engines: $jetagent is missing (tools/dev.sh build)" >&2; exit 2; }
 
@@ -71,6 +72,7 @@ logsum=0
 cells=0
 for m in "${models[@]}"; do
     name=$(basename "$m" .onnx)
+    name=${name%.folded}
     for b in $batches; do
         json="$work/$name-$b.json"
         if ! "$jetagent" compare "$m" --reference "opencv:cpu:fp32,batch=$b" \

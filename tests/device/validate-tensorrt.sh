@@ -13,7 +13,8 @@
 # 2. Builds jetagent into --build (default build-tensorrt) with -DJETAGENT_TENSORRT=ON (configure
 #    fails without TensorRT) and checks that `jetagent backends` lists tensorrt as available.
 # 3. Exports --models (default: mobilenet_v2 resnet18 resnet50 squeezenet1_1 shufflenet_v2_x1_0)
-#    with tools/export_torchvision.py into models/reference/, or takes <model>.onnx from --onnx DIR.
+#    with tools/export_torchvision.py --fold-batchnorm (the plain export torch.onnx.export makes)
+#    into models/reference/<model>.folded.onnx, or takes <model>.onnx from --onnx DIR.
 #    The export has torchvision's random weights (nothing is downloaded), whose logits are nearly
 #    tied: fp16 may then flip more top-1 answers than a trained model would. Give --onnx a
 #    directory of models with trained weights for a stricter test.
@@ -142,9 +143,9 @@ for m in $models; do
     if [ -n "$onnx_dir" ]; then
         f="$onnx_dir/$m.onnx"
     else
-        "$python" tools/export_torchvision.py "$m" >> "$out/export.txt" 2>&1 ||
+        "$python" tools/export_torchvision.py --fold-batchnorm "$m" >> "$out/export.txt" 2>&1 ||
             { record FAIL "export $m" "tools/export_torchvision.py failed (see $out/export.txt)"; continue; }
-        f="models/reference/$m.onnx"
+        f="models/reference/$m.folded.onnx"
     fi
     if [ -f "$f" ]; then
         model_file[$m]="$f"
