@@ -381,7 +381,7 @@ TEST(CompareCommand, TensorrtIsNotCompiledInHere)
     EXPECT_TRUE(has(r.err, "jetagent backends")) << r.err;
 }
 
-TEST(CompareCommand, UsageErrorsExitTwoNamingTheBadPart)
+TEST(CompareUsage, ErrorsExitTwoNamingTheBadPart)
 {
     TempDir dir;
     const std::pair<std::vector<std::string>, const char*> cases[] = {

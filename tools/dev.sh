@@ -15,7 +15,7 @@ usage: tools/dev.sh COMMAND
           it must not skip here; clang-tidy of the shipped code runs meanwhile at nice 19),
           package and install the .deb for real; build with clang under AddressSanitizer and
           UndefinedBehaviorSanitizer (the fuzz targets as libFuzzer programs too) and run the
-          tests labelled unit once more there, with a 20-second fuzzing run per fuzz target
+          tests labelled unit once more there, with a 10-second fuzzing run per fuzz target
           (label fuzz); cross-build for aarch64 and run the tests labelled unit under qemu-user
           (but the Cli and ServiceProtocol suites); then lint (clang-format, clang-tidy's
           result). The slow suites, the model zoo and the VM run natively only. Each stage's
@@ -320,7 +320,10 @@ demo)
 test)
     timed "install packages" install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
         "${sanitizer_packages[@]}" "${cross_packages[@]}" "${model_packages[@]}"
-    timed "build (native)" configure_and_build "$build_dir"
+    # Line tables only (-g1), as the test programs already are: full debug information was a third
+    # of a shipped source's compile time, and a CI failure's backtrace needs files and lines only.
+    # `tools/dev.sh build` gives the build type's own flags (-O2 -g) back.
+    timed "build (native)" configure_and_build "$build_dir" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
     tidy_start
     if [ "${JETAGENT_SKIP_SLOW:-0}" != 1 ]; then
         timed "export reference models" export_models
@@ -331,7 +334,7 @@ test)
     timed "package install test (apt, amd64)" install_test "$build_dir"
     # The unit tests once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
     # built by clang; the fuzz targets are libFuzzer programs in this build, and each fuzzes for
-    # 20 s (label fuzz). The slow suites, the model zoo and the VM run natively only: under ASan
+    # 10 s (label fuzz). The slow suites, the model zoo and the VM run natively only: under ASan
     # they took most of this stage (9 of its 14 minutes before).
     timed "build (ASan+UBSan, clang; unit tests)" sanitize_build
     export "${sanitizer_env[@]}"
@@ -340,7 +343,7 @@ test)
     # aarch64: the same sources cross-compiled, the unit tests run under qemu-user (10-40x slower
     # than native, so the slow label stays out and its suites are not built). The binary's own
     # runs (AgentRun, Hardening, LocalFilesRun, PowerCommand, ...) run there; the CLI's usage and
-    # message tests (Cli) and the service protocol's timed tests (ServiceProtocol), which check
+    # message tests (Cli, CompareUsage) and the service protocol's timed tests (ServiceProtocol), which check
     # nothing that depends on the architecture and start the binary dozens of times, run natively
     # and under the sanitizers only; so do the sweeps of the demo models (SweepRun, SweepStudies,
     # SweepCommand: several minutes of emulated inference measuring nothing about the board; the
@@ -350,7 +353,7 @@ test)
     timed "build (aarch64 cross; unit tests)" cross_build -DJETAGENT_ALL_TESTS=OFF -DJETAGENT_TESTS_PER_SUITE=ON \
         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
     JETAGENT_SKIP_SLOW=1 timed "tests (aarch64 under qemu: unit but Cli, ServiceProtocol, sweeps)" \
-        run_tests "$build_dir-aarch64" -E '^(Cli|ServiceProtocol|SweepRun|SweepStudies|SweepCommand)\.'
+        run_tests "$build_dir-aarch64" -E '^(Cli|CompareUsage|ServiceProtocol|SweepRun|SweepStudies|SweepCommand)\.'
 
     timed "package (arm64)" package "$build_dir-aarch64" arm64
     timed "lint (clang-format; clang-tidy's rest)" lint
@@ -368,7 +371,7 @@ fuzz)
     ;;
 build)
     install_missing "${packages[@]}"
-    configure_and_build "$build_dir"
+    configure_and_build "$build_dir" -UCMAKE_CXX_FLAGS_RELWITHDEBINFO # -O2 -g, whatever `test` left
     ;;
 package)
     install_missing "${packages[@]}" dpkg-dev
