@@ -153,6 +153,52 @@ TEST(SweepHtml, CurvesOverBatchSizesOneLinePerModelAndEngine)
     EXPECT_EQ((*chartSpec(specs, "chart-ase"))["config"]["data"]["datasets"].size(), 6u);
 }
 
+TEST(SweepHtml, AnEngineKeepsItsColourOnEveryChartAndTheBaselineDrawsNoBsrLine)
+{
+    json sweep = sampleSweep();
+    // A baseline whose own BSR is written as 1 (it is, by definition) still draws no line: it
+    // would lie on top of every other engine that scales as well as the baseline.
+    for (json& row : sweep["tables"]["scaling"])
+        if (row["engine"] == test::kSampleBaseline)
+            row["bsr"] = 1.0;
+    const json specs = inlinedJson(sweepHtml(sweep, kChartJsStandIn), "report-charts");
+    const json& latency = (*chartSpec(specs, "chart-latency"))["config"]["data"]["datasets"];
+    const json& stability = (*chartSpec(specs, "chart-p99-p50"))["config"];
+    const json& energy = (*chartSpec(specs, "chart-energy"))["config"];
+    ASSERT_EQ(latency[0]["label"], "xnnpack");
+    const json xnnpackColour = latency[0]["backgroundColor"];
+    const json baselineColour = latency[1]["backgroundColor"];
+    EXPECT_NE(xnnpackColour, baselineColour);
+    const json& labels = stability["data"]["labels"];
+    const json& bars = stability["data"]["datasets"][0]["backgroundColor"];
+    for (size_t i = 0; i < labels.size(); ++i)
+        EXPECT_EQ(bars[i],
+            labels[i].get<std::string>().find(" · xnnpack · ") != std::string::npos
+                ? xnnpackColour
+                : baselineColour)
+            << labels[i];
+    for (const json& set : energy["data"]["datasets"]) {
+        const bool isXnnpack = set["label"] == "resnet18 · xnnpack";
+        EXPECT_EQ(set["backgroundColor"], isXnnpack ? xnnpackColour : baselineColour);
+        EXPECT_EQ(set["pointStyle"], "circle"); // resnet18, the first model, has the energy
+    }
+    EXPECT_EQ(energy["options"]["plugins"]["legend"]["labels"]["usePointStyle"], true);
+    // Curves: a colour per model, a dash per engine; rates from zero.
+    const json& throughput = (*chartSpec(specs, "chart-throughput"))["config"];
+    EXPECT_EQ(throughput["options"]["scales"]["y"]["beginAtZero"], true);
+    const json& lines = throughput["data"]["datasets"];
+    ASSERT_EQ(lines.size(), 6u);
+    EXPECT_EQ(lines[0]["borderColor"], lines[1]["borderColor"]); // resnet18 on both engines
+    EXPECT_NE(lines[0]["borderDash"], lines[1]["borderDash"]);
+    EXPECT_NE(lines[0]["borderColor"], lines[2]["borderColor"]); // the next model
+    EXPECT_EQ(lines[0]["borderDash"], lines[2]["borderDash"]);
+    const json& bsr = (*chartSpec(specs, "chart-bsr"))["config"]["data"]["datasets"];
+    ASSERT_EQ(bsr.size(), 3u);
+    for (const json& set : bsr)
+        EXPECT_EQ(set["label"].get<std::string>().find(test::kSampleBaseline), std::string::npos)
+            << set["label"];
+}
+
 TEST(SweepHtml, StabilityBarPerCellAndEnergyPointsPerMeasuredCell)
 {
     const json specs = inlinedJson(sweepHtml(sampleSweep(), kChartJsStandIn), "report-charts");

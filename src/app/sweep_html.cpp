@@ -31,6 +31,21 @@ std::string colour(size_t index)
     return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
 }
 
+// Point shapes and line dashes tell a second dimension apart where colour tells the first: the
+// models on the energy scatter, the engines on the curves over batch sizes.
+constexpr const char* kPointStyles[] = {
+    "circle", "triangle", "rect", "rectRot", "star", "crossRot", "rectRounded", "cross", "line"};
+const char* pointStyle(size_t index)
+{
+    return kPointStyles[index % (sizeof(kPointStyles) / sizeof(kPointStyles[0]))];
+}
+json dash(size_t index)
+{
+    static const json dashes[] = {
+        json::array(), json::array({8, 4}), json::array({2, 3}), json::array({12, 3, 2, 3})};
+    return dashes[index % (sizeof(dashes) / sizeof(dashes[0]))];
+}
+
 // `object[key]`, or null when `object` is no object or lacks the key: the page is drawn from
 // whatever the document holds.
 const json& member(const json& object, const char* key)
@@ -126,7 +141,21 @@ struct SweepView {
     std::vector<std::string> engines;
     std::vector<int> batches;
     std::vector<int> threads;
+    std::string baseline; // the study's baseline engine, "" when none
 
+    // A series' place among all engine and thread-count pairs: its colour on every chart, so an
+    // engine looks the same everywhere.
+    size_t seriesIndex(const std::string& engine, int threadCount) const
+    {
+        const auto e = std::find(engines.begin(), engines.end(), engine);
+        const auto t = std::find(threads.begin(), threads.end(), threadCount);
+        return static_cast<size_t>(e - engines.begin()) * threads.size() +
+            static_cast<size_t>(t - threads.begin());
+    }
+    size_t modelIndex(const std::string& model) const
+    {
+        return static_cast<size_t>(std::find(models.begin(), models.end(), model) - models.begin());
+    }
     bool severalThreads() const { return threads.size() > 1; }
     // An engine's series name; the thread count is part of it when the sweep varied it.
     std::string series(const std::string& engine, int threadCount) const
@@ -170,6 +199,7 @@ SweepView viewOf(const json& sweep)
     }
     view.batches.assign(batches.begin(), batches.end());
     view.threads.assign(threads.begin(), threads.end());
+    view.baseline = textOf(member(sweep, "study"), "baseline");
     return view;
 }
 
@@ -178,6 +208,14 @@ json axis(const std::string& title, const char* type = nullptr)
     json scale = {{"title", {{"display", true}, {"text", title}}}};
     if (type)
         scale["type"] = type;
+    return scale;
+}
+
+// A linear axis that starts at zero: throughput and efficiencies read as proportions.
+json axisFromZero(const std::string& title)
+{
+    json scale = axis(title);
+    scale["beginAtZero"] = true;
     return scale;
 }
 
@@ -241,7 +279,7 @@ void latencyChart(HtmlPage& page, const SweepView& view)
             }
             if (any)
                 datasets.push_back(dataset(view.series(engine, threads), std::move(data),
-                    std::move(notes), datasets.size()));
+                    std::move(notes), view.seriesIndex(engine, threads)));
         }
     const json config = {{"type", "bar"}, {"data", {{"labels", labels}, {"datasets", datasets}}},
         {"options",
@@ -255,14 +293,18 @@ void latencyChart(HtmlPage& page, const SweepView& view)
 }
 
 // Line series over the batch sizes: one per model and engine (and thread count), from `rows`
-// (cells or scaling rows) whose `key` is a number. Empty when no row has a value.
+// (cells or scaling rows) whose `key` is a number; a colour per model, a dash per engine. Empty
+// when no row has a value. `leaveOut` names an engine drawn nowhere (the baseline on the BSR
+// chart, where it is 1 by definition and would hide the others' lines).
 json seriesOverBatches(const SweepView& view, const std::vector<const json*>& rows, const char* key,
-    const std::vector<int>& batches)
+    const std::vector<int>& batches, const std::string& leaveOut = "")
 {
     json datasets = json::array();
     for (const std::string& model : view.models)
         for (const std::string& engine : view.engines)
             for (const int threads : view.threads) {
+                if (engine == leaveOut)
+                    continue;
                 json data(batches.size(), nullptr);
                 json notes(batches.size(), "");
                 bool any = false;
@@ -281,10 +323,14 @@ json seriesOverBatches(const SweepView& view, const std::vector<const json*>& ro
                 }
                 if (!any)
                     continue;
+                const size_t series = view.seriesIndex(engine, threads);
                 json set = dataset(model + " · " + view.series(engine, threads), std::move(data),
-                    std::move(notes), datasets.size());
+                    std::move(notes), view.modelIndex(model));
                 set["spanGaps"] = true;
                 set["fill"] = false;
+                set["borderDash"] = dash(series);
+                set["pointStyle"] = pointStyle(series);
+                set["pointRadius"] = 4;
                 datasets.push_back(std::move(set));
             }
     return datasets;
@@ -296,7 +342,7 @@ json lineChart(const std::vector<int>& batches, json datasets, const std::string
     for (const int batch : batches)
         labels.push_back(std::to_string(batch));
     return {{"type", "line"}, {"data", {{"labels", labels}, {"datasets", std::move(datasets)}}},
-        {"options", {{"scales", {{"x", axis("batch size")}, {"y", axis(yTitle)}}}}}};
+        {"options", {{"scales", {{"x", axis("batch size")}, {"y", axisFromZero(yTitle)}}}}}};
 }
 
 // (b) images/s against batch size.
@@ -342,7 +388,8 @@ void scalingCharts(HtmlPage& page, const SweepView& view, const json& sweep)
     const Figure figures[] = {
         {"ase", "chart-ase", "Average scaling efficiency (ASE) against batch size",
             "ASE(b) = T(b) / (b · T(1))", "no cell has an ASE"},
-        {"bsr", "chart-bsr", "Batch scaling ratio (BSR) against batch size",
+        {"bsr", "chart-bsr",
+            "Batch scaling ratio (BSR) against batch size (the baseline is 1 by definition)",
             "BSR(b) = ASE_engine(b) / ASE_baseline(b)",
             "no BSR values: BSR needs the baseline engine measured at the same batch sizes"},
     };
@@ -352,7 +399,8 @@ void scalingCharts(HtmlPage& page, const SweepView& view, const json& sweep)
                 "no scaling rows: they need batch 1 and a larger batch measured for an engine");
             continue;
         }
-        json datasets = seriesOverBatches(view, rows, figure.key, sizes);
+        const bool bsr = std::string(figure.key) == "bsr";
+        json datasets = seriesOverBatches(view, rows, figure.key, sizes, bsr ? view.baseline : "");
         if (datasets.empty()) {
             page.omittedChart(figure.id, figure.title, figure.missing);
             continue;
@@ -378,8 +426,7 @@ void stabilityChart(HtmlPage& page, const SweepView& view)
         data.push_back(*numberOf(*cell.figures, "p99_over_p50"));
         notes.push_back("p50 " + msText(*cell.figures, "latency_p50_ms") + ", p99 " +
             msText(*cell.figures, "latency_p99_ms"));
-        const auto engine = std::find(view.engines.begin(), view.engines.end(), cell.engine);
-        colours.push_back(colour(static_cast<size_t>(engine - view.engines.begin())));
+        colours.push_back(colour(view.seriesIndex(cell.engine, cell.threads)));
     }
     if (data.empty()) {
         page.omittedChart(id, title, "no cell has a P99/P50 ratio");
@@ -397,43 +444,49 @@ void stabilityChart(HtmlPage& page, const SweepView& view)
         id, title, config, kChartWidth, 80 + kBarRowHeight * static_cast<int>(labels.size()));
 }
 
-// (e) energy per inference against mean latency, one point per cell, a colour per engine.
+// (e) energy per inference against mean latency, one point per cell: a colour per engine and a
+// point shape per model, each pair a legend entry, so every point says what it is.
 void energyChart(HtmlPage& page, const SweepView& view)
 {
     const char* id = "chart-energy";
-    const char* title = "Energy per inference against latency";
+    const char* title = "Energy per inference against latency (colour: engine, shape: model)";
     json datasets = json::array();
-    for (const std::string& engine : view.engines)
-        for (const int threads : view.threads) {
-            json points = json::array();
-            json notes = json::array();
-            for (const Cell& cell : view.cells) {
-                const json& f = *cell.figures;
-                if (!cell.ok || cell.engine != engine || cell.threads != threads ||
-                    !numberOf(f, "energy_mj") || !numberOf(f, "latency_mean_ms"))
+    for (const std::string& model : view.models)
+        for (const std::string& engine : view.engines)
+            for (const int threads : view.threads) {
+                json points = json::array();
+                json notes = json::array();
+                for (const Cell& cell : view.cells) {
+                    const json& f = *cell.figures;
+                    if (!cell.ok || cell.model != model || cell.engine != engine ||
+                        cell.threads != threads || !numberOf(f, "energy_mj") ||
+                        !numberOf(f, "latency_mean_ms"))
+                        continue;
+                    points.push_back(
+                        {{"x", *numberOf(f, "latency_mean_ms")}, {"y", *numberOf(f, "energy_mj")}});
+                    notes.push_back("b" + std::to_string(cell.batch) + ": " +
+                        formatValue(member(f, "power_w")) + " W, " +
+                        formatValue(member(f, "inferences_per_j")) + " inferences/J");
+                }
+                if (points.empty())
                     continue;
-                points.push_back(
-                    {{"x", *numberOf(f, "latency_mean_ms")}, {"y", *numberOf(f, "energy_mj")}});
-                notes.push_back(cell.model + " b" + std::to_string(cell.batch) + ": " +
-                    formatValue(member(f, "power_w")) + " W, " +
-                    formatValue(member(f, "inferences_per_j")) + " inferences/J");
+                json set = dataset(model + " · " + view.series(engine, threads), std::move(points),
+                    std::move(notes), view.seriesIndex(engine, threads));
+                set["pointStyle"] = pointStyle(view.modelIndex(model));
+                set["pointRadius"] = 6;
+                datasets.push_back(std::move(set));
             }
-            if (!points.empty())
-                datasets.push_back(dataset(view.series(engine, threads), std::move(points),
-                    std::move(notes), datasets.size()));
-        }
     if (datasets.empty()) {
         page.omittedChart(
             id, title, "no cell has an energy per inference (no power rails were read)");
         return;
     }
-    for (json& set : datasets)
-        set["pointRadius"] = 5;
     const json config = {{"type", "scatter"}, {"data", {{"datasets", datasets}}},
         {"options",
-            {{"scales",
-                {{"x", axis("mean latency per inference (ms)")},
-                    {"y", axis("energy per inference (mJ)")}}}}}};
+            {{"plugins", {{"legend", {{"labels", {{"usePointStyle", true}}}}}}},
+                {"scales",
+                    {{"x", axis("mean latency per inference (ms)")},
+                        {"y", axisFromZero("energy per inference (mJ)")}}}}}};
     page.chart(id, title, config, kChartWidth, kChartHeight);
 }
 
