@@ -438,6 +438,8 @@ TEST(SweepCommand, CtrlCWritesWhatIsDoneAndResumeFinishes)
     ASSERT_EQ(kill(pid, SIGINT), 0);
     test::waitExit(pid, 60000);
     const nlohmann::json j = sweepJson(dir / "out");
+    if (HasFatalFailure())
+        return;
     EXPECT_TRUE(j["interrupted"].get<bool>());
     const size_t done = j["cells"].size();
     EXPECT_GE(done, 1u);
@@ -453,6 +455,32 @@ TEST(SweepCommand, CtrlCWritesWhatIsDoneAndResumeFinishes)
     const nlohmann::json k = sweepJson(dir / "out");
     EXPECT_FALSE(k["interrupted"].get<bool>()) << r.out << r.err;
     EXPECT_EQ(k["cells"].size(), 6u);
+}
+
+// A turn of many runs is cut short, not waited for: the timed loop asks for the signal as it goes.
+TEST(SweepCommand, CtrlCIsAnsweredWithinATurn)
+{
+    TempDir dir;
+    // One round of a million runs of shapes_cnn: minutes, far longer than the test allows.
+    const int pid = test::spawnJetagent(
+        {"sweep", "--models", sourcePath("models/shapes_cnn.onnx"), "--engines", "xnnpack", "-n",
+            "1000000", "--warmup", "1", "--rounds", "1", "-o", dir / "out"},
+        dir.path());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline &&
+        !has(readFile(dir / "spawn.out"), "shapes_cnn, batch"))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500)); // into the timed runs
+    const auto sent = std::chrono::steady_clock::now();
+    ASSERT_EQ(kill(pid, SIGINT), 0);
+    const int code = test::waitExit(pid, 60000);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+    EXPECT_EQ(code, 0);
+    EXPECT_LT(took, 20.0) << "the sweep waited for its turn to end";
+    const nlohmann::json j = sweepJson(dir / "out");
+    EXPECT_TRUE(j["interrupted"].get<bool>());
+    EXPECT_TRUE(j["cells"].empty()); // the interrupted group is not recorded
 }
 
 } // namespace

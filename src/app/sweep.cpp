@@ -532,13 +532,13 @@ bool runGroup(SweepState& s, SignalGuard& signals, const ModelPlan& m, const Inp
                 : 0;
             const int64_t runs = timed ? INT64_MAX : runsInRound(s.study, round);
             Status st = runTimedTurn(*c.session, view, pool.data.data(), windows, stride, runs,
-                until, c.latencies, c.totals);
+                until, c.latencies, c.totals, [&signals] { return signals.wait(0) != 0; });
             if (!st) {
                 c.fail(st);
                 continue;
             }
             c.turnWindow = {c.totals.startNs, c.totals.endNs};
-            if (signals.wait(0) != 0) {
+            if (c.totals.stopped || signals.wait(0) != 0) {
                 s.interrupted = true;
                 return false;
             }
@@ -828,8 +828,8 @@ untimed runs, then --iterations timed runs (or --duration seconds) of Session::r
 Writes into OUT: results.csv (one row per cell, units in the column names), sweep.json (the cells,
 the derived tables and the context), sweep.md (tables for papers and issues) and report.html (an
 offline page with charts; needs Debian's libjs-chart.js). A cell that fails is recorded with its
-error and the sweep goes on. Ctrl-C stops after the current turn and writes what is done;
---resume continues a sweep in the same directory, skipping the cells in its results.csv.
+error and the sweep goes on. Ctrl-C stops within the current run (or build) and writes the
+groups done; --resume continues a sweep in the same directory, skipping the cells in its results.csv.
 
 Examples:
   jetagent sweep --models models/reference --engines xnnpack,opencv -o out/cnn

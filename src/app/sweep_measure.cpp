@@ -2,6 +2,7 @@
 #include "sweep_measure.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "jetagent/base/clock.h"
@@ -11,12 +12,21 @@ namespace jetagent {
 
 Status runTimedTurn(Session& session, TensorView view, const float* pool, size_t windows,
     size_t windowStride, int64_t runs, int64_t untilNs, std::vector<int64_t>& latencies,
-    TurnTotals& totals)
+    TurnTotals& totals, const std::function<bool()>& stopRequested)
 {
     const int64_t cpu0 = processCpuNs();
     const int64_t t0 = monotonicNs();
     int64_t last = t0;
+    int64_t nextPoll = stopRequested ? t0 + kStopPollNs : INT64_MAX;
+    totals.stopped = false;
     for (int64_t i = 0; i < runs && (untilNs == 0 || last < untilNs); ++i) {
+        if (last >= nextPoll) {
+            if (stopRequested()) {
+                totals.stopped = true;
+                break;
+            }
+            nextPoll = last + kStopPollNs;
+        }
         // The sessions read their input through the view: pointing it at another window costs
         // nothing and keeps every run from seeing the very same data.
         view.data = const_cast<float*>(pool + static_cast<size_t>(i) % windows * windowStride);
