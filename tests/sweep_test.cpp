@@ -363,6 +363,13 @@ TEST(SweepRun, EnergyFiguresOnAFixtureBoardWithAKnownSchedule)
         c["dynamic_energy_mj"].get<double>(), 5.0 * wallMsPerRun, 5.0 * wallMsPerRun * 0.03);
     EXPECT_NEAR(c["inferences_per_j"].get<double>(), 1000.0 / c["energy_mj"].get<double>(),
         1e-6 * c["inferences_per_j"].get<double>());
+    // The context describes the fixture's board and says where it was read, beside this host.
+    const nlohmann::json& context = j["context"];
+    EXPECT_EQ(context["sysfs_root"], board.hostRoot());
+    EXPECT_TRUE(has(context["board"].get<std::string>(), "Orin Nano")) << context["board"];
+    EXPECT_TRUE(has(context["board"].get<std::string>(),
+        "(read from the tree at " + board.hostRoot() + ", not this machine's /sys)"))
+        << context["board"];
 }
 
 // A model directory where every name the shipped studies use is the demo classifier.

@@ -592,11 +592,15 @@ nlohmann::json sweepDocument(const SweepState& s, const RunContext& ctx, const B
             {"throughput_ips", r.throughputIps}, {"budget_ms", r.budgetMs}});
     nlohmann::json study = studyJson(s.study);
     study["text"] = s.study.text;
+    // Power read from another tree (a fixture board, a copy of a board's /sys) describes that
+    // board, not this host: the context says so beside the host's own facts.
+    const std::string root = s.study.sysfsRoot.empty() ? "/" : s.study.sysfsRoot;
+    const std::string boardText = board.describe() +
+        (root == "/" ? "" : " (read from the tree at " + root + ", not this machine's /sys)");
     nlohmann::json context = {{"host", ctx.host}, {"os", ctx.os}, {"kernel", ctx.kernel},
-        {"machine", ctx.machine}, {"cpu", ctx.cpu}, {"cores", ctx.cores},
-        {"board", board.describe()}, {"jetagent", ctx.jetagentVersion},
-        {"build_type", ctx.buildType}, {"compiler", ctx.compiler}, {"opencv", ctx.opencvVersion},
-        {"started_utc", ctx.startedUtc}};
+        {"machine", ctx.machine}, {"cpu", ctx.cpu}, {"cores", ctx.cores}, {"board", boardText},
+        {"sysfs_root", root}, {"jetagent", ctx.jetagentVersion}, {"build_type", ctx.buildType},
+        {"compiler", ctx.compiler}, {"opencv", ctx.opencvVersion}, {"started_utc", ctx.startedUtc}};
     for (const BackendInfo& b : listBackends())
         if (b.available)
             context["backends"][b.name] = b.details;
