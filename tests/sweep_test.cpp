@@ -143,6 +143,27 @@ TEST(SweepOutput, CsvRoundTripsWithUnitsInTheHeader)
         << ragged.status().message();
 }
 
+TEST(SweepOutput, MarkdownMarksUnsteadyCells)
+{
+    CellResult steady = cell("resnet18", "xnnpack", 1, 12.5, 80);
+    steady.figures.latencyCov = 0.05;
+    CellResult noisy = cell("resnet18", "opencv", 1, 30.0, 33);
+    noisy.figures.latencyCov = 1.4;
+    const nlohmann::json doc = {{"study", {{"name", "t"}}}, {"context", nlohmann::json::object()},
+        {"cells", {cellJson(steady), cellJson(noisy)}},
+        {"tables",
+            {{"speedup", nlohmann::json::array()}, {"scaling", nlohmann::json::array()},
+                {"best", nlohmann::json::array()}}}};
+    const std::string md = sweepMarkdown(doc);
+    EXPECT_TRUE(has(md, "| ok |")) << md;
+    EXPECT_TRUE(has(md, "| ok, unsteady (CoV 1.40) |")) << md;
+    EXPECT_TRUE(has(md, "over 30% of their mean")) << md;
+    noisy.figures.latencyCov = 0.2;
+    const nlohmann::json calm = {{"study", doc["study"]}, {"context", doc["context"]},
+        {"cells", {cellJson(steady), cellJson(noisy)}}, {"tables", doc["tables"]}};
+    EXPECT_FALSE(has(sweepMarkdown(calm), "unsteady"));
+}
+
 TEST(SweepStudy, ReadsAFileAndNamesItsMistakes)
 {
     TempDir dir;

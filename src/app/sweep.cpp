@@ -554,8 +554,9 @@ bool runGroup(SweepState& s, SignalGuard& signals, const ModelPlan& m, const Inp
     for (CellRun& c : group) {
         const CellFigures& f = c.result.figures;
         if (c.result.ok)
-            std::printf("  %-36s p50 %9.3f ms  p99 %9.3f ms  %9.1f images/s\n",
-                c.result.key.engine.c_str(), f.latencyP50Ms, f.latencyP99Ms, f.throughputIps);
+            std::printf("  %-36s p50 %9.3f ms  p99 %9.3f ms  %9.1f images/s%s\n",
+                c.result.key.engine.c_str(), f.latencyP50Ms, f.latencyP99Ms, f.throughputIps,
+                f.latencyCov > kUnsteadyCov ? "  unsteady: CoV over 0.3" : "");
         else
             std::printf(
                 "  %-36s failed: %s\n", c.result.key.engine.c_str(), c.result.error.c_str());

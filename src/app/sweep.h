@@ -154,6 +154,12 @@ Expected<std::vector<CellResult>> parseCellsCsv(const std::string& text, const s
 nlohmann::json cellJson(const CellResult& cell);
 std::string sweepMarkdown(const nlohmann::json& document);
 
+// A cell whose latencies' CoV (sd / mean) is above this is marked unsteady in sweep.md and on the
+// console: a figure to measure again before quoting it.
+constexpr double kUnsteadyCov = 0.3;
+// Whether a cell of sweep.json ("cells") is ok but unsteady.
+bool isUnsteady(const nlohmann::json& cell);
+
 // ---- Running ----------------------------------------------------------------------------------
 
 struct SweepOptions {

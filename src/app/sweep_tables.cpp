@@ -362,6 +362,13 @@ std::vector<BestRow> bestUnderBudget(const std::vector<CellResult>& cells, doubl
     return rows;
 }
 
+bool isUnsteady(const nlohmann::json& cell)
+{
+    const auto it = cell.find("latency_cov");
+    return cell.value("status", "") == "ok" && it != cell.end() && it->is_number() &&
+        it->get<double>() > kUnsteadyCov;
+}
+
 std::string sweepMarkdown(const nlohmann::json& d)
 {
     std::string out;
@@ -385,9 +392,16 @@ std::string sweepMarkdown(const nlohmann::json& d)
             mdNumber(c["latency_p99_ms"], 2), mdNumber(c["p99_over_p50"], 2),
             mdNumber(c["throughput_ips"], 1), build, mdNumber(c["heap_engine_mb"], 0),
             mdNumber(c["cpu_ms_per_inference"], 2), mdNumber(c["energy_mj"], 1),
-            c["status"] == "ok" ? std::string("ok")
-                                : "failed: " + mdText(c["error"].get<std::string>()));
+            c["status"] != "ok" ? "failed: " + mdText(c["error"].get<std::string>())
+                : isUnsteady(c) ? "ok, unsteady (CoV " + mdNumber(c["latency_cov"], 2) + ")"
+                                : std::string("ok"));
     }
+    if (std::any_of(d["cells"].begin(), d["cells"].end(), isUnsteady))
+        appendFormat(out,
+            "\nUnsteady: the latencies' standard deviation is over {:.0f}% of their mean (CoV); "
+            "something else ran, the clocks moved or the model's runs differ. Measure again "
+            "before quoting these cells.\n",
+            kUnsteadyCov * 100);
 
     const auto& speedup = d["tables"]["speedup"];
     if (!speedup.empty()) {
