@@ -455,7 +455,7 @@ TEST(SweepCommand, CtrlCWritesWhatIsDoneAndResumeFinishes)
     TempDir dir;
     const std::vector<std::string> args = {"sweep", "--models",
         sourcePath("models/shapes_cnn.onnx"), "--engines", "xnnpack", "--batch", "1,2,3,4,5,6",
-        "-n", "400", "--warmup", "1", "--rounds", "5", "-o", dir / "out"};
+        "-n", "100", "--warmup", "1", "--rounds", "2", "-o", dir / "out"};
     const int pid = test::spawnJetagent(args, dir.path());
     // Once the first group's cells are in the CSV, stop it.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
