@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -40,7 +39,7 @@ Status readSegment(
 {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        return Status::io(path + ": cannot be read (" + std::strerror(errno) + ")");
+        return Status::io(path + ": cannot be read (" + errnoText(errno) + ")");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad())
         return Status::io(path + ": read failed");

@@ -220,14 +220,12 @@ json percentileJson(const Percentiles& p)
         {"p99", value(p.p99)}, {"max", value(p.max)}, {"mean", value(p.mean)}};
 }
 
-const std::vector<HtmlColumn>& percentileColumns(const std::string& unit)
+std::vector<HtmlColumn> percentileColumns(const std::string& unit)
 {
-    static std::vector<HtmlColumn> columns;
-    columns = {{"figure", "", "", false}, {"min", unit, "", true}, {"p50", unit, "", true},
+    return {{"figure", "", "", false}, {"min", unit, "", true}, {"p50", unit, "", true},
         {"p90", unit, "", true}, {"p99", unit, "nearest rank, as the run summary", true},
         {"max", unit, "", true}, {"mean", unit, "", true},
         {"count", "", "rows with a value, of every row read", true}};
-    return columns;
 }
 
 std::vector<std::string> percentileRow(const std::string& name, const Percentiles& p)
@@ -367,6 +365,7 @@ json taskSection(HtmlPage& page, const TaskView& task, int64_t originNs)
 // The header: run, config, board and power mode, tasks and their frame counts.
 void headerSection(HtmlPage& page, const RunFiles& run, const json& summary)
 {
+    page.heading(1, "jetagent report");
     page.paragraph("run directory: " + run.dir);
     if (summary.is_null()) {
         page.paragraph("no summary.json: the run did not finish (a crash or a kill); the page is "
