@@ -248,6 +248,81 @@ TEST(RunReport, ACrashedRunIsReportedFromItsCsvsWithTheDamageCounted)
     EXPECT_FALSE(fs::exists(run + "/report.html")) << "-o chose the path";
 }
 
+// The charts' configurations the page draws (element report-charts).
+json reportCharts(const std::string& page)
+{
+    const std::string open = "<script type=\"application/json\" id=\"report-charts\">";
+    const size_t start = page.find(open);
+    if (start == std::string::npos)
+        return json();
+    const size_t from = start + open.size();
+    return json::parse(page.substr(from, page.find("</script>", from) - from), nullptr, false);
+}
+
+const json* chartOf(const json& charts, const std::string& id)
+{
+    for (const json& chart : charts)
+        if (chart["id"] == id)
+            return &chart;
+    return nullptr;
+}
+
+// A long run with GPIO windows and a damaged power.csv: plotted lines are cut to about 4000 points
+// that keep the one spike, the tables count every row, windows are listed, power's damage counted.
+TEST(RunReport, ALongRunIsPlottedInBucketsThatKeepItsSpikeAndCountedWhole)
+{
+    constexpr int kFrames = 30'000;
+    constexpr int kSpikeFrame = 12'345;
+    constexpr long long kStartNs = 2'000'000'000;
+    TempDir dir;
+    const std::string run = dir / "run";
+    fs::create_directories(run);
+    std::string csv = std::string(kHeader) + ",window\n";
+    for (int i = 1; i <= kFrames; ++i) {
+        std::string line = frameLine(i, kStartNs + i * 10'000'000LL, 0.5, 1,
+            i == kSpikeFrame ? 400.0 : 5.0 + (i % 10) * 0.1, 0.5, 0, i == 1 ? 1 : 0);
+        line.pop_back();
+        csv += line + "," + (i > 100 && i <= 200 ? "1" : i > 1000 && i <= 1050 ? "2" : "0") + "\n";
+    }
+    writeFile(run + "/shapes.frames.csv", csv);
+    writeFile(run + "/power.csv",
+        "time_ns,t_s,VDD_IN_W,total_W,cpu-thermal_C,gpu_MHz\n"
+        "2000000000,0,5,5,40,918\n"
+        "2100000000,0.1,6,6,not-a-number,918\n"
+        "2200000000,0.2,7,7,41,\n");
+    writeFile(dir / "js", kFakeChartJs);
+    auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("1 damaged CSV line(s) skipped"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("power.csv:3: cpu-thermal_C is not a number"), std::string::npos) << r.err;
+    const std::string page = test::readFile(run + "/report.html");
+    const json charts = reportCharts(page);
+    const json* latency = chartOf(charts, "chart-latency-0");
+    ASSERT_NE(latency, nullptr);
+    const json& e2e = (*latency)["config"]["data"]["datasets"][0]["data"];
+    EXPECT_LE(e2e.size(), kReportMaxPoints);
+    EXPECT_GE(e2e.size(), kReportMaxPoints / 2);
+    double highest = 0;
+    for (const json& point : e2e)
+        highest = std::max(highest, point["y"].get<double>());
+    EXPECT_DOUBLE_EQ(highest, 402.0) << "the spike's frame is kept";
+
+    const json data = reportData(page);
+    const json& inference = data["tasks"][0]["stages_ms"]["inference"];
+    EXPECT_EQ(inference["count"], kFrames - 1) << "every row but the cold start";
+    EXPECT_EQ(inference["max"], 400.0);
+    ASSERT_EQ(data["tasks"][0]["windows"].size(), 2u);
+    EXPECT_EQ(data["tasks"][0]["windows"][0]["frames"], 100);
+    EXPECT_EQ(data["tasks"][0]["windows"][1]["frames"], 50);
+    EXPECT_NE(page.find("id=\"table-windows-0\""), std::string::npos);
+    EXPECT_EQ(data["power"]["rows"], 2);
+    EXPECT_EQ(data["power"]["damaged_lines"], 1);
+    EXPECT_NE(chartOf(charts, "chart-power"), nullptr);
+    EXPECT_NE(chartOf(charts, "chart-clocks"), nullptr);
+    EXPECT_NE(page.find("id=\"chart-energy-0-omitted\""), std::string::npos)
+        << "no energy columns: the chart is left out, saying why";
+}
+
 // power.csv as the power sampler writes it: rails, total, zones, clocks, a load, empty cells.
 std::string powerCsv(long long firstNs, int rows)
 {
