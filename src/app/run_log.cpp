@@ -40,21 +40,15 @@ Status readSegment(
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return Status::io(path + ": cannot be read (" + errnoText(errno) + ")");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad())
-        return Status::io(path + ": read failed");
     table.files.push_back(path);
 
-    size_t start = 0;
+    // Line by line: a day's log is hundreds of megabytes, never held whole.
     size_t lineNumber = 0;
     std::vector<size_t> slots; // the table column of each field of this segment's header
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        const bool complete = end != std::string::npos;
-        if (!complete)
-            end = text.size();
-        std::string line = text.substr(start, end - start);
-        start = end + 1;
+    std::string line;
+    while (std::getline(in, line)) {
+        // getline stops at the end of the file without failing when the last line has no '\n'.
+        const bool complete = !in.eof();
         ++lineNumber;
         if (!line.empty() && line.back() == '\r')
             line.pop_back();
@@ -103,6 +97,8 @@ Status readSegment(
         for (size_t c = 0; c < row.size(); ++c)
             table.values[c].push_back(row[c]);
     }
+    if (in.bad())
+        return Status::io(path + ": read failed at line " + std::to_string(lineNumber + 1));
     return Status();
 }
 
