@@ -306,6 +306,11 @@ TEST(RunReport, ALongRunIsPlottedInBucketsThatKeepItsSpikeAndCountedWhole)
     for (const json& point : e2e)
         highest = std::max(highest, point["y"].get<double>());
     EXPECT_DOUBLE_EQ(highest, 402.0) << "the spike's frame is kept";
+    const json& sets = (*latency)["config"]["data"]["datasets"];
+    EXPECT_EQ(sets.back()["label"], "GPIO window open");
+    EXPECT_EQ(sets.back()["data"].size(), 8u) << "two windows, four corners each";
+    EXPECT_EQ(sets.back()["yAxisID"], "onoff");
+    EXPECT_EQ(sets[0]["yAxisID"], "y") << "the latency is drawn against the milliseconds axis";
 
     const json data = reportData(page);
     const json& inference = data["tasks"][0]["stages_ms"]["inference"];

@@ -86,7 +86,11 @@ json series(const std::string& label, json points, size_t colourIndex, bool line
 {
     json set = {{"label", label}, {"data", std::move(points)},
         {"backgroundColor", colour(colourIndex)}, {"borderColor", colour(colourIndex)},
-        {"showLine", line}, {"pointRadius", line ? 0 : radius}, {"borderWidth", 1}};
+        {"showLine", line}, {"pointRadius", line ? 0 : radius}, {"borderWidth", 1},
+        // Named, not left to Chart.js: it would take the first y scale by name ("onoff" < "y").
+        {"yAxisID", "y"},
+        // Chart.js draws a lower order on top: the marked frames over the lines.
+        {"order", line ? 1 : 0}};
     return set;
 }
 
@@ -137,7 +141,32 @@ json markedPoints(const TaskView& task, const char* column, bool zero, const std
     return points;
 }
 
-void latencyChart(HtmlPage& page, const TaskView& task, uint64_t summaryDrops)
+// `spans` as an on/off step line, shaded below, on a 0..1 axis of its own (onOffAxis()).
+json stepSeries(const std::string& label, const std::vector<TimeSpan>& spans, const char* fill)
+{
+    json points = json::array();
+    for (const TimeSpan& s : spans) {
+        points.push_back({{"x", s.startS}, {"y", 0}});
+        points.push_back({{"x", s.startS}, {"y", 1}});
+        points.push_back({{"x", s.endS}, {"y", 1}});
+        points.push_back({{"x", s.endS}, {"y", 0}});
+    }
+    json set = series(label, std::move(points), 0, true);
+    set["yAxisID"] = "onoff";
+    set["order"] = 2;
+    set["fill"] = true;
+    set["backgroundColor"] = fill;
+    set["borderColor"] = "rgba(120,120,120,0.6)";
+    return set;
+}
+
+json onOffAxis(const std::string& title)
+{
+    return {{"type", "linear"}, {"position", "right"}, {"min", 0}, {"max", 1},
+        {"grid", {{"drawOnChartArea", false}}}, {"title", {{"display", true}, {"text", title}}}};
+}
+
+void latencyChart(HtmlPage& page, const TaskView& task, uint64_t summaryDrops, int64_t originNs)
 {
     const std::string id = "chart-latency-" + std::to_string(task.index);
     const std::string title = task.name + ": latency per frame over time";
@@ -179,10 +208,15 @@ void latencyChart(HtmlPage& page, const TaskView& task, uint64_t summaryDrops)
         set["notes"] = std::move(dropNotes);
         datasets.push_back(std::move(set));
     }
-    page.chart(id, title,
-        scatterConfig(datasets,
-            {{"x", axis("seconds since the first capture")}, {"y", axis("milliseconds")}}),
-        kWideChart, kTallChart);
+    json scales = {{"x", axis("seconds since the first capture")}, {"y", axis("milliseconds")}};
+    std::vector<TimeSpan> windows;
+    for (const WindowSpan& w : gpioWindows(task.frames, originNs))
+        windows.push_back(w.time);
+    if (!windows.empty()) {
+        datasets.push_back(stepSeries("GPIO window open", windows, "rgba(89,161,79,0.15)"));
+        scales["onoff"] = onOffAxis("GPIO window");
+    }
+    page.chart(id, title, scatterConfig(datasets, std::move(scales)), kWideChart, kTallChart);
     page.paragraph(fmt::format("{} frames logged; {} frame ids missing in the log; {} dropped by "
                                "the run's count (summary.json); each line cut to at most {} points "
                                "(every bucket's min and max kept).",
@@ -353,7 +387,7 @@ uint64_t summaryDrops(const json* summary)
 json taskSection(HtmlPage& page, const TaskView& task, int64_t originNs)
 {
     page.heading(2, "Task " + task.name);
-    latencyChart(page, task, summaryDrops(task.summary));
+    latencyChart(page, task, summaryDrops(task.summary), originNs);
     json data = {{"name", task.name}, {"rows", task.frames.rows()}, {"files", task.frames.files},
         {"damaged_lines", task.frames.damaged.count}};
     data["stages_ms"] = stageSection(page, task);
@@ -462,24 +496,6 @@ bool powerChart(HtmlPage& page, const CsvColumns& power, const std::vector<doubl
     return true;
 }
 
-// The frames' inference spans as an on/off step line on a 0..1 axis of its own.
-json inferenceStep(const std::vector<TimeSpan>& spans, size_t colourIndex)
-{
-    json points = json::array();
-    for (const TimeSpan& s : spans) {
-        points.push_back({{"x", s.startS}, {"y", 0}});
-        points.push_back({{"x", s.startS}, {"y", 1}});
-        points.push_back({{"x", s.endS}, {"y", 1}});
-        points.push_back({{"x", s.endS}, {"y", 0}});
-    }
-    json set = series("inference running (any task)", std::move(points), colourIndex, true);
-    set["yAxisID"] = "inference";
-    set["fill"] = true;
-    set["backgroundColor"] = "rgba(150,150,150,0.25)";
-    set["borderColor"] = "rgba(120,120,120,0.6)";
-    return set;
-}
-
 json powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskView>& tasks,
     int64_t originNs, DamagedLines& damaged)
 {
@@ -516,11 +532,9 @@ json powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskVie
     }
     json step = nullptr;
     if (!spans.empty())
-        step = {{"dataset", inferenceStep(spans, rails.size())}, {"axis", "inference"},
-            {"scale",
-                {{"type", "linear"}, {"position", "right"}, {"min", 0}, {"max", 1},
-                    {"grid", {{"drawOnChartArea", false}}},
-                    {"title", {{"display", true}, {"text", "inference (on/off)"}}}}}};
+        step = {{"dataset",
+                    stepSeries("inference running (any task)", spans, "rgba(150,150,150,0.25)")},
+            {"axis", "onoff"}, {"scale", onOffAxis("inference (on/off)")}};
     powerChart(page, power, timeS, rails, "chart-power",
         "Power per rail over time, with the frames' inference windows", "watts",
         "power.csv has no *_W column with a value", step);
