@@ -24,7 +24,6 @@ constexpr int kSmallChart = 540;
 constexpr int kShortChart = 260;
 constexpr int kHistogramBins = 40;
 constexpr double kNsPerS = 1e9;
-constexpr double kMsPerS = 1e3;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -501,9 +500,10 @@ json powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskVie
 {
     page.heading(2, "Power, temperatures and clocks");
     if (run.power.empty()) {
-        page.paragraph("no power.csv (the run had no power rails)", "omitted");
-        for (const char* id : {"chart-power", "chart-thermal", "chart-clocks"})
-            page.omittedChart(id, "power.csv", "no power.csv (the run had no power rails)");
+        const char* why = "no power.csv (the run had no power rails)";
+        page.omittedChart("chart-power", "Power per rail over time", why);
+        page.omittedChart("chart-thermal", "Temperatures over time", why);
+        page.omittedChart("chart-clocks", "Clocks over time", why);
         return nullptr;
     }
     auto read = readCsvSegments(run.power);
