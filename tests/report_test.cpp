@@ -267,8 +267,9 @@ const json* chartOf(const json& charts, const std::string& id)
     return nullptr;
 }
 
-// A long run with GPIO windows and a damaged power.csv: plotted lines are cut to about 4000 points
-// that keep the one spike, the tables count every row, windows are listed, power's damage counted.
+// A long run with GPIO windows and a damaged, segmented power.csv: plotted lines are cut to about
+// 4000 points that keep the one spike, the tables count every row, windows are listed, power's
+// damage counted.
 TEST(RunReport, ALongRunIsPlottedInBucketsThatKeepItsSpikeAndCountedWhole)
 {
     constexpr int kFrames = 30'000;
@@ -290,6 +291,9 @@ TEST(RunReport, ALongRunIsPlottedInBucketsThatKeepItsSpikeAndCountedWhole)
         "2000000000,0,5,5,40,918\n"
         "2100000000,0.1,6,6,not-a-number,918\n"
         "2200000000,0.2,7,7,41,\n");
+    writeFile(run + "/power_000001.csv",
+        "time_ns,t_s,VDD_IN_W,total_W,cpu-thermal_C,gpu_MHz\n"
+        "2300000000,0.3,8,8,42,1300\n");
     writeFile(dir / "js", kFakeChartJs);
     auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
     ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -320,7 +324,7 @@ TEST(RunReport, ALongRunIsPlottedInBucketsThatKeepItsSpikeAndCountedWhole)
     EXPECT_EQ(data["tasks"][0]["windows"][0]["frames"], 100);
     EXPECT_EQ(data["tasks"][0]["windows"][1]["frames"], 50);
     EXPECT_NE(page.find("id=\"table-windows-0\""), std::string::npos);
-    EXPECT_EQ(data["power"]["rows"], 2);
+    EXPECT_EQ(data["power"]["rows"], 3) << "power.csv's segments are read too";
     EXPECT_EQ(data["power"]["damaged_lines"], 1);
     EXPECT_NE(chartOf(charts, "chart-power"), nullptr);
     EXPECT_NE(chartOf(charts, "chart-clocks"), nullptr);
