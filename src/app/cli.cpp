@@ -1,5 +1,5 @@
-// The command line: jetagent run | bench | compare | inspect | power | probe | capture | backends |
-// version.
+// The command line: jetagent run | bench | compare | sweep | report | inspect | power | probe |
+// capture | backends | version.
 #include "cli.h"
 
 #include <algorithm>
@@ -33,6 +33,7 @@
 #include "jetagent/power/fixture_boards.h"
 #include "logging.h"
 #include "power_command.h"
+#include "run_report.h"
 #include "sweep.h"
 #include "version.h"
 
@@ -122,6 +123,11 @@ struct SweepCommand {
     std::string batches, threads, engines;
 };
 
+struct ReportCommand {
+    CLI::App* cmd = nullptr;
+    RunReportOptions options;
+};
+
 struct CaptureCommand {
     CLI::App* cmd = nullptr;
     SourceOptions source;
@@ -155,6 +161,7 @@ struct Commands {
     BenchCommand bench;
     CompareCommand compare;
     SweepCommand sweep;
+    ReportCommand report;
     CaptureCommand capture;
     InspectCommand inspect;
     PowerCommand power;
@@ -292,6 +299,8 @@ void declareGlobalOptions(CLI::App& app, GlobalOptions& global)
             "against the CPU\n"
             "  jetagent sweep --models DIR --engines xnnpack,opencv -o out   models x engines, "
             "report\n"
+            "  jetagent report jetagent-logs/RUN                      one run as an HTML "
+            "page\n"
             "  jetagent inspect model.onnx --prepared                 parameters, MACs, "
             "preparation\n"
             "  jetagent power --csv power.csv                         live rails and "
@@ -688,6 +697,21 @@ void declareSweep(CLI::App& app, SweepCommand& sweep)
     sweep.cmd->footer(kSweepHelp);
 }
 
+// report: one run's logs as an offline HTML page.
+void declareReport(CLI::App& app, ReportCommand& report)
+{
+    RunReportOptions& o = report.options;
+    report.cmd = app.add_subcommand(
+        "report", "One run's logs (a run's or the service's) as an offline HTML page with charts");
+    report.cmd->add_option("run_dir", o.runDir, "The run's directory (under logging.dir)")
+        ->required();
+    report.cmd->add_option(
+        "-o,--output", o.output, "The page's path (default RUN_DIR/report.html)");
+    report.cmd->add_option("--chart-js", o.chartJs,
+        std::string("Chart.js to inline (default ") + kDebianChartJsPath + ")");
+    report.cmd->footer(kReportHelp);
+}
+
 // Every command, declared in the order `jetagent --help` lists them.
 void declareCommands(CLI::App& app, Commands& c)
 {
@@ -695,6 +719,7 @@ void declareCommands(CLI::App& app, Commands& c)
     declareBench(app, c.bench);
     declareCompare(app, c.compare);
     declareSweep(app, c.sweep);
+    declareReport(app, c.report);
     declareCapture(app, c.capture);
     declareInspect(app, c.inspect);
     declarePower(app, c.power);
@@ -797,6 +822,27 @@ int commandSweep(const SweepCommand& sweep, const GlobalOptions& global)
     return s ? kExitOk : report(s);
 }
 
+int commandReport(const ReportCommand& command, const GlobalOptions& global)
+{
+    setLogLevel(global.level("warn"));
+    auto result = writeRunReport(command.options);
+    if (!result)
+        return report(result.status());
+    if (result->noSummary)
+        std::fprintf(stderr,
+            "jetagent: %s has no summary.json (the run did not finish): reported from its CSVs\n",
+            command.options.runDir.c_str());
+    if (result->damaged.count > 0) {
+        std::fprintf(stderr, "jetagent: %zu damaged CSV line(s) skipped\n", result->damaged.count);
+        for (const std::string& line : result->damaged.examples)
+            std::fprintf(stderr, "  %s\n", line.c_str());
+    }
+    if (!global.quiet)
+        std::printf(
+            "%s: %zu bytes, %zu charts\n", result->path.c_str(), result->bytes, result->charts);
+    return kExitOk;
+}
+
 int commandCapture(const CaptureCommand& capture)
 {
     SourceOptions source = capture.source;
@@ -887,6 +933,8 @@ int runCommand(const Commands& c, const GlobalOptions& global)
         return commandCompare(c.compare, global);
     if (*c.sweep.cmd)
         return commandSweep(c.sweep, global);
+    if (*c.report.cmd)
+        return commandReport(c.report, global);
     if (*c.capture.cmd)
         return commandCapture(c.capture);
     if (*c.inspect.cmd)
@@ -935,7 +983,8 @@ int runCli(int argc, char** argv)
     }
     if (app.get_subcommands().empty()) {
         std::fprintf(stderr,
-            "%s\njetagent: a command is required (run, bench, compare, sweep, inspect, power, "
+            "%s\njetagent: a command is required (run, bench, compare, sweep, report, inspect, "
+            "power, "
             "probe, "
             "capture, backends, version)\n",
             app.help().c_str());

@@ -1,0 +1,408 @@
+// A run directory's logs read back for `jetagent report`: the per-frame CSVs (every segment), the
+// power CSV, summary.json, and the figures the report derives from them.
+#include "run_log.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace jetagent {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNsPerS = 1e9;
+constexpr double kMsPerS = 1e3;
+
+// A finite number filling the whole of `text`; false otherwise.
+bool parseNumber(const std::string& text, double& value)
+{
+    if (text.empty())
+        return false;
+    char* end = nullptr;
+    errno = 0;
+    value = std::strtod(text.c_str(), &end);
+    return *end == '\0' && errno == 0 && std::isfinite(value);
+}
+
+// Reads one segment into `table`, mapping its header's names onto the table's columns.
+Status readSegment(
+    const std::string& path, const std::set<std::string>& textColumns, CsvColumns& table)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Status::io(path + ": cannot be read (" + errnoText(errno) + ")");
+    table.files.push_back(path);
+
+    // Line by line: a day's log is hundreds of megabytes, never held whole.
+    size_t lineNumber = 0;
+    std::vector<size_t> slots; // the table column of each field of this segment's header
+    std::string line;
+    while (std::getline(in, line)) {
+        // getline stops at the end of the file without failing when the last line has no '\n'.
+        const bool complete = !in.eof();
+        ++lineNumber;
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        if (lineNumber == 1) {
+            if (line.empty() || !complete) {
+                table.damaged.add(path, lineNumber, "no header");
+                return Status();
+            }
+            for (const std::string& name : splitCsvLine(line)) {
+                auto it = std::find(table.names.begin(), table.names.end(), name);
+                if (it == table.names.end()) {
+                    table.names.push_back(name);
+                    table.values.emplace_back(table.rows(), kNaN);
+                    it = table.names.end() - 1;
+                }
+                slots.push_back(static_cast<size_t>(it - table.names.begin()));
+            }
+            continue;
+        }
+        if (line.empty() && complete)
+            continue;
+        if (!complete) {
+            table.damaged.add(path, lineNumber, "the last line has no end (cut short)");
+            break;
+        }
+        const std::vector<std::string> fields = splitCsvLine(line);
+        if (fields.size() != slots.size()) {
+            table.damaged.add(path, lineNumber,
+                std::to_string(fields.size()) + " fields, the header has " +
+                    std::to_string(slots.size()));
+            continue;
+        }
+        std::vector<double> row(table.names.size(), kNaN);
+        std::string bad;
+        for (size_t i = 0; i < fields.size() && bad.empty(); ++i) {
+            const std::string& name = table.names[slots[i]];
+            if (fields[i].empty() || textColumns.count(name))
+                continue;
+            if (!parseNumber(fields[i], row[slots[i]]))
+                bad = name + " is not a number: '" + fields[i].substr(0, 40) + "'";
+        }
+        if (!bad.empty()) {
+            table.damaged.add(path, lineNumber, bad);
+            continue;
+        }
+        for (size_t c = 0; c < row.size(); ++c)
+            table.values[c].push_back(row[c]);
+    }
+    if (in.bad())
+        return Status::io(path + ": read failed at line " + std::to_string(lineNumber + 1));
+    return Status();
+}
+
+// `dir`/`stem`.csv then `dir`/`stem`_NNNNNN.csv in number order (the first may have been removed
+// by the disk cap, so segments are found by listing).
+std::vector<std::string> segmentsOf(
+    const std::string& dir, const std::string& stem, const std::vector<std::string>& names)
+{
+    std::vector<std::string> files;
+    if (std::find(names.begin(), names.end(), stem + ".csv") != names.end())
+        files.push_back(dir + "/" + stem + ".csv");
+    const std::string prefix = stem + "_";
+    std::vector<std::string> numbered;
+    for (const std::string& name : names) {
+        if (name.size() != prefix.size() + 6 + 4 || name.rfind(prefix, 0) != 0 ||
+            name.compare(name.size() - 4, 4, ".csv") != 0)
+            continue;
+        const std::string digits = name.substr(prefix.size(), 6);
+        if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            numbered.push_back(name);
+    }
+    std::sort(numbered.begin(), numbered.end());
+    for (const std::string& name : numbered)
+        files.push_back(dir + "/" + name);
+    return files;
+}
+
+const std::vector<double>& columnOrEmpty(const CsvColumns& table, const char* name)
+{
+    static const std::vector<double> none;
+    const std::vector<double>* column = table.column(name);
+    return column ? *column : none;
+}
+
+double at(const std::vector<double>& column, size_t row)
+{
+    return row < column.size() ? column[row] : kNaN;
+}
+
+double finiteOrZero(double value)
+{
+    return std::isfinite(value) ? value : 0.0;
+}
+
+} // namespace
+
+void DamagedLines::add(const std::string& file, size_t line, const std::string& why)
+{
+    ++count;
+    if (examples.size() < kExamplesKept)
+        examples.push_back(file + ":" + std::to_string(line) + ": " + why);
+}
+
+const std::vector<double>* CsvColumns::column(const std::string& name) const
+{
+    const auto it = std::find(names.begin(), names.end(), name);
+    return it == names.end() ? nullptr : &values[static_cast<size_t>(it - names.begin())];
+}
+
+std::vector<std::string> splitCsvLine(const std::string& line)
+{
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                fields.back() += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                fields.back() += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            fields.emplace_back();
+        } else {
+            fields.back() += c;
+        }
+    }
+    return fields;
+}
+
+Expected<CsvColumns> readCsvSegments(
+    const std::vector<std::string>& files, const std::set<std::string>& textColumns)
+{
+    CsvColumns table;
+    for (const std::string& file : files) {
+        Status s = readSegment(file, textColumns, table);
+        if (!s)
+            return s;
+    }
+    return table;
+}
+
+Expected<RunFiles> findRunFiles(const std::string& dir)
+{
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return Status::notFound(dir +
+            ": no such directory (give the directory of one run, "
+            "e.g. jetagent-logs/20260101T120000Z)");
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+        if (entry.is_regular_file(ec))
+            names.push_back(entry.path().filename().string());
+    if (ec)
+        return Status::io(dir + ": cannot be listed (" + ec.message() + ")");
+    std::sort(names.begin(), names.end());
+
+    RunFiles run;
+    run.dir = dir;
+    std::set<std::string> stems;
+    const std::string marker = ".frames";
+    for (const std::string& name : names) {
+        const size_t at = name.rfind(marker);
+        if (at == std::string::npos || at == 0)
+            continue;
+        const std::string rest = name.substr(at + marker.size());
+        if (rest == ".csv" || (rest.size() == 11 && rest[0] == '_' && rest.substr(7) == ".csv"))
+            stems.insert(name.substr(0, at));
+    }
+    for (const std::string& stem : stems) {
+        RunFiles::Task task {stem, segmentsOf(dir, stem + marker, names)};
+        if (!task.csv.empty())
+            run.tasks.push_back(std::move(task));
+    }
+    run.power = segmentsOf(dir, "power", names);
+    if (std::find(names.begin(), names.end(), "summary.json") != names.end())
+        run.summary = dir + "/summary.json";
+    if (run.summary.empty() && run.tasks.empty())
+        return Status::notFound(dir +
+            ": not a run directory (no summary.json and no <task>.frames.csv); give the "
+            "directory that `jetagent run` wrote, under logging.dir (default jetagent-logs/)");
+    return run;
+}
+
+Percentiles percentiles(const std::vector<double>& values)
+{
+    std::vector<double> sorted;
+    sorted.reserve(values.size());
+    for (const double v : values)
+        if (std::isfinite(v))
+            sorted.push_back(v);
+    Percentiles p;
+    p.count = sorted.size();
+    if (sorted.empty()) {
+        p.min = p.p50 = p.p90 = p.p99 = p.max = p.mean = kNaN;
+        return p;
+    }
+    std::sort(sorted.begin(), sorted.end());
+    // Nearest rank: the smallest value with at least P% of the values at or below it.
+    auto rank = [&](double percent) {
+        const double position = std::ceil(percent / 100.0 * static_cast<double>(sorted.size()));
+        const size_t index = position < 1 ? 0 : static_cast<size_t>(position) - 1;
+        return sorted[std::min(index, sorted.size() - 1)];
+    };
+    p.min = sorted.front();
+    p.max = sorted.back();
+    p.p50 = rank(50);
+    p.p90 = rank(90);
+    p.p99 = rank(99);
+    p.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(p.count);
+    return p;
+}
+
+std::vector<double> steadyValues(const CsvColumns& frames, const std::string& column)
+{
+    const std::vector<double>* values = frames.column(column);
+    if (!values)
+        return {};
+    const auto& ok = columnOrEmpty(frames, "ok");
+    const auto& cold = columnOrEmpty(frames, "cold_start");
+    std::vector<double> kept;
+    kept.reserve(values->size());
+    for (size_t r = 0; r < values->size(); ++r)
+        if (at(ok, r) != 0.0 && at(cold, r) != 1.0)
+            kept.push_back((*values)[r]);
+    return kept;
+}
+
+std::vector<size_t> decimateMinMax(const std::vector<double>& y, size_t maxPoints)
+{
+    std::vector<size_t> finite;
+    for (size_t i = 0; i < y.size(); ++i)
+        if (std::isfinite(y[i]))
+            finite.push_back(i);
+    const size_t buckets = std::max<size_t>(1, maxPoints / 2);
+    if (finite.size() <= maxPoints)
+        return finite;
+    std::vector<size_t> kept;
+    kept.reserve(buckets * 2);
+    for (size_t b = 0; b < buckets; ++b) {
+        const size_t first = b * finite.size() / buckets;
+        const size_t last = (b + 1) * finite.size() / buckets;
+        if (first >= last)
+            continue;
+        size_t low = finite[first];
+        size_t high = finite[first];
+        for (size_t k = first; k < last; ++k) {
+            const size_t i = finite[k];
+            if (y[i] < y[low])
+                low = i;
+            if (y[i] > y[high])
+                high = i;
+        }
+        kept.push_back(std::min(low, high));
+        if (low != high)
+            kept.push_back(std::max(low, high));
+    }
+    return kept;
+}
+
+std::vector<TimeSpan> inferenceSpans(const CsvColumns& frames, int64_t originNs, size_t maxSpans)
+{
+    const auto& capture = columnOrEmpty(frames, "capture_ns");
+    const auto& inference = columnOrEmpty(frames, "inference_ms");
+    if (capture.empty() || inference.empty())
+        return {};
+    const auto& queue = columnOrEmpty(frames, "queue_ms");
+    const auto& wait = columnOrEmpty(frames, "wait_ms");
+    const auto& preprocess = columnOrEmpty(frames, "preprocess_ms");
+    std::vector<TimeSpan> spans;
+    for (size_t r = 0; r < frames.rows(); ++r) {
+        if (!std::isfinite(capture[r]) || !std::isfinite(inference[r]))
+            continue;
+        const double beforeMs = finiteOrZero(at(queue, r)) + finiteOrZero(at(wait, r)) +
+            finiteOrZero(at(preprocess, r));
+        const double start =
+            (capture[r] - static_cast<double>(originNs)) / kNsPerS + beforeMs / kMsPerS;
+        spans.push_back({start, start + inference[r] / kMsPerS});
+    }
+    std::sort(spans.begin(), spans.end(),
+        [](const TimeSpan& a, const TimeSpan& b) { return a.startS < b.startS; });
+    // Merge overlaps first, then widen the gap that counts as none until few enough remain.
+    double minGap = 0.0;
+    if (!spans.empty() && maxSpans > 0 && spans.size() > maxSpans)
+        minGap = (spans.back().endS - spans.front().startS) / static_cast<double>(maxSpans);
+    std::vector<TimeSpan> merged;
+    for (const TimeSpan& span : spans) {
+        if (!merged.empty() && span.startS <= merged.back().endS + minGap)
+            merged.back().endS = std::max(merged.back().endS, span.endS);
+        else
+            merged.push_back(span);
+    }
+    return merged;
+}
+
+std::vector<WindowSpan> gpioWindows(const CsvColumns& frames, int64_t originNs)
+{
+    const auto& window = columnOrEmpty(frames, "window");
+    const auto& capture = columnOrEmpty(frames, "capture_ns");
+    if (window.empty() || capture.empty())
+        return {};
+    const auto& e2e = columnOrEmpty(frames, "e2e_ms");
+    const auto& queue = columnOrEmpty(frames, "queue_ms");
+    const auto& energy = columnOrEmpty(frames, "frame_energy_mJ");
+    std::map<int, WindowSpan> byWindow;
+    std::map<int, bool> hasEnergy;
+    for (size_t r = 0; r < frames.rows(); ++r) {
+        if (!std::isfinite(window[r]) || window[r] < 1 || !std::isfinite(capture[r]))
+            continue;
+        const int k = static_cast<int>(window[r]);
+        const double startS = (capture[r] - static_cast<double>(originNs)) / kNsPerS;
+        const double endS =
+            startS + (finiteOrZero(at(queue, r)) + finiteOrZero(at(e2e, r))) / kMsPerS;
+        auto [it, fresh] = byWindow.try_emplace(k, WindowSpan {k, {startS, endS}, 0, 0.0});
+        WindowSpan& w = it->second;
+        if (!fresh) {
+            w.time.startS = std::min(w.time.startS, startS);
+            w.time.endS = std::max(w.time.endS, endS);
+        }
+        ++w.frames;
+        if (std::isfinite(at(energy, r))) {
+            w.energyMj += energy[r];
+            hasEnergy[k] = true;
+        }
+    }
+    std::vector<WindowSpan> spans;
+    for (auto& [k, w] : byWindow) {
+        if (!hasEnergy[k])
+            w.energyMj = kNaN;
+        spans.push_back(w);
+    }
+    return spans;
+}
+
+std::vector<FrameGap> frameGaps(const CsvColumns& frames)
+{
+    const auto& id = columnOrEmpty(frames, "frame_id");
+    std::vector<size_t> order;
+    for (size_t r = 0; r < id.size(); ++r)
+        if (std::isfinite(id[r]))
+            order.push_back(r);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return id[a] < id[b]; });
+    std::vector<FrameGap> gaps;
+    for (size_t k = 1; k < order.size(); ++k) {
+        const double step = id[order[k]] - id[order[k - 1]];
+        if (step > 1)
+            gaps.push_back({order[k], static_cast<uint64_t>(step - 1)});
+    }
+    return gaps;
+}
+
+} // namespace jetagent

@@ -1,0 +1,112 @@
+// A run directory's logs read back for `jetagent report`: the per-frame CSVs (every segment), the
+// power CSV, summary.json, and the figures the report derives from them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "jetagent/base/status.h"
+
+namespace jetagent {
+
+// Lines of a CSV that could not be read: how many, and the first few with where and why.
+struct DamagedLines {
+    static constexpr size_t kExamplesKept = 5;
+    size_t count = 0;
+    std::vector<std::string> examples; // "FILE:LINE: why"
+
+    void add(const std::string& file, size_t line, const std::string& why);
+};
+
+// Numeric columns of a CSV read by header name, across segments whose headers may differ. A cell
+// that is empty, or in a text column, reads as NaN.
+struct CsvColumns {
+    std::vector<std::string> names;
+    std::vector<std::vector<double>> values; // values[column][row]
+    std::vector<std::string> files;
+    DamagedLines damaged;
+
+    size_t rows() const { return values.empty() ? 0 : values.front().size(); }
+    // The column called `name`, or nullptr when no segment had it.
+    const std::vector<double>* column(const std::string& name) const;
+};
+
+// Reads `files` in order as one table. A line is damaged, skipped and counted (never fatal) when
+// its field count differs from its segment's header, when a cell of a column outside
+// `textColumns` is neither empty nor a finite number, or when it is the file's last line and has
+// no line end (a crash cut it). A segment whose header is empty is counted as damaged too.
+// Io naming the file when one cannot be read.
+Expected<CsvColumns> readCsvSegments(
+    const std::vector<std::string>& files, const std::set<std::string>& textColumns = {});
+
+// One CSV line's fields, with the writer's quoting ("a,b" and "" inside quotes) undone.
+std::vector<std::string> splitCsvLine(const std::string& line);
+
+// The files of a run directory: each task's frame CSV segments in order, power.csv's segments and
+// summary.json. NotFound naming `dir` when it holds neither a summary.json nor a frame CSV.
+struct RunFiles {
+    struct Task {
+        std::string name;
+        std::vector<std::string> csv; // <task>.frames.csv, then <task>.frames_000001.csv, ...
+    };
+    std::string dir;
+    std::vector<Task> tasks;
+    std::vector<std::string> power; // power.csv, power_000001.csv, ... (empty: none)
+    std::string summary; // the path, or empty when the run wrote none
+};
+Expected<RunFiles> findRunFiles(const std::string& dir);
+
+// min, percentiles (nearest rank, as the run summary defines them), max and mean of the finite
+// values; count 0 and NaNs when there are none.
+struct Percentiles {
+    size_t count = 0;
+    double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+};
+Percentiles percentiles(const std::vector<double>& values);
+
+// `column`'s values of the frames the run summary's latency figures count: ok (ok != 0) and not
+// the cold start (cold_start != 1); every row where those columns are missing. Empty when the
+// table has no `column`.
+std::vector<double> steadyValues(const CsvColumns& frames, const std::string& column);
+
+// Indices of at most about `maxPoints` of `y`'s finite values, in order: `y` is cut into
+// maxPoints/2 equal buckets and each keeps its minimum and its maximum, so that a spike survives.
+// Every index when there are no more than maxPoints.
+std::vector<size_t> decimateMinMax(const std::vector<double>& y, size_t maxPoints);
+
+// A span of time in seconds since the run's first capture.
+struct TimeSpan {
+    double startS = 0;
+    double endS = 0;
+};
+
+// Each frame's inference, from capture_ns + queue + wait + preprocess for inference_ms, in seconds
+// since `originNs`; overlapping spans are merged, then spans closer than `minGapS` too, so that at
+// most about `maxSpans` remain (a long run's shading stays drawable). Empty without the columns.
+std::vector<TimeSpan> inferenceSpans(
+    const CsvColumns& frames, int64_t originNs, size_t maxSpans = 1000);
+
+// A GPIO measurement window: the frames with window = `window`, from the first capture to the last
+// frame's end, their count and energy (the frames' frame_energy_mJ; NaN when none has one).
+struct WindowSpan {
+    int window = 0;
+    TimeSpan time;
+    size_t frames = 0;
+    double energyMj = 0;
+};
+std::vector<WindowSpan> gpioWindows(const CsvColumns& frames, int64_t originNs);
+
+// Frames missing from the frame_id sequence: each gap's next frame (its row) and how many ids it
+// skipped. Rows are taken in frame_id order.
+struct FrameGap {
+    size_t row = 0;
+    uint64_t missing = 0;
+};
+std::vector<FrameGap> frameGaps(const CsvColumns& frames);
+
+} // namespace jetagent

@@ -1,0 +1,690 @@
+// `jetagent report RUN_DIR`: one run's logs (a `run`'s or the service's) as one offline HTML page.
+#include "run_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <utility>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "html_report.h"
+#include "jetagent/engines/cache_file.h"
+
+namespace jetagent {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kWideChart = 1100;
+constexpr int kTallChart = 420;
+constexpr int kSmallChart = 540;
+constexpr int kShortChart = 260;
+constexpr int kHistogramBins = 40;
+constexpr double kNsPerS = 1e9;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+std::string colour(size_t index)
+{
+    return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
+}
+
+// The frame CSV's text columns: read as NaN, never counted as damage.
+const std::set<std::string> kFrameTextColumns = {"top1_label", "truth_label"};
+
+// The stages with a histogram and a percentile table: the CSV column, the name shown and the
+// summary.json key of the same figure (tasks[].latency_ms.KEY).
+struct Stage {
+    const char* column;
+    const char* name;
+    const char* summaryKey;
+};
+constexpr Stage kStages[] = {{"queue_ms", "queue", "queue"}, {"wait_ms", "wait", "wait"},
+    {"preprocess_ms", "preprocess", "preprocess"}, {"inference_ms", "inference", "inference"},
+    {"postprocess_ms", "postprocess", "postprocess"}, {"e2e_ms", "end to end", "end_to_end"}};
+
+std::string number(double value)
+{
+    if (!std::isfinite(value))
+        return "—";
+    return fmt::format("{:.4g}", value);
+}
+
+const json& member(const json& object, const char* key)
+{
+    static const json null;
+    if (!object.is_object())
+        return null;
+    const auto it = object.find(key);
+    return it == object.end() ? null : *it;
+}
+
+std::string textOf(const json& value)
+{
+    if (value.is_null())
+        return "—";
+    if (value.is_string())
+        return value.get<std::string>();
+    if (value.is_number())
+        return number(value.get<double>());
+    return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json axis(const std::string& title, const char* type = "linear")
+{
+    return {{"type", type}, {"title", {{"display", true}, {"text", title}}}};
+}
+
+// A scatter dataset of (x, y) points; a line when `line`, else dots of `radius`.
+json series(const std::string& label, json points, size_t colourIndex, bool line, int radius = 2)
+{
+    json set = {{"label", label}, {"data", std::move(points)},
+        {"backgroundColor", colour(colourIndex)}, {"borderColor", colour(colourIndex)},
+        {"showLine", line}, {"pointRadius", line ? 0 : radius}, {"borderWidth", 1},
+        // Named, not left to Chart.js: it would take the first y scale by name ("onoff" < "y").
+        {"yAxisID", "y"},
+        // Chart.js draws a lower order on top: the marked frames over the lines.
+        {"order", line ? 1 : 0}};
+    return set;
+}
+
+json scatterConfig(json datasets, json scales)
+{
+    return {{"type", "scatter"}, {"data", {{"datasets", std::move(datasets)}}},
+        {"options", {{"scales", std::move(scales)}, {"parsing", false}, {"normalized", true}}}};
+}
+
+// `y` against `x`, both columns of one table, cut to kReportMaxPoints keeping spikes.
+json pointsOf(const std::vector<double>& x, const std::vector<double>& y)
+{
+    json points = json::array();
+    std::vector<double> paired(y.size(), kNaN);
+    for (size_t i = 0; i < y.size() && i < x.size(); ++i)
+        if (std::isfinite(x[i]))
+            paired[i] = y[i];
+    for (const size_t i : decimateMinMax(paired, kReportMaxPoints))
+        points.push_back({{"x", x[i]}, {"y", y[i]}});
+    return points;
+}
+
+// One task's frames with the time of each row in seconds since the run's first capture.
+struct TaskView {
+    size_t index;
+    std::string name;
+    CsvColumns frames;
+    std::vector<double> timeS;
+    const json* summary; // its tasks[] entry in summary.json, or null
+};
+
+const std::vector<double>& col(const TaskView& task, const char* name)
+{
+    static const std::vector<double> none;
+    const std::vector<double>* column = task.frames.column(name);
+    return column ? *column : none;
+}
+
+// Rows of `task` where `column` equals 1 (or, with `zero`, 0), as points of `y` at their time.
+json markedPoints(const TaskView& task, const char* column, bool zero, const std::vector<double>& y)
+{
+    const std::vector<double>& flag = col(task, column);
+    json points = json::array();
+    for (size_t r = 0; r < flag.size() && r < y.size(); ++r)
+        if (std::isfinite(task.timeS[r]) && flag[r] == (zero ? 0.0 : 1.0) &&
+            points.size() < kReportMaxPoints)
+            points.push_back({{"x", task.timeS[r]}, {"y", std::isfinite(y[r]) ? y[r] : 0.0}});
+    return points;
+}
+
+// `spans` as an on/off step line, shaded below, on a 0..1 axis of its own (onOffAxis()).
+json stepSeries(const std::string& label, const std::vector<TimeSpan>& spans, const char* fill)
+{
+    json points = json::array();
+    for (const TimeSpan& s : spans) {
+        points.push_back({{"x", s.startS}, {"y", 0}});
+        points.push_back({{"x", s.startS}, {"y", 1}});
+        points.push_back({{"x", s.endS}, {"y", 1}});
+        points.push_back({{"x", s.endS}, {"y", 0}});
+    }
+    json set = series(label, std::move(points), 0, true);
+    set["yAxisID"] = "onoff";
+    set["order"] = 2;
+    set["fill"] = true;
+    set["backgroundColor"] = fill;
+    set["borderColor"] = "rgba(120,120,120,0.6)";
+    return set;
+}
+
+json onOffAxis(const std::string& title)
+{
+    return {{"type", "linear"}, {"position", "right"}, {"min", 0}, {"max", 1},
+        {"grid", {{"drawOnChartArea", false}}}, {"title", {{"display", true}, {"text", title}}}};
+}
+
+void latencyChart(HtmlPage& page, const TaskView& task, uint64_t summaryDrops, int64_t originNs)
+{
+    const std::string id = "chart-latency-" + std::to_string(task.index);
+    const std::string title = task.name + ": latency per frame over time";
+    const std::vector<double>& e2e = col(task, "e2e_ms");
+    if (e2e.empty() || task.frames.rows() == 0) {
+        page.omittedChart(id, title, "no frame has an e2e_ms (the CSV holds no readable frame)");
+        return;
+    }
+    json datasets = json::array();
+    datasets.push_back(series("end to end", pointsOf(task.timeS, e2e), 0, true));
+    if (!col(task, "inference_ms").empty())
+        datasets.push_back(
+            series("inference", pointsOf(task.timeS, col(task, "inference_ms")), 1, true));
+    struct Marker {
+        const char* label;
+        json points;
+        size_t colourIndex;
+    };
+    std::vector<Marker> markers = {
+        {"deadline miss", markedPoints(task, "deadline_miss", false, e2e), 2},
+        {"failed (ok=0)", markedPoints(task, "ok", true, e2e), 6}};
+    json drops = json::array();
+    json dropNotes = json::array();
+    uint64_t gapFrames = 0;
+    for (const FrameGap& gap : frameGaps(task.frames)) {
+        gapFrames += gap.missing;
+        if (drops.size() >= kReportMaxPoints || !std::isfinite(task.timeS[gap.row]))
+            continue;
+        drops.push_back(
+            {{"x", task.timeS[gap.row]}, {"y", std::isfinite(e2e[gap.row]) ? e2e[gap.row] : 0.0}});
+        dropNotes.push_back(std::to_string(gap.missing) + " frame id(s) missing before this one");
+    }
+    for (Marker& m : markers)
+        if (!m.points.empty())
+            datasets.push_back(series(m.label, std::move(m.points), m.colourIndex, false, 4));
+    if (!drops.empty()) {
+        json set = series("dropped before (gap in frame_id)", std::move(drops), 4, false, 5);
+        set["pointStyle"] = "triangle";
+        set["notes"] = std::move(dropNotes);
+        datasets.push_back(std::move(set));
+    }
+    json scales = {{"x", axis("seconds since the first capture")}, {"y", axis("milliseconds")}};
+    std::vector<TimeSpan> windows;
+    for (const WindowSpan& w : gpioWindows(task.frames, originNs))
+        windows.push_back(w.time);
+    if (!windows.empty()) {
+        datasets.push_back(stepSeries("GPIO window open", windows, "rgba(89,161,79,0.15)"));
+        scales["onoff"] = onOffAxis("GPIO window");
+    }
+    page.chart(id, title, scatterConfig(datasets, std::move(scales)), kWideChart, kTallChart);
+    page.paragraph(fmt::format("{} frames logged; {} frame ids missing in the log; {} dropped by "
+                               "the run's count (summary.json); each line cut to at most {} points "
+                               "(every bucket's min and max kept).",
+        task.frames.rows(), gapFrames, summaryDrops, kReportMaxPoints));
+}
+
+// A histogram of `values` over [min, p99 + 10% of the range]; the last bin also holds the rest.
+json histogramConfig(const std::vector<double>& values, const Percentiles& p, size_t colourIndex)
+{
+    const double low = p.min;
+    double high = std::min(p.max, p.p99 + (p.p99 - p.min) * 0.1);
+    if (!(high > low))
+        high = low + 1e-3;
+    const double width = (high - low) / kHistogramBins;
+    std::vector<int> counts(kHistogramBins, 0);
+    for (const double v : values)
+        if (std::isfinite(v))
+            ++counts[static_cast<size_t>(
+                std::clamp(static_cast<int>((v - low) / width), 0, kHistogramBins - 1))];
+    json labels = json::array();
+    for (int b = 0; b < kHistogramBins; ++b)
+        labels.push_back(number(low + width * b) + (b + 1 == kHistogramBins ? "+" : ""));
+    json set = {{"label", "frames"}, {"data", counts}, {"backgroundColor", colour(colourIndex)},
+        {"barPercentage", 1.0}, {"categoryPercentage", 1.0}};
+    return {{"type", "bar"}, {"data", {{"labels", labels}, {"datasets", json::array({set})}}},
+        {"options",
+            {{"plugins", {{"legend", {{"display", false}}}}},
+                {"scales", {{"x", axis("ms (bin start)", "category")}, {"y", axis("frames")}}}}}};
+}
+
+json percentileJson(const Percentiles& p)
+{
+    auto value = [](double v) { return std::isfinite(v) ? json(v) : json(); };
+    return {{"count", p.count}, {"min", value(p.min)}, {"p50", value(p.p50)}, {"p90", value(p.p90)},
+        {"p99", value(p.p99)}, {"max", value(p.max)}, {"mean", value(p.mean)}};
+}
+
+std::vector<HtmlColumn> percentileColumns(const std::string& unit)
+{
+    return {{"figure", "", "", false}, {"min", unit, "", true}, {"p50", unit, "", true},
+        {"p90", unit, "", true}, {"p99", unit, "nearest rank, as the run summary", true},
+        {"max", unit, "", true}, {"mean", unit, "", true},
+        {"count", "", "rows with a value, of every row read", true}};
+}
+
+std::vector<std::string> percentileRow(const std::string& name, const Percentiles& p)
+{
+    return {name, number(p.min), number(p.p50), number(p.p90), number(p.p99), number(p.max),
+        number(p.mean), std::to_string(p.count)};
+}
+
+// The cold-start frame's stage times, which the tables leave out as the summary does.
+void coldStartLine(HtmlPage& page, const TaskView& task)
+{
+    const std::vector<double>& cold = col(task, "cold_start");
+    for (size_t r = 0; r < cold.size(); ++r) {
+        if (cold[r] != 1.0)
+            continue;
+        std::string text = "cold start: frame " +
+            number(col(task, "frame_id").empty() ? kNaN : col(task, "frame_id")[r]);
+        for (const Stage& stage : kStages)
+            if (const std::vector<double>* v = task.frames.column(stage.column))
+                text += std::string(", ") + stage.name + " " + number((*v)[r]) + " ms";
+        page.paragraph(text);
+    }
+}
+
+json stageSection(HtmlPage& page, const TaskView& task)
+{
+    page.heading(3, task.name + ": stages");
+    page.paragraph("Every CSV row of the frames the run summary counts: ok and not the cold start "
+                   "(the first inference, with the engine's one-off setup; its row is below).");
+    json stats = json::object();
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::pair<const Stage*, std::vector<double>>> present;
+    for (const Stage& stage : kStages) {
+        if (!task.frames.column(stage.column))
+            continue;
+        std::vector<double> values = steadyValues(task.frames, stage.column);
+        const Percentiles p = percentiles(values);
+        stats[stage.summaryKey] = percentileJson(p);
+        rows.push_back(percentileRow(stage.name, p));
+        present.emplace_back(&stage, std::move(values));
+    }
+    page.table("table-stages-" + std::to_string(task.index), percentileColumns("ms"), rows);
+    coldStartLine(page, task);
+    for (size_t i = 0; i < present.size(); ++i) {
+        const Stage& stage = *present[i].first;
+        const std::string id = "chart-hist-" + std::to_string(task.index) + "-" + stage.summaryKey;
+        const std::string title = task.name + ": " + stage.name + " histogram";
+        const Percentiles p = percentiles(present[i].second);
+        if (p.count == 0) {
+            page.omittedChart(
+                id, title, std::string("no ok, warm frame has a ") + stage.column + " value");
+            continue;
+        }
+        page.chart(id, title, histogramConfig(present[i].second, p, i), kSmallChart, kShortChart);
+    }
+    return stats;
+}
+
+json energySection(HtmlPage& page, const TaskView& task)
+{
+    const std::string id = "chart-energy-" + std::to_string(task.index);
+    const std::string title = task.name + ": energy per frame over time";
+    const std::vector<double>* frame = task.frames.column("frame_energy_mJ");
+    const std::vector<double>* inference = task.frames.column("inference_energy_mJ");
+    const Percentiles pf = frame ? percentiles(*frame) : Percentiles {};
+    const Percentiles pi = inference ? percentiles(*inference) : Percentiles {};
+    if (pf.count == 0 && pi.count == 0) {
+        page.omittedChart(id, title,
+            frame ? "no frame's energy window was covered by the power sampler"
+                  : "the run read no power rails (no frame_energy_mJ column)");
+        return nullptr;
+    }
+    json datasets = json::array();
+    if (pf.count)
+        datasets.push_back(series("frame energy", pointsOf(task.timeS, *frame), 0, true));
+    if (pi.count)
+        datasets.push_back(series("inference energy", pointsOf(task.timeS, *inference), 1, true));
+    page.chart(id, title,
+        scatterConfig(
+            datasets, {{"x", axis("seconds since the first capture")}, {"y", axis("millijoules")}}),
+        kWideChart, kTallChart);
+    page.table("table-energy-" + std::to_string(task.index), percentileColumns("mJ"),
+        {percentileRow("frame_energy_mJ", pf), percentileRow("inference_energy_mJ", pi)});
+    return {{"frame_mJ", percentileJson(pf)}, {"inference_mJ", percentileJson(pi)}};
+}
+
+json windowSection(HtmlPage& page, const TaskView& task, int64_t originNs)
+{
+    if (!task.frames.column("window")) {
+        page.paragraph(
+            task.name + ": no GPIO measurement windows (the run had no gpio.trigger)", "omitted");
+        return nullptr;
+    }
+    const std::vector<WindowSpan> windows = gpioWindows(task.frames, originNs);
+    page.heading(3, task.name + ": GPIO measurement windows");
+    if (windows.empty()) {
+        page.paragraph("the trigger opened no window while frames were logged", "omitted");
+        return json::array();
+    }
+    json list = json::array();
+    std::vector<std::vector<std::string>> rows;
+    for (const WindowSpan& w : windows) {
+        rows.push_back({std::to_string(w.window), number(w.time.startS), number(w.time.endS),
+            number(w.time.endS - w.time.startS), std::to_string(w.frames), number(w.energyMj)});
+        list.push_back({{"window", w.window}, {"start_s", w.time.startS}, {"end_s", w.time.endS},
+            {"frames", w.frames},
+            {"energy_mJ", std::isfinite(w.energyMj) ? json(w.energyMj) : json()}});
+    }
+    page.table("table-windows-" + std::to_string(task.index),
+        {{"window", "", "", true}, {"start", "s", "first capture in it", true},
+            {"end", "s", "last frame's result", true}, {"duration", "s", "", true},
+            {"frames", "", "", true}, {"energy", "mJ", "sum of frame_energy_mJ", true}},
+        rows);
+    return list;
+}
+
+uint64_t summaryDrops(const json* summary)
+{
+    if (!summary)
+        return 0;
+    const json& dropped = member(member(*summary, "frames"), "dropped");
+    return dropped.is_number_unsigned() ? dropped.get<uint64_t>() : 0;
+}
+
+json taskSection(HtmlPage& page, const TaskView& task, int64_t originNs)
+{
+    page.heading(2, "Task " + task.name);
+    latencyChart(page, task, summaryDrops(task.summary), originNs);
+    json data = {{"name", task.name}, {"rows", task.frames.rows()}, {"files", task.frames.files},
+        {"damaged_lines", task.frames.damaged.count}};
+    data["stages_ms"] = stageSection(page, task);
+    data["energy"] = energySection(page, task);
+    data["windows"] = windowSection(page, task, originNs);
+    return data;
+}
+
+// The header: run, config, board and power mode, tasks and their frame counts.
+void headerSection(HtmlPage& page, const RunFiles& run, const json& summary)
+{
+    page.heading(1, "jetagent report");
+    page.paragraph("run directory: " + run.dir);
+    if (summary.is_null()) {
+        page.paragraph("no summary.json: the run did not finish (a crash or a kill); the page is "
+                       "drawn from its CSVs alone",
+            "warning");
+        return;
+    }
+    const json& r = member(summary, "run");
+    const json& power = member(summary, "power");
+    std::vector<std::vector<std::string>> rows = {{"run", textOf(member(r, "directory"))},
+        {"started (UTC)", textOf(member(r, "started_utc"))},
+        {"wall time (s)", textOf(member(r, "wall_s"))},
+        {"stop reason", textOf(member(r, "stop_reason"))},
+        {"failure", textOf(member(r, "failure"))},
+        {"config", textOf(member(member(summary, "config"), "path"))},
+        {"overrides", textOf(member(member(summary, "config"), "overrides"))},
+        {"source", textOf(member(member(summary, "source"), "uri"))},
+        {"host", textOf(member(member(summary, "context"), "host"))},
+        {"board", power.is_null() ? "— (no power rails)" : textOf(member(power, "board"))},
+        {"power mode", textOf(member(member(power, "power_mode"), "name"))},
+        {"jetagent", textOf(member(summary, "jetagent_version"))}};
+    page.table("table-run", {{"", "", "", false}, {"value", "", "", false}}, rows);
+    std::vector<std::vector<std::string>> tasks;
+    const json& list = member(summary, "tasks");
+    if (list.is_array())
+        for (const json& t : list) {
+            const json& f = member(t, "frames");
+            tasks.push_back({textOf(member(t, "name")), textOf(member(t, "type")),
+                textOf(member(f, "processed")), textOf(member(f, "dropped")),
+                textOf(member(f, "failed")), textOf(member(member(t, "deadline"), "misses"))});
+        }
+    page.table("table-tasks",
+        {{"task", "", "", false}, {"type", "", "", false}, {"processed", "", "", true},
+            {"dropped", "", "", true}, {"failed", "", "", true}, {"deadline misses", "", "", true}},
+        tasks);
+}
+
+// power.csv's columns by kind: rails (*_W but total_W), the total, zones (*_C), clocks (*_MHz)
+// and the others found (gpu_load_pct, fan_rpm, ...).
+struct PowerColumns {
+    std::vector<std::string> rails, zones, clocks, others;
+    bool total = false;
+};
+
+bool endsWith(const std::string& text, const std::string& tail)
+{
+    return text.size() > tail.size() &&
+        text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+PowerColumns classify(const CsvColumns& power)
+{
+    PowerColumns c;
+    for (const std::string& name : power.names) {
+        if (name == "time_ns" || name == "t_s")
+            continue;
+        if (name == "total_W")
+            c.total = true;
+        else if (endsWith(name, "_W"))
+            c.rails.push_back(name);
+        else if (endsWith(name, "_C"))
+            c.zones.push_back(name);
+        else if (endsWith(name, "_MHz"))
+            c.clocks.push_back(name);
+        else
+            c.others.push_back(name);
+    }
+    return c;
+}
+
+// One chart of `names` of power.csv against time, or a line saying why it is missing.
+bool powerChart(HtmlPage& page, const CsvColumns& power, const std::vector<double>& timeS,
+    const std::vector<std::string>& names, const std::string& id, const std::string& title,
+    const std::string& unit, const std::string& why, const json& extra = nullptr)
+{
+    json datasets = json::array();
+    for (const std::string& name : names) {
+        json points = pointsOf(timeS, *power.column(name));
+        if (!points.empty())
+            datasets.push_back(series(name, std::move(points), datasets.size(), true));
+    }
+    if (datasets.empty()) {
+        page.omittedChart(id, title, why);
+        return false;
+    }
+    json scales = {{"x", axis("seconds since the first capture")}, {"y", axis(unit)}};
+    // An extra series with an axis of its own: {"dataset": ..., "axis": name, "scale": ...}.
+    if (extra.is_object()) {
+        datasets.push_back(extra["dataset"]);
+        scales[extra["axis"].get<std::string>()] = extra["scale"];
+    }
+    page.chart(
+        id, title, scatterConfig(std::move(datasets), std::move(scales)), kWideChart, kTallChart);
+    return true;
+}
+
+json powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskView>& tasks,
+    int64_t originNs, DamagedLines& damaged)
+{
+    page.heading(2, "Power, temperatures and clocks");
+    if (run.power.empty()) {
+        const char* why = "no power.csv (the run had no power rails)";
+        page.omittedChart("chart-power", "Power per rail over time", why);
+        page.omittedChart("chart-thermal", "Temperatures over time", why);
+        page.omittedChart("chart-clocks", "Clocks over time", why);
+        return nullptr;
+    }
+    auto read = readCsvSegments(run.power);
+    if (!read) {
+        page.paragraph(read.status().message(), "warning");
+        return nullptr;
+    }
+    const CsvColumns& power = *read;
+    damaged.count += power.damaged.count;
+    for (const std::string& e : power.damaged.examples)
+        if (damaged.examples.size() < DamagedLines::kExamplesKept)
+            damaged.examples.push_back(e);
+    std::vector<double> timeS(power.rows(), kNaN);
+    if (const std::vector<double>* t = power.column("time_ns"))
+        for (size_t r = 0; r < timeS.size(); ++r)
+            timeS[r] = ((*t)[r] - static_cast<double>(originNs)) / kNsPerS;
+    const PowerColumns kinds = classify(power);
+
+    std::vector<std::string> rails = kinds.rails;
+    if (kinds.total)
+        rails.push_back("total_W");
+    std::vector<TimeSpan> spans;
+    for (const TaskView& task : tasks) {
+        const auto own = inferenceSpans(task.frames, originNs);
+        spans.insert(spans.end(), own.begin(), own.end());
+    }
+    json step = nullptr;
+    if (!spans.empty())
+        step = {{"dataset",
+                    stepSeries("inference running (any task)", spans, "rgba(150,150,150,0.25)")},
+            {"axis", "onoff"}, {"scale", onOffAxis("inference (on/off)")}};
+    powerChart(page, power, timeS, rails, "chart-power",
+        "Power per rail over time, with the frames' inference windows", "watts",
+        "power.csv has no *_W column with a value", step);
+    if (spans.empty())
+        page.paragraph("no inference windows: no frame has capture_ns and inference_ms", "omitted");
+    powerChart(page, power, timeS, kinds.zones, "chart-thermal", "Temperatures over time",
+        "degrees Celsius", "power.csv has no *_C (thermal zone) column with a value");
+    powerChart(page, power, timeS, kinds.clocks, "chart-clocks", "Clocks over time", "MHz",
+        "power.csv has no *_MHz (clock) column with a value");
+    if (!kinds.others.empty())
+        powerChart(page, power, timeS, kinds.others, "chart-power-other",
+            "Other figures over time (load, fan)", "as named", "none of them has a value");
+    json data = {
+        {"files", power.files}, {"rows", power.rows()}, {"damaged_lines", power.damaged.count}};
+    for (const std::string& name : rails)
+        data["rails_W"][name] = percentileJson(percentiles(*power.column(name)));
+    return data;
+}
+
+// tasks[] of summary.json whose name is `name`, or null.
+const json* summaryTask(const json& summary, const std::string& name)
+{
+    const json& list = member(summary, "tasks");
+    if (list.is_array())
+        for (const json& t : list)
+            if (member(t, "name").is_string() && t["name"].get<std::string>() == name)
+                return &t;
+    return nullptr;
+}
+
+Expected<std::vector<TaskView>> readTasks(
+    const RunFiles& run, const json& summary, int64_t& originNs)
+{
+    std::vector<TaskView> tasks;
+    double first = std::numeric_limits<double>::infinity();
+    for (const RunFiles::Task& t : run.tasks) {
+        auto frames = readCsvSegments(t.csv, kFrameTextColumns);
+        if (!frames)
+            return frames.status();
+        tasks.push_back(
+            {tasks.size(), t.name, std::move(frames).value(), {}, summaryTask(summary, t.name)});
+        if (const std::vector<double>* capture = tasks.back().frames.column("capture_ns"))
+            for (const double v : *capture)
+                if (std::isfinite(v))
+                    first = std::min(first, v);
+    }
+    originNs = std::isfinite(first) ? static_cast<int64_t>(first) : 0;
+    for (TaskView& task : tasks) {
+        task.timeS.assign(task.frames.rows(), kNaN);
+        if (const std::vector<double>* capture = task.frames.column("capture_ns"))
+            for (size_t r = 0; r < task.timeS.size(); ++r)
+                task.timeS[r] = ((*capture)[r] - static_cast<double>(originNs)) / kNsPerS;
+    }
+    return tasks;
+}
+
+Expected<json> readSummary(const std::string& path)
+{
+    if (path.empty())
+        return json();
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Status::io(path + ": cannot be read");
+    json summary = json::parse(in, nullptr, false);
+    if (summary.is_discarded() || !summary.is_object())
+        return Status::invalid(path +
+            ": not a JSON object (a damaged summary; move it aside to "
+            "report the run from its CSVs)");
+    return summary;
+}
+
+} // namespace
+
+Expected<std::string> runReportHtml(
+    const RunFiles& run, const std::string& chartJs, DamagedLines& damaged, size_t& charts)
+{
+    auto summary = readSummary(run.summary);
+    if (!summary)
+        return summary.status();
+    int64_t originNs = 0;
+    auto tasks = readTasks(run, *summary, originNs);
+    if (!tasks)
+        return tasks.status();
+
+    HtmlPage page("jetagent report: " + run.dir);
+    headerSection(page, run, *summary);
+    for (const TaskView& task : *tasks) {
+        damaged.count += task.frames.damaged.count;
+        for (const std::string& e : task.frames.damaged.examples)
+            if (damaged.examples.size() < DamagedLines::kExamplesKept)
+                damaged.examples.push_back(e);
+    }
+    json data = {{"run_dir", run.dir},
+        {"summary", run.summary.empty() ? json() : json(run.summary)},
+        {"origin_capture_ns", originNs}, {"tasks", json::array()}};
+    if (tasks->empty())
+        page.paragraph("no <task>.frames.csv: the run logged no frame", "warning");
+    for (const TaskView& task : *tasks)
+        data["tasks"].push_back(taskSection(page, task, originNs));
+    data["power"] = powerSection(page, run, *tasks, originNs, damaged);
+    data["damaged_lines"] = damaged.count;
+    if (damaged.count > 0) {
+        std::string text = fmt::format("{} damaged CSV line(s) skipped:", damaged.count);
+        for (const std::string& e : damaged.examples)
+            text += " " + e + ";";
+        page.paragraph(text, "warning");
+    }
+    charts = static_cast<size_t>(page.chartCount());
+    return page.render(chartJs, data);
+}
+
+Expected<RunReportResult> writeRunReport(const RunReportOptions& options)
+{
+    auto run = findRunFiles(options.runDir);
+    if (!run)
+        return run.status();
+    auto chartJs = chartJsSource(options.chartJs);
+    if (!chartJs)
+        return chartJs.status();
+    RunReportResult result;
+    result.noSummary = run->summary.empty();
+    auto html = runReportHtml(*run, *chartJs, result.damaged, result.charts);
+    if (!html)
+        return html.status();
+    result.path = options.output.empty() ? options.runDir + "/report.html" : options.output;
+    result.bytes = html->size();
+    if (Status s = writeFileAtomically(result.path, *html); !s)
+        return s.withContext("writing the report");
+    return result;
+}
+
+const char* const kReportHelp = R"(
+Reads one run directory, as `jetagent run` or the service writes it under logging.dir:
+summary.json, every <task>.frames.csv segment and, when the run read power rails, power.csv.
+Writes one HTML page that opens offline (Chart.js from Debian's libjs-chart.js inlined):
+  - the run: config, board and power mode, tasks, frame counts, drops, failures
+  - per task: end-to-end and inference latency over time, with deadline misses, failed frames
+    and gaps in frame_id marked; a histogram and a percentile table (min, p50, p90, p99, max,
+    mean, count; nearest rank, from every CSV row) per stage; energy per frame over time;
+    the GPIO measurement windows (time, frames, energy)
+  - power per rail over time with the frames' inference windows, temperatures and clocks
+A chart without data is left out with a line saying why. Plotted series are cut to about 4000
+points, each bucket's min and max kept, so spikes stay; the tables use every row. Damaged CSV
+lines (a wrong field count, a non-number, a last line cut by a crash) are skipped and counted,
+on the page and on stderr. A run that crashed before its summary.json is reported from its CSVs.
+
+Examples:
+  jetagent report jetagent-logs/20260101T120000Z         writes .../report.html
+  jetagent report RUN -o /tmp/run.html                   elsewhere
+  chromium --headless --screenshot RUN/report.html       a picture of it
+)";
+
+} // namespace jetagent
