@@ -154,6 +154,13 @@ Expected<std::string> chartJsSource(const std::string& path)
     return text;
 }
 
+std::string chartColour(size_t index)
+{
+    static constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+        "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+    return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
+}
+
 std::string htmlEscape(std::string_view text)
 {
     std::string out;

@@ -20,6 +20,10 @@ inline constexpr const char* kDebianChartJsPath = "/usr/share/javascript/chart.j
 // inline <script> early ("</script" or "<!--").
 Expected<std::string> chartJsSource(const std::string& path);
 
+// The charts' colours in order (Tableau's ten: distinct for the colour-blind and in grey print);
+// `index` wraps around.
+std::string chartColour(size_t index);
+
 // `text` with & < > " ' as character references: safe in element content and quoted attributes.
 std::string htmlEscape(std::string_view text);
 

@@ -26,14 +26,6 @@ constexpr int kHistogramBins = 40;
 constexpr double kNsPerS = 1e9;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-
-std::string colour(size_t index)
-{
-    return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
-}
-
 // The frame CSV's text columns: read as NaN, never counted as damage.
 const std::set<std::string> kFrameTextColumns = {"top1_label", "truth_label"};
 
@@ -84,7 +76,7 @@ json axis(const std::string& title, const char* type = "linear")
 json series(const std::string& label, json points, size_t colourIndex, bool line, int radius = 2)
 {
     json set = {{"label", label}, {"data", std::move(points)},
-        {"backgroundColor", colour(colourIndex)}, {"borderColor", colour(colourIndex)},
+        {"backgroundColor", chartColour(colourIndex)}, {"borderColor", chartColour(colourIndex)},
         {"showLine", line}, {"pointRadius", line ? 0 : radius}, {"borderWidth", 1},
         // Named, not left to Chart.js: it would take the first y scale by name ("onoff" < "y").
         {"yAxisID", "y"},
@@ -238,8 +230,9 @@ json histogramConfig(const std::vector<double>& values, const Percentiles& p, si
     json labels = json::array();
     for (int b = 0; b < kHistogramBins; ++b)
         labels.push_back(number(low + width * b) + (b + 1 == kHistogramBins ? "+" : ""));
-    json set = {{"label", "frames"}, {"data", counts}, {"backgroundColor", colour(colourIndex)},
-        {"barPercentage", 1.0}, {"categoryPercentage", 1.0}};
+    json set = {{"label", "frames"}, {"data", counts},
+        {"backgroundColor", chartColour(colourIndex)}, {"barPercentage", 1.0},
+        {"categoryPercentage", 1.0}};
     return {{"type", "bar"}, {"data", {{"labels", labels}, {"datasets", json::array({set})}}},
         {"options",
             {{"plugins", {{"legend", {{"display", false}}}}},

@@ -22,15 +22,6 @@ constexpr int kChartHeight = 440;
 // The P99/P50 chart has one horizontal bar per cell.
 constexpr int kBarRowHeight = 22;
 
-// Tableau's ten colours: distinct for the colour-blind and in grey print.
-constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-
-std::string colour(size_t index)
-{
-    return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
-}
-
 // Point shapes and line dashes tell a second dimension apart where colour tells the first: the
 // models on the energy scatter, the engines on the curves over batch sizes.
 constexpr const char* kPointStyles[] = {
@@ -222,7 +213,7 @@ json axisFromZero(const std::string& title)
 json dataset(const std::string& label, json data, json notes, size_t index)
 {
     return {{"label", label}, {"data", std::move(data)}, {"notes", std::move(notes)},
-        {"backgroundColor", colour(index)}, {"borderColor", colour(index)}};
+        {"backgroundColor", chartColour(index)}, {"borderColor", chartColour(index)}};
 }
 
 // A figure as a chart value: the number, or null (a gap) when it was not measured.
@@ -426,7 +417,7 @@ void stabilityChart(HtmlPage& page, const SweepView& view)
         data.push_back(*numberOf(*cell.figures, "p99_over_p50"));
         notes.push_back("p50 " + msText(*cell.figures, "latency_p50_ms") + ", p99 " +
             msText(*cell.figures, "latency_p99_ms"));
-        colours.push_back(colour(view.seriesIndex(cell.engine, cell.threads)));
+        colours.push_back(chartColour(view.seriesIndex(cell.engine, cell.threads)));
     }
     if (data.empty()) {
         page.omittedChart(id, title, "no cell has a P99/P50 ratio");
