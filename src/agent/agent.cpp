@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -140,6 +141,10 @@ Expected<std::unique_ptr<PowerMonitor>> openPower(const AgentConfig& config)
     options.sampler.railHz = pc.railHz;
     options.sampler.stateHz = pc.stateHz;
     options.sampler.ringCapacity = static_cast<size_t>(pc.ringCapacity);
+    // power.csv's rows lag the sampler by up to a second: 32 s of state samples at any state_hz.
+    constexpr double kStateHistoryS = 32.0;
+    options.sampler.stateHistory = std::max(
+        options.sampler.stateHistory, static_cast<size_t>(std::ceil(pc.stateHz * kStateHistoryS)));
     auto opened = PowerMonitor::open(options);
     if (!opened) {
         const Status& s = opened.status();
