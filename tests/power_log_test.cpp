@@ -158,9 +158,8 @@ TEST(PowerLog, SegmentsRotateWithTheFrameLogsAndKeepEveryRow)
     EXPECT_GT(log.segmentsWritten(), 2u);
     const auto rows = rowsOf(dir.path(), "time_ns,t_s,VDD_IN_W,total_W");
     ASSERT_GE(rows.size(), 11u);
-    for (size_t i = 1; i < rows.size(); ++i)
-        if (i + 1 < rows.size())
-            EXPECT_EQ(std::stoll(rows[i][0]) - std::stoll(rows[i - 1][0]), kIntervalNs) << i;
+    for (size_t i = 1; i + 1 < rows.size(); ++i)
+        EXPECT_EQ(std::stoll(rows[i][0]) - std::stoll(rows[i - 1][0]), kIntervalNs) << i;
 }
 
 // While `full`, every file created is /dev/full, where each write fails with ENOSPC.
