@@ -162,6 +162,32 @@ TEST(PowerLog, SegmentsRotateWithTheFrameLogsAndKeepEveryRow)
         EXPECT_EQ(std::stoll(rows[i][0]) - std::stoll(rows[i - 1][0]), kIntervalNs) << i;
 }
 
+// The power log's segments count in logging.max_total_mb like the frame logs': the oldest go,
+// the newest rows stay.
+TEST(PowerLog, TheTotalCapRemovesTheOldestSegments)
+{
+    test::TempDir dir;
+    Fixture f;
+    PowerLog log(*f.sampler, kIntervalNs, PowerLogColumns {});
+    FrameLogOptions options;
+    options.root = dir.path();
+    options.maxFileBytes = 100; // the header and a row a segment
+    options.maxTotalBytes = 400;
+    FrameLogWriter writer;
+    ASSERT_TRUE(writer.open(dir.path(), {}, false, false, options, {&log}).ok());
+    run(f, writer, 600, 0);
+
+    EXPECT_GT(log.segmentsRemoved(), 0u);
+    EXPECT_FALSE(fs::exists(dir / "power.csv")) << "the oldest segment went first";
+    uint64_t bytes = 0;
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+        bytes += fs::file_size(entry.path());
+    EXPECT_LE(bytes, options.maxTotalBytes);
+    const auto rows = rowsOf(dir.path(), "time_ns,t_s,VDD_IN_W,total_W");
+    ASSERT_FALSE(rows.empty());
+    EXPECT_EQ(std::stoll(rows.back()[0]), f.sampler->latestNs()) << "the newest row stays";
+}
+
 // While `full`, every file created is /dev/full, where each write fails with ENOSPC.
 class FullDisk : public FrameLogFiles {
 public:

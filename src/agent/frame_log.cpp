@@ -592,7 +592,7 @@ void FrameLogWriter::enforceCap()
             }
     }
     if (removed > 0)
-        log->info("removed {} per-frame log file(s), {} bytes, oldest first ({}{}{}) to keep the "
+        log->info("removed {} log file(s), {} bytes, oldest first ({}{}{}) to keep the "
                   "logs under {} within logging.max_total_mb ({} bytes)",
             removed, removedBytes, first, last.empty() ? "" : " to ", last, options_.root,
             options_.maxTotalBytes);

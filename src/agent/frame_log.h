@@ -244,7 +244,8 @@ public:
 private:
     friend class SegmentedLog;
     void loop();
-    // Removes the oldest closed per-frame segments under options.root until the cap holds.
+    // Removes the oldest closed segments (per-frame logs and power.csv) under options.root until
+    // the cap holds.
     void enforceCap();
     FrameLogFiles& files() { return options_.files ? *options_.files : realFiles_; }
 
