@@ -1,6 +1,8 @@
 // The jetagent binary on fixture sysfs trees: `jetagent power` and runs that log energy per frame.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -404,6 +406,57 @@ TEST(AgentRunPower, ABadLogIntervalIsRefusedNamingTheKey)
         EXPECT_NE(r.err.find("60000"), std::string::npos) << bad << ": " << r.err;
     }
     EXPECT_FALSE(fs::exists(dir / "logs")) << "nothing ran";
+}
+
+// The service's runs: a reload (SIGHUP) starts a new run directory with a fresh sampler, and each
+// run has its own power.csv, at its own interval, from its own start; SIGTERM writes the last.
+TEST(AgentRunPower, EachRunOfTheServiceWritesItsOwnPowerCsv)
+{
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    const std::string config = dir / "c.yaml";
+    test::writeFile(config, timedRunConfig(fixture->hostRoot(), 0.0, ", log_interval_ms: 100"));
+    const int pid = test::spawnJetagent({"run", "--config", config}, dir.path());
+    ASSERT_GT(pid, 0);
+    auto waitForRows = [&](size_t runs) {
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (std::chrono::steady_clock::now() < giveUp) {
+            std::vector<std::string> found;
+            std::error_code ec;
+            for (const auto& e : fs::directory_iterator(dir / "logs", ec))
+                if (fs::exists(e.path() / "power.csv") &&
+                    test::readLines((e.path() / "power.csv").string()).size() >= 3)
+                    found.push_back(e.path().string());
+            if (found.size() >= runs)
+                return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return false;
+    };
+    ASSERT_TRUE(waitForRows(1)) << test::readFile(dir / "spawn.err");
+    test::writeFile(config, timedRunConfig(fixture->hostRoot(), 0.0, ", log_interval_ms: 200"));
+    ASSERT_EQ(::kill(pid, SIGHUP), 0);
+    ASSERT_TRUE(waitForRows(2)) << test::readFile(dir / "spawn.err");
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    ASSERT_EQ(test::waitExit(pid, 30'000), 0) << test::readFile(dir / "spawn.err");
+
+    std::vector<std::string> runs;
+    for (const auto& e : fs::directory_iterator(dir / "logs"))
+        runs.push_back(e.path().string());
+    std::sort(runs.begin(), runs.end());
+    ASSERT_EQ(runs.size(), 2u);
+    const int64_t intervals[] = {100'000'000, 200'000'000};
+    for (size_t r = 0; r < runs.size(); ++r) {
+        const auto csv = test::readLines(runs[r] + "/power.csv");
+        ASSERT_GE(csv.size(), 3u) << runs[r];
+        const auto first = splitFields(csv[1], ',');
+        const auto second = splitFields(csv[2], ',');
+        EXPECT_NEAR(std::stod(first[1]), intervals[r] * 1e-9, 1e-6) << "from the run's start";
+        EXPECT_EQ(std::stoll(second[0]) - std::stoll(first[0]), intervals[r]) << runs[r];
+        const auto summary = nlohmann::json::parse(test::readFile(runs[r] + "/summary.json"));
+        EXPECT_EQ(summary["power"]["log"]["rows"].get<size_t>(), csv.size() - 1) << runs[r];
+    }
 }
 
 } // namespace
