@@ -235,5 +235,26 @@ TEST(PowerLog, AFullDiskDelaysTheRowsAndLosesNone)
         EXPECT_NEAR(std::stod(row[2]), kBeforeW, 1e-3) << "covered from the ring";
 }
 
+// A disk still full when the run ends: the rows never written are counted as dropped.
+TEST(PowerLog, RowsADiskFullToTheEndLostAreCounted)
+{
+    if (::access("/dev/full", W_OK) != 0)
+        GTEST_SKIP() << "no writable /dev/full here";
+    test::TempDir dir;
+    Fixture f;
+    FullDisk disk;
+    PowerLog log(*f.sampler, kIntervalNs, PowerLogColumns {});
+    FrameLogOptions options;
+    options.files = &disk;
+    options.retryNs = 100 * kMs;
+    FrameLogWriter writer;
+    ASSERT_TRUE(writer.open(dir.path(), {}, false, false, options, {&log}).ok());
+    run(f, writer, 500, 0);
+    EXPECT_EQ(log.rowsWritten(), 0u);
+    const int64_t span = f.sampler->latestNs() - f.sampler->startNs();
+    EXPECT_EQ(
+        log.linesDroppedDisk(), static_cast<uint64_t>((span + kIntervalNs - 1) / kIntervalNs));
+}
+
 } // namespace
 } // namespace jetagent

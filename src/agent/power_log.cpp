@@ -105,12 +105,21 @@ void PowerLog::drain(std::string& scratch, bool final)
     const int64_t now = monotonicNs();
     if (!final && now - lastWriteNs_ < kWritePeriodNs)
         return;
-    if (csv_.failing && !resume(now))
-        return; // the slots wait in the sampler's ring (164 s by default) for the retry
-    lastWriteNs_ = now;
     if (startNs_ == 0)
         startNs_ = sampler_.startNs();
     const int64_t latest = sampler_.latestNs();
+    if (csv_.failing && !resume(now)) {
+        // The slots wait in the sampler's ring (164 s by default) for the retry; at the end of
+        // the run there is none, and the rows not written are counted as dropped.
+        const int64_t from = startNs_ + nextSlot_ * intervalNs_;
+        if (final && startNs_ > 0 && latest > from) {
+            const int64_t left = (latest - from + intervalNs_ - 1) / intervalNs_;
+            csv_.linesDropped.fetch_add(static_cast<uint64_t>(left), std::memory_order_relaxed);
+            finished_ = true;
+        }
+        return;
+    }
+    lastWriteNs_ = now;
     if (startNs_ == 0 || latest == 0)
         return;
     const uint64_t droppedBefore = csv_.linesDropped.load(std::memory_order_relaxed);
