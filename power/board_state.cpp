@@ -371,6 +371,12 @@ bool BoardStateReader::haveFan() const
     return impl_->fanPwm.isOpen();
 }
 
+bool BoardStateReader::haveCpuFreq() const
+{
+    return std::any_of(impl_->cpus.begin(), impl_->cpus.end(),
+        [](const Impl::Cpu& cpu) { return cpu.freq.isOpen(); });
+}
+
 void BoardStateReader::read(int64_t nowNs, BoardStateSample& sample)
 {
     Impl& s = *impl_;

@@ -230,6 +230,8 @@ struct PowerSampler::Impl {
     std::vector<ZoneAccumulator> zones;
     bool haveState = false;
     BoardStateSample firstState, lastState;
+    std::vector<BoardStateSample> stateRing; // the last options.stateHistory state samples
+    uint64_t statesWritten = 0;
     bool threadRunning = false;
     clockid_t cpuClock {}; // the sampler thread's CPU clock, readable from any thread
     bool haveCpuClock = false; // else the CPU time is known only once the thread has ended
@@ -298,6 +300,8 @@ Status PowerSampler::start()
         return Status::invalid(
             "power sampler option ringCapacity = " + std::to_string(o.ringCapacity) +
             ": must be at least " + std::to_string(kMinRingCapacity) + " samples");
+    if (o.stateHistory < 1)
+        return Status::invalid("power sampler option stateHistory = 0: must be at least 1");
     if (o.ringCapacity > UINT32_MAX)
         return Status::invalid("power sampler option ringCapacity = " +
             std::to_string(o.ringCapacity) + ": must be at most " + std::to_string(UINT32_MAX));
@@ -320,8 +324,14 @@ Status PowerSampler::start()
         impl_->ring.assign(o.ringCapacity, PowerSample {});
         impl_->scratch.reserve(o.ringCapacity);
         impl_->written = 0;
-        if (state_)
+        if (state_) {
             impl_->zones.assign(state_->zones().size(), ZoneAccumulator {});
+            // Zone vectors sized once too: a state sample copied into a slot reuses its storage.
+            BoardStateSample sized;
+            sized.zones.resize(state_->zones().size());
+            impl_->stateRing.assign(o.stateHistory, sized);
+        }
+        impl_->statesWritten = 0;
     }
     impl_->online.fill(true);
     impl_->retryPending.fill(false);
@@ -512,6 +522,8 @@ void PowerSampler::takeStateSample()
         m.firstState = s;
     m.lastState = s; // same sizes each time: the vectors' storage is reused
     m.haveState = true;
+    m.stateRing[m.statesWritten % m.stateRing.size()] = s;
+    ++m.statesWritten;
     const size_t zoneCount = std::min(m.zones.size(), s.zones.size());
     for (size_t z = 0; z < zoneCount; ++z) {
         ZoneAccumulator& a = m.zones[z];
@@ -577,6 +589,28 @@ bool PowerSampler::latestState(BoardStateSample& out) const
         return false;
     out = impl_->lastState;
     return true;
+}
+
+bool PowerSampler::stateAt(int64_t timeNs, BoardStateSample& out) const
+{
+    const Impl& m = *impl_;
+    std::lock_guard<std::mutex> lock(m.mutex);
+    const uint64_t cap = m.stateRing.size();
+    const uint64_t oldest = m.statesWritten > cap ? m.statesWritten - cap : 0;
+    for (uint64_t s = m.statesWritten; s > oldest; --s) {
+        const BoardStateSample& sample = m.stateRing[(s - 1) % cap];
+        if (sample.timeNs <= timeNs) {
+            out = sample;
+            return true;
+        }
+    }
+    return false;
+}
+
+int64_t PowerSampler::startNs() const
+{
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    return impl_->written > 0 ? impl_->firstSampleNs : 0;
 }
 
 PowerRunStats PowerSampler::runStats() const

@@ -473,10 +473,11 @@ TEST(ConfigPower, DefaultsAndEveryKey)
     EXPECT_EQ(d->power.sysfsRoot, "/");
     EXPECT_DOUBLE_EQ(d->power.railHz, 100.0);
     EXPECT_DOUBLE_EQ(d->power.stateHz, 2.0);
+    EXPECT_EQ(d->power.logIntervalMs, 100);
 
     auto r = parse(std::string(kMinimal) +
         "power:\n  sampling: on\n  board: boards/mine.yaml\n  sysfs_root: replay/orin\n"
-        "  rail_hz: 50\n  state_hz: 1\n  ring_capacity: 1000\n");
+        "  rail_hz: 50\n  state_hz: 1\n  ring_capacity: 1000\n  log_interval_ms: 250\n");
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(r->power.sampling, PowerSampling::On);
     EXPECT_EQ(r->power.board, "/base/boards/mine.yaml"); // a file resolves against the config
@@ -484,6 +485,10 @@ TEST(ConfigPower, DefaultsAndEveryKey)
     EXPECT_DOUBLE_EQ(r->power.railHz, 50.0);
     EXPECT_DOUBLE_EQ(r->power.stateHz, 1.0);
     EXPECT_EQ(r->power.ringCapacity, 1000);
+    EXPECT_EQ(r->power.logIntervalMs, 250);
+    auto off = parse(std::string(kMinimal) + "power:\n  log_interval_ms: 0\n");
+    ASSERT_TRUE(off.ok()) << off.status().message();
+    EXPECT_EQ(off->power.logIntervalMs, 0); // no power.csv
 
     auto id = parse(std::string(kMinimal) + "power:\n  board: agx-orin\n  sampling: off\n");
     ASSERT_TRUE(id.ok()) << id.status().message();
@@ -502,6 +507,12 @@ TEST(ConfigPower, BadValuesNameTheKey)
         std::string::npos);
     EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  rail_hz: 10\n  state_hz: 20\n")
                   .find("power.state_hz: must not be higher than rail_hz"),
+        std::string::npos);
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  log_interval_ms: 9\n")
+                  .find("power.log_interval_ms: must be 0 (no power.csv) or from 10 to 60000 ms"),
+        std::string::npos);
+    EXPECT_NE(errorOf(std::string(kMinimal) + "power:\n  log_interval_ms: 60001\n")
+                  .find("power.log_interval_ms"),
         std::string::npos);
     EXPECT_NE(
         errorOf(std::string(kMinimal) + "power:\n  rate: 10\n").find("power.rate: unknown key"),

@@ -1,6 +1,11 @@
 // The jetagent binary on fixture sysfs trees: `jetagent power` and runs that log energy per frame.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -248,6 +253,210 @@ TEST(AgentRunPower, SamplingOffLeavesTheLogsAsTheyWere)
     EXPECT_TRUE(files.summary["power"].is_null());
     // The 16 columns and an unpaced run's queue_ms: no energy columns.
     EXPECT_EQ(splitFields(test::readLines(run + "/shapes.frames.csv")[0], ',').size(), 17u);
+}
+
+// A run of `seconds` at the source's pace with power: options added to the power section.
+std::string timedRunConfig(const std::string& root, double seconds, const std::string& power)
+{
+    return "source: {uri: synthetic://shapes, width: 320, height: 240, fps: 30, seed: 5}\n"
+           "run: {duration_s: " +
+        std::to_string(seconds) +
+        "}\n"
+        "tasks:\n" +
+        test::shapesTaskYaml() +
+        "logging: {dir: logs, status_interval_s: 0}\n"
+        "power: {sysfs_root: '" +
+        root + "'" + power + "}\n";
+}
+
+// The first file named `name` under `dir` (recursively); "" when there is none.
+std::string findFile(const std::string& dir, const std::string& name)
+{
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().filename() == name)
+            return it->path().string();
+    return {};
+}
+
+// The fixture's VDD_IN reads 3 W until the run has gone on for half a second, then 8 W: power.csv
+// has a row every 100 ms whose rails follow that schedule, whose zones are the fixture's, and
+// whose total adds up to the summary's energy.
+TEST(AgentRunPower, PowerCsvFollowsTheRailsScheduleAndAddsUpToTheSummary)
+{
+    constexpr double kBeforeW = 3.0;
+    constexpr double kAfterW = 8.0;
+    constexpr double kIntervalS = 0.1;
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    ASSERT_TRUE(fixture->setRailWatts("VDD_IN", kBeforeW).ok());
+    test::writeFile(dir / "c.yaml", timedRunConfig(fixture->hostRoot(), 2.0, ""));
+    std::thread schedule([&] {
+        // power.csv is created just before the first frame: the switch comes 0.5 s into the run.
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (findFile(dir / "logs", "power.csv").empty() &&
+            std::chrono::steady_clock::now() < giveUp)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        EXPECT_TRUE(fixture->setRailWatts("VDD_IN", kAfterW).ok());
+    });
+    auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    schedule.join();
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    const auto& p = files.summary["power"];
+    ASSERT_FALSE(p.is_null());
+
+    // The header: time, the rails by their summary names, the total, the shown zones, the state.
+    std::string expected = "time_ns,t_s";
+    for (const auto& rail : p["rails"])
+        expected += "," + rail["name"].get<std::string>() + "_W";
+    expected += ",total_W";
+    for (const auto& zone : p["thermal"])
+        expected += "," + zone["zone"].get<std::string>() + "_C";
+    expected += ",gpu_MHz,gpu_load_pct,cpu_MHz,emc_MHz,fan_rpm";
+    const auto csv = test::readLines(run + "/power.csv");
+    ASSERT_GE(csv.size(), 12u) << "two seconds at 100 ms";
+    EXPECT_EQ(csv[0], expected);
+    const auto header = splitFields(csv[0], ',');
+    const size_t timeNs = column(header, "time_ns");
+    const size_t seconds = column(header, "t_s");
+    const size_t vddIn = column(header, "VDD_IN_W");
+    const size_t total = column(header, "total_W");
+
+    int before = 0, after = 0, between = 0;
+    double energyJ = 0.0;
+    int64_t previous = 0;
+    for (size_t i = 1; i < csv.size(); ++i) {
+        const auto row = splitFields(csv[i], ',');
+        ASSERT_EQ(row.size(), header.size()) << csv[i];
+        for (const std::string& cell : row)
+            EXPECT_EQ(cell.find("nan"), std::string::npos) << csv[i];
+        const int64_t t = std::stoll(row[timeNs]);
+        const double dt = i == 1 ? kIntervalS : (t - previous) * 1e-9;
+        if (i == 1)
+            EXPECT_NEAR(std::stod(row[seconds]), kIntervalS, 1e-6) << csv[i];
+        else if (i + 1 < csv.size())
+            EXPECT_EQ(t - previous, 100'000'000) << "slots tile the run: " << csv[i];
+        else
+            EXPECT_LE(t - previous, 100'000'000) << "the last slot may be partial: " << csv[i];
+        previous = t;
+        ASSERT_FALSE(row[vddIn].empty()) << "the sampler covers every slot: " << csv[i];
+        const double watts = std::stod(row[vddIn]);
+        EXPECT_EQ(row[total], row[vddIn]) << "VDD_IN is the total on this board";
+        if (std::abs(watts - kBeforeW) < 0.01 && after == 0)
+            ++before;
+        else if (std::abs(watts - kAfterW) < 0.01)
+            ++after;
+        else
+            ++between; // the slot in which the reading stepped (or a step back: counted too)
+        energyJ += std::stod(row[total]) * dt;
+    }
+    EXPECT_GE(before, 3) << "3 W for the first half second";
+    EXPECT_GE(after, 8) << "8 W for the rest";
+    EXPECT_LE(between, 2) << "a step moves one slot, or two when it straddles their boundary";
+    EXPECT_NEAR(
+        energyJ, p["total"]["energy_J"].get<double>(), p["total"]["energy_J"].get<double>() * 0.03);
+    EXPECT_EQ(p["log"]["rows"].get<size_t>(), csv.size() - 1);
+    EXPECT_EQ(p["log"]["interval_ms"], 100);
+
+    // The fixture's state holds still: each row shows it, and an offline zone is an empty cell.
+    const auto last = splitFields(csv.back(), ',');
+    for (const auto& zone : p["thermal"]) {
+        const std::string& cell = last[column(header, zone["zone"].get<std::string>() + "_C")];
+        if (zone.contains("offline"))
+            EXPECT_EQ(cell, "") << zone;
+        else
+            EXPECT_NEAR(std::stod(cell), zone["end_C"].get<double>(), 1e-3) << zone;
+    }
+    EXPECT_NEAR(std::stod(last[column(header, "gpu_MHz")]), 306.0, 1e-3);
+    EXPECT_NEAR(std::stod(last[column(header, "cpu_MHz")]), 1510.4, 1e-3);
+    EXPECT_NEAR(std::stod(last[column(header, "emc_MHz")]), 2133.0, 1e-3);
+    EXPECT_EQ(last[column(header, "fan_rpm")], "1800");
+}
+
+TEST(AgentRunPower, LogIntervalZeroWritesNoPowerCsv)
+{
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    test::writeFile(dir / "c.yaml", runConfig(fixture->hostRoot(), ", log_interval_ms: 0"));
+    auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    EXPECT_FALSE(fs::exists(run + "/power.csv"));
+    EXPECT_TRUE(files.summary["power"]["log"].is_null());
+    EXPECT_FALSE(files.summary["power"]["total"].is_null()) << "sampling itself goes on";
+}
+
+TEST(AgentRunPower, ABadLogIntervalIsRefusedNamingTheKey)
+{
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    for (const char* bad : {"5", "-1", "60001"}) {
+        test::writeFile(dir / "c.yaml",
+            runConfig(fixture->hostRoot(), std::string(", log_interval_ms: ") + bad));
+        auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+        EXPECT_EQ(r.exitCode, 2) << bad;
+        EXPECT_NE(r.err.find("power.log_interval_ms"), std::string::npos) << bad << ": " << r.err;
+        EXPECT_NE(r.err.find("60000"), std::string::npos) << bad << ": " << r.err;
+    }
+    EXPECT_FALSE(fs::exists(dir / "logs")) << "nothing ran";
+}
+
+// The service's runs: a reload (SIGHUP) starts a new run directory with a fresh sampler, and each
+// run has its own power.csv, at its own interval, from its own start; SIGTERM writes the last.
+TEST(AgentRunPower, EachRunOfTheServiceWritesItsOwnPowerCsv)
+{
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    const std::string config = dir / "c.yaml";
+    test::writeFile(config, timedRunConfig(fixture->hostRoot(), 0.0, ", log_interval_ms: 100"));
+    const int pid = test::spawnJetagent({"run", "--config", config}, dir.path());
+    ASSERT_GT(pid, 0);
+    auto waitForRows = [&](size_t runs) {
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (std::chrono::steady_clock::now() < giveUp) {
+            std::vector<std::string> found;
+            std::error_code ec;
+            for (const auto& e : fs::directory_iterator(dir / "logs", ec))
+                if (fs::exists(e.path() / "power.csv") &&
+                    test::readLines((e.path() / "power.csv").string()).size() >= 3)
+                    found.push_back(e.path().string());
+            if (found.size() >= runs)
+                return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return false;
+    };
+    ASSERT_TRUE(waitForRows(1)) << test::readFile(dir / "spawn.err");
+    test::writeFile(config, timedRunConfig(fixture->hostRoot(), 0.0, ", log_interval_ms: 200"));
+    ASSERT_EQ(::kill(pid, SIGHUP), 0);
+    ASSERT_TRUE(waitForRows(2)) << test::readFile(dir / "spawn.err");
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    ASSERT_EQ(test::waitExit(pid, 30'000), 0) << test::readFile(dir / "spawn.err");
+
+    std::vector<std::string> runs;
+    for (const auto& e : fs::directory_iterator(dir / "logs"))
+        runs.push_back(e.path().string());
+    std::sort(runs.begin(), runs.end());
+    ASSERT_EQ(runs.size(), 2u);
+    const int64_t intervals[] = {100'000'000, 200'000'000};
+    for (size_t r = 0; r < runs.size(); ++r) {
+        const auto csv = test::readLines(runs[r] + "/power.csv");
+        ASSERT_GE(csv.size(), 3u) << runs[r];
+        const auto first = splitFields(csv[1], ',');
+        const auto second = splitFields(csv[2], ',');
+        EXPECT_NEAR(std::stod(first[1]), intervals[r] * 1e-9, 1e-6) << "from the run's start";
+        EXPECT_EQ(std::stoll(second[0]) - std::stoll(first[0]), intervals[r]) << runs[r];
+        const auto summary = nlohmann::json::parse(test::readFile(runs[r] + "/summary.json"));
+        EXPECT_EQ(summary["power"]["log"]["rows"].get<size_t>(), csv.size() - 1) << runs[r];
+    }
 }
 
 } // namespace

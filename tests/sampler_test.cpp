@@ -824,5 +824,40 @@ TEST(Sampler, FixtureBoardStateGivesZonesThrottleEventsAndFirstLastState)
     EXPECT_TRUE(stats.last.haveGpu);
 }
 
+// stateAt(): the newest state sample at or before a time, from a short bounded history: what the
+// power log shows at a row's end, though the sampler has moved on since.
+TEST(Sampler, StateAtGivesTheNewestSampleAtOrBeforeATimeFromABoundedHistory)
+{
+    auto created = test::SysfsFixture::create(test::orinNanoJp6());
+    ASSERT_TRUE(created) << created.status().message();
+    test::SysfsFixture& fixture = *created.value();
+    BoardProfile profile;
+    profile.id = "test";
+    auto state = std::make_unique<BoardStateReader>(fixture.root(), profile);
+    const std::string cpuTemp = state->zones()[0].directory + "/temp";
+    PowerSamplerOptions o = fastOptions(); // state every 50 ms
+    o.stateHistory = 4;
+    PowerSampler s(
+        discoverRails(fixture.root(), monotonicNs()).rails, "VDD_IN", std::move(state), o);
+    BoardStateSample sample;
+    EXPECT_FALSE(s.stateAt(monotonicNs(), sample)) << "none before start";
+    ASSERT_TRUE(s.start().ok());
+    sleepMs(120);
+    const int64_t before = monotonicNs();
+    ASSERT_TRUE(fixture.writeValue(cpuTemp, 52000).ok());
+    sleepMs(120);
+
+    ASSERT_TRUE(s.stateAt(before, sample));
+    EXPECT_LE(sample.timeNs, before);
+    EXPECT_GT(sample.timeNs, before - 60'000'000) << "the newest one at or before it";
+    EXPECT_NEAR(sample.zones[0].celsius, 47.0, 1e-9) << "the value then, not now";
+    ASSERT_TRUE(s.stateAt(monotonicNs(), sample));
+    EXPECT_NEAR(sample.zones[0].celsius, 52.0, 1e-9);
+
+    sleepMs(300); // more than four state periods: `before` has left the history
+    s.stop();
+    EXPECT_FALSE(s.stateAt(before, sample));
+}
+
 } // namespace
 } // namespace jetagent

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/power/power_monitor.h"
 #include "pipeline.h"
+#include "power_log.h"
 #include "run_context.h"
 #include "run_control.h"
 #include "service.h"
@@ -139,6 +141,10 @@ Expected<std::unique_ptr<PowerMonitor>> openPower(const AgentConfig& config)
     options.sampler.railHz = pc.railHz;
     options.sampler.stateHz = pc.stateHz;
     options.sampler.ringCapacity = static_cast<size_t>(pc.ringCapacity);
+    // power.csv's rows lag the sampler by up to a second: 32 s of state samples at any state_hz.
+    constexpr double kStateHistoryS = 32.0;
+    options.sampler.stateHistory = std::max(
+        options.sampler.stateHistory, static_cast<size_t>(std::ceil(pc.stateHz * kStateHistoryS)));
     auto opened = PowerMonitor::open(options);
     if (!opened) {
         const Status& s = opened.status();
@@ -566,8 +572,8 @@ struct RunEnd {
 // still runs: the statistics are then snapshots and the window is left alone.
 AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components& c,
     const Pipeline& pipeline, const Recorder& recorder,
-    const std::vector<std::unique_ptr<TaskLog>>& logs, const RunOptions& options,
-    const Status& stopFailure)
+    const std::vector<std::unique_ptr<TaskLog>>& logs, const PowerLog* powerLog,
+    const RunOptions& options, const Status& stopFailure)
 {
     const bool joined = stopFailure.ok();
     const auto& tasks = c.tasks;
@@ -608,6 +614,12 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
         outcome.powerOptions.railHz = config.power.railHz;
         outcome.powerOptions.stateHz = config.power.stateHz;
         outcome.powerStats = c.monitor->sampler().runStats();
+    }
+    if (powerLog) {
+        outcome.powerLogPath = powerLog->path();
+        outcome.powerLogRows = powerLog->rowsWritten();
+        outcome.powerLogRowsDropped = powerLog->linesDroppedDisk();
+        outcome.powerLogIntervalMs = config.power.logIntervalMs;
     }
 
     AgentRun run;
@@ -770,6 +782,7 @@ struct RunParts {
     std::vector<std::unique_ptr<TaskLog>> logs;
     // Both on the heap: a run abandoned with a thread hung in an engine leaves them to it.
     std::unique_ptr<Recorder> recorder;
+    std::unique_ptr<PowerLog> powerLog; // power.csv; null when power.log_interval_ms is 0
     FrameLogWriter writer;
     std::unique_ptr<Pipeline> pipeline;
 
@@ -862,8 +875,22 @@ Status startSamplerAndLogs(const AgentConfig& config, const Components& c, bool 
     if (c.monitor)
         if (Status s = c.monitor->sampler().start(); !s)
             return s.withContext(config.where("power"));
-    if (!files)
+    if (c.monitor && c.monitor->sampler().haveRails() && config.power.logIntervalMs > 0) {
+        const PowerSetup& setup = c.monitor->setup();
+        const BoardStateReader* state = c.monitor->sampler().stateReader();
+        PowerLogColumns columns;
+        columns.gpu = setup.haveGpu;
+        columns.cpu = state && state->haveCpuFreq();
+        columns.emc = setup.haveEmc;
+        columns.fan = setup.haveFan;
+        parts.powerLog = std::make_unique<PowerLog>(
+            c.monitor->sampler(), int64_t(config.power.logIntervalMs) * 1'000'000, columns);
+    }
+    if (!files && !parts.powerLog)
         return Status();
+    std::vector<SegmentedLog*> others;
+    if (parts.powerLog)
+        others.push_back(parts.powerLog.get());
     std::vector<TaskLog*> raw;
     raw.reserve(parts.logs.size());
     for (auto& l : parts.logs)
@@ -875,7 +902,7 @@ Status startSamplerAndLogs(const AgentConfig& config, const Components& c, bool 
     logOptions.maxFileBytes = static_cast<uint64_t>(config.logging.maxFileMb) << 20;
     logOptions.maxTotalBytes = static_cast<uint64_t>(config.logging.maxTotalMb) << 20;
     if (Status s = parts.writer.open(
-            runDirectory, raw, config.logging.csv, config.logging.jsonl, logOptions);
+            runDirectory, raw, config.logging.csv, config.logging.jsonl, logOptions, others);
         !s)
         return Status::invalid(s.message()).withContext(config.where("logging.dir"));
     parts.writer.start();
@@ -977,15 +1004,16 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         logger("agent")->error(
             "{}; writing the logs and the summary of what was measured, then exiting", why);
         parts.stopAbandoned(c, watchdog);
-        end.run = summariseRun(
-            outcome, config, c, pipeline, recorder, parts.logs, options, Status::runtime(why));
+        end.run = summariseRun(outcome, config, c, pipeline, recorder, parts.logs,
+            parts.powerLog.get(), options, Status::runtime(why));
         signals.setServing(false);
         end.run.exitAtOnce = looped ? control.exitCode() : 1;
         parts.abandon();
         return end;
     }
     parts.stop(c, watchdog);
-    end.run = summariseRun(outcome, config, c, pipeline, recorder, parts.logs, options, Status());
+    end.run = summariseRun(outcome, config, c, pipeline, recorder, parts.logs, parts.powerLog.get(),
+        options, Status());
     signals.setServing(false);
     end.reload = pending != nullptr && pipeline.failure().ok() && !end.stopSignal;
     return end;

@@ -22,6 +22,11 @@ namespace jetagent {
 
 namespace {
 
+// power.log_interval_ms: shorter slots than the 100 Hz rail rate's would hold one sample or
+// none; longer ones than a minute would not show a run's course.
+constexpr int kMinPowerLogIntervalMs = 10;
+constexpr int kMaxPowerLogIntervalMs = 60'000;
+
 // Three numbers, one per colour channel.
 bool readTriple(YamlMapReader& m, const std::string& key, std::array<float, 3>& out, bool positive)
 {
@@ -456,6 +461,11 @@ void readPower(
     m.number("rail_hz", power.railHz, 0.0, 1000.0, false);
     m.number("state_hz", power.stateHz, 0.0, 100.0, false);
     m.integerAs("ring_capacity", power.ringCapacity, 64, 10'000'000);
+    if (m.integerAs("log_interval_ms", power.logIntervalMs, 0, kMaxPowerLogIntervalMs) &&
+        power.logIntervalMs > 0 && power.logIntervalMs < kMinPowerLogIntervalMs)
+        m.error("log_interval_ms", node["log_interval_ms"],
+            "must be 0 (no power.csv) or from " + std::to_string(kMinPowerLogIntervalMs) + " to " +
+                std::to_string(kMaxPowerLogIntervalMs) + " ms");
     if (power.stateHz > power.railHz)
         m.error("state_hz", node["state_hz"],
             "must not be higher than rail_hz (" + std::to_string(power.railHz) + ")");

@@ -48,6 +48,10 @@ struct PowerConfig {
     double railHz = 100.0; // rail reads per second; the sampler costs ~0.1% of a core at 100 Hz
     double stateHz = 2.0; // thermal, clock, fan and throttle reads per second
     int ringCapacity = 16384; // rail samples kept for per-frame energy (164 s at 100 Hz)
+    // power.csv's slot: one row of average rail power, temperatures and clocks per this many ms
+    // (about 100 bytes a row: 86 MB a day at 100 ms, rotated and capped with the frame logs);
+    // 0 = no power.csv.
+    int logIntervalMs = 100;
 };
 
 struct AgentConfig {

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,20 +36,9 @@ const char* const kFrameCsvClipColumns =
 const char* const kFrameCsvEnergyColumns =
     "inference_energy_mJ,frame_energy_mJ,inference_power_W,energy_window_short";
 
-namespace {
+const char* const kPowerLogStem = "power";
 
-std::string csvEscape(const std::string& s)
-{
-    if (s.find_first_of(",\"\r\n") == std::string::npos)
-        return s;
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
+namespace {
 
 const std::string kEmpty;
 
@@ -198,7 +188,7 @@ void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
     out += "}\n";
 }
 
-void TaskLog::drain(std::string& scratch)
+void TaskLog::drain(std::string& scratch, bool /*final*/)
 {
     FrameRecord r;
     bool any = false;
@@ -267,11 +257,11 @@ ssize_t FrameLogFiles::write(int fd, const char* data, size_t size)
     return ::write(fd, data, size);
 }
 
-Status TaskLog::openFirst(
-    FrameLogFile& f, const std::string& dir, const std::string& ext, std::string header)
+Status SegmentedLog::openFirst(FrameLogFile& f, const std::string& dir, const std::string& stem,
+    const std::string& ext, std::string header)
 {
     f.dir = dir;
-    f.stem = taskName_ + ".frames";
+    f.stem = stem;
     f.ext = ext;
     f.header = std::move(header);
     f.firstPath = f.segmentPath(0);
@@ -279,14 +269,14 @@ Status TaskLog::openFirst(
     // At start a file that cannot be created is a setup error (a wrong directory, or an earlier
     // run's log in the way); later on, the same failure only costs lines.
     if (fd < 0)
-        return Status::io("cannot create frame log '" + f.firstPath + "': " + errnoText(-fd));
+        return Status::io("cannot create log file '" + f.firstPath + "': " + errnoText(-fd));
     startSegment(f, fd);
     return Status();
 }
 
 // Creates segment f.index, or the next number when the current segment's file exists. False, and
 // the file failing, when it cannot.
-bool TaskLog::openSegment(FrameLogFile& f)
+bool SegmentedLog::openSegment(FrameLogFile& f)
 {
     if (f.created) {
         ++f.index;
@@ -308,7 +298,7 @@ bool TaskLog::openSegment(FrameLogFile& f)
 }
 
 // Takes a created segment's descriptor and writes its header.
-void TaskLog::startSegment(FrameLogFile& f, int fd)
+void SegmentedLog::startSegment(FrameLogFile& f, int fd)
 {
     struct stat st { };
     if (::fstat(fd, &st) == 0)
@@ -323,7 +313,7 @@ void TaskLog::startSegment(FrameLogFile& f, int fd)
     writePending(f);
 }
 
-void TaskLog::append(FrameLogFile& f, const std::string& line, int64_t nowNs)
+void SegmentedLog::append(FrameLogFile& f, const std::string& line, int64_t nowNs)
 {
     if (f.failing) {
         if (nowNs < f.retryAtNs || !openSegment(f)) {
@@ -352,7 +342,7 @@ void TaskLog::append(FrameLogFile& f, const std::string& line, int64_t nowNs)
     ++f.pendingLines;
 }
 
-void TaskLog::writePending(FrameLogFile& f)
+void SegmentedLog::writePending(FrameLogFile& f)
 {
     if (f.pending.empty())
         return;
@@ -388,15 +378,25 @@ void TaskLog::writePending(FrameLogFile& f)
     f.linesDropped.fetch_add(f.pendingLines - okLines, std::memory_order_relaxed);
     f.pending.clear();
     f.pendingLines = 0;
-    written_.store(
-        std::min(csv_.enabled() ? csv_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX,
-            jsonl_.enabled() ? jsonl_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX),
-        std::memory_order_relaxed);
+    onLinesWritten();
     if (error != 0)
         fail(f, error);
 }
 
-void TaskLog::closeSegment(FrameLogFile& f)
+void SegmentedLog::applyCap()
+{
+    writer_->enforceCap();
+}
+
+void TaskLog::onLinesWritten()
+{
+    written_.store(
+        std::min(csv_.enabled() ? csv_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX,
+            jsonl_.enabled() ? jsonl_.linesOk.load(std::memory_order_relaxed) : UINT64_MAX),
+        std::memory_order_relaxed);
+}
+
+void SegmentedLog::closeSegment(FrameLogFile& f)
 {
     if (f.fd < 0)
         return;
@@ -406,7 +406,7 @@ void TaskLog::closeSegment(FrameLogFile& f)
     f.closed.push_back(f.id);
 }
 
-void TaskLog::fail(FrameLogFile& f, int error)
+void SegmentedLog::fail(FrameLogFile& f, int error)
 {
     writeErrors_.fetch_add(1, std::memory_order_relaxed);
     lastErrno_.store(error, std::memory_order_relaxed);
@@ -439,11 +439,12 @@ FrameLogWriter::~FrameLogWriter()
 }
 
 Status FrameLogWriter::open(const std::string& dir, const std::vector<TaskLog*>& logs, bool csv,
-    bool jsonl, const FrameLogOptions& options)
+    bool jsonl, const FrameLogOptions& options, const std::vector<SegmentedLog*>& others)
 {
-    logs_ = logs;
+    logs_.assign(logs.begin(), logs.end());
+    logs_.insert(logs_.end(), others.begin(), others.end());
     options_ = options;
-    const uint64_t files = logs_.size() * ((csv ? 1 : 0) + (jsonl ? 1 : 0));
+    const uint64_t files = logs.size() * ((csv ? 1 : 0) + (jsonl ? 1 : 0)) + others.size();
     segmentBytes_ = options_.maxFileBytes;
     // Every open file may grow to a full segment before it rotates: they get at most half the cap,
     // so the closed segments always have room for at least as much again.
@@ -454,14 +455,20 @@ Status FrameLogWriter::open(const std::string& dir, const std::vector<TaskLog*>&
                             "that they fit in half of logging.max_total_mb",
             files, segmentBytes_, options_.maxFileBytes);
     }
-    for (TaskLog* log : logs_) {
+    for (TaskLog* log : logs) {
         log->writer_ = this;
+        const std::string stem = log->taskName() + ".frames";
         if (csv)
-            if (Status s = log->openFirst(log->csv_, dir, "csv", log->csvHeader()); !s)
+            if (Status s = log->openFirst(log->csv_, dir, stem, "csv", log->csvHeader()); !s)
                 return s;
         if (jsonl)
-            if (Status s = log->openFirst(log->jsonl_, dir, "jsonl", ""); !s)
+            if (Status s = log->openFirst(log->jsonl_, dir, stem, "jsonl", ""); !s)
                 return s;
+    }
+    for (SegmentedLog* log : others) {
+        log->writer_ = this;
+        if (Status s = log->openFiles(dir); !s)
+            return s;
     }
     enforceCap();
     return Status();
@@ -478,8 +485,8 @@ struct Segment {
     std::pair<uint64_t, uint64_t> id;
 };
 
-// The segment number of a per-frame file name (<task>.frames[_NNNNNN].csv or .jsonl); -1 when the
-// name is not one.
+// The segment number of a log file name (<task>.frames[_NNNNNN].csv or .jsonl, or the power log's
+// power[_NNNNNN].csv); -1 when the name is not one.
 int segmentIndex(const std::string& name)
 {
     std::string base;
@@ -497,6 +504,8 @@ int segmentIndex(const std::string& name)
         index = std::atoi(base.c_str() + underscore + 1);
         base.resize(underscore);
     }
+    if (base == kPowerLogStem)
+        return index;
     const std::string suffix = ".frames";
     if (base.size() <= suffix.size() ||
         base.compare(base.size() - suffix.size(), suffix.size(), suffix) != 0)
@@ -513,8 +522,8 @@ void FrameLogWriter::enforceCap()
         return;
     std::vector<std::pair<uint64_t, uint64_t>> open;
     uint64_t reserved = 0;
-    for (TaskLog* log : logs_)
-        for (const FrameLogFile* f : {&log->csv_, &log->jsonl_})
+    for (SegmentedLog* log : logs_)
+        for (const FrameLogFile* f : log->files())
             if (f->enabled()) {
                 reserved += segmentBytes_;
                 if (f->fd >= 0)
@@ -573,8 +582,8 @@ void FrameLogWriter::enforceCap()
         ++removed;
         removedBytes += s.size;
         (first.empty() ? first : last) = s.path;
-        for (TaskLog* l : logs_)
-            for (FrameLogFile* f : {&l->csv_, &l->jsonl_}) {
+        for (SegmentedLog* l : logs_)
+            for (FrameLogFile* f : l->files()) {
                 auto it = std::find(f->closed.begin(), f->closed.end(), s.id);
                 if (it != f->closed.end()) {
                     f->closed.erase(it);
@@ -583,7 +592,7 @@ void FrameLogWriter::enforceCap()
             }
     }
     if (removed > 0)
-        log->info("removed {} per-frame log file(s), {} bytes, oldest first ({}{}{}) to keep the "
+        log->info("removed {} log file(s), {} bytes, oldest first ({}{}{}) to keep the "
                   "logs under {} within logging.max_total_mb ({} bytes)",
             removed, removedBytes, first, last.empty() ? "" : " to ", last, options_.root,
             options_.maxTotalBytes);
@@ -603,6 +612,8 @@ void FrameLogWriter::start()
 
 void FrameLogWriter::loop()
 {
+    // Named, so that its CPU time can be told apart in /proc/PID/task (top -H, the README's cost).
+    pthread_setname_np(pthread_self(), "jetagent-log");
     auto log = logger("log");
     std::string scratch;
     scratch.reserve(1024);
@@ -612,19 +623,19 @@ void FrameLogWriter::loop()
     while (true) {
         const bool stopping = stopping_;
         lock.unlock();
-        for (TaskLog* l : logs_)
-            l->drain(scratch);
+        for (SegmentedLog* l : logs_)
+            l->drain(scratch, stopping);
         const int64_t now = monotonicNs();
         uint64_t dropped = 0;
         int error = 0;
-        for (TaskLog* l : logs_) {
+        for (SegmentedLog* l : logs_) {
             dropped += l->linesDroppedDisk();
             if (l->lastWriteErrno() != 0)
                 error = l->lastWriteErrno();
         }
         // Once a minute at most: a disk that stays full must not flood the journal.
         if (dropped > droppedWarned && (lastWarning == 0 || now - lastWarning >= 60'000'000'000)) {
-            log->warn("{} frame-log lines dropped so far: {} (disk full or read-only?); inference "
+            log->warn("{} log lines dropped so far: {} (disk full or read-only?); inference "
                       "goes on, and the logs resume when a write succeeds again",
                 dropped, errnoText(error));
             droppedWarned = dropped;
@@ -638,7 +649,7 @@ void FrameLogWriter::loop()
         wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; });
     }
     lock.unlock();
-    for (TaskLog* l : logs_)
+    for (SegmentedLog* l : logs_)
         l->close();
 }
 
@@ -652,7 +663,7 @@ void FrameLogWriter::stop()
     if (thread_.joinable())
         thread_.join();
     else
-        for (TaskLog* l : logs_)
+        for (SegmentedLog* l : logs_)
             l->close();
 }
 

@@ -32,6 +32,8 @@ extern const char* const kFrameCsvHeader;
 extern const char* const kFrameCsvClipColumns;
 // The columns appended when power rails are sampled.
 extern const char* const kFrameCsvEnergyColumns;
+// The power log's file stem: power.csv, power_000001.csv, ... (counted in the cap).
+extern const char* const kPowerLogStem;
 
 // The file operations of the frame-log writer: the real ones unless a test overrides them to make
 // writes fail the way a full or read-only disk does.
@@ -86,8 +88,69 @@ struct FrameLogFile {
     std::string segmentPath(int segment) const;
 };
 
+// What FrameLogWriter's thread drives: one or more segmented files (FrameLogFile) and the
+// counters of their writes. TaskLog writes a task's frame records; PowerLog the run's power time
+// series. The file side (segments, rotation under the cap, failed writes) is shared.
+class SegmentedLog {
+public:
+    SegmentedLog() = default;
+    virtual ~SegmentedLog() = default;
+    SegmentedLog(const SegmentedLog&) = delete;
+    SegmentedLog& operator=(const SegmentedLog&) = delete;
+
+    // Lines that a failed write dropped from the file that lost the most (a full or read-only
+    // disk).
+    virtual uint64_t linesDroppedDisk() const = 0;
+    // Failed creates, writes and closes of the files.
+    uint64_t writeErrors() const { return writeErrors_.load(std::memory_order_relaxed); }
+    uint64_t segmentsWritten() const { return segments_.load(std::memory_order_relaxed); }
+    // This run's segments of this log that the total cap removed.
+    uint64_t segmentsRemoved() const { return segmentsRemoved_.load(std::memory_order_relaxed); }
+    uint64_t bytesWritten() const { return bytes_.load(std::memory_order_relaxed); }
+    // The errno of the latest failed write, 0 when none failed.
+    int lastWriteErrno() const { return lastErrno_.load(std::memory_order_relaxed); }
+
+protected:
+    friend class FrameLogWriter;
+    // Writer thread: writes what is ready; `final` on the last call, as the writer stops.
+    virtual void drain(std::string& scratch, bool final) = 0;
+    // Writer thread: writes what is pending and closes the files.
+    virtual void close() = 0;
+    // The files, enabled or not (see FrameLogFile::enabled).
+    virtual std::vector<FrameLogFile*> files() = 0;
+    // After each write: lines written so far changed.
+    virtual void onLinesWritten() { }
+    // Creates this log's files in `dir` (FrameLogWriter::open's `others`; a TaskLog's are opened
+    // by the writer). Errors name the file.
+    virtual Status openFiles(const std::string& dir)
+    {
+        (void)dir;
+        return Status();
+    }
+
+    // The file side: segments, rotation, and failed writes. Writer thread only. `stem` names
+    // the files: <dir>/<stem>.<ext>, then <stem>_000001.<ext>, ...
+    Status openFirst(FrameLogFile& f, const std::string& dir, const std::string& stem,
+        const std::string& ext, std::string header);
+    bool openSegment(FrameLogFile& f);
+    void startSegment(FrameLogFile& f, int fd);
+    void append(FrameLogFile& f, const std::string& line, int64_t nowNs);
+    void writePending(FrameLogFile& f);
+    void closeSegment(FrameLogFile& f);
+    void fail(FrameLogFile& f, int error);
+    // The writer's cap on the total (after a new segment).
+    void applyCap();
+
+    FrameLogWriter* writer_ = nullptr;
+    std::atomic<uint64_t> writeErrors_ {0};
+    std::atomic<uint64_t> segments_ {0};
+    std::atomic<uint64_t> segmentsRemoved_ {0};
+    std::atomic<uint64_t> bytes_ {0};
+    std::atomic<int> lastErrno_ {0};
+};
+
 // One task's log: the record queue from the recorder and the files it goes to.
-class TaskLog final : public RecordSink {
+class TaskLog final : public RecordSink, public SegmentedLog {
 public:
     TaskLog(std::string taskName, const std::vector<std::string>& labels, size_t queueCapacity);
     ~TaskLog() override;
@@ -124,18 +187,10 @@ public:
     } // lines in each file
     // Lines that a failed write dropped from the file that lost the most (a full or read-only
     // disk); written() + linesDroppedDisk() is every record the writer took from the queue.
-    uint64_t linesDroppedDisk() const;
-    // Failed creates, writes and closes of the files.
-    uint64_t writeErrors() const { return writeErrors_.load(std::memory_order_relaxed); }
+    uint64_t linesDroppedDisk() const override;
     // The first segment of each file ("" when that format is off).
     const std::string& csvPath() const { return csv_.firstPath; }
     const std::string& jsonlPath() const { return jsonl_.firstPath; }
-    uint64_t segmentsWritten() const { return segments_.load(std::memory_order_relaxed); }
-    // This run's segments of this task that the total cap removed.
-    uint64_t segmentsRemoved() const { return segmentsRemoved_.load(std::memory_order_relaxed); }
-    uint64_t bytesWritten() const { return bytes_.load(std::memory_order_relaxed); }
-    // The errno of the latest failed write, 0 when none failed.
-    int lastWriteErrno() const { return lastErrno_.load(std::memory_order_relaxed); }
 
     // Formatting, exposed for tests. Both append one line with its newline to `out`.
     void formatCsv(const FrameRecord& r, std::string& out) const;
@@ -144,18 +199,11 @@ public:
 private:
     friend class FrameLogWriter;
     // Writes the queued records.
-    void drain(std::string& scratch);
-    void close();
+    void drain(std::string& scratch, bool final) override;
+    void close() override;
+    std::vector<FrameLogFile*> files() override { return {&csv_, &jsonl_}; }
+    void onLinesWritten() override;
     std::string csvHeader() const;
-    // The file side: segments, rotation, and failed writes. Writer thread only.
-    Status openFirst(
-        FrameLogFile& f, const std::string& dir, const std::string& ext, std::string header);
-    bool openSegment(FrameLogFile& f);
-    void startSegment(FrameLogFile& f, int fd);
-    void append(FrameLogFile& f, const std::string& line, int64_t nowNs);
-    void writePending(FrameLogFile& f);
-    void closeSegment(FrameLogFile& f);
-    void fail(FrameLogFile& f, int error);
 
     std::string taskName_;
     std::vector<std::string> csvLabels_; // labels escaped once for each format
@@ -163,15 +211,9 @@ private:
     SpscRing<FrameRecord> ring_;
     std::atomic<uint64_t> lost_ {0};
     std::atomic<uint64_t> written_ {0};
-    std::atomic<uint64_t> writeErrors_ {0};
-    std::atomic<uint64_t> segments_ {0};
-    std::atomic<uint64_t> segmentsRemoved_ {0};
-    std::atomic<uint64_t> bytes_ {0};
-    std::atomic<int> lastErrno_ {0};
     uint64_t drained_ = 0; // records taken from the queue; counts as written without files
     FrameLogFile csv_;
     FrameLogFile jsonl_;
-    FrameLogWriter* writer_ = nullptr;
     bool energyColumns_ = false;
     bool clipColumns_ = false;
     bool windowColumn_ = false;
@@ -188,8 +230,10 @@ public:
     // Creates <dir>/<task>.frames.csv and/or .jsonl for each log (neither: the writer only
     // attributes energy), then applies the cap. Errors name the file that failed. A failed write
     // later on drops lines (counted) and never stops the writer.
+    // `others` (the power log) open their own files in `dir` (SegmentedLog::openFiles) and share
+    // the thread, the segment size and the cap.
     Status open(const std::string& dir, const std::vector<TaskLog*>& logs, bool csv, bool jsonl,
-        const FrameLogOptions& options = {});
+        const FrameLogOptions& options = {}, const std::vector<SegmentedLog*>& others = {});
     void start();
     // Writes everything still queued, flushes and closes the files. Safe to call twice.
     void stop();
@@ -198,16 +242,17 @@ public:
     uint64_t segmentBytes() const { return segmentBytes_; }
 
 private:
-    friend class TaskLog;
+    friend class SegmentedLog;
     void loop();
-    // Removes the oldest closed per-frame segments under options.root until the cap holds.
+    // Removes the oldest closed segments (per-frame logs and power.csv) under options.root until
+    // the cap holds.
     void enforceCap();
     FrameLogFiles& files() { return options_.files ? *options_.files : realFiles_; }
 
     FrameLogOptions options_;
     FrameLogFiles realFiles_;
     uint64_t segmentBytes_ = 0;
-    std::vector<TaskLog*> logs_;
+    std::vector<SegmentedLog*> logs_; // the tasks' logs, then the others
     std::thread thread_;
     std::mutex mutex_;
     std::condition_variable wake_;

@@ -377,6 +377,10 @@ json powerJson(const RunOutcome& o)
         j["throttle_events"] = nullptr;
     }
     j["state"] = {{"start", stateJson(s.first)}, {"end", stateJson(s.last)}};
+    j["log"] = o.powerLogPath.empty()
+        ? json(nullptr)
+        : json({{"csv", o.powerLogPath}, {"interval_ms", o.powerLogIntervalMs},
+              {"rows", o.powerLogRows}, {"rows_dropped", o.powerLogRowsDropped}});
     return j;
 }
 

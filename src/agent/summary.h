@@ -59,6 +59,11 @@ struct RunOutcome {
     const PowerSetup* power = nullptr; // null when power sampling was off or found nothing
     PowerSamplerOptions powerOptions;
     PowerRunStats powerStats;
+    // power.csv, the power time series: its first file ("" when none was written), the rows
+    // written, and those a failed write dropped.
+    std::string powerLogPath;
+    uint64_t powerLogRows = 0, powerLogRowsDropped = 0;
+    int powerLogIntervalMs = 0;
     DisplayOutcome display;
     nlohmann::json gpio; // GpioSignals::summaryJson(); null when no GPIO was configured
 };

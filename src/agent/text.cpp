@@ -13,4 +13,17 @@ void appendJsonNumber(std::string& out, double value, int decimals)
         out += "null";
 }
 
+std::string csvEscape(const std::string& s)
+{
+    if (s.find_first_of(",\"\r\n") == std::string::npos)
+        return s;
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"')
+            out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
 } // namespace jetagent

@@ -21,4 +21,8 @@ void appendFormat(std::string& out, const Format& format, Args&&... args)
 // or infinite (printf's "nan" and "inf" are not JSON: one such line and the log no longer parses).
 void appendJsonNumber(std::string& out, double value, int decimals);
 
+// `s` as one CSV cell (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a
+// line break; as it is otherwise.
+std::string csvEscape(const std::string& s);
+
 } // namespace jetagent

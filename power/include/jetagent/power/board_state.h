@@ -79,6 +79,8 @@ public:
     bool haveEmc() const;
     bool haveThrottleCounters() const;
     bool haveFan() const;
+    // A core's scaling_cur_freq was found (BoardStateSample::cpuFreqKHz has readings).
+    bool haveCpuFreq() const;
 
     // Fills `sample` (its vectors are sized once and reused). Unreadable items are marked, never
     // fatal.

@@ -25,6 +25,7 @@ struct PowerSamplerOptions {
     double railHz = 100.0; // rail reads per second; above the chip's refresh rate repeats readings
     double stateHz = 2.0; // thermal/clock/fan reads per second; each costs a few dozen file reads
     size_t ringCapacity = 16384; // rail samples kept for energy queries (164 s at 100 Hz)
+    size_t stateHistory = 64; // board-state samples kept for stateAt() (32 s at 2 Hz); >= 1
 };
 
 // One rail sample: every rail read at (about) the same instant.
@@ -99,6 +100,8 @@ public:
     // Time of the newest rail sample (0 before the first). A window ending at or before it can be
     // integrated.
     int64_t latestNs() const { return latestNs_.load(std::memory_order_acquire); }
+    // Time of the first rail sample: the run's start for time series (0 before it).
+    int64_t startNs() const;
     // Energy of rail `rail` (-1 = the total) over [t0, t1]; not covered when the ring no longer or
     // not yet holds the window.
     // Samples in which the rail was offline are skipped (the curve is interpolated across them);
@@ -107,6 +110,9 @@ public:
     // Copies of the newest samples; false when none yet.
     bool latest(PowerSample& out) const;
     bool latestState(BoardStateSample& out) const;
+    // A copy of the newest board-state sample taken at or before `timeNs`, from the last
+    // options.stateHistory samples; false when none of those is that old (or none yet).
+    bool stateAt(int64_t timeNs, BoardStateSample& out) const;
     // Statistics from start() until now (or stop()).
     PowerRunStats runStats() const;
 
