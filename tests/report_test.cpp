@@ -332,19 +332,8 @@ TEST(RunReport, ALongRunIsPlottedInBucketsThatKeepItsSpikeAndCountedWhole)
         << "no energy columns: the chart is left out, saying why";
 }
 
-// power.csv as the power sampler writes it: rails, total, zones, clocks, a load, empty cells.
-std::string powerCsv(long long firstNs, int rows)
-{
-    std::string csv = "time_ns,t_s,VDD_IN_W,VDD_CPU_GPU_CV_W,total_W,cpu-thermal_C,gpu-thermal_C,"
-                      "gpu_MHz,gpu_load_pct,cpu_MHz,emc_MHz,fan_rpm\n";
-    for (int i = 0; i < rows; ++i)
-        csv += std::to_string(firstNs + i * 100'000'000LL) + "," + std::to_string(0.1 * i) +
-            ",5.5,2.25,5.5,45.5,44," + (i % 2 ? "" : "918") + ",37,1510,2133,\n";
-    return csv;
-}
-
-// The real thing: `jetagent run` on a fixture board (rails, so energy columns), a power.csv
-// written to the sampler's spec, then `jetagent report`; the page's stage figures against
+// The real thing: `jetagent run` on a fixture board (rails, so energy columns, and its power.csv),
+// then `jetagent report`; the page's stage figures against
 // summary.json's for the same run.
 TEST(RunReport, ARealRunsPageAgreesWithItsSummary)
 {
@@ -358,16 +347,13 @@ TEST(RunReport, ARealRunsPageAgreesWithItsSummary)
             test::shapesTaskYaml() +
             "logging: {dir: logs, status_interval_s: 0}\n"
             "power: {sysfs_root: '" +
-            (*fixture)->hostRoot() + "'}\n");
+            (*fixture)->hostRoot() + "', log_interval_ms: 10}\n");
     auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
     ASSERT_EQ(r.exitCode, 0) << r.err;
     const std::string run = test::onlyRunDirectory(dir / "logs");
-    if (!fs::exists(run + "/power.csv")) {
-        const auto lines = test::readLines(run + "/shapes.frames.csv");
-        ASSERT_GT(lines.size(), 1u);
-        writeFile(
-            run + "/power.csv", powerCsv(std::stoll(lines[1].substr(lines[1].find(',') + 1)), 30));
-    }
+    // The run's own power.csv, a row per 10 ms slot (power.log_interval_ms).
+    const auto powerRows = test::readLines(run + "/power.csv");
+    ASSERT_GE(powerRows.size(), 2u) << "the run wrote no power.csv rows";
     writeFile(dir / "js", kFakeChartJs);
     r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
     ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -398,7 +384,7 @@ TEST(RunReport, ARealRunsPageAgreesWithItsSummary)
                 << figure;
         }
     }
-    EXPECT_EQ(data["power"]["rows"], 30);
+    EXPECT_EQ(data["power"]["rows"], powerRows.size() - 1); // every row but the header
     EXPECT_TRUE(data["power"]["rails_W"].contains("VDD_IN_W"));
 }
 
