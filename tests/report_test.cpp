@@ -18,6 +18,8 @@ namespace fs = std::filesystem;
 namespace jetagent {
 namespace {
 
+constexpr double kNaNForTest = std::numeric_limits<double>::quiet_NaN();
+
 using json = nlohmann::json;
 using test::runJetagent;
 using test::TempDir;
@@ -152,6 +154,21 @@ TEST(RunLog, InferenceSpansStartAfterQueueWaitAndPreprocessAndMerge)
     EXPECT_EQ(inferenceSpans(frames, kOrigin, 1).size(), 1u);
 }
 
+TEST(RunLog, BusyPercentIsEachSlotsCoveredShareWithOverlapsCountedOnce)
+{
+    // Slots of 0.1 s ending at 0.1, 0.2, 0.3, 0.4; two tasks' spans overlap in the second.
+    const std::vector<TimeSpan> spans = {{0.02, 0.07}, {0.11, 0.15}, {0.13, 0.19}, {0.29, 0.32}};
+    const std::vector<double> ends = {0.1, 0.2, 0.3, 0.4, kNaNForTest};
+    const std::vector<double> busy = busyPercent(spans, ends);
+    ASSERT_EQ(busy.size(), 5u);
+    EXPECT_NEAR(busy[0], 50.0, 1e-9); // 0.02..0.07 of 0..0.1
+    EXPECT_NEAR(busy[1], 80.0, 1e-9); // 0.11..0.19, the overlap once
+    EXPECT_NEAR(busy[2], 10.0, 1e-9); // 0.29..0.30, the span's part in this slot
+    EXPECT_NEAR(busy[3], 20.0, 1e-9); // 0.30..0.32
+    EXPECT_TRUE(std::isnan(busy[4])); // no end time
+    EXPECT_TRUE(busyPercent({}, {0.1, 0.2}) == std::vector<double>({0.0, 0.0}));
+}
+
 TEST(RunLog, GpioWindowsSpanTheirFramesWithCountAndEnergy)
 {
     TempDir dir;
@@ -204,7 +221,12 @@ TEST(RunLog, ADirectoryThatIsNoRunIsRefusedByName)
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_NE(r.err.find(dir.path() + ": not a run directory"), std::string::npos) << r.err;
     EXPECT_EQ(runJetagent({"report"}, dir.path()).exitCode, 2);
-    EXPECT_EQ(runJetagent({"report", dir / "missing"}, dir.path()).exitCode, 2);
+    const auto missing = runJetagent({"report", dir / "missing"}, dir.path());
+    EXPECT_EQ(missing.exitCode, 2);
+    EXPECT_NE(missing.err.find("missing: no such directory"), std::string::npos) << missing.err;
+    const auto file = runJetagent({"report", dir / "notes.txt"}, dir.path());
+    EXPECT_EQ(file.exitCode, 2);
+    EXPECT_NE(file.err.find("notes.txt: not a directory"), std::string::npos) << file.err;
 }
 
 TEST(RunReport, HelpTeachesWhatItReadsAndDraws)
@@ -238,6 +260,7 @@ TEST(RunReport, ACrashedRunIsReportedFromItsCsvsWithTheDamageCounted)
     const std::string page = test::readFile(dir / "out.html");
     EXPECT_NE(page.find("2 damaged CSV line(s) skipped"), std::string::npos);
     EXPECT_NE(page.find("no summary.json: the run did not finish"), std::string::npos);
+    EXPECT_NE(page.find("drop count unknown (no summary.json"), std::string::npos);
     EXPECT_NE(page.find("no power.csv (the run had no power rails)"), std::string::npos);
     EXPECT_NE(page.find("chart-latency-0\""), std::string::npos);
     const json data = reportData(page);
@@ -364,7 +387,7 @@ TEST(RunReport, ARealRunsPageAgreesWithItsSummary)
              "table-stages-0\"", "table-energy-0\""})
         EXPECT_NE(page.find(std::string("id=\"") + id), std::string::npos) << id;
     EXPECT_EQ(page.find("-omitted\""), std::string::npos) << "every chart has its data";
-    EXPECT_NE(page.find("inference running"), std::string::npos);
+    EXPECT_NE(page.find("inference busy (any task, % of each slot)"), std::string::npos);
 
     const json data = reportData(page);
     ASSERT_TRUE(data.is_object());

@@ -186,6 +186,7 @@ TEST(SweepHtml, AnEngineKeepsItsColourOnEveryChartAndTheBaselineDrawsNoBsrLine)
     // Curves: a colour per model, a dash per engine; rates from zero.
     const json& throughput = (*chartSpec(specs, "chart-throughput"))["config"];
     EXPECT_EQ(throughput["options"]["scales"]["y"]["beginAtZero"], true);
+    EXPECT_FALSE(throughput["options"]["scales"]["y"].contains("type"));
     const json& lines = throughput["data"]["datasets"];
     ASSERT_EQ(lines.size(), 6u);
     EXPECT_EQ(lines[0]["borderColor"], lines[1]["borderColor"]); // resnet18 on both engines
@@ -197,6 +198,18 @@ TEST(SweepHtml, AnEngineKeepsItsColourOnEveryChartAndTheBaselineDrawsNoBsrLine)
     for (const json& set : bsr)
         EXPECT_EQ(set["label"].get<std::string>().find(test::kSampleBaseline), std::string::npos)
             << set["label"];
+}
+
+TEST(SweepHtml, ThroughputsFarApartGetALogAxis)
+{
+    json sweep = sampleSweep();
+    for (json& cell : sweep["cells"])
+        if (cell["model"] == "resnet18" && cell["throughput_ips"].is_number())
+            cell["throughput_ips"] = cell["throughput_ips"].get<double>() / 100; // a video model
+    const json specs = inlinedJson(sweepHtml(sweep, kChartJsStandIn), "report-charts");
+    const json& y = (*chartSpec(specs, "chart-throughput"))["config"]["options"]["scales"]["y"];
+    EXPECT_EQ(y["type"], "logarithmic");
+    EXPECT_EQ(y["title"]["text"], "throughput (images/s, log scale)");
 }
 
 TEST(SweepHtml, StabilityBarPerCellAndEnergyPointsPerMeasuredCell)

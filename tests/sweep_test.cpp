@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/text_split.h"
+#include "jetagent/hal/board_identity.h"
+#include "run_context.h"
 #include "sweep.h"
 #include "sysfs_fixture.h"
 #include "test_support.h"
@@ -388,6 +390,9 @@ TEST(SweepRun, EnergyFiguresOnAFixtureBoardWithAKnownSchedule)
     const nlohmann::json& context = j["context"];
     EXPECT_EQ(context["sysfs_root"], board.hostRoot());
     EXPECT_TRUE(has(context["board"].get<std::string>(), "Orin Nano")) << context["board"];
+    EXPECT_FALSE(has(context["cpu"].get<std::string>(), "Orin"))
+        << "the host's CPU, not the tree's";
+    EXPECT_EQ(context["cores"], collectRunContext(detectBoard(SysfsRoot("/"))).cores);
     EXPECT_TRUE(has(context["board"].get<std::string>(),
         "(read from the tree at " + board.hostRoot() + ", not this machine's /sys)"))
         << context["board"];
@@ -446,6 +451,8 @@ TEST(SweepStudies, EnergyStudyRunsOnAFixtureBoard)
         EXPECT_EQ(c["status"], "ok") << c.dump();
         EXPECT_TRUE(c["energy_mj"].is_number()) << c.dump();
         EXPECT_GT(c["inferences_per_j"].get<double>(), 0) << c.dump();
+        // The fixture's rails do not move: no energy above idle, and no rounding residue.
+        EXPECT_EQ(c["dynamic_energy_mj"].get<double>(), 0.0) << c.dump();
     }
     EXPECT_TRUE(j["idle_power_w"].is_number());
 }

@@ -201,8 +201,8 @@ Expected<RunFiles> findRunFiles(const std::string& dir)
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
         return Status::notFound(dir +
-            ": no such directory (give the directory of one run, "
-            "e.g. jetagent-logs/20260101T120000Z)");
+            (fs::exists(dir, ec) ? ": not a directory" : ": no such directory") +
+            " (give the directory of one run, e.g. jetagent-logs/20260101T120000Z)");
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir, ec))
         if (entry.is_regular_file(ec))
@@ -347,6 +347,38 @@ std::vector<TimeSpan> inferenceSpans(const CsvColumns& frames, int64_t originNs,
             merged.push_back(span);
     }
     return merged;
+}
+
+std::vector<double> busyPercent(std::vector<TimeSpan> spans, const std::vector<double>& slotEndS)
+{
+    std::sort(spans.begin(), spans.end(),
+        [](const TimeSpan& a, const TimeSpan& b) { return a.startS < b.startS; });
+    std::vector<TimeSpan> merged;
+    for (const TimeSpan& span : spans) {
+        if (!merged.empty() && span.startS <= merged.back().endS)
+            merged.back().endS = std::max(merged.back().endS, span.endS);
+        else
+            merged.push_back(span);
+    }
+    std::vector<double> busy(slotEndS.size(), kNaN);
+    size_t first = 0; // the first merged span that may still reach into a slot
+    for (size_t i = 0; i < slotEndS.size(); ++i) {
+        const double end = slotEndS[i];
+        double start = kNaN;
+        if (i > 0)
+            start = slotEndS[i - 1];
+        else if (slotEndS.size() > 1)
+            start = end - (slotEndS[1] - end);
+        if (!std::isfinite(end) || !std::isfinite(start) || !(end > start))
+            continue;
+        while (first < merged.size() && merged[first].endS <= start)
+            ++first;
+        double covered = 0;
+        for (size_t k = first; k < merged.size() && merged[k].startS < end; ++k)
+            covered += std::min(end, merged[k].endS) - std::max(start, merged[k].startS);
+        busy[i] = 100.0 * covered / (end - start);
+    }
+    return busy;
 }
 
 std::vector<WindowSpan> gpioWindows(const CsvColumns& frames, int64_t originNs)

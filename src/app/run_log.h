@@ -91,6 +91,12 @@ struct TimeSpan {
 std::vector<TimeSpan> inferenceSpans(
     const CsvColumns& frames, int64_t originNs, size_t maxSpans = 1000);
 
+// The share (0..100%) of each slot that `spans` cover, overlapping spans (several tasks) counted
+// once. Slot i ends at slotEndS[i] and starts at the previous slot's end (the first is as long as
+// the second); NaN for a slot whose end is not finite. What the power chart draws beside the
+// rails: thousands of 0.3 ms windows drawn one by one would cover the chart.
+std::vector<double> busyPercent(std::vector<TimeSpan> spans, const std::vector<double>& slotEndS);
+
 // A GPIO measurement window: the frames with window = `window`, from the first capture to the last
 // frame's end, their count and energy (the frames' frame_energy_mJ; NaN when none has one).
 struct WindowSpan {

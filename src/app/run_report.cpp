@@ -5,6 +5,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include <spdlog/fmt/fmt.h>
@@ -157,7 +159,8 @@ json onOffAxis(const std::string& title)
         {"grid", {{"drawOnChartArea", false}}}, {"title", {{"display", true}, {"text", title}}}};
 }
 
-void latencyChart(HtmlPage& page, const TaskView& task, uint64_t summaryDrops, int64_t originNs)
+void latencyChart(
+    HtmlPage& page, const TaskView& task, std::optional<uint64_t> summaryDrops, int64_t originNs)
 {
     const std::string id = "chart-latency-" + std::to_string(task.index);
     const std::string title = task.name + ": latency per frame over time";
@@ -208,10 +211,12 @@ void latencyChart(HtmlPage& page, const TaskView& task, uint64_t summaryDrops, i
         scales["onoff"] = onOffAxis("GPIO window");
     }
     page.chart(id, title, scatterConfig(datasets, std::move(scales)), kWideChart, kTallChart);
-    page.paragraph(fmt::format("{} frames logged; {} frame ids missing in the log; {} dropped by "
-                               "the run's count (summary.json); each line cut to at most {} points "
-                               "(every bucket's min and max kept).",
-        task.frames.rows(), gapFrames, summaryDrops, kReportMaxPoints));
+    const std::string dropText = summaryDrops
+        ? fmt::format("{} dropped by the run's count (summary.json)", *summaryDrops)
+        : std::string("the run's drop count unknown (no summary.json, or none in it)");
+    page.paragraph(fmt::format("{} frames logged; {} frame ids missing in the log; {}; each line "
+                               "cut to at most {} points (every bucket's min and max kept).",
+        task.frames.rows(), gapFrames, dropText, kReportMaxPoints));
 }
 
 // A histogram of `values` over [min, p99 + 10% of the range]; the last bin also holds the rest.
@@ -316,8 +321,11 @@ json energySection(HtmlPage& page, const TaskView& task)
     const std::string title = task.name + ": energy per frame over time";
     const std::vector<double>* frame = task.frames.column("frame_energy_mJ");
     const std::vector<double>* inference = task.frames.column("inference_energy_mJ");
-    const Percentiles pf = frame ? percentiles(*frame) : Percentiles {};
-    const Percentiles pi = inference ? percentiles(*inference) : Percentiles {};
+    // The frames the summary's energy figures count: ok and not the cold start, as the stages'.
+    const Percentiles pf =
+        frame ? percentiles(steadyValues(task.frames, "frame_energy_mJ")) : Percentiles {};
+    const Percentiles pi =
+        inference ? percentiles(steadyValues(task.frames, "inference_energy_mJ")) : Percentiles {};
     if (pf.count == 0 && pi.count == 0) {
         page.omittedChart(id, title,
             frame ? "no frame's energy window was covered by the power sampler"
@@ -368,12 +376,14 @@ json windowSection(HtmlPage& page, const TaskView& task, int64_t originNs)
     return list;
 }
 
-uint64_t summaryDrops(const json* summary)
+// The run's own drop count; none without a summary (a crashed run) or a count in it.
+std::optional<uint64_t> summaryDrops(const json* summary)
 {
     if (!summary)
-        return 0;
+        return std::nullopt;
     const json& dropped = member(member(*summary, "frames"), "dropped");
-    return dropped.is_number_unsigned() ? dropped.get<uint64_t>() : 0;
+    return dropped.is_number_unsigned() ? std::optional<uint64_t>(dropped.get<uint64_t>())
+                                        : std::nullopt;
 }
 
 json taskSection(HtmlPage& page, const TaskView& task, int64_t originNs)
@@ -520,17 +530,29 @@ json powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskVie
         rails.push_back("total_W");
     std::vector<TimeSpan> spans;
     for (const TaskView& task : tasks) {
-        const auto own = inferenceSpans(task.frames, originNs);
+        const auto own = inferenceSpans(task.frames, originNs, 0);
         spans.insert(spans.end(), own.begin(), own.end());
     }
-    json step = nullptr;
-    if (!spans.empty())
-        step = {{"dataset",
-                    stepSeries("inference running (any task)", spans, "rgba(150,150,150,0.25)")},
-            {"axis", "onoff"}, {"scale", onOffAxis("inference (on/off)")}};
+    json busy = nullptr;
+    if (!spans.empty()) {
+        // How much of each power.csv slot the frames spent in inference, beside the power it drew.
+        json set = series("inference busy (any task, % of each slot)",
+            pointsOf(timeS, busyPercent(spans, timeS)), 0, true);
+        set["yAxisID"] = "busy";
+        set["stepped"] = "before";
+        set["fill"] = true;
+        set["order"] = 2;
+        set["backgroundColor"] = "rgba(150,150,150,0.25)";
+        set["borderColor"] = "rgba(120,120,120,0.6)";
+        busy = {{"dataset", std::move(set)}, {"axis", "busy"},
+            {"scale",
+                {{"type", "linear"}, {"position", "right"}, {"min", 0}, {"max", 100},
+                    {"grid", {{"drawOnChartArea", false}}},
+                    {"title", {{"display", true}, {"text", "inference busy (%)"}}}}}};
+    }
     powerChart(page, power, timeS, rails, "chart-power",
-        "Power per rail over time, with the frames' inference windows", "watts",
-        "power.csv has no *_W column with a value", step);
+        "Power per rail over time, with the share of each slot spent in inference", "watts",
+        "power.csv has no *_W column with a value", busy);
     if (spans.empty())
         page.paragraph("no inference windows: no frame has capture_ns and inference_ms", "omitted");
     powerChart(page, power, timeS, kinds.zones, "chart-thermal", "Temperatures over time",

@@ -421,9 +421,14 @@ void finishFigures(CellRun& c, const SweepState& s, const ModelPlan& m)
         f.powerW = c.energyJ / (static_cast<double>(c.energyNs) * 1e-9);
         f.energyMj = c.energyJ * 1e3 / runs;
         f.inferencesPerJ = runs / c.energyJ;
-        if (std::isfinite(s.idlePowerW))
-            f.dynamicEnergyMj =
-                (f.powerW - s.idlePowerW) * static_cast<double>(c.energyNs) * 1e-9 * 1e3 / runs;
+        if (std::isfinite(s.idlePowerW)) {
+            // Power at idle level to the last few bits (a constant rail) is no dynamic energy,
+            // not a rounding residue of 1e-16 mJ.
+            double above = f.powerW - s.idlePowerW;
+            if (std::fabs(above) <= 1e-9 * std::max(f.powerW, s.idlePowerW))
+                above = 0.0;
+            f.dynamicEnergyMj = above * static_cast<double>(c.energyNs) * 1e-9 * 1e3 / runs;
+        }
     }
     c.result.ok = true;
 }
@@ -765,7 +770,10 @@ Status runSweep(const SweepOptions& options)
             return st;
     const BoardIdentity board =
         detectBoard(SysfsRoot(s.study.sysfsRoot.empty() ? "/" : s.study.sysfsRoot));
-    const RunContext ctx = collectRunContext(board);
+    // The host's own facts (CPU, cores, OS) even when the board is read from another tree.
+    const RunContext ctx = collectRunContext(s.study.sysfsRoot.empty() || s.study.sysfsRoot == "/"
+            ? board
+            : detectBoard(SysfsRoot("/")));
     if (Status st = measureIdlePower(s); !st)
         return st;
     if (options.onIdleMeasured && s.power)
@@ -784,6 +792,9 @@ Status runSweep(const SweepOptions& options)
             pool = s.study.inputs == "random"
                 ? Expected<InputPool>(randomInputs(plan.value(), maxBatch))
                 : sourceInputs(plan.value(), s.study, labels.value());
+        if (!plan || !pool)
+            std::printf("%s: cannot be run (%s); its cells are recorded as failed\n", path.c_str(),
+                (plan ? pool.status() : plan.status()).message().c_str());
         for (int batch : s.study.batches)
             for (int threads : s.study.threads) {
                 if (s.interrupted)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,6 +22,8 @@ constexpr int kChartWidth = 1100;
 constexpr int kChartHeight = 440;
 // The P99/P50 chart has one horizontal bar per cell.
 constexpr int kBarRowHeight = 22;
+// Throughputs more than this many times apart are drawn on a log axis.
+constexpr double kLogAxisSpread = 20.0;
 
 // Point shapes and line dashes tell a second dimension apart where colour tells the first: the
 // models on the energy scatter, the engines on the curves over batch sizes.
@@ -355,10 +358,19 @@ void throughputChart(HtmlPage& page, const SweepView& view)
         return;
     }
     const std::vector<int> sizes(batches.begin(), batches.end());
-    page.chart(id, title,
-        lineChart(
-            sizes, seriesOverBatches(view, rows, "throughput_ips", sizes), "throughput (images/s)"),
-        kChartWidth, kChartHeight);
+    json config = lineChart(
+        sizes, seriesOverBatches(view, rows, "throughput_ips", sizes), "throughput (images/s)");
+    // Models far apart in speed (a video model beside a small CNN) get a log axis, so the slow
+    // one's curve does not lie flat on zero.
+    double lowest = std::numeric_limits<double>::infinity(), highest = 0;
+    for (const json* row : rows)
+        if (const auto t = numberOf(*row, "throughput_ips"); t && *t > 0) {
+            lowest = std::min(lowest, *t);
+            highest = std::max(highest, *t);
+        }
+    if (highest > kLogAxisSpread * lowest)
+        config["options"]["scales"]["y"] = axis("throughput (images/s, log scale)", "logarithmic");
+    page.chart(id, title, config, kChartWidth, kChartHeight);
 }
 
 // (c) ASE and BSR against batch size, from the scaling table.
