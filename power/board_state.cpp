@@ -211,6 +211,7 @@ struct BoardStateReader::Impl {
     bool haveThrottle = false;
     SysfsAttribute fanPwm;
     SysfsAttribute fanRpm;
+    std::unique_ptr<SystemLoadReader> load;
 
     void discoverZones(const SysfsRoot& root, const BoardProfile& profile)
     {
@@ -337,6 +338,7 @@ BoardStateReader::BoardStateReader(const SysfsRoot& root, const BoardProfile& pr
     impl_->discoverCpus(root);
     impl_->emc.open(root.path(kEmcRate));
     impl_->discoverThrottleAndFan(root);
+    impl_->load = std::make_unique<SystemLoadReader>(root);
     logger("power")->debug("board state: {} thermal zones, GPU {}, {} CPUs, EMC {}, throttle "
                            "counters {}, fan {}",
         impl_->zoneInfo.size(), impl_->gpuDevice.empty() ? "none" : impl_->gpuDevice,
@@ -369,6 +371,11 @@ bool BoardStateReader::haveThrottleCounters() const
 bool BoardStateReader::haveFan() const
 {
     return impl_->fanPwm.isOpen();
+}
+
+const SystemLoadReader& BoardStateReader::systemLoad() const
+{
+    return *impl_->load;
 }
 
 bool BoardStateReader::haveCpuFreq() const
@@ -416,6 +423,7 @@ void BoardStateReader::read(int64_t nowNs, BoardStateSample& sample)
         sample.throttleEvents[k] = readOr(s.overCurrent[k], -1);
     sample.fanPwm = static_cast<int>(readOr(s.fanPwm, -1));
     sample.fanRpm = static_cast<int>(readOr(s.fanRpm, -1));
+    s.load->read(sample.emcHz, sample.load);
 }
 
 } // namespace jetagent

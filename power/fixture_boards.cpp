@@ -94,6 +94,7 @@ public:
             devfreq(device);
         cpus();
         clocksAndThrottling();
+        systemLoad();
         fan();
         for (const HwmonSpec& other : board_.otherHwmon)
             hwmons_.push_back(
@@ -407,6 +408,58 @@ private:
         }
     }
 
+    void systemLoad()
+    {
+        const MemorySpec& memory = board_.memory;
+        if (memory.totalKB >= 0) {
+            // The keys readers look for, amid some of the others a real file has.
+            std::string text;
+            auto entry = [&](const char* key, int64_t kB) {
+                char row[64];
+                std::snprintf(row, sizeof row, "%-16s%8lld kB\n", key, static_cast<long long>(kB));
+                text += row;
+            };
+            entry("MemTotal:", memory.totalKB);
+            entry("MemFree:", memory.availableKB / 2);
+            entry("MemAvailable:", memory.availableKB);
+            entry("Buffers:", memory.totalKB / 100);
+            entry("Cached:", memory.availableKB / 3);
+            entry("SwapCached:", 0);
+            entry("SwapTotal:", memory.swapTotalKB);
+            entry("SwapFree:", memory.swapFreeKB);
+            entry("Shmem:", memory.totalKB / 200);
+            tree_.file("/proc/meminfo", text);
+        }
+        if (!memory.buddyZones.empty()) {
+            std::string text;
+            for (const auto& [zone, counts] : memory.buddyZones) {
+                char head[64];
+                std::snprintf(head, sizeof head, "Node 0, zone %8s ", zone.c_str());
+                text += head;
+                for (int64_t count : counts) {
+                    char cell[24];
+                    std::snprintf(cell, sizeof cell, "%6lld ", static_cast<long long>(count));
+                    text += cell;
+                }
+                text += "\n";
+            }
+            tree_.file("/proc/buddyinfo", text);
+        }
+        if (!board_.cpus.empty())
+            tree_.file("/proc/stat", procStatText(board_));
+        if (!board_.actmonPath.empty())
+            tree_.file(board_.actmonPath, line(board_.mcAllKHz));
+        for (const EngineSpec& engine : board_.engines) {
+            const std::string clk = "/sys/kernel/debug/clk/" + engine.name;
+            tree_.file(clk + "/clk_enable_count", line(engine.enableCount));
+            if (engine.bpmpRate)
+                tree_.file("/sys/kernel/debug/bpmp/debug/clk/" + engine.name + "/rate",
+                    line(engine.rateHz));
+            else
+                tree_.file(clk + "/clk_rate", line(engine.rateHz));
+        }
+    }
+
     void fan()
     {
         const FanSpec& fan = board_.fan;
@@ -494,7 +547,8 @@ std::string pmode(int id)
 
 std::vector<CpuSpec> onlineCpus(int count, int64_t kHz)
 {
-    std::vector<CpuSpec> cpus(static_cast<size_t>(count), CpuSpec {kHz, 1});
+    // Counters as after a few minutes up, a tenth of the time busy.
+    std::vector<CpuSpec> cpus(static_cast<size_t>(count), CpuSpec {kHz, 1, 2000, 18000});
     cpus[0].online = -1; // cpu0 cannot go offline and has no `online` file
     return cpus;
 }
@@ -527,6 +581,28 @@ InaChannelSpec unconnected()
 }
 
 } // namespace
+
+std::string procStatText(const BoardSpec& board)
+{
+    uint64_t busy = 0, idle = 0;
+    std::string cores;
+    for (size_t cpu = 0; cpu < board.cpus.size(); ++cpu) {
+        const CpuSpec& spec = board.cpus[cpu];
+        if (spec.online == 0)
+            continue;
+        busy += spec.busyTicks;
+        idle += spec.idleTicks;
+        const uint64_t system = spec.busyTicks / 4;
+        cores += "cpu" + std::to_string(cpu) + " " + std::to_string(spec.busyTicks - system) +
+            " 0 " + std::to_string(system) + " " + std::to_string(spec.idleTicks) +
+            " 0 0 0 0 0 0\n";
+    }
+    const uint64_t system = busy / 4;
+    return "cpu  " + std::to_string(busy - system) + " 0 " + std::to_string(system) + " " +
+        std::to_string(idle) + " 0 0 0 0 0 0\n" + cores +
+        "intr 1234567 0 0 0\nctxt 7654321\nbtime 1764210000\nprocesses 4321\n"
+        "procs_running 1\nprocs_blocked 0\nsoftirq 345678 0 1 2 3 4 5 6 7 8 9\n";
+}
 
 std::string raplZoneDirectory(const std::string& id)
 {
@@ -646,6 +722,15 @@ BoardSpec nanoJp4()
     b.devfreq = {{"/sys/devices/gpu.0", "57000000.gpu", "gpu", 76800000, 76800000, 921600000, 123}};
     b.cpus = onlineCpus(4, 1479000);
     b.emcHz = 1600000000;
+    // JetPack 4: actmon in sysfs (read by tegrastats-era tools on T210); nvjpg's clock in the
+    // clock framework's debugfs (jetson-stats' first engine reader was written for it). The other
+    // engines' clock names on T210 are not confirmed, so the tree has none.
+    b.actmonPath = "/sys/kernel/actmon_avg_activity/mc_all";
+    b.mcAllKHz = 160000; // 10 % of 1600 MHz
+    b.engines = {{"nvjpg", 0, 627200000, false}};
+    b.memory = {4059212, 2712040, 2029604, 2029604,
+        {{"DMA", {412, 301, 188, 97, 61, 30, 18, 9, 4, 2, 36}},
+            {"Normal", {1523, 812, 402, 210, 98, 51, 23, 12, 6, 3, 12}}}};
     b.fan = {FanLayout::JetPack4, 80, 1534};
     b.nvpmodelStatus = pmode(0) + "\n";
     b.nvpmodelConf = nvpmodelConf({{0, "MAXN"}, {1, "5W"}}, 0);
@@ -693,6 +778,11 @@ BoardSpec tx2Jp4()
     b.cpus[1].online = 0;
     b.cpus[2].online = 0;
     b.emcHz = 1866000000;
+    b.actmonPath = "/sys/kernel/actmon_avg_activity/mc_all";
+    b.mcAllKHz = 373200; // 20 % of 1866 MHz
+    b.memory = {8048464, 6512300, 4024232, 4024232,
+        {{"DMA", {301, 220, 140, 88, 41, 22, 10, 6, 3, 1, 210}},
+            {"Normal", {988, 512, 260, 130, 70, 31, 14, 7, 2, 1, 402}}}};
     b.fan = {FanLayout::JetPack4, 0, 0};
     b.nvpmodelStatus = pmode(1) + "\n";
     b.nvpmodelConf = nvpmodelConf({{0, "MAXN"}, {1, "MAXQ"}, {2, "MAXP_CORE_ALL"},
@@ -742,6 +832,15 @@ BoardSpec xavierNxJp5()
             601600000, -1}};
     b.cpus = onlineCpus(6, 1420800);
     b.emcHz = 1600000000;
+    // As tegrastats reads a Xavier (T194): actmon in sysfs, each engine's on/off from the clock
+    // framework's enable count and its rate from the BPMP's debugfs.
+    b.actmonPath = "/sys/kernel/actmon_avg_activity/mc_all";
+    b.mcAllKHz = 320000; // 20 % of 1600 MHz
+    b.engines = {{"nvdec", 1, 716800000, true}, {"nvenc", 0, 1036800000, true},
+        {"nvjpg", 0, 499200000, true}};
+    b.memory = {7765580, 5214720, 3882784, 3801344,
+        {{"DMA", {220, 160, 95, 60, 30, 14, 8, 4, 2, 1, 180}},
+            {"Normal", {2301, 1405, 700, 320, 150, 70, 33, 15, 7, 3, 520}}}};
     b.fan = {FanLayout::Hwmon, 108, 2100};
     b.nvpmodelStatus = pmode(2) + "\n";
     b.nvpmodelConf =
@@ -787,6 +886,10 @@ BoardSpec orinNanoJp6()
             729600000, -1}};
     b.cpus = onlineCpus(6, 1510400);
     b.emcHz = 2133000000;
+    // Neither actmon nor the engine clocks are confirmed on JetPack 6: the tree has none.
+    b.memory = {7802040, 5603112, 3901008, 3901008,
+        {{"DMA", {150, 98, 60, 33, 17, 9, 5, 2, 1, 1, 240}},
+            {"Normal", {3120, 1702, 850, 401, 188, 90, 41, 19, 9, 4, 610}}}};
     b.socthermOc = {0, 2, 0};
     b.fan = {FanLayout::Hwmon, 70, 1800};
     // Mode names as an R36.4 Orin Nano lists them; the ids are illustrative.
@@ -839,6 +942,13 @@ BoardSpec agxOrinJp5()
             1036800000, -1}};
     b.cpus = onlineCpus(12, 2201600);
     b.emcHz = 3199000000;
+    // JetPack 5 on Orin: actmon in debugfs as cactmon (where jetson-stats' reader looks first);
+    // the engine clock names are not confirmed, so the tree has none.
+    b.actmonPath = "/sys/kernel/debug/cactmon/mc_all";
+    b.mcAllKHz = 319900; // 10 % of 3199 MHz
+    b.memory = {31946516, 28013400, 15973256, 15973256,
+        {{"DMA", {120, 80, 52, 30, 14, 7, 4, 2, 1, 1, 220}},
+            {"Normal", {5120, 3102, 1600, 800, 402, 200, 96, 44, 20, 9, 6410}}}};
     b.socthermOc = {0, 0, 0};
     b.fan = {FanLayout::Hwmon, 60, 1500};
     b.nvpmodelStatus = pmode(3) + " fmode:quiet\n";
@@ -875,8 +985,12 @@ BoardSpec x86Host()
 
     b.zones = {{"acpitz", 45000, 0, false, {{"critical", 105000}}},
         {"x86_pkg_temp", 52000, 0, false, {{"passive", 0}}}};
-    b.cpus = std::vector<CpuSpec>(8, CpuSpec {2800000, 1});
+    b.cpus = std::vector<CpuSpec>(8, CpuSpec {2800000, 1, 5000, 45000});
     b.cpus[0].online = -1;
+    b.memory = {16088572, 9804120, 2097148, 1801212,
+        {{"DMA", {1, 1, 0, 1, 2, 1, 1, 0, 1, 1, 3}},
+            {"DMA32", {840, 512, 300, 180, 90, 41, 20, 9, 4, 2, 310}},
+            {"Normal", {4410, 2650, 1320, 700, 350, 170, 80, 38, 17, 8, 1500}}}};
     b.otherHwmon = {{"/sys/devices/platform/coretemp.0", "coretemp",
                         {{"temp1_input", line(52000)}, {"temp1_label", line("Package id 0")}}},
         {"/sys/devices/LNXSYSTM:00/LNXSYBUS:00/LNXTHERM:00", "acpitz",
@@ -924,6 +1038,10 @@ BoardSpec thorJp7()
     b.zones = {{"cpu-thermal", 44000, 0, false, socTrips()},
         {"gpu-thermal", 43000, 0, false, socTrips()}, {"tj-thermal", 44500, 0, false, socTrips()}};
     b.cpus = onlineCpus(14, 2601000);
+    // Thor reports EMC activity elsewhere (BPMP debugfs) in units not confirmed: no actmon here.
+    b.memory = {128431104, 121002880, 0, 0,
+        {{"DMA", {64, 40, 22, 12, 6, 3, 2, 1, 1, 1, 250}},
+            {"Normal", {9120, 5400, 2700, 1350, 680, 330, 160, 80, 40, 20, 28900}}}};
     b.socthermOc = {0, 0, 0};
 
     b.expectedRails = {{"VDD_GPU", "ina3221", "1-0040", 1, 1.9, ""},

@@ -10,6 +10,7 @@
 
 #include "jetagent/hal/sysfs.h"
 #include "jetagent/power/board_profile.h"
+#include "jetagent/power/system_load.h"
 
 namespace jetagent {
 
@@ -64,6 +65,7 @@ struct BoardStateSample {
     std::array<int64_t, 3> throttleEvents {-1, -1, -1}; // soctherm oc1..3_event_cnt; -1 none
     int fanPwm = -1; // 0..255; -1 no fan found
     int fanRpm = -1;
+    SystemLoadSample load; // RAM, swap, largest free block, CPU and EMC load, engine clocks
 };
 
 // Finds the zones, devfreq GPU, cpufreq, EMC, soctherm_oc, fan once; reads them on demand.
@@ -81,6 +83,8 @@ public:
     bool haveFan() const;
     // A core's scaling_cur_freq was found (BoardStateSample::cpuFreqKHz has readings).
     bool haveCpuFreq() const;
+    // RAM, swap, CPU load, EMC load and engine clocks: what was found of them.
+    const SystemLoadReader& systemLoad() const;
 
     // Fills `sample` (its vectors are sized once and reused). Unreadable items are marked, never
     // fatal.

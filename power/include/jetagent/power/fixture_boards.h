@@ -94,6 +94,30 @@ struct DevfreqSpec {
 struct CpuSpec {
     int64_t curKHz = 0;
     int online = -1; // `online` file content; -1 = no file (cpu0)
+    // Its /proc/stat counters in ticks (an offline core has no line): busy splits 3:1 into user
+    // and system, idle is idle. A load shows once a test advances them and rewrites the file.
+    uint64_t busyTicks = 0;
+    uint64_t idleTicks = 0;
+};
+
+// /proc/meminfo and /proc/buddyinfo.
+struct MemorySpec {
+    int64_t totalKB = -1; // MemTotal; -1 = no /proc/meminfo
+    int64_t availableKB = 0;
+    int64_t swapTotalKB = 0; // 0 = no swap
+    int64_t swapFreeKB = 0;
+    // /proc/buddyinfo's zones: name ("DMA", "Normal") and free blocks per order from 0; no zones
+    // = no file.
+    std::vector<std::pair<std::string, std::vector<int64_t>>> buddyZones;
+};
+
+// An engine's clock in debugfs (clk_enable_count and clk_rate; the rate in the BPMP's debugfs
+// instead where `bpmpRate`).
+struct EngineSpec {
+    std::string name; // "nvdec", "nvenc", "nvjpg", "vic", "dla0"
+    int enableCount = 0;
+    int64_t rateHz = 0;
+    bool bpmpRate = false;
 };
 
 enum class FanLayout {
@@ -143,6 +167,10 @@ struct BoardSpec {
     std::vector<DevfreqSpec> devfreq; // the GPU and other devfreq devices
     std::vector<CpuSpec> cpus;
     int64_t emcHz = -1; // bpmp debugfs emc rate; -1 = none
+    std::string actmonPath; // actmon's mc_all file; "" = none (not confirmed for the board)
+    int64_t mcAllKHz = 0; // its content
+    std::vector<EngineSpec> engines; // only where the board's clock names are confirmed
+    MemorySpec memory;
     std::array<int64_t, 3> socthermOc {-1, -1, -1}; // oc1..3_event_cnt; -1 = no soctherm_oc
     FanSpec fan;
     std::vector<HwmonSpec> otherHwmon;
@@ -169,6 +197,10 @@ BoardSpec thorJp7(); // module INA3221 + carrier INA238 (power1_input µW); numb
 
 // The six boards of record (not Thor), for tests that run on each.
 std::vector<BoardSpec> allBoards();
+
+// The board's /proc/stat from its cores' counters (the aggregate line first, offline cores left
+// out as the kernel does).
+std::string procStatText(const BoardSpec& board);
 
 // ---- The file-level tree ----------------------------------------------------------------------
 
