@@ -89,6 +89,198 @@ TEST(PowerCommand, LiveLinesAndCsvWithUnitsOnOrinNano)
     }
 }
 
+// ISO 8601 with milliseconds and the zone's offset: "2026-11-27T03:35:12.345+00:00".
+bool isIso8601WithZone(const std::string& text)
+{
+    const std::string shape = "dddd-dd-ddTdd:dd:dd.ddd+dd:dd";
+    if (text.size() != shape.size())
+        return false;
+    for (size_t i = 0; i < shape.size(); ++i) {
+        const bool digit = std::isdigit(static_cast<unsigned char>(text[i])) != 0;
+        if (shape[i] == 'd'       ? !digit
+                : shape[i] == '+' ? text[i] != '+' && text[i] != '-'
+                                  : text[i] != shape[i])
+            return false;
+    }
+    return true;
+}
+
+// What tegrastats shows beside the rails, as columns: memory, the largest free block, each core's
+// load, EMC load, the engines' clocks, and the wall clock beside the monotonic one.
+TEST(PowerCommand, CsvCarriesWallTimeMemoryLoadsAndEnginesOnXavierNx)
+{
+    TempDir dir;
+    const test::BoardSpec spec = test::xavierNxJp5();
+    auto fixture = board(spec);
+    ASSERT_TRUE(fixture);
+    auto r = runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "-i", "100", "-d", "0.5",
+                             "--csv", "power.csv"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    bool sawLine = false;
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);)
+        if (line.rfind('[', 0) == 0) {
+            sawLine = true;
+            EXPECT_NE(line.find("RAM 2491/7583MB (lfb 700x4MB) SWAP 79/3791MB"), std::string::npos)
+                << line;
+            EXPECT_NE(line.find("EMC 20%@1600MHz"), std::string::npos) << line;
+            EXPECT_NE(line.find("NVDEC 717MHz NVENC off NVJPG off"), std::string::npos) << line;
+        }
+    EXPECT_TRUE(sawLine) << r.out;
+
+    const auto csv = test::readLines(dir / "power.csv");
+    ASSERT_GE(csv.size(), 3u);
+    const auto header = splitFields(csv[0], ',');
+    ASSERT_GE(header.size(), 3u);
+    EXPECT_EQ(header[0], "time_s");
+    EXPECT_EQ(header[1], "monotonic_ns");
+    EXPECT_EQ(header[2], "wall_time");
+    const size_t ramUsed = column(header, "ram_used_kB");
+    const size_t ramTotal = column(header, "ram_total_kB");
+    const size_t swapUsed = column(header, "swap_used_kB");
+    const size_t lfbBlocks = column(header, "lfb_blocks");
+    const size_t lfbKB = column(header, "lfb_block_kB");
+    const size_t cpu0Load = column(header, "cpu0_load_percent");
+    const size_t emcLoad = column(header, "emc_load_percent");
+    const size_t nvdecOn = column(header, "nvdec_on");
+    const size_t nvdecMHz = column(header, "nvdec_MHz");
+    const size_t nvencOn = column(header, "nvenc_on");
+    const size_t nvencMHz = column(header, "nvenc_MHz");
+    for (size_t i = 1; i < csv.size(); ++i) {
+        const auto row = splitFields(csv[i], ',');
+        ASSERT_EQ(row.size(), header.size()) << csv[i];
+        EXPECT_TRUE(isIso8601WithZone(row[2])) << row[2];
+        EXPECT_EQ(std::stoll(row[ramUsed]), spec.memory.totalKB - spec.memory.availableKB);
+        EXPECT_EQ(std::stoll(row[ramTotal]), spec.memory.totalKB);
+        EXPECT_EQ(std::stoll(row[swapUsed]), spec.memory.swapTotalKB - spec.memory.swapFreeKB);
+        EXPECT_EQ(row[lfbBlocks], "700");
+        EXPECT_EQ(row[lfbKB], "4096");
+        // The fixture's /proc/stat stands still: no ticks pass, so no load can be given.
+        EXPECT_EQ(row[cpu0Load], "") << csv[i];
+        EXPECT_NEAR(std::stod(row[emcLoad]), 20.0, 1e-9);
+        EXPECT_EQ(row[nvdecOn], "1");
+        EXPECT_NEAR(std::stod(row[nvdecMHz]), 716.8, 1e-9);
+        EXPECT_EQ(row[nvencOn], "0");
+        EXPECT_EQ(row[nvencMHz], "") << "an engine that is off has no clock";
+    }
+}
+
+TEST(PowerCommand, AHostHasNoEmcLoadOrEngineColumns)
+{
+    TempDir dir;
+    auto fixture = board(test::x86Host());
+    ASSERT_TRUE(fixture);
+    auto r = runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "-i", "100", "-d", "0.3",
+                             "--csv", "power.csv"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    const auto csv = test::readLines(dir / "power.csv");
+    ASSERT_GE(csv.size(), 2u);
+    EXPECT_EQ(csv[0].find("emc_load_percent"), std::string::npos) << csv[0];
+    EXPECT_EQ(csv[0].find("_on,"), std::string::npos) << csv[0];
+    column(splitFields(csv[0], ','), "ram_used_kB");
+    column(splitFields(csv[0], ','), "cpu7_load_percent");
+}
+
+// --json: stdout is one JSON object per line with the CSV's columns, offline readings null, and
+// nothing else; the setup and the summary go to stderr.
+TEST(PowerCommand, JsonLinesMatchTheCsvColumnsWithNullsForOffline)
+{
+    TempDir dir;
+    auto fixture = board(test::xavierNxJp5());
+    ASSERT_TRUE(fixture);
+    auto r = runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "-i", "100", "-d", "0.5",
+                             "--json", "--csv", "power.csv"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    EXPECT_NE(r.err.find("== jetagent power:"), std::string::npos) << r.err;
+    const auto csv = test::readLines(dir / "power.csv");
+    ASSERT_GE(csv.size(), 2u);
+    const auto header = splitFields(csv[0], ',');
+    size_t objects = 0;
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);) {
+        const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+        ASSERT_TRUE(j.is_object()) << "not a JSON object: " << line;
+        ++objects;
+        ASSERT_EQ(j.size(), header.size()) << line;
+        for (const std::string& name : header)
+            EXPECT_TRUE(j.contains(name)) << name;
+        EXPECT_TRUE(j["cpu0_load_percent"].is_null());
+        EXPECT_TRUE(j["nvenc_MHz"].is_null());
+        EXPECT_EQ(j["nvdec_on"], true);
+        EXPECT_EQ(j["nvenc_on"], false);
+        EXPECT_NEAR(j["emc_load_percent"].get<double>(), 20.0, 1e-9);
+        EXPECT_TRUE(isIso8601WithZone(j["wall_time"].get<std::string>()));
+        EXPECT_NEAR(j["VDD_IN_W"].get<double>(), railWatts(fixture->board(), "VDD_IN"), 1e-3);
+    }
+    EXPECT_EQ(objects, csv.size() - 1) << r.out;
+}
+
+// --idle: VDD_IN reads 3 W through the baseline and 8 W from a while into the measurement, so the
+// lines end 5 W above idle, and every above-idle figure is the total's less the baseline.
+TEST(PowerCommand, IdleBaselineThenPowerAboveIt)
+{
+    constexpr double kIdleW = 3.0;
+    constexpr double kLoadW = 8.0;
+    TempDir dir;
+    auto fixture = board(test::orinNanoJp6());
+    ASSERT_TRUE(fixture);
+    ASSERT_TRUE(fixture->setRailWatts("VDD_IN", kIdleW).ok());
+    std::thread schedule([&] {
+        // The CSV is created just before the baseline starts; the load comes well after it ends.
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!fs::exists(dir / "power.csv") && std::chrono::steady_clock::now() < giveUp)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        EXPECT_TRUE(fixture->setRailWatts("VDD_IN", kLoadW).ok());
+    });
+    auto r = runJetagent({"power", "--sysfs-root", fixture->hostRoot(), "--idle", "0.5", "-i",
+                             "100", "-d", "2", "--csv", "power.csv"},
+        dir.path());
+    schedule.join();
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("idle      3.000 W total over"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("above idle"), std::string::npos) << r.out;
+
+    const auto csv = test::readLines(dir / "power.csv");
+    ASSERT_GE(csv.size(), 10u);
+    const auto header = splitFields(csv[0], ',');
+    const size_t seconds = column(header, "time_s");
+    const size_t total = column(header, "total_W");
+    const size_t totalAvg = column(header, "total_avg_W");
+    const size_t idle = column(header, "idle_W");
+    const size_t above = column(header, "above_idle_W");
+    const size_t aboveAvg = column(header, "above_idle_avg_W");
+    const size_t energy = column(header, "energy_above_idle_J");
+    for (size_t i = 1; i < csv.size(); ++i) {
+        const auto row = splitFields(csv[i], ',');
+        ASSERT_EQ(row.size(), header.size()) << csv[i];
+        EXPECT_NEAR(std::stod(row[idle]), kIdleW, 1e-3) << csv[i];
+        EXPECT_NEAR(std::stod(row[above]), std::stod(row[total]) - kIdleW, 2e-3) << csv[i];
+        EXPECT_NEAR(std::stod(row[aboveAvg]), std::stod(row[totalAvg]) - kIdleW, 2e-3) << csv[i];
+        // Energy above idle is the average above idle over the time measured so far (the
+        // sampler's span, a little longer than the line's time_s).
+        EXPECT_NEAR(std::stod(row[energy]), std::stod(row[aboveAvg]) * std::stod(row[seconds]),
+            0.05 + 0.05 * std::fabs(std::stod(row[energy])))
+            << csv[i];
+    }
+    const auto last = splitFields(csv.back(), ',');
+    EXPECT_NEAR(std::stod(last[above]), kLoadW - kIdleW, 1e-2) << csv.back();
+    EXPECT_GT(std::stod(last[energy]), 0.0) << csv.back();
+}
+
+TEST(PowerCommand, IdleWithoutRailsIsAUsageError)
+{
+    TempDir dir;
+    fs::create_directories(dir / "empty-root");
+    auto r = runJetagent(
+        {"power", "--sysfs-root", dir / "empty-root", "--idle", "1", "-d", "1"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2) << r.out;
+    EXPECT_NE(r.err.find("--idle needs power rails"), std::string::npos) << r.err;
+}
+
 TEST(PowerCommand, AnExistingCsvIsNeverOverwritten)
 {
     TempDir dir;

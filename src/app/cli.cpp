@@ -572,6 +572,14 @@ void declarePower(CLI::App& app, PowerCommand& power)
             "limit)")
         ->capture_default_str()
         ->check(CLI::Range(0.1, 1000.0));
+    power.cmd->add_flag("--json", power.options.json,
+        "Print one JSON object per line on stdout (the CSV's columns, offline readings null); the "
+        "setup and the summary go to stderr");
+    power.cmd
+        ->add_option("--idle", power.options.idleS,
+            "First measure S seconds of baseline with the board at rest; each line then also "
+            "gives the power and energy above it")
+        ->check(CLI::Range(0.0, 86400.0));
     power.cmd->add_flag("--list", power.options.list,
         "Print the board, its profile and the sensors found, then exit");
     power.cmd->add_option("--fixture", power.options.fixture,
@@ -582,19 +590,32 @@ void declarePower(CLI::App& app, PowerCommand& power)
         "\nFinds the board's power rails (INA3221 under hwmon or the legacy iio driver, INA2xx,\n"
         "power_supply, Intel RAPL), thermal zones, GPU and CPU clocks, EMC rate, throttle "
         "counters,\n"
-        "fan and nvpmodel mode by itself, samples the rails at --rate in a thread of its own, and\n"
-        "prints one line per interval:\n\n"
+        "fan and nvpmodel mode by itself, and what tegrastats shows beside them: RAM and swap\n"
+        "(/proc/meminfo), the largest free block (/proc/buddyinfo), each core's load (/proc/stat,\n"
+        "between two readings, so the first line has none), EMC load (actmon, needs root) and the\n"
+        "NVDEC/NVENC/NVJPG/VIC/DLA clocks (debugfs, needs root). It samples the rails at --rate "
+        "in\n"
+        "a thread of its own and prints one line per interval:\n\n"
         "  [    10.0s] VDD_IN 5231mW/5102mW ... | total 5231mW/5102mW | cpu-thermal@45.2C ... |\n"
-        "              GPU 35%@612MHz | CPU [1510,1510] MHz | mode 2 (15W)\n\n"
+        "              GPU 35%@612MHz | CPU [12%@1510,3%@1510] MHz | EMC 10%@2133MHz |\n"
+        "              RAM 2199/7619MB (lfb 610x4MB) SWAP 0/3809MB | NVDEC 716MHz NVENC off |\n"
+        "              mode 2 (15W)\n\n"
         "Each rail shows its newest reading and its true time-average since the start (energy\n"
         "over time, not tegrastats' or jtop's running blend). A total marked (est.) is the sum of\n"
         "the rails on boards that do not measure their input power; it misses what no rail sees.\n"
         "Zones that read a known bogus value (power-gated -256 C, a constant PMIC-Die) show "
         "'off'.\n"
+        "A reading the board does not expose has no column; one that fails while running is an\n"
+        "empty CSV cell, null in JSON, 'off' or '?' in the line. The CSV and JSON carry time_s,\n"
+        "monotonic_ns and wall_time (ISO 8601 with the zone offset). --idle S measures the\n"
+        "board at rest first; the lines then add the power above that baseline, and the CSV and\n"
+        "JSON add idle_W, above_idle_W, above_idle_avg_W and energy_above_idle_J.\n"
         "Ctrl-C ends the measurement and prints averages, peaks, energy and temperatures.\n\n"
         "Examples:\n"
         "  jetagent power                                   live view, once a second\n"
         "  jetagent power -i 200 --csv run1.csv -d 600      ten minutes at 5 lines a second\n"
+        "  jetagent power --idle 10 -d 60 --csv load.csv    10 s at rest, then a minute above it\n"
+        "  jetagent power --json -i 500 | jq .total_W       one JSON object per line\n"
         "  jetagent power --list                            what this board has\n"
         "  jetagent power --fixture orin-nano-jp6 -d 3      an Orin Nano's tree, without the "
         "board\n");

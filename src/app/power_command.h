@@ -22,6 +22,12 @@ struct PowerCommandOptions {
     // is "", into a temporary directory removed at the end.
     std::string fixture;
     std::string fixtureDir;
+    // One JSON object per line on stdout (the same readings as the CSV, offline ones null); the
+    // setup and the summary go to stderr.
+    bool json = false;
+    // Seconds of baseline measured first, with the board at rest; each line then also gives its
+    // power and energy above that baseline. 0 = none.
+    double idleS = 0.0;
 };
 
 // Runs until the duration ends or SIGINT/SIGTERM. Errors: a bad root, board or fixture, an existing
