@@ -20,6 +20,9 @@ namespace {
 // devfreq devices whose device-tree node has one of these names are the integrated GPU.
 constexpr const char* kGpuNodeNames[] = {"gv11b", "gp10b", "ga10b", "gb10b", "gpu"};
 constexpr const char* kEmcRate = "/sys/kernel/debug/bpmp/debug/clk/emc/rate";
+// Boards without a BPMP (Nano and TX1, T210) keep the EMC clock in the clock framework's debugfs,
+// where tegrastats-era tools and jetson-stats read it.
+constexpr const char* kEmcClkRate = "/sys/kernel/debug/clk/emc/clk_rate";
 constexpr const char* kJetPack4Fan = "/sys/devices/pwm-fan";
 constexpr const char* kNvpmodelStatus = "/var/lib/nvpmodel/status";
 constexpr const char* kNvpmodelConf = "/etc/nvpmodel.conf";
@@ -336,7 +339,8 @@ BoardStateReader::BoardStateReader(const SysfsRoot& root, const BoardProfile& pr
     impl_->discoverZones(root, profile);
     impl_->discoverGpu(root);
     impl_->discoverCpus(root);
-    impl_->emc.open(root.path(kEmcRate));
+    if (impl_->emc.open(root.path(kEmcRate)) != 0)
+        impl_->emc.open(root.path(kEmcClkRate));
     impl_->discoverThrottleAndFan(root);
     impl_->load = std::make_unique<SystemLoadReader>(root);
     logger("power")->debug("board state: {} thermal zones, GPU {}, {} CPUs, EMC {}, throttle "

@@ -299,6 +299,24 @@ TEST(BoardState, EmcRateAndSocthermCounters)
     EXPECT_EQ(sample.throttleEvents, (std::array<int64_t, 3> {-1, -1, -1}));
 }
 
+TEST(BoardState, EmcRateFromTheClockFrameworkWithoutABpmp)
+{
+    constexpr int64_t kNanoEmcHz = 1600000000;
+    test::BoardSpec spec = test::nanoJp4();
+    spec.emcHz = -1; // no BPMP debugfs on T210
+    test::SysfsTree tree = test::lowerBoard(spec);
+    tree.file("/sys/kernel/debug/clk/emc/clk_rate", std::to_string(kNanoEmcHz) + "\n");
+    auto fixture = SysfsFixture::create(std::move(tree), spec);
+    ASSERT_TRUE(fixture.ok()) << fixture.status().message();
+    BoardStateReader reader(fixture.value()->root(), BoardProfile {});
+    EXPECT_TRUE(reader.haveEmc());
+    BoardStateSample sample;
+    reader.read(kNowNs, sample);
+    EXPECT_EQ(sample.emcHz, kNanoEmcHz);
+    // The EMC load needs that rate: actmon's 160000 kHz of 1600 MHz.
+    EXPECT_NEAR(sample.load.emcLoadPercent, 10.0, 1e-9);
+}
+
 TEST(BoardState, FanOnTheJetPack4Layout)
 {
     auto fixture = build(test::nanoJp4());
