@@ -68,6 +68,8 @@
 // caller's frame: one copy per frame.
 #include "jetagent/hal/gstreamer_source.h"
 
+#include "gst_init.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -91,6 +93,24 @@
 #include "jetagent/hal/reconnect.h"
 
 namespace jetagent {
+
+bool detail::initGStreamer(std::string* why)
+{
+    static std::once_flag once;
+    static bool ready = false;
+    static std::string problem;
+    std::call_once(once, [] {
+        GError* raw = nullptr;
+        ready = gst_init_check(nullptr, nullptr, &raw) != FALSE;
+        if (!ready)
+            problem = raw != nullptr ? raw->message : "gst_init failed";
+        if (raw != nullptr)
+            g_error_free(raw);
+    });
+    if (why != nullptr)
+        *why = problem;
+    return ready;
+}
 
 // Opens `pipeline` as a source of `kind`: "csi" and "rtsp" reconnect and keep the newest frame,
 // "gstreamer" does neither. What openGStreamerSource runs once the URI is translated; tests run
@@ -325,23 +345,6 @@ using SamplePtr = std::unique_ptr<GstSample, SampleUnref>;
 using MessagePtr = std::unique_ptr<GstMessage, MessageUnref>;
 using ErrorPtr = std::unique_ptr<GError, ErrorFree>;
 
-// gst_init once per process; false (and why) when GStreamer cannot start.
-bool initGStreamer(std::string* why = nullptr)
-{
-    static std::once_flag once;
-    static bool ready = false;
-    static std::string problem;
-    std::call_once(once, [] {
-        GError* raw = nullptr;
-        ready = gst_init_check(nullptr, nullptr, &raw) != FALSE;
-        const ErrorPtr error(raw);
-        if (!ready)
-            problem = error ? error->message : "gst_init failed";
-    });
-    if (why != nullptr)
-        *why = problem;
-    return ready;
-}
 
 // What a kind of source needs when one of its elements is missing.
 std::string missingElementHint(const std::string& kind, const std::string& element)
@@ -933,12 +936,12 @@ Expected<std::string> gstreamerPipelineFor(const SourceOptions& options)
 
 bool gstreamerAvailable()
 {
-    return initGStreamer();
+    return detail::initGStreamer();
 }
 
 bool gstreamerHasElement(const std::string& factory)
 {
-    if (!initGStreamer())
+    if (!detail::initGStreamer())
         return false;
     GstElementFactory* found = gst_element_factory_find(factory.c_str());
     if (found == nullptr)
@@ -952,7 +955,7 @@ Expected<std::unique_ptr<FrameSource>> openGStreamerPipeline(
 {
     const std::string shown = withoutPasswords(options.uri);
     std::string why;
-    if (!initGStreamer(&why))
+    if (!detail::initGStreamer(&why))
         return Status::unsupported("'" + shown + "' needs GStreamer, which did not start: " + why);
     const CameraOptions& camera = options.camera;
     if (!std::isfinite(camera.stallTimeoutS) || camera.stallTimeoutS <= 0.0)

@@ -32,7 +32,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${JETAGENT_PACKAGE_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "${_deb_arch}")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS systemd)
+# The network video outputs (--output rtp://, rtsp://) need RTP payloading and UDP (-good) and an
+# H.264 encoder: x264enc (-ugly) or openh264enc (-bad); a Jetson has its own (nvv4l2h264enc).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+    "systemd, gstreamer1.0-plugins-good, gstreamer1.0-plugins-ugly | gstreamer1.0-plugins-bad")
 # What the binary needs beside its shared libraries: the HTML reports inline Debian's Chart.js
 # (src/app/html_report.h). dpkg-shlibdeps' Depends is added to these (and the cross build's, in
 # package_config.cmake).
@@ -60,6 +63,7 @@ set(JETAGENT_DEB_SONAME_PACKAGES
     "libgstapp-1.0.so.0=libgstreamer-plugins-base1.0-0"
     "libgstvideo-1.0.so.0=libgstreamer-plugins-base1.0-0"
     "libgstreamer-1.0.so.0=libgstreamer1.0-0"
+    "libgstrtspserver-1.0.so.0=libgstrtspserver-1.0-0"
     "libgobject-2.0.so.0=libglib2.0-0"
     "libglib-2.0.so.0=libglib2.0-0"
     "libstdc++.so.6=libstdc++6"

@@ -14,9 +14,12 @@
 //     label must be that frame's top-1 (and, the model being exact on the demo, its true class).
 //     A frame the task never inferred (a live queue dropped it) must carry the newest earlier
 //     result and the note "^ result of frame N", found by template matching in the panel.
+#include <chrono>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,6 +28,7 @@
 #include <opencv2/videoio.hpp>
 
 #include "display.h"
+#include "gst_receiver.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "test_support.h"
 
@@ -202,21 +206,12 @@ struct Checked {
     nlohmann::json summary;
 };
 
-// Runs the demo with `args`, decodes the recording and checks every frame as described above.
-Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t frames,
-    const std::string& backend = "auto")
+// Checks every frame of `decoded` (what the user got from the run in `runDir`) as described above.
+Checked checkFrames(const std::vector<cv::Mat>& decoded, const std::string& runDir)
 {
-    test::TempDir dir;
-    std::vector<std::string> command = {"run", "-c", demoConfig(dir, fps, backend), "-q",
-        "--frames", std::to_string(frames), "--log-dir", "logs", "--output", "file://out.mp4"};
-    command.insert(command.end(), args.begin(), args.end());
-    const auto r = test::runJetagent(command, dir.path());
     Checked c;
-    EXPECT_EQ(r.exitCode, 0) << r.err;
-    const std::string run = test::onlyRunDirectory(dir / "logs");
-    c.summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
-    const auto labels = topLabels(run + "/shapes.frames.csv");
-    const auto decoded = decode(dir / "out.mp4");
+    c.summary = nlohmann::json::parse(test::readFile(runDir + "/summary.json"));
+    const auto labels = topLabels(runDir + "/shapes.frames.csv");
     c.frames = decoded.size();
 
     const ShapesRenderer shapes(kWidth, kHeight, kSeed);
@@ -267,6 +262,19 @@ Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t fram
     return c;
 }
 
+// Runs the demo with `args`, decodes the recording and checks every frame.
+Checked runAndCheck(const std::vector<std::string>& args, int fps, uint64_t frames,
+    const std::string& backend = "auto")
+{
+    test::TempDir dir;
+    std::vector<std::string> command = {"run", "-c", demoConfig(dir, fps, backend), "-q",
+        "--frames", std::to_string(frames), "--log-dir", "logs", "--output", "file://out.mp4"};
+    command.insert(command.end(), args.begin(), args.end());
+    const auto r = test::runJetagent(command, dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return checkFrames(decode(dir / "out.mp4"), test::onlyRunDirectory(dir / "logs"));
+}
+
 // The reader the checks below rely on: an undecoded frame drawn with a class name or "waiting"
 // reads back as that, by a margin.
 TEST(OverlayRecording, TheLabelReaderTellsEveryNameAndWaitingApart)
@@ -311,6 +319,74 @@ TEST(OverlayRecording, RealTimeFasterThanTheModelMarksTheFramesItNeverInferred)
     EXPECT_EQ(c.earlier, c.summary["display"]["frames_with_earlier_result"].get<size_t>());
     EXPECT_EQ(c.own + c.earlier + c.waiting, c.frames);
     EXPECT_GT(c.summary["tasks"][0]["frames"]["dropped"].get<int>(), 0);
+}
+
+// The same checks on what a network client receives and decodes (H.264, so the reader's margins
+// hold at the stream's bit rate too).
+TEST(OverlayStream, RtpEveryFrameCarriesItsOwnLabel)
+{
+    if (!test::haveDecoder())
+        GTEST_SKIP() << "no openh264dec/h264parse (gstreamer1.0-plugins-bad) to decode with";
+    const int port = test::unusedLoopbackPort();
+    ASSERT_GT(port, 0);
+    test::Receiver receiver("udpsrc address=127.0.0.1 port=" + std::to_string(port) +
+            " caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,"
+            "payload=96\" ! " +
+            test::kDecode,
+        true);
+    ASSERT_TRUE(receiver.ok()) << receiver.problem();
+    test::TempDir dir;
+    constexpr uint64_t kFrames = 90;
+    const auto r = test::runJetagent({"run", "-c", demoConfig(dir, 30), "--frames",
+                                         std::to_string(kFrames), "--log-dir", "logs",
+                                         "--output", "rtp://127.0.0.1:" + std::to_string(port)},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("a=rtpmap:96 H264/90000"), std::string::npos) << "no SDP logged:\n"
+                                                                         << r.err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the last packets
+    const Checked c = checkFrames(receiver.all(), test::onlyRunDirectory(dir / "logs"));
+    // Loopback loses nothing; the view may skip a frame or two of a paced run under load.
+    EXPECT_GE(c.frames, kFrames * 8 / 10);
+    EXPECT_EQ(c.own + c.earlier + c.waiting, c.frames);
+    const auto& stream = c.summary["display"]["stream"];
+    EXPECT_EQ(stream["frames_sent"].get<size_t>() + stream["frames_dropped"].get<size_t>(),
+        c.summary["display"]["frames_recorded"].get<size_t>());
+    EXPECT_GE(stream["frames_sent"].get<size_t>(), c.frames);
+}
+
+TEST(OverlayStream, RtspEveryFrameCarriesItsOwnLabel)
+{
+    if (!test::haveDecoder())
+        GTEST_SKIP() << "no openh264dec/h264parse (gstreamer1.0-plugins-bad) to decode with";
+    const int port = test::unusedLoopbackPort();
+    ASSERT_GT(port, 0);
+    test::TempDir dir;
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(port) + "/jetagent";
+    // Ten seconds at 30 fps: the client joins once the server answers.
+    const int pid = test::spawnJetagent({"run", "-c", demoConfig(dir, 30), "--frames", "300",
+                                            "--log-dir", "logs", "--output", url},
+        dir.path());
+    ASSERT_GT(pid, 0);
+    std::vector<cv::Mat> frames;
+    {
+        std::unique_ptr<test::Receiver> client;
+        for (int attempt = 0; attempt < 50 && (!client || client->frames() == 0); ++attempt) {
+            client = std::make_unique<test::Receiver>(
+                "rtspsrc location=" + url + " latency=0 protocols=tcp ! " + test::kDecode, true);
+            std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        }
+        ASSERT_TRUE(client && client->frames() > 0) << "no frame from " << url;
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        frames = client->all();
+    }
+    EXPECT_EQ(test::waitExit(pid, 30000), 0) << test::readFile(dir / "spawn.err");
+    const Checked c = checkFrames(frames, test::onlyRunDirectory(dir / "logs"));
+    EXPECT_GE(c.frames, 60u); // three seconds and more at 30 fps
+    EXPECT_EQ(c.own + c.earlier + c.waiting, c.frames);
+    const auto& stream = c.summary["display"]["stream"];
+    EXPECT_GT(stream["frames_unwatched"].get<size_t>(), 0u); // before the client came
+    EXPECT_GE(stream["frames_sent"].get<size_t>(), c.frames);
 }
 
 } // namespace

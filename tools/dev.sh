@@ -72,8 +72,9 @@ fi
 # (tests/vm/vivid-test.sh); systemd-analyze and systemd-sysusers for the unit's test
 # (systemd/verify-unit.sh), dpkg-shlibdeps (dpkg-dev) for the .deb's Depends, and ONNX's own node
 # tests (libonnx-testdata) for the xnnpack backend's conformance test (tests/onnx_node_test.cpp);
-# headless chromium opens the HTML reports (tools/check_html_page.py).
-test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
+# headless chromium opens the HTML reports (tools/check_html_page.py); the network video outputs'
+# tests encode and decode H.264 with openh264 (gstreamer1.0-plugins-bad, libopenh264-7).
+test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad libopenh264-7 xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
     libonnx-testdata chromium)
 lint_packages=(clang-format clang-tidy)
 # The sanitizer build: clang, its sanitizer and libFuzzer runtimes, and (for oneDNN's OpenMP on
@@ -328,8 +329,10 @@ test)
     if [ "${JETAGENT_SKIP_SLOW:-0}" != 1 ]; then
         timed "export reference models" export_models
     fi
-    # The vivid VM test must run here, not skip: a missing tool is a failure.
-    JETAGENT_REQUIRE_VM=1 timed "tests (native, all labels)" run_tests "$build_dir"
+    # The vivid VM test must run here, not skip: a missing tool is a failure. The RTSP outage test
+    # stops its server 8 times here (20 by default: about three minutes of a run with every core
+    # kept busy, the soak to run before changing the reconnect code).
+    JETAGENT_REQUIRE_VM=1 JETAGENT_RTSP_OUTAGES=8 timed "tests (native, all labels)" run_tests "$build_dir"
     timed "package (amd64)" package "$build_dir" "$(dpkg --print-architecture)"
     timed "package install test (apt, amd64)" install_test "$build_dir"
     # The unit tests once more under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,

@@ -588,6 +588,13 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
         outcome.display.recorded = display.framesRecorded();
         outcome.display.skipped = display.framesSkipped();
         outcome.display.earlierResult = display.framesWithEarlierResult();
+        if (const StreamOut* stream = display.stream()) {
+            outcome.display.streamed = true;
+            outcome.display.encoder = stream->encoder();
+            outcome.display.streamSent = stream->framesSent();
+            outcome.display.streamDropped = stream->framesDropped();
+            outcome.display.streamUnwatched = stream->framesUnwatched();
+        }
     }
     outcome.startNs = pipeline.startNs();
     outcome.endNs = joined ? pipeline.endNs() : monotonicNs();
@@ -883,6 +890,13 @@ Status startSamplerAndLogs(const AgentConfig& config, const Components& c, bool 
         columns.cpu = state && state->haveCpuFreq();
         columns.emc = setup.haveEmc;
         columns.fan = setup.haveFan;
+        if (state) {
+            const SystemLoadReader& load = state->systemLoad();
+            columns.memory = load.haveMemory();
+            columns.cpuLoad = load.haveCpuLoad();
+            columns.emcLoad = load.haveEmcLoad() && setup.haveEmc;
+            columns.engines = load.engines();
+        }
         parts.powerLog = std::make_unique<PowerLog>(
             c.monitor->sampler(), int64_t(config.power.logIntervalMs) * 1'000'000, columns);
     }

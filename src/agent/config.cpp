@@ -15,6 +15,7 @@
 #include "jetagent/base/yaml_document.h"
 #include "jetagent/base/yaml_reader.h"
 #include "jetagent/engines/model_prepare.h"
+#include "jetagent/hal/stream_out.h"
 
 namespace fs = std::filesystem;
 
@@ -479,7 +480,10 @@ void readDisplay(YamlFileReader& reader, const YAML::Node& node, DisplayConfig& 
     YamlMapReader m(reader, node, "display");
     m.boolean("window", display.window);
     if (m.string("output", display.output)) {
-        if (display.output.rfind("file://", 0) == 0)
+        if (isStreamUri(display.output)) {
+            if (auto t = parseStreamUri(display.output); !t)
+                m.error("output", node["output"], t.status().message());
+        } else if (display.output.rfind("file://", 0) == 0)
             display.output = display.output.substr(7);
         display.output = expandHome(display.output);
         if (display.output.empty())

@@ -180,7 +180,8 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
 {
     std::unique_ptr<DisplaySink> sink(new DisplaySink());
     sink->config_ = config;
-    const bool keepEvery = offline && !config.output.empty();
+    // A network stream is live whatever the source: it takes the newest frames, never holds capture.
+    const bool keepEvery = offline && !config.output.empty() && !isStreamUri(config.output);
     // Offline, the view holds a frame until every task has inferred it, while capture waits for
     // room in this queue: it must hold a whole batch, or a worker waiting for a full batch would
     // wait for the view that waits for it.
@@ -210,7 +211,19 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
         sink->windowOpen_ = true;
     }
 
-    if (!config.output.empty()) {
+    sink->writerFps_ = config.fps > 0 ? config.fps : source.fps > 0 ? source.fps : kDefaultFps;
+    if (isStreamUri(config.output)) {
+        auto target = parseStreamUri(config.output);
+        if (!target)
+            return target.status().withContext("display.output");
+        sink->streaming_ = true;
+        sink->streamTarget_ = target.value();
+        // Sources of a known size start the stream (and an RTSP server listening) now, so a
+        // missing encoder or a port in use fails before the run; the others at their first frame.
+        if (source.width > 0 && source.height > 0)
+            if (Status s = sink->openStream(cv::Size(source.width, source.height)); !s)
+                return s;
+    } else if (!config.output.empty()) {
         auto fourcc = fourccFor(config.output);
         if (!fourcc)
             return fourcc.status();
@@ -224,7 +237,6 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
         if (!parent.empty() && !fs::is_directory(parent, ec))
             return Status::notFound("display.output '" + config.output + "': directory '" +
                 parent.string() + "' does not exist");
-        sink->writerFps_ = config.fps > 0 ? config.fps : source.fps > 0 ? source.fps : kDefaultFps;
         // Sources of a known size open the file now, so a bad path fails before the run; the
         // others (image directories) open it at their first frame.
         if (source.width > 0 && source.height > 0) {
@@ -296,6 +308,12 @@ void DisplaySink::stop()
 {
     if (thread_.joinable())
         thread_.join();
+    if (stream_) {
+        logger("display")->info("streamed {} annotated frames to {} ({} dropped while the encoder "
+                                "was behind, {} with no client playing)",
+            stream_->framesSent(), config_.output, stream_->framesDropped(),
+            stream_->framesUnwatched());
+    }
     if (writer_.isOpened()) {
         writer_.release();
         logger("display")->info("recorded {} annotated frames into {} ({} skipped, {} drawn with "
@@ -392,8 +410,52 @@ double DisplaySink::sourceRate(const Frame& frame)
         : 0.0;
 }
 
+Status DisplaySink::openStream(const cv::Size& size)
+{
+    StreamOut::Options options;
+    // H.264's 4:2:0 chroma needs even sizes: an odd frame loses its last row or column.
+    options.width = size.width & ~1;
+    options.height = size.height & ~1;
+    options.fps = writerFps_;
+    auto stream = StreamOut::open(streamTarget_, options);
+    if (!stream)
+        return stream.status().withContext("display.output");
+    stream_ = std::move(stream).value();
+    logger("display")->info("annotated frames out: {}", stream_->describe());
+    return {};
+}
+
+void DisplaySink::stream(const cv::Mat& canvas, cv::Mat& sized)
+{
+    if (streamFailed_)
+        return;
+    if (!stream_) {
+        if (Status s = openStream(canvas.size()); !s) {
+            logger("display")->error("{}; the run goes on without the stream", s.message());
+            streamFailed_ = true;
+            return;
+        }
+    }
+    const cv::Mat* out = &canvas;
+    if ((canvas.cols & 1) != 0 || (canvas.rows & 1) != 0) {
+        sized = canvas(cv::Rect(0, 0, canvas.cols & ~1, canvas.rows & ~1));
+        out = &sized;
+    }
+    if (!stream_->push(*out)) {
+        logger("display")->error(
+            "the stream {} failed ({}); the run goes on without it", config_.output, stream_->error());
+        streamFailed_ = true;
+        return;
+    }
+    recorded_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void DisplaySink::record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFailed)
 {
+    if (streaming_) {
+        stream(canvas, sized);
+        return;
+    }
     if (config_.output.empty() || writerFailed)
         return;
     if (!writer_.isOpened()) {

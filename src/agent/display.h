@@ -20,6 +20,7 @@
 
 #include "frame_queue.h"
 #include "jetagent/base/status.h"
+#include "jetagent/hal/stream_out.h"
 #include "pipeline.h"
 #include "spsc_ring.h"
 
@@ -29,8 +30,10 @@ namespace jetagent {
 struct DisplayConfig {
     bool window = false; // show a window (needs a display: DISPLAY or WAYLAND_DISPLAY); headless
                          // by default
-    std::string output; // record the annotated stream to this video file (.mp4, .avi, .mkv);
-                        // "" = none
+    // Where the annotated frames go: a new video file (.mp4, .avi, .mkv, .mov), or a network
+    // stream, rtp://HOST:PORT (H.264 over RTP/UDP to one receiver) or rtsp://@:PORT/PATH (an
+    // RTSP server of our own); "" = none.
+    std::string output;
     double fps = 0.0; // frame rate written into the recording; 0 = the source's rate (30 if
                       // unknown)
 };
@@ -136,6 +139,8 @@ public:
     // Frames drawn with an earlier frame's result because a task never inferred them.
     uint64_t framesWithEarlierResult() const { return earlier_.load(); }
     const std::string& outputPath() const { return config_.output; }
+    // The network stream, when display.output is rtp:// or rtsp:// and it opened; else null.
+    const StreamOut* stream() const { return stream_.get(); }
 
 private:
     static constexpr size_t kRateWindow = 16; // results (or frames) a rate is taken over
@@ -173,6 +178,8 @@ private:
     void take(Feed& feed, uint64_t sequence);
     double sourceRate(const Frame& frame);
     void record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFailed);
+    Status openStream(const cv::Size& size);
+    void stream(const cv::Mat& canvas, cv::Mat& sized);
 
     DisplayConfig config_;
     std::unique_ptr<FrameQueue> queue_;
@@ -180,6 +187,10 @@ private:
     std::mutex feedMutex_; // only for the view thread's sleep on feedChanged_
     std::condition_variable feedChanged_;
     cv::VideoWriter writer_;
+    bool streaming_ = false; // display.output is a network stream
+    StreamTarget streamTarget_;
+    std::unique_ptr<StreamOut> stream_;
+    bool streamFailed_ = false;
     int fourcc_ = 0;
     double writerFps_ = 30.0;
     cv::Size writerSize_;

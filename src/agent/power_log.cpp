@@ -55,6 +55,14 @@ std::string PowerLog::header() const
         h += ",emc_MHz";
     if (columns_.fan)
         h += ",fan_rpm";
+    if (columns_.memory)
+        h += ",ram_used_MB,swap_used_MB";
+    if (columns_.cpuLoad)
+        h += ",cpu_load_pct";
+    if (columns_.emcLoad)
+        h += ",emc_load_pct";
+    for (const std::string& engine : columns_.engines)
+        h += "," + csvEscape(engine + "_MHz");
     return h + "\n";
 }
 
@@ -90,6 +98,30 @@ void PowerLog::formatRow(int64_t t0, int64_t t1, std::string& out) const
         appendCell(out, haveState && s.emcHz > 0, static_cast<double>(s.emcHz) / 1e6, "{:.3f}");
     if (columns_.fan)
         appendCell(out, haveState && s.fanRpm >= 0, static_cast<double>(s.fanRpm), "{:.0f}");
+    const SystemLoadSample& load = s.load;
+    if (columns_.memory) {
+        const bool memory = haveState && load.memory.online;
+        appendCell(out, memory, static_cast<double>(load.memory.ramUsedKB) / 1024.0, "{:.1f}");
+        appendCell(out, memory, static_cast<double>(load.memory.swapUsedKB) / 1024.0, "{:.1f}");
+    }
+    if (columns_.cpuLoad) {
+        double sum = 0.0;
+        int cores = 0;
+        for (int c = 0; haveState && c < load.cpuCount && c < kMaxLoadCpus; ++c)
+            if (load.cpuLoadPercent[static_cast<size_t>(c)] >= 0.0) {
+                sum += load.cpuLoadPercent[static_cast<size_t>(c)];
+                ++cores;
+            }
+        appendCell(out, cores > 0, cores > 0 ? sum / cores : 0.0, "{:.1f}");
+    }
+    if (columns_.emcLoad)
+        appendCell(out, haveState && load.emcLoadPercent >= 0.0, load.emcLoadPercent, "{:.1f}");
+    for (size_t e = 0; e < columns_.engines.size(); ++e) {
+        const bool known = haveState && e < load.engines.size() && load.engines[e].online &&
+            (!load.engines[e].on || load.engines[e].hz >= 0);
+        const double mhz = known && load.engines[e].on ? static_cast<double>(load.engines[e].hz) / 1e6 : 0.0;
+        appendCell(out, known, mhz, "{:.1f}");
+    }
     out += '\n';
 }
 

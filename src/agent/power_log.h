@@ -20,6 +20,11 @@ struct PowerLogColumns {
     bool cpu = false; // cpu_MHz: the highest online core's current frequency
     bool emc = false; // emc_MHz
     bool fan = false; // fan_rpm
+    // What tegrastats prints beside them, where the board has it (power/system_load.h):
+    bool memory = false; // ram_used_MB, swap_used_MB
+    bool cpuLoad = false; // cpu_load_pct: the mean busy share of the cores online
+    bool emcLoad = false; // emc_load_pct
+    std::vector<std::string> engines; // <engine>_MHz per engine clock found, 0 when off
 };
 
 class PowerLog final : public SegmentedLog {

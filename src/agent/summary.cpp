@@ -517,6 +517,10 @@ json summaryJson(const RunOutcome& o)
             {"frames_shown", o.display.shown}, {"frames_recorded", o.display.recorded},
             {"frames_skipped", o.display.skipped},
             {"frames_with_earlier_result", o.display.earlierResult}};
+    if (o.display.enabled && o.display.streamed)
+        j["display"]["stream"] = {{"encoder", o.display.encoder},
+            {"frames_sent", o.display.streamSent}, {"frames_dropped", o.display.streamDropped},
+            {"frames_unwatched", o.display.streamUnwatched}};
     if (!o.gpio.is_null())
         j["gpio"] = o.gpio;
     j["run"] = {{"started_utc", o.context.startedUtc},

@@ -33,9 +33,15 @@ struct TaskOutcome {
 struct DisplayOutcome {
     bool enabled = false;
     bool window = false;
-    std::string output; // the recording, "" when none
+    std::string output; // the recording or the stream's URI, "" when none
     uint64_t shown = 0; // frames drawn in the window
-    uint64_t recorded = 0; // frames written into the recording
+    uint64_t recorded = 0; // frames written into the recording or handed to the stream
+    // A network stream (rtp://, rtsp://): its encoder and what became of the frames handed to it.
+    bool streamed = false;
+    std::string encoder;
+    uint64_t streamSent = 0; // encoded and sent
+    uint64_t streamDropped = 0; // the encoder was behind
+    uint64_t streamUnwatched = 0; // RTSP with no client playing
     uint64_t skipped = 0; // frames the view let go because it was busy (live sources)
     uint64_t earlierResult = 0; // frames drawn with an earlier frame's result: a task never
                                 // inferred them (its live queue dropped them)

@@ -206,7 +206,7 @@ void applyRunOverrides(const RunArgs& args, const CLI::App& cmd, AgentConfig& co
     }
     if (cmd.count("--output")) {
         std::string path = args.output;
-        if (path.rfind("file://", 0) == 0)
+        if (path.rfind("file://", 0) == 0) // rtp:// and rtsp:// are checked with the config
             path = path.substr(7);
         config.display.output = path;
         overrides.push_back("display.output=" + path);
@@ -336,8 +336,12 @@ void declareRun(CLI::App& app, RunCommand& run)
         "Show the frames in a window with the results, fps, latency, power and temperature\n"
         "drawn on them (the live demo; q or Esc stops the run). Headless without it");
     run.cmd->add_option("--output", run.args.output,
-        "Record the annotated frames to a new video file (file://annotated.mp4; .mp4, .mkv, .mov,\n"
-        ".avi); an existing file is refused, never overwritten");
+        "Send the annotated frames (each with its own result) to a new video file\n"
+        "(file://annotated.mp4; .mp4, .mkv, .mov, .avi; an existing file is refused, never\n"
+        "overwritten), or over the network as H.264: rtp://HOST:PORT (RTP/UDP to one receiver;\n"
+        "the SDP it needs is logged at start) or rtsp://@:PORT/PATH (an RTSP server on every\n"
+        "interface, rtsp://127.0.0.1:PORT/PATH for this machine only; encodes only while a\n"
+        "client plays)");
     run.cmd
         ->add_option("--stop-timeout", run.args.stopTimeout,
             "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"

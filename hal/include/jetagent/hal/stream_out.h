@@ -1,0 +1,82 @@
+// Video out over the network: BGR frames encoded to H.264 by GStreamer and sent as RTP over UDP
+// (rtp://HOST:PORT) or served by an RTSP server of our own (rtsp://ADDR:PORT/PATH, gst-rtsp-server),
+// the outputs jetson-inference users know. The caller pushes frames and never waits: encoding and
+// sending run on GStreamer's threads, and a frame that finds the encoder still busy with earlier
+// ones is dropped (counted), so a slow network or encoder never holds up the caller.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <opencv2/core/mat.hpp>
+
+#include "jetagent/base/status.h"
+
+namespace jetagent {
+
+// Where a stream goes, from its URI.
+struct StreamTarget {
+    enum class Kind { Rtp, Rtsp };
+    Kind kind = Kind::Rtp;
+    // RTP: the receiver's address (unicast or multicast). RTSP: the address the server listens
+    // on; "0.0.0.0" for rtsp://@:PORT/PATH (every interface, jetson-inference's spelling).
+    std::string host;
+    int port = 0;
+    std::string path; // RTSP: the mount point, "/jetagent"; RTP: ""
+    std::string uri; // as given
+};
+
+// True for rtp:// and rtsp:// URIs (the ones parseStreamUri takes); false for files.
+bool isStreamUri(const std::string& uri);
+
+// Parses rtp://HOST:PORT and rtsp://[ADDR|@]:PORT/PATH (ADDR defaults to every interface when it
+// is "@" or empty, PATH to /jetagent when absent). Errors: InvalidInput naming what is wrong.
+Expected<StreamTarget> parseStreamUri(const std::string& uri);
+
+class StreamOut {
+public:
+    struct Options {
+        int width = 0; // every frame pushed has this size
+        int height = 0;
+        double fps = 30.0; // the nominal rate, for the encoder's key-frame interval and rate control
+        int bitrateKbps = 0; // 0: about 0.1 bit per pixel and frame (2.3 Mb/s at 640x480x30)
+        // The H.264 encoder: "auto" takes the first present of nvv4l2h264enc (Jetson's hardware
+        // encoder), x264enc (gstreamer1.0-plugins-ugly) and openh264enc (gstreamer1.0-plugins-bad);
+        // a name forces that one.
+        std::string encoder = "auto";
+    };
+
+    // Builds the pipeline (RTP) or starts the server (RTSP: it listens from here on and encodes
+    // only while a client plays the stream). Errors: InvalidInput for bad options, Unsupported
+    // when GStreamer or an element is missing (naming the package), Io when the RTSP
+    // port cannot be bound.
+    static Expected<std::unique_ptr<StreamOut>> open(
+        const StreamTarget& target, const Options& options);
+    ~StreamOut();
+    StreamOut(const StreamOut&) = delete;
+    StreamOut& operator=(const StreamOut&) = delete;
+
+    // Hands one 8-bit BGR frame of the opened size to the encoder (a copy; the caller keeps its
+    // image). Never blocks: drops it (counted) when the encoder is still behind by more than a
+    // few frames, or when no RTSP client is playing. False after the pipeline failed (error()
+    // says why); the caller's run goes on.
+    bool push(const cv::Mat& bgr);
+
+    // For the log: the SDP a receiver needs (RTP) or the URL to open (RTSP).
+    std::string describe() const;
+    const std::string& encoder() const;
+    uint64_t framesSent() const; // handed to the encoder
+    uint64_t framesDropped() const; // encoder behind
+    uint64_t framesUnwatched() const; // RTSP with no client playing
+    int clients() const; // RTSP clients playing now (RTP: 0)
+    std::string error() const; // "" while healthy
+
+    struct Impl; // GStreamer's side (public only for its C callbacks)
+
+private:
+    explicit StreamOut(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace jetagent

@@ -1,0 +1,538 @@
+// Video out over the network through GStreamer.
+//
+// rtp://HOST:PORT runs
+//   appsrc ! <encoder> ! rtph264pay config-interval=1 pt=96 ! udpsink host=HOST port=PORT
+// rtsp://ADDR:PORT/PATH serves, through gst-rtsp-server, one shared media built from
+//   appsrc ! <encoder> ! rtph264pay name=pay0 config-interval=1 pt=96
+// while at least one client plays it (the server makes the pipeline on the first PLAY and tears
+// it down after the last client leaves; frames pushed meanwhile are counted as unwatched).
+// <encoder> is, by what the machine has:
+//   Jetson: videoconvert ! video/x-raw,format=BGRx ! nvvidconv
+//             ! video/x-raw(memory:NVMM),format=NV12 ! nvv4l2h264enc (the NVENC block)
+//   else:   videoconvert ! video/x-raw,format=I420 ! x264enc tune=zerolatency (or openh264enc)
+// config-interval=1 repeats SPS and PPS before every key frame, and the encoders make one key
+// frame a second, so a receiver that joins late decodes within a second.
+//
+// appsrc runs its own streaming thread: push() only copies the frame into a buffer and queues it.
+// It never blocks (block=false), and it looks at appsrc's queue first: more than kQueuedFrames
+// waiting means the encoder is behind, and the frame is dropped rather than queued.
+#include "jetagent/hal/stream_out.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gst/app/gstappsrc.h>
+#include <gst/gst.h>
+#ifdef JETAGENT_HAVE_RTSP_SERVER
+#include <gst/rtsp-server/rtsp-server.h>
+#endif
+
+#include "gst_init.h"
+
+namespace jetagent {
+namespace {
+
+constexpr guint64 kQueuedFrames = 3; // frames appsrc may hold before new ones are dropped
+constexpr int kPayloadType = 96; // the first dynamic RTP payload type
+constexpr const char* kDefaultMount = "/jetagent";
+
+struct ObjectUnref {
+    void operator()(gpointer object) const { gst_object_unref(object); }
+};
+using ElementPtr = std::unique_ptr<GstElement, ObjectUnref>;
+
+struct ErrorFree {
+    void operator()(GError* error) const { g_error_free(error); }
+};
+using ErrorPtr = std::unique_ptr<GError, ErrorFree>;
+
+bool elementExists(const char* name)
+{
+    GstElementFactory* factory = gst_element_factory_find(name);
+    if (factory == nullptr)
+        return false;
+    gst_object_unref(factory);
+    return true;
+}
+
+// Which package holds an encoder, for the error when it is missing.
+std::string encoderPackage(const std::string& name)
+{
+    if (name == "x264enc")
+        return "gstreamer1.0-plugins-ugly";
+    if (name == "openh264enc")
+        return "gstreamer1.0-plugins-bad";
+    if (name == "nvv4l2h264enc")
+        return "nvidia-l4t-gstreamer (JetPack)";
+    return "the GStreamer plugin that provides it";
+}
+
+// The encoder's part of the pipeline, from raw BGR to H.264 byte-stream.
+std::string encoderChain(const std::string& name, int keyInterval, int kbps)
+{
+    const std::string k = std::to_string(keyInterval);
+    if (name == "nvv4l2h264enc")
+        return "videoconvert ! video/x-raw,format=BGRx ! nvvidconv ! "
+               "video/x-raw(memory:NVMM),format=NV12 ! nvv4l2h264enc insert-sps-pps=true "
+               "maxperf-enable=true idrinterval=" +
+            k + " iframeinterval=" + k + " bitrate=" + std::to_string(kbps * 1000);
+    if (name == "x264enc")
+        return "videoconvert ! video/x-raw,format=I420 ! x264enc tune=zerolatency "
+               "speed-preset=ultrafast key-int-max=" +
+            k + " bitrate=" + std::to_string(kbps);
+    if (name == "openh264enc")
+        return "videoconvert ! video/x-raw,format=I420 ! openh264enc complexity=low gop-size=" + k +
+            " bitrate=" + std::to_string(kbps * 1000);
+    // Any other encoder by name, with its own defaults.
+    return "videoconvert ! " + name;
+}
+
+Expected<std::string> pickEncoder(const std::string& wanted)
+{
+    if (wanted != "auto") {
+        if (!elementExists(wanted.c_str()))
+            return Status::unsupported("stream encoder '" + wanted +
+                "' is not installed (it comes with " + encoderPackage(wanted) + ")");
+        return wanted;
+    }
+    for (const char* name : {"nvv4l2h264enc", "x264enc", "openh264enc"})
+        if (elementExists(name))
+            return std::string(name);
+    return Status::unsupported(
+        "no H.264 encoder for the stream: install gstreamer1.0-plugins-ugly (x264enc) or "
+        "gstreamer1.0-plugins-bad with libopenh264 (openh264enc); on a Jetson, JetPack's "
+        "nvidia-l4t-gstreamer (nvv4l2h264enc)");
+}
+
+// "appsrc ... caps" for frames of `options`.
+std::string appsrcChain(const StreamOut::Options& o)
+{
+    const int fpsMilli = static_cast<int>(std::lround(o.fps * 1000.0));
+    return "appsrc name=src is-live=true do-timestamp=true format=time block=false "
+           "caps=video/x-raw,format=BGR,width=" +
+        std::to_string(o.width) + ",height=" + std::to_string(o.height) +
+        ",framerate=" + std::to_string(fpsMilli) + "/1000";
+}
+
+bool parsePort(const std::string& text, int& port)
+{
+    if (text.empty() || text.size() > 5 || !std::all_of(text.begin(), text.end(), ::isdigit))
+        return false;
+    port = std::stoi(text);
+    return port >= 1 && port <= 65535;
+}
+
+} // namespace
+
+bool isStreamUri(const std::string& uri)
+{
+    return uri.rfind("rtp://", 0) == 0 || uri.rfind("rtsp://", 0) == 0;
+}
+
+Expected<StreamTarget> parseStreamUri(const std::string& uri)
+{
+    StreamTarget t;
+    t.uri = uri;
+    std::string rest;
+    if (uri.rfind("rtp://", 0) == 0) {
+        t.kind = StreamTarget::Kind::Rtp;
+        rest = uri.substr(6);
+    } else if (uri.rfind("rtsp://", 0) == 0) {
+        t.kind = StreamTarget::Kind::Rtsp;
+        rest = uri.substr(7);
+    } else {
+        return Status::invalid(
+            "'" + uri + "' is not a stream: rtp://HOST:PORT or rtsp://@:PORT/PATH");
+    }
+    const size_t slash = rest.find('/');
+    std::string authority = rest.substr(0, slash);
+    if (slash != std::string::npos)
+        t.path = rest.substr(slash);
+    // [v6 address]:port, host:port, :port, @:port
+    std::string host;
+    std::string port;
+    if (!authority.empty() && authority.front() == '[') {
+        const size_t close = authority.find(']');
+        if (close == std::string::npos || close + 1 >= authority.size() ||
+            authority[close + 1] != ':')
+            return Status::invalid("'" + uri + "': an IPv6 address is written [ADDR]:PORT");
+        host = authority.substr(1, close - 1);
+        port = authority.substr(close + 2);
+    } else {
+        const size_t colon = authority.rfind(':');
+        if (colon == std::string::npos)
+            return Status::invalid("'" + uri + "' names no port (" +
+                (t.kind == StreamTarget::Kind::Rtp ? "rtp://HOST:PORT, e.g. rtp://192.168.1.20:5000"
+                                                   : "rtsp://@:PORT/PATH, e.g. rtsp://@:8554/jetagent") +
+                ")");
+        host = authority.substr(0, colon);
+        port = authority.substr(colon + 1);
+    }
+    if (!parsePort(port, t.port))
+        return Status::invalid("'" + uri + "': port '" + port + "' is not a number in 1..65535");
+    if (t.kind == StreamTarget::Kind::Rtp) {
+        if (host.empty() || host == "@")
+            return Status::invalid("'" + uri +
+                "': RTP is sent to one receiver (or a multicast group): name its address, "
+                "rtp://HOST:PORT");
+        if (!t.path.empty() && t.path != "/")
+            return Status::invalid("'" + uri + "': an RTP stream has no path");
+        t.path.clear();
+    } else {
+        if (t.path.empty() || t.path == "/")
+            t.path = kDefaultMount;
+        if (t.path.find_first_of("?# ") != std::string::npos)
+            return Status::invalid("'" + uri + "': the mount path '" + t.path +
+                "' may not hold '?', '#' or spaces");
+        if (host.empty() || host == "@")
+            host = "0.0.0.0";
+    }
+    t.host = host;
+    return t;
+}
+
+struct StreamOut::Impl {
+    StreamTarget target;
+    Options options;
+    std::string encoder;
+    std::string chain; // from appsrc to the payloader
+
+    // RTP: the pipeline and its appsrc. RTSP: the appsrc of the media being played, if any.
+    ElementPtr pipeline;
+    GstBus* bus = nullptr;
+    std::mutex srcMutex;
+    GstElement* appsrc = nullptr; // a reference of our own
+    std::atomic<int> clients {0};
+
+    std::atomic<uint64_t> sent {0};
+    std::atomic<uint64_t> dropped {0};
+    std::atomic<uint64_t> unwatched {0};
+    mutable std::mutex errorMutex;
+    std::string error;
+
+#ifdef JETAGENT_HAVE_RTSP_SERVER
+    GstRTSPServer* server = nullptr;
+    GMainContext* context = nullptr;
+    GMainLoop* loop = nullptr;
+    GSource* serverSource = nullptr;
+    std::thread loopThread;
+#endif
+
+    ~Impl()
+    {
+#ifdef JETAGENT_HAVE_RTSP_SERVER
+        if (server != nullptr) {
+            // Closes the clients' connections, then stops the loop that served them.
+            gst_rtsp_server_client_filter(
+                server,
+                [](GstRTSPServer*, GstRTSPClient*, gpointer) { return GST_RTSP_FILTER_REMOVE; },
+                nullptr);
+        }
+        if (loop != nullptr) {
+            g_main_loop_quit(loop);
+            if (loopThread.joinable())
+                loopThread.join();
+        }
+        if (serverSource != nullptr) {
+            g_source_destroy(serverSource);
+            g_source_unref(serverSource);
+        }
+        if (server != nullptr)
+            g_object_unref(server);
+        if (loop != nullptr)
+            g_main_loop_unref(loop);
+        if (context != nullptr)
+            g_main_context_unref(context);
+#endif
+        {
+            std::lock_guard<std::mutex> lock(srcMutex);
+            if (appsrc != nullptr) {
+                gst_object_unref(appsrc);
+                appsrc = nullptr;
+            }
+        }
+        if (pipeline) {
+            // EOS first, so that a receiver sees the stream end; then down without waiting long.
+            gst_element_send_event(pipeline.get(), gst_event_new_eos());
+            if (bus != nullptr) {
+                GstMessage* m = gst_bus_timed_pop_filtered(bus, 500 * GST_MSECOND,
+                    static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+                if (m != nullptr)
+                    gst_message_unref(m);
+            }
+            gst_element_set_state(pipeline.get(), GST_STATE_NULL);
+        }
+        if (bus != nullptr)
+            gst_object_unref(bus);
+    }
+
+    void setError(const std::string& why)
+    {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (error.empty())
+            error = why;
+    }
+
+    // RTP: an error posted on the pipeline's bus since the last look.
+    void pollBus()
+    {
+        if (bus == nullptr)
+            return;
+        while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+            GError* raw = nullptr;
+            gst_message_parse_error(m, &raw, nullptr);
+            const ErrorPtr e(raw);
+            setError(std::string(GST_OBJECT_NAME(m->src)) + ": " +
+                (e ? e->message : "unknown error"));
+            gst_message_unref(m);
+        }
+    }
+};
+
+StreamOut::StreamOut(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) { }
+StreamOut::~StreamOut() = default;
+
+#ifdef JETAGENT_HAVE_RTSP_SERVER
+namespace {
+
+void onUnprepared(GstRTSPMedia*, gpointer data)
+{
+    auto* impl = static_cast<StreamOut::Impl*>(data);
+    std::lock_guard<std::mutex> lock(impl->srcMutex);
+    if (impl->appsrc != nullptr) {
+        gst_object_unref(impl->appsrc);
+        impl->appsrc = nullptr;
+    }
+}
+
+void onMediaConfigure(GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer data)
+{
+    auto* impl = static_cast<StreamOut::Impl*>(data);
+    GstElement* bin = gst_rtsp_media_get_element(media);
+    GstElement* src = gst_bin_get_by_name_recurse_up(GST_BIN(bin), "src");
+    gst_object_unref(bin);
+    if (src == nullptr)
+        return;
+    {
+        std::lock_guard<std::mutex> lock(impl->srcMutex);
+        if (impl->appsrc != nullptr)
+            gst_object_unref(impl->appsrc);
+        impl->appsrc = src;
+    }
+    g_signal_connect(media, "unprepared", G_CALLBACK(onUnprepared), impl);
+}
+
+void onClientClosed(GstRTSPClient*, gpointer data)
+{
+    static_cast<StreamOut::Impl*>(data)->clients.fetch_sub(1);
+}
+
+void onClientConnected(GstRTSPServer*, GstRTSPClient* client, gpointer data)
+{
+    static_cast<StreamOut::Impl*>(data)->clients.fetch_add(1);
+    g_signal_connect(client, "closed", G_CALLBACK(onClientClosed), data);
+}
+
+Status startRtspServer(StreamOut::Impl& impl)
+{
+    impl.server = gst_rtsp_server_new();
+    gst_rtsp_server_set_address(impl.server, impl.target.host.c_str());
+    gst_rtsp_server_set_service(impl.server, std::to_string(impl.target.port).c_str());
+    GstRTSPMountPoints* mounts = gst_rtsp_server_get_mount_points(impl.server);
+    GstRTSPMediaFactory* factory = gst_rtsp_media_factory_new();
+    const std::string launch = "( " + impl.chain + " ! rtph264pay name=pay0 config-interval=1 pt=" +
+        std::to_string(kPayloadType) + " )";
+    gst_rtsp_media_factory_set_launch(factory, launch.c_str());
+    gst_rtsp_media_factory_set_shared(factory, TRUE);
+    g_signal_connect(factory, "media-configure", G_CALLBACK(onMediaConfigure), &impl);
+    gst_rtsp_mount_points_add_factory(mounts, impl.target.path.c_str(), factory); // takes it
+    g_object_unref(mounts);
+    g_signal_connect(impl.server, "client-connected", G_CALLBACK(onClientConnected), &impl);
+
+    impl.context = g_main_context_new();
+    GError* raw = nullptr;
+    impl.serverSource = gst_rtsp_server_create_source(impl.server, nullptr, &raw);
+    const ErrorPtr error(raw);
+    if (impl.serverSource == nullptr)
+        return Status::io("rtsp output: cannot listen on " + impl.target.host + ":" +
+            std::to_string(impl.target.port) + " (" +
+            (error ? error->message : "unknown error") +
+            "; is the port in use? pick another with rtsp://@:PORT/PATH)");
+    g_source_attach(impl.serverSource, impl.context);
+    impl.loop = g_main_loop_new(impl.context, FALSE);
+    impl.loopThread = std::thread([&impl] {
+        g_main_context_push_thread_default(impl.context);
+        g_main_loop_run(impl.loop);
+        g_main_context_pop_thread_default(impl.context);
+    });
+    return {};
+}
+
+} // namespace
+#endif
+
+Expected<std::unique_ptr<StreamOut>> StreamOut::open(
+    const StreamTarget& target, const Options& options)
+{
+    if (options.width <= 0 || options.height <= 0 || options.width % 2 != 0 ||
+        options.height % 2 != 0)
+        return Status::invalid("stream " + target.uri + ": the frame size " +
+            std::to_string(options.width) + "x" + std::to_string(options.height) +
+            " must be positive and even (H.264's 4:2:0 chroma)");
+    if (!(options.fps > 0.0 && options.fps <= 1000.0))
+        return Status::invalid("stream " + target.uri + ": a frame rate in (0, 1000] is needed");
+    std::string why;
+    if (!detail::initGStreamer(&why))
+        return Status::unsupported("stream " + target.uri + ": GStreamer cannot start: " + why);
+#ifndef JETAGENT_HAVE_RTSP_SERVER
+    if (target.kind == StreamTarget::Kind::Rtsp)
+        return Status::unsupported("stream " + target.uri +
+            ": this build has no RTSP server (gst-rtsp-server was missing when it was built; "
+            "libgstrtspserver-1.0-dev)");
+#endif
+    auto encoder = pickEncoder(options.encoder);
+    if (!encoder)
+        return encoder.status().withContext("stream " + target.uri);
+    for (const char* needed : {"appsrc", "videoconvert", "rtph264pay"})
+        if (!elementExists(needed))
+            return Status::unsupported("stream " + target.uri + ": GStreamer element '" + needed +
+                "' is missing (gstreamer1.0-plugins-base and -good)");
+    if (target.kind == StreamTarget::Kind::Rtp && !elementExists("udpsink"))
+        return Status::unsupported(
+            "stream " + target.uri + ": udpsink is missing (gstreamer1.0-plugins-good)");
+
+    auto impl = std::make_unique<Impl>();
+    impl->target = target;
+    impl->options = options;
+    impl->encoder = encoder.value();
+    const int keyInterval = std::max(1, static_cast<int>(std::lround(options.fps)));
+    const int kbps = options.bitrateKbps > 0
+        ? options.bitrateKbps
+        : std::max(200, static_cast<int>(0.1 * options.width * options.height * options.fps / 1000.0));
+    impl->options.bitrateKbps = kbps;
+    impl->chain = appsrcChain(options) + " ! " + encoderChain(impl->encoder, keyInterval, kbps);
+
+    if (target.kind == StreamTarget::Kind::Rtsp) {
+#ifdef JETAGENT_HAVE_RTSP_SERVER
+        if (Status s = startRtspServer(*impl); !s)
+            return s;
+#endif
+        return std::unique_ptr<StreamOut>(new StreamOut(std::move(impl)));
+    }
+
+    const std::string launch = impl->chain + " ! rtph264pay config-interval=1 pt=" +
+        std::to_string(kPayloadType) + " ! udpsink host=" + target.host +
+        " port=" + std::to_string(target.port) + " sync=false async=false";
+    GError* raw = nullptr;
+    GstElement* pipeline = gst_parse_launch(launch.c_str(), &raw);
+    const ErrorPtr error(raw);
+    if (pipeline == nullptr || error)
+        return Status::invalid("stream " + target.uri + ": the pipeline '" + launch +
+            "' does not build: " + (error ? error->message : "unknown error"));
+    impl->pipeline.reset(pipeline);
+    impl->bus = gst_element_get_bus(pipeline);
+    impl->appsrc = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+    if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+        impl->pollBus();
+        return Status::invalid("stream " + target.uri + ": the pipeline does not start" +
+            (impl->error.empty() ? std::string() : ": " + impl->error));
+    }
+    return std::unique_ptr<StreamOut>(new StreamOut(std::move(impl)));
+}
+
+bool StreamOut::push(const cv::Mat& bgr)
+{
+    Impl& impl = *impl_;
+    impl.pollBus();
+    {
+        std::lock_guard<std::mutex> lock(impl.errorMutex);
+        if (!impl.error.empty())
+            return false;
+    }
+    if (bgr.type() != CV_8UC3 || bgr.cols != impl.options.width ||
+        bgr.rows != impl.options.height) {
+        impl.setError("a frame of " + std::to_string(bgr.cols) + "x" + std::to_string(bgr.rows) +
+            " (type " + std::to_string(bgr.type()) + ") on a stream opened for " +
+            std::to_string(impl.options.width) + "x" + std::to_string(impl.options.height) +
+            " BGR");
+        return false;
+    }
+    std::lock_guard<std::mutex> lock(impl.srcMutex);
+    if (impl.appsrc == nullptr) {
+        impl.unwatched.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    GstAppSrc* src = GST_APP_SRC(impl.appsrc);
+    const size_t rowBytes = static_cast<size_t>(bgr.cols) * 3;
+    const size_t bytes = rowBytes * static_cast<size_t>(bgr.rows);
+    if (gst_app_src_get_current_level_bytes(src) >= kQueuedFrames * bytes) {
+        impl.dropped.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    GstBuffer* buffer = gst_buffer_new_allocate(nullptr, bytes, nullptr);
+    GstMapInfo map;
+    if (buffer == nullptr || !gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+        if (buffer != nullptr)
+            gst_buffer_unref(buffer);
+        impl.dropped.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    for (int y = 0; y < bgr.rows; ++y)
+        std::memcpy(map.data + static_cast<size_t>(y) * rowBytes, bgr.ptr(y), rowBytes);
+    gst_buffer_unmap(buffer, &map);
+    const GstFlowReturn flow = gst_app_src_push_buffer(src, buffer); // takes the buffer
+    if (flow == GST_FLOW_OK)
+        impl.sent.fetch_add(1, std::memory_order_relaxed);
+    else
+        impl.dropped.fetch_add(1, std::memory_order_relaxed); // flushing: a media going down
+    return true;
+}
+
+std::string StreamOut::describe() const
+{
+    const Impl& impl = *impl_;
+    const StreamTarget& t = impl.target;
+    if (t.kind == StreamTarget::Kind::Rtsp) {
+        const std::string host = t.host == "0.0.0.0" ? "<this board's address>" : t.host;
+        return "RTSP server: rtsp://" + host + ":" + std::to_string(t.port) + t.path +
+            " (H.264 by " + impl.encoder + ")";
+    }
+    const bool v6 = t.host.find(':') != std::string::npos;
+    const std::string ip = v6 ? "IP6" : "IP4";
+    return "RTP to " + t.host + ":" + std::to_string(t.port) + " (H.264 by " + impl.encoder +
+        "); a receiver opens this SDP:\n"
+        "v=0\n"
+        "o=- 0 0 IN " +
+        ip + " " + t.host +
+        "\n"
+        "s=jetagent\n"
+        "c=IN " +
+        ip + " " + t.host +
+        "\n"
+        "t=0 0\n"
+        "m=video " +
+        std::to_string(t.port) + " RTP/AVP " + std::to_string(kPayloadType) +
+        "\n"
+        "a=rtpmap:" +
+        std::to_string(kPayloadType) +
+        " H264/90000\n"
+        "a=fmtp:" +
+        std::to_string(kPayloadType) + " packetization-mode=1\n";
+}
+
+const std::string& StreamOut::encoder() const { return impl_->encoder; }
+uint64_t StreamOut::framesSent() const { return impl_->sent.load(); }
+uint64_t StreamOut::framesDropped() const { return impl_->dropped.load(); }
+uint64_t StreamOut::framesUnwatched() const { return impl_->unwatched.load(); }
+int StreamOut::clients() const { return impl_->clients.load(); }
+std::string StreamOut::error() const
+{
+    std::lock_guard<std::mutex> lock(impl_->errorMutex);
+    return impl_->error;
+}
+
+} // namespace jetagent
