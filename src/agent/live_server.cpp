@@ -761,8 +761,13 @@ void LiveServer::setUpRoutes()
                     "\r\nContent-Type: image/jpeg\r\nContent-Length: " +
                     std::to_string(jpeg->size()) + "\r\n\r\n";
                 if (!sink.write(head.data(), head.size()) ||
-                    !sink.write(jpeg->data(), jpeg->size()) || !sink.write("\r\n", 2))
+                    !sink.write(jpeg->data(), jpeg->size()) || !sink.write("\r\n", 2)) {
+                    // The client stopped taking frames (gone, or stalled past the write
+                    // timeout): what was encoded while the write waited never reached it.
+                    std::lock_guard<std::mutex> lock(jpegMutex_);
+                    skipped_.fetch_add(jpegSeq_ - seq, std::memory_order_relaxed);
                     return false;
+                }
                 sent_.fetch_add(1, std::memory_order_relaxed);
                 return true;
             },
