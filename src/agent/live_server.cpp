@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 
 #include <httplib.h>
-#include <opencv2/imgcodecs.hpp>
+#include <turbojpeg.h>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
@@ -349,14 +349,38 @@ void LiveServer::onCanvas(const cv::Mat& canvas, uint64_t /*frame*/)
     canvasReady_.notify_one();
 }
 
+namespace {
+
+// TurboJPEG's compressor and its output buffer, freed together.
+struct JpegCompressor {
+    tjhandle handle = tjInitCompress();
+    unsigned char* out = nullptr; // grown by TurboJPEG as needed (tjAlloc'd)
+    unsigned long size = 0;
+    JpegCompressor() = default;
+    JpegCompressor(const JpegCompressor&) = delete;
+    JpegCompressor& operator=(const JpegCompressor&) = delete;
+    ~JpegCompressor()
+    {
+        tjFree(out);
+        if (handle)
+            tjDestroy(handle);
+    }
+};
+
+} // namespace
+
 // One thread encodes, whatever the number of clients: each JPEG is made once and shared. It
 // takes the newest canvas (latest wins: a frame that arrives during an encoding replaces the one
-// waiting), so the encoder is never behind by more than one frame.
+// waiting), so the encoder is never behind by more than one frame. TurboJPEG straight from the
+// BGR canvas: 1.0 ms a 640x480 frame on the development machine, against 1.5 ms through OpenCV's
+// imencode (the same frame, quality 75, 4:2:0).
 void LiveServer::encoderLoop()
 {
     cv::Mat working;
-    std::vector<uchar> buffer;
-    const std::vector<int> params {cv::IMWRITE_JPEG_QUALITY, kJpegQuality};
+    JpegCompressor jpeg;
+    if (!jpeg.handle)
+        logger("http")->warn(
+            "TurboJPEG cannot start ({}): the live view has no video", tjGetErrorStr());
     int64_t watchedSince = 0;
     while (true) {
         {
@@ -376,20 +400,22 @@ void LiveServer::encoderLoop()
             cv::swap(working, pending_);
             havePending_ = false;
         }
-        const int64_t cpuStart = threadCpuNs();
-        bool ok = false;
-        try {
-            ok = cv::imencode(".jpg", working, buffer, params);
-        } catch (const cv::Exception& e) {
-            logger("http")->warn("could not encode a frame as JPEG: {}", e.what());
-        }
-        encoderCpuNs_.fetch_add(threadCpuNs() - cpuStart, std::memory_order_relaxed);
-        if (!ok)
+        if (!jpeg.handle || working.type() != CV_8UC3)
             continue;
-        auto jpeg = std::make_shared<const std::string>(buffer.begin(), buffer.end());
+        const int64_t cpuStart = threadCpuNs();
+        const int rc = tjCompress2(jpeg.handle, working.data, working.cols,
+            static_cast<int>(working.step), working.rows, TJPF_BGR, &jpeg.out, &jpeg.size,
+            TJSAMP_420, kJpegQuality, TJFLAG_FASTDCT);
+        encoderCpuNs_.fetch_add(threadCpuNs() - cpuStart, std::memory_order_relaxed);
+        if (rc != 0) {
+            logger("http")->warn("could not encode a frame as JPEG: {}", tjGetErrorStr());
+            continue;
+        }
+        auto shared = std::make_shared<const std::string>(
+            reinterpret_cast<const char*>(jpeg.out), static_cast<size_t>(jpeg.size));
         {
             std::lock_guard<std::mutex> lock(jpegMutex_);
-            jpeg_ = std::move(jpeg);
+            jpeg_ = std::move(shared);
             ++jpegSeq_;
             jpegWidth_ = working.cols;
             jpegHeight_ = working.rows;
