@@ -208,7 +208,7 @@ bool hasOverlayPanel(const cv::Mat& frame)
     int white = 0;
     for (int y = 0; y < strip.rows; ++y)
         for (int x = 0; x < strip.cols; ++x) {
-            const cv::Vec3b p = strip.at<cv::Vec3b>(y, x);
+            const cv::Vec3b& p = strip.at<cv::Vec3b>(y, x);
             levels.push_back(std::max({p[0], p[1], p[2]}));
             white += p[0] > 200 && p[1] > 200 && p[2] > 200 ? 1 : 0;
         }
@@ -385,6 +385,7 @@ TEST(LiveServerRun, ManyAndStalledClientsKeepTheInferenceRate)
     std::atomic<int> served {0};
     std::atomic<int> refused {0};
     std::vector<std::thread> clients;
+    clients.reserve(kClients);
     for (int i = 0; i < kClients; ++i)
         clients.emplace_back([&] {
             httplib::Client c("127.0.0.1", agent.port);
