@@ -27,6 +27,7 @@
 #include "jetagent/base/process_usage.h"
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/power/power_monitor.h"
+#include "live_server.h"
 #include "pipeline.h"
 #include "power_log.h"
 #include "run_context.h"
@@ -269,6 +270,8 @@ struct Components {
     std::vector<std::string> taskKeys;
     std::vector<int> keptFrom; // per task: the index of the running task it keeps, or -1
     std::unique_ptr<PowerMonitor> monitor;
+    // Before the view: the view's thread hands its frames to the server until it is stopped.
+    std::unique_ptr<LiveServer> live;
     std::unique_ptr<DisplaySink> display;
     std::unique_ptr<GpioSignals> gpio; // requested anew for each run: stop() releases the lines
     std::string runDirectory;
@@ -384,9 +387,44 @@ Status checkMemoryBudget(const AgentConfig& config, const SourceInfo& source,
     return Status::invalid(config.where("run.queue_depth") + ": " + text);
 }
 
-Status openComponents(
-    const AgentConfig& config, const std::string& runPrefix, ServiceNotifier& notify, Components& c)
+// http.listen and http.token, whether from the file or --serve: checked before anything opens.
+Status checkHttpConfig(const AgentConfig& config)
 {
+    std::string key;
+    const std::string problem = httpConfigProblem(config.http, key);
+    if (problem.empty())
+        return Status();
+    std::string text = config.where(key) + ": " + problem;
+    if (key != "http.listen")
+        text += " (the address is " + config.where("http.listen") + ")";
+    return Status::invalid(text);
+}
+
+// The live web view, when http.listen asks for one; it reads the power monitor, opened before.
+Status openLiveServer(const AgentConfig& config, const RunOptions& options, Components& c)
+{
+    if (config.http.listen.empty())
+        return Status();
+    if (Status s = checkHttpConfig(config); !s)
+        return s;
+    if (options.liveChartJs.empty())
+        return Status::unsupported(config.where("http.listen") +
+            ": this command does not serve the live view (its page needs Chart.js); use `jetagent "
+            "run`");
+    auto live =
+        LiveServer::start(config.http, options.liveChartJs, c.monitor.get(), c.tasks.size());
+    if (!live)
+        return live.status();
+    c.live = std::move(live).value();
+    return Status();
+}
+
+Status openComponents(
+    const AgentConfig& config, const RunOptions& options, ServiceNotifier& notify, Components& c)
+{
+    const std::string& runPrefix = options.runPrefix;
+    if (Status s = checkHttpConfig(config); !s)
+        return s;
     {
         StartupKeepAlive keepAlive(notify, "opening " + config.source.uri);
         auto source = openSource(config);
@@ -406,7 +444,10 @@ Status openComponents(
     if (!power)
         return power.status();
     c.monitor = std::move(power).value();
-    if (config.display.window || !config.display.output.empty()) {
+    if (Status s = openLiveServer(config, options, c); !s)
+        return s;
+    // The live view's video is the view's drawn frames, so the view runs for it too.
+    if (config.display.window || !config.display.output.empty() || c.live) {
         size_t maxBatch = 1;
         for (const auto& task : c.tasks)
             maxBatch = std::max(maxBatch, static_cast<size_t>(std::max(task->batchSize(), 1)));
@@ -438,9 +479,11 @@ Status prepareReload(const AgentConfig& current, Components& running, const RunO
     ServiceNotifier& notify, Reload& reload)
 {
     const AgentConfig& config = reload.config;
-    if (running.display || config.display.window || !config.display.output.empty())
-        return Status::unsupported("reloading is not supported with a live window or a "
-                                   "recording (display.window, display.output); restart instead");
+    if (running.display || config.display.window || !config.display.output.empty() ||
+        !config.http.listen.empty())
+        return Status::unsupported("reloading is not supported with a live window, a "
+                                   "recording or the live web view (display.window, "
+                                   "display.output, http.listen); restart instead");
     reload.sourceChanged = config.sectionText("source") != current.sectionText("source") ||
         config.source.uri != current.source.uri;
     if (!reload.sourceChanged)
@@ -863,6 +906,8 @@ std::vector<Task*> setUpRecording(
             l.enableQueueColumn();
         if (files)
             r.sinks.push_back(&l);
+        if (c.live)
+            r.sinks.push_back(c.live->sink(i));
         recorded.push_back(std::move(r));
         running.push_back(tasks[i].get());
     }
@@ -934,6 +979,11 @@ void startRun(Components& c, RunParts& parts, bool firstRun, const std::string& 
         runDirectory);
     if (firstRun && !source.detail.empty())
         log->info("source: {}", source.detail);
+    if (c.display && c.live) {
+        LiveServer* live = c.live.get();
+        c.display->setCanvasListener(
+            [live](const cv::Mat& canvas, uint64_t frame) { live->onCanvas(canvas, frame); });
+    }
     if (c.display)
         c.display->start(OverlayBuilder(c.tasks, c.monitor.get()),
             [&pipeline] { pipeline.requestStop("the window was closed"); });
@@ -942,6 +992,44 @@ void startRun(Components& c, RunParts& parts, bool firstRun, const std::string& 
         c.gpio->start(monotonicNs());
     }
     pipeline.start();
+}
+
+// What the live view shows of the run: its context and tasks, and the pipeline's counters.
+LiveRun liveRunOf(const RunOutcome& outcome, const AgentConfig& config, const Components& c,
+    const Pipeline& pipeline, const Recorder& recorder)
+{
+    LiveRun run;
+    const RunContext& x = outcome.context;
+    const SourceInfo& source = outcome.source;
+    run.context = {{"jetagent_version", x.jetagentVersion}, {"started_utc", x.startedUtc},
+        {"context",
+            {{"host", x.host}, {"os", x.os}, {"kernel", x.kernel}, {"machine", x.machine},
+                {"cpu", x.cpu}, {"cores", x.cores}, {"opencv", x.opencvVersion},
+                {"build_type", x.buildType}}},
+        {"board",
+            c.monitor ? nlohmann::json(c.monitor->setup().identity.model)
+                      : nlohmann::json(nullptr)},
+        {"config", {{"path", config.path}, {"overrides", outcome.overrides}}},
+        {"source",
+            {{"uri", source.uri}, {"kind", source.kind}, {"width", source.width},
+                {"height", source.height}, {"fps", source.fps}, {"live", source.live},
+                {"pacing", config.run.pacing == Pacing::None ? "none" : "realtime"}}},
+        {"run_directory", outcome.runDirectory}};
+    nlohmann::json tasks = nlohmann::json::array();
+    for (size_t i = 0; i < c.tasks.size(); ++i) {
+        const TaskConfig& tc = config.tasks[i];
+        tasks.push_back({{"name", c.tasks[i]->name()}, {"type", tc.type}, {"model", tc.model}});
+        int64_t deadline = static_cast<int64_t>(tc.deadlineMs * 1e6);
+        if (deadline <= 0 && source.fps > 0)
+            deadline = static_cast<int64_t>(1e9 / source.fps);
+        if (config.run.pacing == Pacing::None)
+            deadline = 0;
+        run.tasks.push_back({c.tasks[i]->name(), c.tasks[i]->labels(), deadline});
+    }
+    run.context["tasks"] = tasks;
+    run.dropped = [&pipeline](size_t task) { return pipeline.dropped(task); };
+    run.lost = [&recorder](size_t task) { return recorder.lost(task); };
+    return run;
 }
 
 // The watchdog's probe: every task finished a frame since the last ping.
@@ -994,6 +1082,18 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
         parts.writer.stop();
         return end;
     }
+    // The live view reads this run's counters until the run ends (the guard, destroyed before
+    // the pipeline it refers to).
+    struct LiveDetach {
+        LiveServer* live;
+        ~LiveDetach()
+        {
+            if (live)
+                live->detach();
+        }
+    } liveDetach {c.live.get()};
+    if (c.live)
+        c.live->attach(liveRunOf(outcome, config, c, pipeline, recorder));
     startRun(c, parts, firstRun, outcome.runDirectory);
     probeEveryTask(watchdog, recorder, c.tasks.size());
 
@@ -1053,7 +1153,7 @@ Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& option
     SignalGuard signals(options.handleSignals, options.handleSignals && options.reload != nullptr);
     notify.beginExtendedPhase(initial.run.startupTimeoutS, false);
     Components running;
-    if (Status s = openComponents(initial, options.runPrefix, notify, running); !s) {
+    if (Status s = openComponents(initial, options, notify, running); !s) {
         notify.send("STATUS=start-up failed: " + s.message().substr(0, s.message().find('\n')));
         return s;
     }

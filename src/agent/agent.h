@@ -27,6 +27,9 @@ struct RunOptions {
     // After a stop signal, the longest wait for the frames in flight; past it the logs are flushed
     // and the process exits with a failure (a hung camera or engine). 0 = wait as long as it takes.
     double stopTimeoutS = 0.0;
+    // Chart.js, inlined into the live view's page (http.listen, run --serve); the command that
+    // offers the view reads it (Debian's libjs-chart.js). Empty: no live view can be served.
+    std::string liveChartJs;
 };
 
 struct AgentRun {

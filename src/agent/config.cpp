@@ -493,6 +493,21 @@ void readDisplay(YamlFileReader& reader, const YAML::Node& node, DisplayConfig& 
     m.finish();
 }
 
+void readHttp(YamlFileReader& reader, const YAML::Node& node, HttpConfig& http)
+{
+    if (!reader.expectMap(node, "http"))
+        return;
+    YamlMapReader m(reader, node, "http");
+    m.string("listen", http.listen, true);
+    m.string("token", http.token, true);
+    std::string key;
+    if (std::string problem = httpConfigProblem(http, key); !problem.empty()) {
+        const std::string name = key.substr(std::string("http.").size());
+        m.error(name, node[name].IsDefined() ? node[name] : node, problem);
+    }
+    m.finish();
+}
+
 // chip and line of a GPIO section: the line is an offset (a number) or a line name.
 void readGpioLine(YamlMapReader& m, const YAML::Node& node, GpioLineSpec& line)
 {
@@ -584,7 +599,7 @@ Expected<AgentConfig> parseConfig(
     const YAML::Node root = std::move(document).value();
     if (!root.IsMap())
         return Status::invalid(name +
-            ": expected a mapping with source, run, tasks, logging, power, display and gpio "
+            ": expected a mapping with source, run, tasks, logging, power, display, http and gpio "
             "sections, "
             "got " +
             describeYamlNode(root));
@@ -598,6 +613,7 @@ Expected<AgentConfig> parseConfig(
         readLogging(reader, top.take("logging"), config.logging);
         readPower(reader, top.take("power"), baseDir, config.power);
         readDisplay(reader, top.take("display"), config.display);
+        readHttp(reader, top.take("http"), config.http);
         readGpio(reader, top.take("gpio"), config.gpio);
         top.finish();
         // Each section's text, to tell on a reload what changed (comments and layout do not

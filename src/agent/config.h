@@ -12,6 +12,7 @@
 #include "jetagent/base/enum_names.h"
 #include "jetagent/base/status.h"
 #include "jetagent/hal/frame_source.h"
+#include "live_server.h"
 #include "pipeline.h"
 #include "task_config.h"
 
@@ -62,6 +63,7 @@ struct AgentConfig {
     LoggingConfig logging;
     PowerConfig power;
     DisplayConfig display;
+    HttpConfig http; // the live web view (run --serve)
     GpioConfig gpio;
     std::map<std::string, int>
         lines; // 1-based line of each key present in the file, by dotted path

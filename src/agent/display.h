@@ -121,6 +121,10 @@ public:
     // a record of it or of a later one, or has ended), then draws the frame with `overlay`'s
     // result and records it. `quit` is called when the user closes the window or presses q/Esc.
     void start(OverlayFunction overlay, std::function<void()> quit);
+    // Called on the view's thread with each drawn frame (8-bit BGR) and its sequence number; it
+    // must not block (the live web view copies the frame and returns). Set before start().
+    using CanvasListener = std::function<void(const cv::Mat& canvas, uint64_t frame)>;
+    void setCanvasListener(CanvasListener listener) { canvasListener_ = std::move(listener); }
     // Shows the newest drawn frame and handles the window's events. GUI toolkits (OpenCV's Qt and
     // GTK backends) serve windows from the thread that created them, so the thread that called
     // open() calls this, every few milliseconds while the run goes on. Does nothing without a
@@ -197,6 +201,7 @@ private:
     std::atomic<bool> windowOpen_ {false};
     OverlayFunction overlay_;
     std::function<void()> quit_;
+    CanvasListener canvasListener_;
     std::thread thread_;
     std::mutex latestMutex_; // guards latest_ and fresh_
     cv::Mat latest_; // the newest drawn frame, for pumpWindow()

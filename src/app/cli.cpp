@@ -21,6 +21,7 @@
 #include "capture.h"
 #include "compare.h"
 #include "config.h"
+#include "html_report.h"
 #include "inspect.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
@@ -96,6 +97,7 @@ struct RunArgs {
     bool asFastAsPossible = false;
     bool display = false;
     std::string output;
+    std::string serve;
     double stopTimeout = 15.0;
 };
 
@@ -212,6 +214,11 @@ void applyRunOverrides(const RunArgs& args, const CLI::App& cmd, AgentConfig& co
         overrides.push_back("display.output=" + path);
         config.overriddenBy["display.output"] = "--output";
     }
+    if (cmd.count("--serve")) {
+        config.http.listen = args.serve;
+        overrides.push_back("http.listen=" + args.serve);
+        config.overriddenBy["http.listen"] = "--serve";
+    }
 }
 
 int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App& cmd)
@@ -227,6 +234,12 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
     options.printStatus = !global.quiet;
     options.notify = true;
     options.stopTimeoutS = args.stopTimeout;
+    if (!config.http.listen.empty()) {
+        auto chartJs = chartJsSource("");
+        if (!chartJs)
+            return report(chartJs.status().withContext("the live view (http.listen, --serve)"));
+        options.liveChartJs = std::move(chartJs).value();
+    }
     // SIGHUP: the same file, the same overrides; the log level follows the new config unless
     // the command line set it.
     options.reload = [&args, &cmd, &global]() -> Expected<AgentConfig> {
@@ -342,6 +355,10 @@ void declareRun(CLI::App& app, RunCommand& run)
         "the SDP it needs is logged at start) or rtsp://@:PORT/PATH (an RTSP server on every\n"
         "interface, rtsp://127.0.0.1:PORT/PATH for this machine only; encodes only while a\n"
         "client plays)");
+    run.cmd->add_option("--serve", run.args.serve,
+        "[ADDR:]PORT: serve a live web view of the run (video, results, latency, power and\n"
+        "temperature charts; JSON at /api/status, /api/frames, /api/events) on 127.0.0.1:PORT,\n"
+        "or on ADDR, which needs http.token in the config unless it is loopback");
     run.cmd
         ->add_option("--stop-timeout", run.args.stopTimeout,
             "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"

@@ -1,0 +1,192 @@
+// The live web view of a run (`run --serve`): one page with the annotated video, each task's
+// latest result and latency, power and temperature charts, and JSON, MJPEG and Server-Sent Events
+// endpoints for scripts. Read-only, loopback by default, and never in the inference path: the
+// records come from the recorder's thread, the frames from the view's, and a slow client loses
+// frames (counted), never delays them.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/core/mat.hpp>
+
+#include "jetagent/base/status.h"
+#include "recorder.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace jetagent {
+
+class PowerMonitor;
+
+// The `http` section: where the live view listens and who may read it.
+struct HttpConfig {
+    // "" = no server; "PORT" (on 127.0.0.1) or "ADDR:PORT" ("0.0.0.0:8080", "[::1]:8080"); port
+    // 0 takes any free port (the start-up line names it). `run --serve` overrides it.
+    std::string listen;
+    // Required for any address but loopback: clients send "Authorization: Bearer TOKEN" or
+    // "?token=TOKEN". "" = none (loopback only).
+    std::string token;
+};
+
+// The address and port of `listen` ("8080", "127.0.0.1:8080", "[::1]:0"). InvalidInput naming
+// what is wrong with it.
+struct ListenAddress {
+    std::string host = "127.0.0.1";
+    int port = 0;
+};
+Expected<ListenAddress> parseListenAddress(const std::string& listen);
+// 127.0.0.0/8, ::1 and "localhost".
+bool isLoopbackHost(const std::string& host);
+// "" when `config` may be served; otherwise what is wrong, and in `key` the key to blame
+// ("http.listen" or "http.token").
+std::string httpConfigProblem(const HttpConfig& config, std::string& key);
+
+// What the server knows of the run going on: its context and tasks, and the counters the pipeline
+// keeps. Replaced at each run (a reload), read under the server's lock.
+struct LiveRun {
+    struct TaskInfo {
+        std::string name;
+        std::vector<std::string> labels;
+        int64_t deadlineNs = 0; // 0: none judged
+    };
+    nlohmann::json context; // the run's context: board, source, engine, versions
+    std::vector<TaskInfo> tasks;
+    std::function<uint64_t(size_t)> dropped; // frames the task's live queue dropped
+    std::function<uint64_t(size_t)> lost; // records the recorder had no room for
+};
+
+// The counters /api/status shows under "video" and "http", for tests and the summary.
+struct LiveCounters {
+    uint64_t canvases = 0; // annotated frames the view handed over
+    uint64_t encoded = 0; // JPEGs encoded (only while someone watches)
+    uint64_t sent = 0; // JPEGs written to video clients
+    uint64_t skipped = 0; // JPEGs a client never got because it was still sending an older one
+    uint64_t refused = 0; // clients turned away (503) because the stream limit was reached
+    uint64_t unauthorized = 0; // requests without the token (401)
+    int streams = 0; // video clients now
+    int events = 0; // Server-Sent Events clients now
+    double encoderCpuS = 0.0; // CPU time of the encoder thread
+    double encoderBusyS = 0.0; // wall time since the encoder first had a viewer, while it had one
+};
+
+class LiveServer {
+public:
+    static constexpr int kMaxStreams = 16; // concurrent /video.mjpg clients; more get 503
+    static constexpr int kMaxEvents = 16; // concurrent /api/events clients; more get 503
+    static constexpr size_t kFrameRing = 2048; // frame records kept for /api/frames
+    static constexpr size_t kRollingResults = 300; // results the rolling percentiles cover
+    static constexpr size_t kHistorySeconds = 600; // points the charts keep (one a second)
+
+    // Binds `config.listen` and starts serving; `chartJs` is Chart.js, inlined into the page;
+    // `power` (may be null) is read for rails and temperatures and must outlive the server.
+    // Errors: InvalidInput for a bad address or a missing token (naming http.listen/http.token),
+    // Io when the address cannot be bound (the port is in use), naming it.
+    static Expected<std::unique_ptr<LiveServer>> start(
+        const HttpConfig& config, std::string chartJs, const PowerMonitor* power, size_t tasks);
+    ~LiveServer();
+    LiveServer(const LiveServer&) = delete;
+    LiveServer& operator=(const LiveServer&) = delete;
+
+    // The page's address ("http://127.0.0.1:8080/"), with the port actually bound.
+    std::string url() const;
+    int port() const { return port_; }
+
+    // The sink that receives task `task`'s records (the recorder's thread; never blocks beyond a
+    // short lock). Valid for the server's life.
+    RecordSink* sink(size_t task);
+    // The run going on, and its end (before the pipeline it refers to goes away).
+    void attach(LiveRun run);
+    void detach();
+
+    // The view's thread: an annotated frame (8-bit BGR). Copied only while someone watches, into
+    // a slot the encoder takes the newest from: never waits for an encoding.
+    void onCanvas(const cv::Mat& canvas, uint64_t frame);
+    // True while a client watches the video (the view may skip work otherwise).
+    bool watched() const { return viewers_.load(std::memory_order_relaxed) > 0; }
+
+    LiveCounters counters() const;
+
+private:
+    class TaskSink;
+    struct Compact; // one frame record as /api/frames shows it
+    struct TaskState;
+
+    LiveServer();
+    void setUpRoutes();
+    void encoderLoop();
+    void tickerLoop();
+    void consume(size_t task, const FrameRecord& record);
+    // Builds the status document and the newest chart point; under no lock of the caller's.
+    nlohmann::json buildStatus(nlohmann::json& point);
+    nlohmann::json historyJson() const;
+    nlohmann::json framesJson(uint64_t since, size_t limit) const;
+    std::string page() const;
+    void stopAll();
+
+    HttpConfig config_;
+    ListenAddress address_;
+    int port_ = 0;
+    std::string chartJs_;
+    const PowerMonitor* power_ = nullptr;
+    std::unique_ptr<httplib::Server> server_;
+    std::thread listener_;
+    std::thread encoder_;
+    std::thread ticker_;
+    std::atomic<bool> stopping_ {false};
+
+    // Records, run and history, guarded by dataMutex_.
+    mutable std::mutex dataMutex_;
+    LiveRun run_;
+    bool attached_ = false;
+    std::vector<std::unique_ptr<TaskState>> tasks_;
+    std::vector<std::unique_ptr<TaskSink>> sinks_;
+    std::vector<Compact> ring_; // the newest frame records, a circle of kFrameRing
+    size_t ringNext_ = 0;
+    std::deque<nlohmann::json> history_;
+    nlohmann::json seriesNames_; // names of the chart series (tasks, rails, zones)
+    int64_t startNs_ = 0;
+
+    // The newest status document and its number, for /api/status and the SSE clients.
+    mutable std::mutex statusMutex_;
+    std::condition_variable statusChanged_;
+    std::shared_ptr<const std::string> status_;
+    uint64_t statusSeq_ = 0;
+
+    // The video: the view's newest canvas, and the newest JPEG.
+    std::atomic<int> viewers_ {0};
+    std::mutex canvasMutex_;
+    std::condition_variable canvasReady_;
+    cv::Mat pending_;
+    bool havePending_ = false;
+    mutable std::mutex jpegMutex_;
+    std::condition_variable jpegReady_;
+    std::shared_ptr<const std::string> jpeg_;
+    uint64_t jpegSeq_ = 0;
+    int jpegWidth_ = 0;
+    int jpegHeight_ = 0;
+
+    std::atomic<uint64_t> canvases_ {0};
+    std::atomic<uint64_t> encoded_ {0};
+    std::atomic<uint64_t> sent_ {0};
+    std::atomic<uint64_t> skipped_ {0};
+    std::atomic<uint64_t> refused_ {0};
+    std::atomic<uint64_t> unauthorized_ {0};
+    std::atomic<int> streams_ {0};
+    std::atomic<int> events_ {0};
+    std::atomic<int64_t> encoderCpuNs_ {0};
+    std::atomic<int64_t> encoderBusyNs_ {0};
+};
+
+} // namespace jetagent
