@@ -345,7 +345,6 @@ using SamplePtr = std::unique_ptr<GstSample, SampleUnref>;
 using MessagePtr = std::unique_ptr<GstMessage, MessageUnref>;
 using ErrorPtr = std::unique_ptr<GError, ErrorFree>;
 
-
 // What a kind of source needs when one of its elements is missing.
 std::string missingElementHint(const std::string& kind, const std::string& element)
 {

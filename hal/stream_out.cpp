@@ -166,8 +166,9 @@ Expected<StreamTarget> parseStreamUri(const std::string& uri)
         const size_t colon = authority.rfind(':');
         if (colon == std::string::npos)
             return Status::invalid("'" + uri + "' names no port (" +
-                (t.kind == StreamTarget::Kind::Rtp ? "rtp://HOST:PORT, e.g. rtp://192.168.1.20:5000"
-                                                   : "rtsp://@:PORT/PATH, e.g. rtsp://@:8554/jetagent") +
+                (t.kind == StreamTarget::Kind::Rtp
+                        ? "rtp://HOST:PORT, e.g. rtp://192.168.1.20:5000"
+                        : "rtsp://@:PORT/PATH, e.g. rtsp://@:8554/jetagent") +
                 ")");
         host = authority.substr(0, colon);
         port = authority.substr(colon + 1);
@@ -186,8 +187,8 @@ Expected<StreamTarget> parseStreamUri(const std::string& uri)
         if (t.path.empty() || t.path == "/")
             t.path = kDefaultMount;
         if (t.path.find_first_of("?# ") != std::string::npos)
-            return Status::invalid("'" + uri + "': the mount path '" + t.path +
-                "' may not hold '?', '#' or spaces");
+            return Status::invalid(
+                "'" + uri + "': the mount path '" + t.path + "' may not hold '?', '#' or spaces");
         if (host.empty() || host == "@")
             host = "0.0.0.0";
     }
@@ -286,8 +287,8 @@ struct StreamOut::Impl {
             GError* raw = nullptr;
             gst_message_parse_error(m, &raw, nullptr);
             const ErrorPtr e(raw);
-            setError(std::string(GST_OBJECT_NAME(m->src)) + ": " +
-                (e ? e->message : "unknown error"));
+            setError(
+                std::string(GST_OBJECT_NAME(m->src)) + ": " + (e ? e->message : "unknown error"));
             gst_message_unref(m);
         }
     }
@@ -344,8 +345,8 @@ Status startRtspServer(StreamOut::Impl& impl)
     gst_rtsp_server_set_service(impl.server, std::to_string(impl.target.port).c_str());
     GstRTSPMountPoints* mounts = gst_rtsp_server_get_mount_points(impl.server);
     GstRTSPMediaFactory* factory = gst_rtsp_media_factory_new();
-    const std::string launch = "( " + impl.chain + " ! rtph264pay name=pay0 config-interval=1 pt=" +
-        std::to_string(kPayloadType) + " )";
+    const std::string launch = "( " + impl.chain +
+        " ! rtph264pay name=pay0 config-interval=1 pt=" + std::to_string(kPayloadType) + " )";
     gst_rtsp_media_factory_set_launch(factory, launch.c_str());
     gst_rtsp_media_factory_set_shared(factory, TRUE);
     g_signal_connect(factory, "media-configure", G_CALLBACK(onMediaConfigure), &impl);
@@ -359,8 +360,7 @@ Status startRtspServer(StreamOut::Impl& impl)
     const ErrorPtr error(raw);
     if (impl.serverSource == nullptr)
         return Status::io("rtsp output: cannot listen on " + impl.target.host + ":" +
-            std::to_string(impl.target.port) + " (" +
-            (error ? error->message : "unknown error") +
+            std::to_string(impl.target.port) + " (" + (error ? error->message : "unknown error") +
             "; is the port in use? pick another with rtsp://@:PORT/PATH)");
     g_source_attach(impl.serverSource, impl.context);
     impl.loop = g_main_loop_new(impl.context, FALSE);
@@ -412,7 +412,8 @@ Expected<std::unique_ptr<StreamOut>> StreamOut::open(
     const int keyInterval = std::max(1, static_cast<int>(std::lround(options.fps)));
     const int kbps = options.bitrateKbps > 0
         ? options.bitrateKbps
-        : std::max(200, static_cast<int>(0.1 * options.width * options.height * options.fps / 1000.0));
+        : std::max(
+              500, static_cast<int>(0.2 * options.width * options.height * options.fps / 1000.0));
     impl->options.bitrateKbps = kbps;
     impl->chain = appsrcChain(options) + " ! " + encoderChain(impl->encoder, keyInterval, kbps);
 
@@ -424,9 +425,10 @@ Expected<std::unique_ptr<StreamOut>> StreamOut::open(
         return std::unique_ptr<StreamOut>(new StreamOut(std::move(impl)));
     }
 
-    const std::string launch = impl->chain + " ! rtph264pay config-interval=1 pt=" +
-        std::to_string(kPayloadType) + " ! udpsink host=" + target.host +
-        " port=" + std::to_string(target.port) + " sync=false async=false";
+    const std::string launch = impl->chain +
+        " ! rtph264pay config-interval=1 pt=" + std::to_string(kPayloadType) +
+        " ! udpsink host=" + target.host + " port=" + std::to_string(target.port) +
+        " sync=false async=false";
     GError* raw = nullptr;
     GstElement* pipeline = gst_parse_launch(launch.c_str(), &raw);
     const ErrorPtr error(raw);
@@ -524,11 +526,26 @@ std::string StreamOut::describe() const
         std::to_string(kPayloadType) + " packetization-mode=1\n";
 }
 
-const std::string& StreamOut::encoder() const { return impl_->encoder; }
-uint64_t StreamOut::framesSent() const { return impl_->sent.load(); }
-uint64_t StreamOut::framesDropped() const { return impl_->dropped.load(); }
-uint64_t StreamOut::framesUnwatched() const { return impl_->unwatched.load(); }
-int StreamOut::clients() const { return impl_->clients.load(); }
+const std::string& StreamOut::encoder() const
+{
+    return impl_->encoder;
+}
+uint64_t StreamOut::framesSent() const
+{
+    return impl_->sent.load();
+}
+uint64_t StreamOut::framesDropped() const
+{
+    return impl_->dropped.load();
+}
+uint64_t StreamOut::framesUnwatched() const
+{
+    return impl_->unwatched.load();
+}
+int StreamOut::clients() const
+{
+    return impl_->clients.load();
+}
 std::string StreamOut::error() const
 {
     std::lock_guard<std::mutex> lock(impl_->errorMutex);

@@ -509,6 +509,9 @@ TEST(AgentRunPower, PowerCsvFollowsTheRailsScheduleAndAddsUpToTheSummary)
     for (const auto& zone : p["thermal"])
         expected += "," + zone["zone"].get<std::string>() + "_C";
     expected += ",gpu_MHz,gpu_load_pct,cpu_MHz,emc_MHz,fan_rpm";
+    // What tegrastats prints beside them and this board has: memory and CPU load (no actmon, no
+    // engine clocks in the JetPack 6 tree).
+    expected += ",ram_used_MB,swap_used_MB,cpu_load_pct";
     const auto csv = test::readLines(run + "/power.csv");
     ASSERT_GE(csv.size(), 12u) << "two seconds at 100 ms";
     EXPECT_EQ(csv[0], expected);
@@ -567,6 +570,11 @@ TEST(AgentRunPower, PowerCsvFollowsTheRailsScheduleAndAddsUpToTheSummary)
     EXPECT_NEAR(std::stod(last[column(header, "cpu_MHz")]), 1510.4, 1e-3);
     EXPECT_NEAR(std::stod(last[column(header, "emc_MHz")]), 2133.0, 1e-3);
     EXPECT_EQ(last[column(header, "fan_rpm")], "1800");
+    // The fixture's /proc/meminfo: MemTotal 7802040 kB, MemAvailable 5603112 kB, no swap used.
+    EXPECT_NEAR(std::stod(last[column(header, "ram_used_MB")]), (7802040 - 5603112) / 1024.0, 0.05);
+    EXPECT_NEAR(std::stod(last[column(header, "swap_used_MB")]), 0.0, 1e-9);
+    // Its /proc/stat does not advance: no load can be known, and the cell says so by being empty.
+    EXPECT_EQ(last[column(header, "cpu_load_pct")], "");
 }
 
 TEST(AgentRunPower, LogIntervalZeroWritesNoPowerCsv)

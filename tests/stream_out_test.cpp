@@ -99,8 +99,8 @@ TEST(StreamOut, RtpIsReceivedAndDecodedByAGStreamerClient)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     // 90 frames sent; the receiver decodes from the first key frame on, all of them on loopback.
     EXPECT_GT(out.value()->framesSent(), 80u);
-    EXPECT_GE(receiver.frames(), 60) << "sent " << out.value()->framesSent() << ", dropped "
-                                     << out.value()->framesDropped();
+    EXPECT_GE(receiver.frames(), 60)
+        << "sent " << out.value()->framesSent() << ", dropped " << out.value()->framesDropped();
     expectColour(receiver.last());
     EXPECT_EQ(out.value()->error(), "");
 }

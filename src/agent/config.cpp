@@ -490,6 +490,7 @@ void readDisplay(YamlFileReader& reader, const YAML::Node& node, DisplayConfig& 
             m.error("output", node["output"], "names no file");
     }
     m.number("fps", display.fps, 0.0, 1000.0);
+    m.integerAs("bitrate_kbps", display.bitrateKbps, 0, 100000);
     m.finish();
 }
 

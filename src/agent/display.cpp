@@ -180,7 +180,8 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
 {
     std::unique_ptr<DisplaySink> sink(new DisplaySink());
     sink->config_ = config;
-    // A network stream is live whatever the source: it takes the newest frames, never holds capture.
+    // A network stream is live whatever the source: it takes the newest frames, never holds
+    // capture.
     const bool keepEvery = offline && !config.output.empty() && !isStreamUri(config.output);
     // Offline, the view holds a frame until every task has inferred it, while capture waits for
     // room in this queue: it must hold a whole batch, or a worker waiting for a full batch would
@@ -417,6 +418,7 @@ Status DisplaySink::openStream(const cv::Size& size)
     options.width = size.width & ~1;
     options.height = size.height & ~1;
     options.fps = writerFps_;
+    options.bitrateKbps = config_.bitrateKbps;
     auto stream = StreamOut::open(streamTarget_, options);
     if (!stream)
         return stream.status().withContext("display.output");
@@ -442,8 +444,8 @@ void DisplaySink::stream(const cv::Mat& canvas, cv::Mat& sized)
         out = &sized;
     }
     if (!stream_->push(*out)) {
-        logger("display")->error(
-            "the stream {} failed ({}); the run goes on without it", config_.output, stream_->error());
+        logger("display")->error("the stream {} failed ({}); the run goes on without it",
+            config_.output, stream_->error());
         streamFailed_ = true;
         return;
     }

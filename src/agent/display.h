@@ -36,6 +36,8 @@ struct DisplayConfig {
     std::string output;
     double fps = 0.0; // frame rate written into the recording; 0 = the source's rate (30 if
                       // unknown)
+    int bitrateKbps = 0; // a network stream's H.264 rate; 0 = 0.2 bit per pixel and frame
+                         // (460 kb/s at 320x240x30), at least 500
 };
 
 // What is drawn on a frame: per task the result that belongs to it, then the frame, the rates and

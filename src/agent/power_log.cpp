@@ -3,6 +3,7 @@
 #include "power_log.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
@@ -28,7 +29,7 @@ void appendCell(std::string& out, bool known, double value, const char* format)
 } // namespace
 
 PowerLog::PowerLog(const PowerSampler& sampler, int64_t intervalNs, PowerLogColumns columns)
-    : sampler_(sampler), intervalNs_(std::max<int64_t>(intervalNs, 1)), columns_(columns)
+    : sampler_(sampler), intervalNs_(std::max<int64_t>(intervalNs, 1)), columns_(std::move(columns))
 {
     if (const BoardStateReader* reader = sampler_.stateReader()) {
         const auto& zones = reader->zones();
@@ -119,7 +120,8 @@ void PowerLog::formatRow(int64_t t0, int64_t t1, std::string& out) const
     for (size_t e = 0; e < columns_.engines.size(); ++e) {
         const bool known = haveState && e < load.engines.size() && load.engines[e].online &&
             (!load.engines[e].on || load.engines[e].hz >= 0);
-        const double mhz = known && load.engines[e].on ? static_cast<double>(load.engines[e].hz) / 1e6 : 0.0;
+        const double mhz =
+            known && load.engines[e].on ? static_cast<double>(load.engines[e].hz) / 1e6 : 0.0;
         appendCell(out, known, mhz, "{:.1f}");
     }
     out += '\n';

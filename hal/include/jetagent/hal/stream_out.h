@@ -1,8 +1,9 @@
 // Video out over the network: BGR frames encoded to H.264 by GStreamer and sent as RTP over UDP
-// (rtp://HOST:PORT) or served by an RTSP server of our own (rtsp://ADDR:PORT/PATH, gst-rtsp-server),
-// the outputs jetson-inference users know. The caller pushes frames and never waits: encoding and
-// sending run on GStreamer's threads, and a frame that finds the encoder still busy with earlier
-// ones is dropped (counted), so a slow network or encoder never holds up the caller.
+// (rtp://HOST:PORT) or served by an RTSP server of our own (rtsp://ADDR:PORT/PATH,
+// gst-rtsp-server), the outputs jetson-inference users know. The caller pushes frames and never
+// waits: encoding and sending run on GStreamer's threads, and a frame that finds the encoder still
+// busy with earlier ones is dropped (counted), so a slow network or encoder never holds up the
+// caller.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +40,11 @@ public:
     struct Options {
         int width = 0; // every frame pushed has this size
         int height = 0;
-        double fps = 30.0; // the nominal rate, for the encoder's key-frame interval and rate control
-        int bitrateKbps = 0; // 0: about 0.1 bit per pixel and frame (2.3 Mb/s at 640x480x30)
+        double fps =
+            30.0; // the nominal rate, for the encoder's key-frame interval and rate control
+        // 0: 0.2 bit per pixel and frame, at least 500 (4.6 Mb/s at 640x480x30): the overlay's
+        // small text stays legible.
+        int bitrateKbps = 0;
         // The H.264 encoder: "auto" takes the first present of nvv4l2h264enc (Jetson's hardware
         // encoder), x264enc (gstreamer1.0-plugins-ugly) and openh264enc (gstreamer1.0-plugins-bad);
         // a name forces that one.
