@@ -656,185 +656,216 @@ json LiveServer::framesJson(uint64_t since, size_t limit) const
         {"missed_older", gap}, {"more", more}, {"frames", frames}};
 }
 
+namespace {
+
+// A client over the limit of its kind: refused, with what to do instead.
+void refuseOverLimit(
+    httplib::Response& res, const std::string& what, size_t limit, const std::string& instead)
+{
+    res.status = 503;
+    res.set_header("Retry-After", "5");
+    res.set_content("too many " + what + " clients (the limit is " + std::to_string(limit) + "); " +
+            instead + "\n",
+        "text/plain");
+}
+
+} // namespace
+
 void LiveServer::setUpRoutes()
 {
     httplib::Server& server = *server_;
     // Read-only and, off loopback, for token holders only: checked before any route.
     server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        if (req.method != "GET" && req.method != "HEAD") {
-            res.status = 405;
-            res.set_header("Allow", "GET, HEAD");
-            res.set_content("jetagent's live view is read-only: GET or HEAD only\n", "text/plain");
-            return httplib::Server::HandlerResponse::Handled;
-        }
-        if (!config_.token.empty()) {
-            const std::string header = req.get_header_value("Authorization");
-            const std::string bearer = "Bearer ";
-            const bool viaHeader = header.rfind(bearer, 0) == 0 &&
-                sameSecret(header.substr(bearer.size()), config_.token);
-            const bool viaQuery =
-                req.has_param("token") && sameSecret(req.get_param_value("token"), config_.token);
-            if (!viaHeader && !viaQuery) {
-                unauthorized_.fetch_add(1, std::memory_order_relaxed);
-                res.status = 401;
-                res.set_header("WWW-Authenticate", "Bearer realm=\"jetagent\"");
-                res.set_content(
-                    "a token is required: Authorization: Bearer TOKEN or ?token=TOKEN\n",
-                    "text/plain");
-                return httplib::Server::HandlerResponse::Handled;
-            }
-        }
-        return httplib::Server::HandlerResponse::Unhandled;
+        return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                               : httplib::Server::HandlerResponse::Handled;
     });
     server.Get("/", [this](const httplib::Request&, httplib::Response& res) {
         res.set_header("Cache-Control", "no-store");
         res.set_content(livePageHtml(chartJs_), "text/html; charset=utf-8");
     });
-    server.Get("/api/status", [this](const httplib::Request&, httplib::Response& res) {
-        std::shared_ptr<const std::string> text;
-        {
-            std::lock_guard<std::mutex> lock(statusMutex_);
-            text = status_;
-        }
-        if (!text) {
-            json point;
-            text = std::make_shared<const std::string>(jsonText(buildStatus(point)));
-        }
-        res.set_header("Cache-Control", "no-store");
-        res.set_content(*text, "application/json");
-    });
+    server.Get("/api/status",
+        [this](const httplib::Request&, httplib::Response& res) { serveStatus(res); });
     server.Get("/api/history", [this](const httplib::Request&, httplib::Response& res) {
         res.set_header("Cache-Control", "no-store");
         res.set_content(jsonText(historyJson()), "application/json");
     });
-    server.Get("/api/frames", [this](const httplib::Request& req, httplib::Response& res) {
-        uint64_t since = 0;
-        bool given = false;
-        if (req.has_param("since")) {
-            const std::string text = req.get_param_value("since");
-            given = !text.empty() && text.size() <= 19 &&
-                std::all_of(
-                    text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-            if (!given) {
-                res.status = 400;
-                res.set_content("since: expected a frame number (0 or more)\n", "text/plain");
-                return;
-            }
-            since = std::stoull(text);
-        }
-        json answer = framesJson(since, kMaxFramesPerAnswer);
-        answer["since_given"] = given;
-        res.set_header("Cache-Control", "no-store");
-        res.set_content(jsonText(answer), "application/json");
-    });
-    server.Get("/snapshot.jpg", [this](const httplib::Request&, httplib::Response& res) {
-        // Someone watches for the time it takes the view to hand over a frame and the encoder
-        // to encode it.
-        viewers_.fetch_add(1);
-        std::shared_ptr<const std::string> jpeg;
-        {
-            std::unique_lock<std::mutex> lock(jpegMutex_);
-            const uint64_t seen = jpegSeq_;
-            jpegReady_.wait_for(
-                lock, std::chrono::seconds(2), [&] { return jpegSeq_ != seen || stopping_; });
-            jpeg = jpeg_;
-        }
-        viewers_.fetch_sub(1);
-        if (!jpeg) {
-            res.status = 503;
-            res.set_content("no frame yet: the run has not drawn one\n", "text/plain");
+    server.Get("/api/frames",
+        [this](const httplib::Request& req, httplib::Response& res) { serveFrames(req, res); });
+    server.Get("/snapshot.jpg",
+        [this](const httplib::Request&, httplib::Response& res) { serveSnapshot(res); });
+    server.Get("/video.mjpg",
+        [this](const httplib::Request&, httplib::Response& res) { serveVideo(res); });
+    server.Get("/api/events",
+        [this](const httplib::Request&, httplib::Response& res) { serveEvents(res); });
+}
+
+bool LiveServer::admit(const httplib::Request& req, httplib::Response& res)
+{
+    if (req.method != "GET" && req.method != "HEAD") {
+        res.status = 405;
+        res.set_header("Allow", "GET, HEAD");
+        res.set_content("jetagent's live view is read-only: GET or HEAD only\n", "text/plain");
+        return false;
+    }
+    if (config_.token.empty())
+        return true;
+    const std::string header = req.get_header_value("Authorization");
+    const std::string bearer = "Bearer ";
+    const bool viaHeader =
+        header.rfind(bearer, 0) == 0 && sameSecret(header.substr(bearer.size()), config_.token);
+    const bool viaQuery =
+        req.has_param("token") && sameSecret(req.get_param_value("token"), config_.token);
+    if (viaHeader || viaQuery)
+        return true;
+    unauthorized_.fetch_add(1, std::memory_order_relaxed);
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer realm=\"jetagent\"");
+    res.set_content(
+        "a token is required: Authorization: Bearer TOKEN or ?token=TOKEN\n", "text/plain");
+    return false;
+}
+
+void LiveServer::serveStatus(httplib::Response& res)
+{
+    std::shared_ptr<const std::string> text;
+    {
+        std::lock_guard<std::mutex> lock(statusMutex_);
+        text = status_;
+    }
+    if (!text) {
+        json point;
+        text = std::make_shared<const std::string>(jsonText(buildStatus(point)));
+    }
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(*text, "application/json");
+}
+
+void LiveServer::serveFrames(const httplib::Request& req, httplib::Response& res)
+{
+    uint64_t since = 0;
+    bool given = false;
+    if (req.has_param("since")) {
+        const std::string text = req.get_param_value("since");
+        given = !text.empty() && text.size() <= 19 &&
+            std::all_of(
+                text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+        if (!given) {
+            res.status = 400;
+            res.set_content("since: expected a frame number (0 or more)\n", "text/plain");
             return;
         }
-        res.set_header("Cache-Control", "no-store");
-        res.set_content(*jpeg, "image/jpeg");
-    });
-    server.Get("/video.mjpg", [this](const httplib::Request&, httplib::Response& res) {
-        if (streams_.fetch_add(1) >= kMaxStreams) {
-            streams_.fetch_sub(1);
-            refused_.fetch_add(1, std::memory_order_relaxed);
-            res.status = 503;
-            res.set_header("Retry-After", "5");
-            res.set_content("too many video clients (the limit is " + std::to_string(kMaxStreams) +
-                    "); try again later or poll /snapshot.jpg\n",
-                "text/plain");
-            return;
-        }
-        viewers_.fetch_add(1);
-        auto lastSent = std::make_shared<uint64_t>(0);
-        res.set_header("Cache-Control", "no-store");
-        res.set_content_provider(
-            std::string("multipart/x-mixed-replace; boundary=") + kBoundary,
-            [this, lastSent](size_t, httplib::DataSink& sink) {
-                std::shared_ptr<const std::string> jpeg;
-                uint64_t seq = 0;
-                {
-                    std::unique_lock<std::mutex> lock(jpegMutex_);
-                    jpegReady_.wait_for(
-                        lock, kStreamPoll, [&] { return jpegSeq_ != *lastSent || stopping_; });
-                    if (stopping_)
-                        return false;
-                    jpeg = jpeg_;
-                    seq = jpegSeq_;
-                }
-                if (seq == *lastSent || !jpeg)
-                    return sink.is_writable();
-                // Each client gets the newest JPEG: those encoded while it was still taking the
-                // last one are skipped for it alone.
-                if (*lastSent != 0 && seq > *lastSent + 1)
-                    skipped_.fetch_add(seq - *lastSent - 1, std::memory_order_relaxed);
-                *lastSent = seq;
-                const std::string head = std::string("--") + kBoundary +
-                    "\r\nContent-Type: image/jpeg\r\nContent-Length: " +
-                    std::to_string(jpeg->size()) + "\r\n\r\n";
-                if (!sink.write(head.data(), head.size()) ||
-                    !sink.write(jpeg->data(), jpeg->size()) || !sink.write("\r\n", 2)) {
-                    // The client stopped taking frames (gone, or stalled past the write
-                    // timeout): what was encoded while the write waited never reached it.
-                    std::lock_guard<std::mutex> lock(jpegMutex_);
-                    skipped_.fetch_add(jpegSeq_ - seq, std::memory_order_relaxed);
+        since = std::stoull(text);
+    }
+    json answer = framesJson(since, kMaxFramesPerAnswer);
+    answer["since_given"] = given;
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(jsonText(answer), "application/json");
+}
+
+void LiveServer::serveSnapshot(httplib::Response& res)
+{
+    // Someone watches for the time it takes the view to hand over a frame and the encoder to
+    // encode it.
+    viewers_.fetch_add(1);
+    std::shared_ptr<const std::string> jpeg;
+    {
+        std::unique_lock<std::mutex> lock(jpegMutex_);
+        const uint64_t seen = jpegSeq_;
+        jpegReady_.wait_for(
+            lock, std::chrono::seconds(2), [&] { return jpegSeq_ != seen || stopping_; });
+        jpeg = jpeg_;
+    }
+    viewers_.fetch_sub(1);
+    if (!jpeg) {
+        res.status = 503;
+        res.set_content("no frame yet: the run has not drawn one\n", "text/plain");
+        return;
+    }
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(*jpeg, "image/jpeg");
+}
+
+void LiveServer::serveVideo(httplib::Response& res)
+{
+    if (streams_.fetch_add(1) >= kMaxStreams) {
+        streams_.fetch_sub(1);
+        refused_.fetch_add(1, std::memory_order_relaxed);
+        refuseOverLimit(res, "video", kMaxStreams, "try again later or poll /snapshot.jpg");
+        return;
+    }
+    viewers_.fetch_add(1);
+    auto lastSent = std::make_shared<uint64_t>(0);
+    res.set_header("Cache-Control", "no-store");
+    res.set_content_provider(
+        std::string("multipart/x-mixed-replace; boundary=") + kBoundary,
+        [this, lastSent](size_t, httplib::DataSink& sink) {
+            std::shared_ptr<const std::string> jpeg;
+            uint64_t seq = 0;
+            {
+                std::unique_lock<std::mutex> lock(jpegMutex_);
+                jpegReady_.wait_for(
+                    lock, kStreamPoll, [&] { return jpegSeq_ != *lastSent || stopping_; });
+                if (stopping_)
                     return false;
-                }
-                sent_.fetch_add(1, std::memory_order_relaxed);
-                return true;
-            },
-            [this](bool) {
-                viewers_.fetch_sub(1);
-                streams_.fetch_sub(1);
-            });
-    });
-    server.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) {
-        if (events_.fetch_add(1) >= kMaxEvents) {
-            events_.fetch_sub(1);
-            refused_.fetch_add(1, std::memory_order_relaxed);
-            res.status = 503;
-            res.set_header("Retry-After", "5");
-            res.set_content("too many event clients (the limit is " + std::to_string(kMaxEvents) +
-                    "); poll /api/status instead\n",
-                "text/plain");
-            return;
-        }
-        auto lastSent = std::make_shared<uint64_t>(0);
-        res.set_header("Cache-Control", "no-store");
-        res.set_content_provider(
-            "text/event-stream",
-            [this, lastSent](size_t, httplib::DataSink& sink) {
-                std::shared_ptr<const std::string> text;
-                {
-                    std::unique_lock<std::mutex> lock(statusMutex_);
-                    statusChanged_.wait_for(
-                        lock, kStreamPoll, [&] { return statusSeq_ != *lastSent || stopping_; });
-                    if (stopping_)
-                        return false;
-                    if (statusSeq_ == *lastSent || !status_)
-                        return sink.is_writable();
-                    text = status_;
-                    *lastSent = statusSeq_;
-                }
-                const std::string event = "event: status\ndata: " + *text + "\n\n";
-                return sink.write(event.data(), event.size());
-            },
-            [this](bool) { events_.fetch_sub(1); });
-    });
+                jpeg = jpeg_;
+                seq = jpegSeq_;
+            }
+            if (seq == *lastSent || !jpeg)
+                return sink.is_writable();
+            // Each client gets the newest JPEG: those encoded while it was still taking the last
+            // one are skipped for it alone.
+            if (*lastSent != 0 && seq > *lastSent + 1)
+                skipped_.fetch_add(seq - *lastSent - 1, std::memory_order_relaxed);
+            *lastSent = seq;
+            const std::string head = std::string("--") + kBoundary +
+                "\r\nContent-Type: image/jpeg\r\nContent-Length: " + std::to_string(jpeg->size()) +
+                "\r\n\r\n";
+            if (!sink.write(head.data(), head.size()) || !sink.write(jpeg->data(), jpeg->size()) ||
+                !sink.write("\r\n", 2)) {
+                // The client stopped taking frames (gone, or stalled past the write timeout):
+                // what was encoded while the write waited never reached it.
+                std::lock_guard<std::mutex> lock(jpegMutex_);
+                skipped_.fetch_add(jpegSeq_ - seq, std::memory_order_relaxed);
+                return false;
+            }
+            sent_.fetch_add(1, std::memory_order_relaxed);
+            return true;
+        },
+        [this](bool) {
+            viewers_.fetch_sub(1);
+            streams_.fetch_sub(1);
+        });
+}
+
+void LiveServer::serveEvents(httplib::Response& res)
+{
+    if (events_.fetch_add(1) >= kMaxEvents) {
+        events_.fetch_sub(1);
+        refused_.fetch_add(1, std::memory_order_relaxed);
+        refuseOverLimit(res, "event", kMaxEvents, "poll /api/status instead");
+        return;
+    }
+    auto lastSent = std::make_shared<uint64_t>(0);
+    res.set_header("Cache-Control", "no-store");
+    res.set_content_provider(
+        "text/event-stream",
+        [this, lastSent](size_t, httplib::DataSink& sink) {
+            std::shared_ptr<const std::string> text;
+            {
+                std::unique_lock<std::mutex> lock(statusMutex_);
+                statusChanged_.wait_for(
+                    lock, kStreamPoll, [&] { return statusSeq_ != *lastSent || stopping_; });
+                if (stopping_)
+                    return false;
+                if (statusSeq_ == *lastSent || !status_)
+                    return sink.is_writable();
+                text = status_;
+                *lastSent = statusSeq_;
+            }
+            const std::string event = "event: status\ndata: " + *text + "\n\n";
+            return sink.write(event.data(), event.size());
+        },
+        [this](bool) { events_.fetch_sub(1); });
 }
 
 } // namespace jetagent

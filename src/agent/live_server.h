@@ -24,7 +24,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+} // namespace httplib
 
 namespace jetagent {
 
@@ -125,6 +127,13 @@ private:
 
     LiveServer();
     void setUpRoutes();
+    // The routes: admit (before any, false when answered already), then one per endpoint.
+    bool admit(const httplib::Request& req, httplib::Response& res);
+    void serveStatus(httplib::Response& res);
+    void serveFrames(const httplib::Request& req, httplib::Response& res);
+    void serveSnapshot(httplib::Response& res);
+    void serveVideo(httplib::Response& res);
+    void serveEvents(httplib::Response& res);
     void encoderLoop();
     void tickerLoop();
     void consume(size_t task, const FrameRecord& record);
