@@ -11,22 +11,16 @@
 # missing, 1 otherwise.
 set -eu
 jetagent=$1 python=$2 check=$3 source=$4 out=$5 frames=${6:-300}
+. "$(dirname "$0")/demo_run.sh"
 
-if [ ! -f /usr/share/javascript/chart.js/chart.min.js ]; then
-    echo "skipped: Debian's Chart.js is missing (apt install libjs-chart.js)"
-    exit 77
-fi
+need_chart_js
 rm -rf "$out"
 mkdir -p "$out"
 "$jetagent" -q power --fixture orin-nano-jp6 --sysfs-root "$out/board" -d 0.2 >/dev/null
 cat >"$out/c.yaml" <<EOF
 source: {uri: "synthetic://shapes", width: 320, height: 240, fps: 30, seed: 5}
 run: {frames: $frames, pacing: none}
-tasks:
-  - name: shapes
-    model: $source/models/shapes_cnn.onnx
-    labels: $source/models/shapes_labels.txt
-    preprocess: {resize: stretch, interpolation: area}
+$(demo_tasks_yaml "$source")
 logging: {dir: $out/logs, status_interval_s: 0}
 power: {sysfs_root: "$out/board"}
 EOF

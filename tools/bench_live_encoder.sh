@@ -12,28 +12,20 @@ set -eu
 jetagent=${1:-build/src/jetagent}
 width=${2:-640} height=${3:-480} fps=${4:-10} seconds=${5:-20}
 source=$(cd "$(dirname "$0")/.." && pwd)
+. "$source/tests/demo_run.sh"
 dir=$(mktemp -d)
 trap 'kill "$agent" 2>/dev/null || true; wait "$agent" 2>/dev/null || true; rm -rf "$dir"' EXIT
 cat >"$dir/c.yaml" <<YAML
 source: {uri: "synthetic://shapes", width: $width, height: $height, fps: $fps, seed: 5}
 run: {duration_s: $((seconds + 30))}
-tasks:
-  - name: shapes
-    model: $source/models/shapes_cnn.onnx
-    labels: $source/models/shapes_labels.txt
-    preprocess: {resize: stretch, interpolation: area}
+$(demo_tasks_yaml "$source")
 logging: {dir: $dir/logs, status_interval_s: 0}
 power: {sampling: off}
 http: {listen: "127.0.0.1:0"}
 YAML
 "$jetagent" run -c "$dir/c.yaml" >"$dir/out" 2>&1 &
 agent=$!
-url=
-while [ -z "$url" ]; do
-    kill -0 "$agent" 2>/dev/null || { cat "$dir/out"; exit 1; }
-    sleep 0.2
-    url=$(sed -n 's/.*live view on \(http:[^ ]*\).*/\1/p' "$dir/out" | head -n 1)
-done
+wait_for_live_url "$agent" "$dir/out"
 sleep 3 # the model loads, frames flow
 curl -s --max-time "$seconds" "${url}video.mjpg" >/dev/null || true
 curl -s "${url}api/status" | python3 -c '
