@@ -59,6 +59,16 @@ void pushFrames(StreamOut& out, double fps, double seconds, const std::function<
     }
 }
 
+// The frames pushFrames sends, 320x240 at 30 fps.
+StreamOut::Options qvga30()
+{
+    StreamOut::Options o;
+    o.width = 320;
+    o.height = 240;
+    o.fps = 30;
+    return o;
+}
+
 void expectColour(const cv::Mat& frame)
 {
     ASSERT_EQ(frame.size(), cv::Size(320, 240));
@@ -83,10 +93,7 @@ TEST(StreamOut, RtpIsReceivedAndDecodedByAGStreamerClient)
 
     auto target = parseStreamUri("rtp://127.0.0.1:" + std::to_string(port));
     ASSERT_TRUE(target);
-    StreamOut::Options o;
-    o.width = 320;
-    o.height = 240;
-    o.fps = 30;
+    const StreamOut::Options o = qvga30();
     auto out = StreamOut::open(*target, o);
     ASSERT_TRUE(out) << out.status().message();
     const std::string sdp = out.value()->describe();
@@ -113,10 +120,7 @@ TEST(StreamOut, RtspServesAClientAndCountsFramesNobodyWatched)
     ASSERT_GT(port, 0);
     auto target = parseStreamUri("rtsp://127.0.0.1:" + std::to_string(port) + "/live");
     ASSERT_TRUE(target);
-    StreamOut::Options o;
-    o.width = 320;
-    o.height = 240;
-    o.fps = 30;
+    const StreamOut::Options o = qvga30();
     auto out = StreamOut::open(*target, o);
     ASSERT_TRUE(out) << out.status().message();
     EXPECT_NE(out.value()->describe().find("rtsp://127.0.0.1:" + std::to_string(port) + "/live"),
