@@ -210,8 +210,9 @@ TEST_P(HotPath, ClipRingFramesAndClipsAllocateNothing)
         const uint64_t library = GetParam() == Interpolation::Linear
             ? 0
             : resizeAllocations(images, cv::Size(112, 112), GetParam());
-        EXPECT_EQ(task, library) << "allocations in " << kCounted << " frames into the ring: " << task
-                                 << ", of which cv::resize " << library;
+        EXPECT_EQ(task, library) << "allocations in " << kCounted
+                                 << " frames into the ring: " << task << ", of which cv::resize "
+                                 << library;
         EXPECT_TRUE(std::isfinite(checksum));
     }
 }
@@ -253,14 +254,15 @@ TEST(XnnpackHotPath, SessionRunsAllocateNothing)
             ASSERT_TRUE(s.ok()) << s.message();
         });
         if (!oneDnn) {
-            EXPECT_EQ(allocations, 0u)
-                << "operator new/malloc calls in " << kCounted << " runs of the demo model on xnnpack";
+            EXPECT_EQ(allocations, 0u) << "operator new/malloc calls in " << kCounted
+                                       << " runs of the demo model on xnnpack";
         } else {
             // dnnl_primitive_execute builds a small map of its arguments at every call (8 blocks
             // in oneDNN 2.6); the demo model runs on one thread, one call per oneDNN step.
             constexpr uint64_t kPerCall = 8;
             EXPECT_LE(allocations, kCounted * kPerCall * oneDnnSteps)
-                << "allocations in " << kCounted << " runs with " << oneDnnSteps << " steps on oneDNN";
+                << "allocations in " << kCounted << " runs with " << oneDnnSteps
+                << " steps on oneDNN";
         }
     }
 }
