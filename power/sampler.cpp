@@ -206,6 +206,34 @@ struct ZoneAccumulator {
     const char* offlineReason = "";
 };
 
+// One state sample's memory and loads into the run's figures.
+void addLoad(const BoardStateSample& s, LoadRunStats& load)
+{
+    const MemoryUse& memory = s.load.memory;
+    if (memory.online) {
+        load.haveMemory = true;
+        load.ramTotalKB = memory.ramTotalKB;
+        load.swapTotalKB = memory.swapTotalKB;
+        load.ramUsedPeakKB = std::max(load.ramUsedPeakKB, memory.ramUsedKB);
+        load.swapUsedPeakKB = std::max(load.swapUsedPeakKB, memory.swapUsedKB);
+    }
+    double busy = 0.0;
+    int cores = 0;
+    for (int c = 0; c < s.load.cpuCount && c < kMaxLoadCpus; ++c) {
+        const double percent = s.load.cpuLoadPercent[static_cast<size_t>(c)];
+        if (percent >= 0.0) {
+            busy += percent;
+            ++cores;
+        }
+    }
+    if (cores > 0)
+        load.cpu.add(busy / cores);
+    if (s.load.emcLoadPercent >= 0.0)
+        load.emc.add(s.load.emcLoadPercent);
+    if (s.haveGpu)
+        load.gpu.add(s.gpuLoadPercent);
+}
+
 } // namespace
 
 struct PowerSampler::Impl {
@@ -228,6 +256,7 @@ struct PowerSampler::Impl {
     Accumulator totalAccum; // the estimate's complete samples: their count and peak
     uint64_t overruns = 0;
     std::vector<ZoneAccumulator> zones;
+    LoadRunStats load;
     bool haveState = false;
     BoardStateSample firstState, lastState;
     std::vector<BoardStateSample> stateRing; // the last options.stateHistory state samples
@@ -332,6 +361,7 @@ Status PowerSampler::start()
             impl_->stateRing.assign(o.stateHistory, sized);
         }
         impl_->statesWritten = 0;
+        impl_->load = LoadRunStats {};
     }
     impl_->online.fill(true);
     impl_->retryPending.fill(false);
@@ -540,6 +570,7 @@ void PowerSampler::takeStateSample()
         a.endC = reading.celsius;
         a.peakC = std::max(a.peakC, reading.celsius);
     }
+    addLoad(s, m.load);
 }
 
 EnergyWindow PowerSampler::energy(int64_t t0, int64_t t1, int rail) const
@@ -631,6 +662,7 @@ PowerRunStats PowerSampler::runStats() const
             stats.first = m.firstState;
             stats.last = m.lastState;
         }
+        stats.load = m.load;
         if (m.written > 0) {
             stats.startNs = m.firstSampleNs;
             stats.endNs = m.ring[(m.written - 1) % m.capacity()].timeNs;

@@ -575,6 +575,14 @@ TEST(AgentRunPower, PowerCsvFollowsTheRailsScheduleAndAddsUpToTheSummary)
     EXPECT_NEAR(std::stod(last[column(header, "swap_used_MB")]), 0.0, 1e-9);
     // Its /proc/stat does not advance: no load can be known, and the cell says so by being empty.
     EXPECT_EQ(last[column(header, "cpu_load_pct")], "");
+
+    // The summary's run-wide figures of the same readings: the memory's peak, no CPU load.
+    const auto& load = p["load"];
+    ASSERT_TRUE(load.is_object()) << p.dump(1);
+    EXPECT_NEAR(load["memory"]["ram_total_MB"].get<double>(), 7802040 / 1024.0, 1e-3);
+    EXPECT_NEAR(
+        load["memory"]["ram_used_peak_MB"].get<double>(), (7802040 - 5603112) / 1024.0, 1e-3);
+    EXPECT_TRUE(load["cpu_load_percent"].is_null()) << load;
 }
 
 TEST(AgentRunPower, LogIntervalZeroWritesNoPowerCsv)

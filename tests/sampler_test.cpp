@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -822,6 +823,72 @@ TEST(Sampler, FixtureBoardStateGivesZonesThrottleEventsAndFirstLastState)
     EXPECT_NEAR(stats.first.zones[0].celsius, 47.0, 1e-9);
     EXPECT_NEAR(stats.last.zones[0].celsius, 49.5, 1e-9);
     EXPECT_TRUE(stats.last.haveGpu);
+}
+
+// The run's memory peaks and mean/peak loads (what tegrastats prints), from the state samples:
+// the fixture's RAM use rises for a while and falls back, its cores turn busy for one interval.
+TEST(Sampler, RunStatsGiveMemoryPeaksAndMeanLoads)
+{
+    fixtures::BoardSpec board = test::orinNanoJp6();
+    auto created = test::SysfsFixture::create(board);
+    ASSERT_TRUE(created) << created.status().message();
+    test::SysfsFixture& fixture = *created.value();
+    // Written over in place by one write, never truncated (the reader keeps the file open, and
+    // an emptied file would read as damaged): the texts below only ever keep or grow in length.
+    auto rewrite = [&](const std::string& absolute, const std::string& text) {
+        std::fstream out(fixture.hostPath(absolute), std::ios::in | std::ios::out);
+        ASSERT_TRUE(out.is_open()) << absolute;
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        out.flush();
+        ASSERT_TRUE(out.good()) << absolute;
+    };
+    auto meminfo = [](int64_t availableKB) {
+        return "MemTotal:        8000000 kB\nMemFree:          100000 kB\nMemAvailable:    " +
+            std::to_string(availableKB) +
+            " kB\nSwapTotal:       1000000 kB\nSwapFree:         900000 kB\n";
+    };
+    { // before the sampler starts: the fixture's own text replaced
+        std::ofstream out(fixture.hostPath("/proc/meminfo"), std::ios::trunc);
+        out << meminfo(6000000); // 2,000,000 kB used
+        ASSERT_TRUE(out.good());
+    }
+
+    PowerSamplerOptions o = fastOptions(); // state every 50 ms
+    PowerSampler s(discoverRails(fixture.root(), monotonicNs()).rails, "VDD_IN",
+        std::make_unique<BoardStateReader>(fixture.root(), BoardProfile {}), o);
+    ASSERT_TRUE(s.start().ok());
+    constexpr int kHoldMs = 150; // several state periods each
+    sleepMs(kHoldMs);
+    rewrite("/proc/meminfo", meminfo(5000000)); // 3,000,000 kB used: the peak
+    // Every core 25% busy over the next 400 ticks; the counters then stand still again.
+    for (fixtures::CpuSpec& cpu : board.cpus) {
+        cpu.busyTicks += 100;
+        cpu.idleTicks += 300;
+    }
+    rewrite("/proc/stat", test::procStatText(board));
+    sleepMs(kHoldMs);
+    rewrite("/proc/meminfo", meminfo(5500000));
+    sleepMs(kHoldMs);
+    s.stop();
+
+    const LoadRunStats load = s.runStats().load;
+    ASSERT_TRUE(load.haveMemory);
+    EXPECT_EQ(load.ramTotalKB, 8000000);
+    EXPECT_EQ(load.ramUsedPeakKB, 3000000);
+    EXPECT_EQ(load.swapTotalKB, 1000000);
+    EXPECT_EQ(load.swapUsedPeakKB, 100000);
+    // One interval had ticks: only the sample that read it knows the load.
+    EXPECT_EQ(load.cpu.samples, 1u);
+    EXPECT_NEAR(load.cpu.mean(), 25.0, 1e-6);
+    EXPECT_NEAR(load.cpu.peak, 25.0, 1e-6);
+    EXPECT_EQ(load.emc.samples, 0u) << "no actmon in this tree";
+    BoardStateSample latest;
+    ASSERT_TRUE(s.latestState(latest));
+    if (latest.haveGpu) {
+        EXPECT_GT(load.gpu.samples, 2u);
+        EXPECT_NEAR(load.gpu.mean(), latest.gpuLoadPercent, 1e-9)
+            << "the fixture's GPU holds still";
+    }
 }
 
 // stateAt(): the newest state sample at or before a time, from a short bounded history: what the

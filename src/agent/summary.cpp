@@ -323,6 +323,30 @@ json railJson(const RailRunStats& r)
     return j;
 }
 
+json loadSeriesJson(const LoadSeries& l)
+{
+    if (l.samples == 0)
+        return nullptr;
+    return {{"mean", round4(l.mean())}, {"peak", round4(l.peak)}, {"samples", l.samples}};
+}
+
+// What tegrastats prints beside the rails, over the run: memory peaks and mean/peak loads.
+json loadJson(const LoadRunStats& l)
+{
+    json j;
+    const auto mb = [](int64_t kb) { return round4(static_cast<double>(kb) / 1024.0); };
+    if (l.haveMemory)
+        j["memory"] = {{"ram_total_MB", mb(l.ramTotalKB)},
+            {"ram_used_peak_MB", mb(l.ramUsedPeakKB)}, {"swap_total_MB", mb(l.swapTotalKB)},
+            {"swap_used_peak_MB", mb(l.swapUsedPeakKB)}};
+    else
+        j["memory"] = nullptr;
+    j["cpu_load_percent"] = loadSeriesJson(l.cpu);
+    j["emc_load_percent"] = loadSeriesJson(l.emc);
+    j["gpu_load_percent"] = loadSeriesJson(l.gpu);
+    return j;
+}
+
 json powerJson(const RunOutcome& o)
 {
     const PowerSetup& p = *o.power;
@@ -377,6 +401,7 @@ json powerJson(const RunOutcome& o)
         j["throttle_events"] = nullptr;
     }
     j["state"] = {{"start", stateJson(s.first)}, {"end", stateJson(s.last)}};
+    j["load"] = loadJson(s.load);
     j["log"] = o.powerLogPath.empty()
         ? json(nullptr)
         : json({{"csv", o.powerLogPath}, {"interval_ms", o.powerLogIntervalMs},
@@ -390,6 +415,31 @@ std::string str(const json& j, const char* key)
     if (it == j.end() || it->is_null())
         return "";
     return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// "  load      RAM peak 2148 of 7619 MB, swap 0 of 0 MB; CPU mean 23.1% peak 80.2%; ..."
+void loadText(const json& l, std::string& out)
+{
+    std::vector<std::string> parts;
+    if (!l["memory"].is_null()) {
+        const json& m = l["memory"];
+        parts.push_back(fmt::format("RAM peak {:.0f} of {:.0f} MB, swap peak {:.0f} of {:.0f} MB",
+            m["ram_used_peak_MB"].get<double>(), m["ram_total_MB"].get<double>(),
+            m["swap_used_peak_MB"].get<double>(), m["swap_total_MB"].get<double>()));
+    }
+    for (const auto& [key, name] : {std::pair<const char*, const char*> {"cpu_load_percent", "CPU"},
+             {"emc_load_percent", "EMC"}, {"gpu_load_percent", "GPU"}}) {
+        const json& series = l[key];
+        if (!series.is_null())
+            parts.push_back(fmt::format("{} mean {:.1f}% peak {:.1f}%", name,
+                series["mean"].get<double>(), series["peak"].get<double>()));
+    }
+    if (parts.empty())
+        return;
+    out += "  load";
+    for (size_t i = 0; i < parts.size(); ++i)
+        out += (i == 0 ? " " : "; ") + parts[i];
+    out += "\n";
 }
 
 void powerText(const json& p, std::string& out)
@@ -448,6 +498,8 @@ void powerText(const json& p, std::string& out)
     }
     if (!end["emc_MHz"].is_null())
         out += fmt::format("  EMC at the end {:.0f} MHz\n", end["emc_MHz"].get<double>());
+    if (p.contains("load"))
+        loadText(p["load"], out);
 }
 
 // One row of a latency table: a distribution's min .. max and CoV; nothing when it is empty.

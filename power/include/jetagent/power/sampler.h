@@ -3,6 +3,7 @@
 // (default 2 Hz). Readers ask for the energy of any time window and for run statistics.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -59,6 +60,29 @@ struct ZoneRunStats {
     std::string offlineReason; // last reason when it was never online
 };
 
+// A load figure over the run's state samples: mean and peak of the samples that knew it.
+struct LoadSeries {
+    uint64_t samples = 0;
+    double sum = 0.0;
+    double peak = 0.0;
+    void add(double v)
+    {
+        peak = samples == 0 ? v : std::max(peak, v);
+        sum += v;
+        ++samples;
+    }
+    double mean() const { return samples > 0 ? sum / static_cast<double>(samples) : 0.0; }
+};
+
+// What tegrastats prints beside the rails, over the run (the board-state samples, state_hz).
+struct LoadRunStats {
+    bool haveMemory = false; // /proc/meminfo was read at least once
+    int64_t ramTotalKB = 0, ramUsedPeakKB = 0, swapTotalKB = 0, swapUsedPeakKB = 0;
+    LoadSeries cpu; // the mean busy share of the online cores, per sample, in percent
+    LoadSeries emc; // EMC load (actmon), percent
+    LoadSeries gpu; // GPU load (devfreq), percent
+};
+
 struct PowerRunStats {
     int64_t startNs = 0, endNs = 0;
     std::vector<RailRunStats> rails;
@@ -67,6 +91,7 @@ struct PowerRunStats {
     std::vector<ZoneRunStats> zones; // shown zones only
     std::array<int64_t, 3> throttleEvents {-1, -1, -1}; // soctherm oc1..3 events during the run
     BoardStateSample first, last; // state at start and end (clocks, fan, GPU)
+    LoadRunStats load;
     uint64_t railSamples = 0;
     uint64_t overruns = 0; // rail periods missed because a sample took too long
     double samplerCpuS = 0.0; // the sampler thread's own CPU time: the measurement's overhead
