@@ -25,6 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 #ifdef JETAGENT_HAVE_RTSP_SERVER
@@ -404,6 +407,18 @@ Expected<std::unique_ptr<StreamOut>> StreamOut::open(
     if (target.kind == StreamTarget::Kind::Rtp && !elementExists("udpsink"))
         return Status::unsupported(
             "stream " + target.uri + ": udpsink is missing (gstreamer1.0-plugins-good)");
+    // udpsink takes a name it cannot resolve and then sends nothing, silently: looked up here
+    // first, so that a typo is an error at start-up.
+    if (target.kind == StreamTarget::Kind::Rtp) {
+        addrinfo hints {};
+        hints.ai_socktype = SOCK_DGRAM;
+        addrinfo* found = nullptr;
+        const int rc = getaddrinfo(target.host.c_str(), nullptr, &hints, &found);
+        if (rc != 0)
+            return Status::invalid("stream " + target.uri + ": cannot resolve the receiver '" +
+                target.host + "': " + gai_strerror(rc));
+        freeaddrinfo(found);
+    }
 
     auto impl = std::make_unique<Impl>();
     impl->target = target;
@@ -494,36 +509,37 @@ bool StreamOut::push(const cv::Mat& bgr)
     return true;
 }
 
-std::string StreamOut::describe() const
+std::string StreamOut::address() const
 {
-    const Impl& impl = *impl_;
-    const StreamTarget& t = impl.target;
+    const StreamTarget& t = impl_->target;
     if (t.kind == StreamTarget::Kind::Rtsp) {
         const std::string host = t.host == "0.0.0.0" ? "<this board's address>" : t.host;
-        return "RTSP server: rtsp://" + host + ":" + std::to_string(t.port) + t.path +
-            " (H.264 by " + impl.encoder + ")";
+        return "rtsp://" + host + ":" + std::to_string(t.port) + t.path;
     }
     const bool v6 = t.host.find(':') != std::string::npos;
-    const std::string ip = v6 ? "IP6" : "IP4";
-    return "RTP to " + t.host + ":" + std::to_string(t.port) + " (H.264 by " + impl.encoder +
-        "); a receiver opens this SDP:\n"
-        "v=0\n"
-        "o=- 0 0 IN " +
-        ip + " " + t.host +
-        "\n"
-        "s=jetagent\n"
-        "c=IN " +
-        ip + " " + t.host +
-        "\n"
-        "t=0 0\n"
-        "m=video " +
-        std::to_string(t.port) + " RTP/AVP " + std::to_string(kPayloadType) +
-        "\n"
-        "a=rtpmap:" +
-        std::to_string(kPayloadType) +
-        " H264/90000\n"
-        "a=fmtp:" +
-        std::to_string(kPayloadType) + " packetization-mode=1\n";
+    return "rtp://" + (v6 ? "[" + t.host + "]" : t.host) + ":" + std::to_string(t.port);
+}
+
+std::string StreamOut::sdp() const
+{
+    const StreamTarget& t = impl_->target;
+    if (t.kind == StreamTarget::Kind::Rtsp)
+        return "";
+    const std::string ip = t.host.find(':') != std::string::npos ? "IP6" : "IP4";
+    const std::string pt = std::to_string(kPayloadType);
+    return "v=0\n"
+           "o=- 0 0 IN " +
+        ip + " " + t.host + "\ns=jetagent\nc=IN " + ip + " " + t.host + "\nt=0 0\nm=video " +
+        std::to_string(t.port) + " RTP/AVP " + pt + "\na=rtpmap:" + pt +
+        " H264/90000\na=fmtp:" + pt + " packetization-mode=1\n";
+}
+
+std::string StreamOut::describe() const
+{
+    if (impl_->target.kind == StreamTarget::Kind::Rtsp)
+        return "RTSP server: " + address() + " (H.264 by " + impl_->encoder + ")";
+    return "RTP to " + address() + " (H.264 by " + impl_->encoder +
+        "); a receiver opens this SDP:\n" + sdp();
 }
 
 const std::string& StreamOut::encoder() const

@@ -604,5 +604,20 @@ TEST(Cli, PowerFixtureErrorsExitWithTwo)
     EXPECT_TRUE(has(full.err, "the directory is not empty")) << full.err;
 }
 
+// A fixture zone whose reads fail on the board (JetPack 6's power-gated cv0, EAGAIN) cannot fail
+// from a file on disk: the tree --fixture writes leaves it empty, so it reads offline, never 0 C.
+TEST(Cli, PowerFixtureTreeKeepsFailingZonesOffline)
+{
+    TempDir dir;
+    auto r = runJetagent(
+        {"power", "--fixture", "orin-nano-jp6", "--sysfs-root", dir / "tree", "-d", "0.3"},
+        dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    // The closing summary: cv0 offline, no zone at 0 C, the zones that read at their values.
+    EXPECT_TRUE(has(r.out, "cv0-thermal            offline (empty read)")) << r.out;
+    EXPECT_FALSE(has(r.out, "start    0.0 C")) << r.out;
+    EXPECT_TRUE(has(r.out, "cpu-thermal            start   47.0 C")) << r.out;
+}
+
 } // namespace
 } // namespace jetagent

@@ -572,6 +572,20 @@ TEST(ConfigCamera, EveryKeyIsReadAndControlsKeepTheirOrder)
     EXPECT_DOUBLE_EQ(r->display.fps, 15.0);
 }
 
+// An output with a scheme jetagent does not write (udp://) is named as such, not taken for a file
+// without an extension; files, file://, rtp:// and rtsp:// pass.
+TEST(Config, DisplayOutputWithAnotherSchemeIsNamed)
+{
+    const std::string e =
+        errorOf(std::string(kMinimal) + "display: {output: 'udp://127.0.0.1:5004'}\n");
+    EXPECT_NE(e.find("display.output"), std::string::npos) << e;
+    EXPECT_NE(e.find("'udp://' is not an output jetagent writes"), std::string::npos) << e;
+    EXPECT_NE(e.find("rtp://HOST:PORT"), std::string::npos) << e;
+    for (const char* fine : {"out.mp4", "file://out.mkv", "rtp://127.0.0.1:5004", "rtsp://@:8554/a",
+             "odd/name://x.avi"})
+        EXPECT_EQ(outputSchemeProblem(fine), "") << fine;
+}
+
 TEST(ConfigCamera, BadValuesNameTheKey)
 {
     const std::string e = errorOf("source:\n"

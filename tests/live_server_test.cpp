@@ -308,6 +308,14 @@ TEST(LiveServerRun, EndpointsTokenAndVideo)
     auto bad = c.Get("/api/frames?since=-3", kAuth);
     ASSERT_TRUE(bad);
     EXPECT_EQ(bad->status, 400);
+    // Without `since`: every record the ring holds, the oldest first (frame 0: the run is young).
+    auto whole = c.Get("/api/frames", kAuth);
+    ASSERT_TRUE(whole);
+    const json w = json::parse(whole->body);
+    ASSERT_FALSE(w["frames"].empty());
+    EXPECT_TRUE(w["since"].is_null());
+    EXPECT_EQ(w["oldest_frame"].get<uint64_t>(), 0u);
+    EXPECT_EQ(w["frames"][0]["frame"].get<uint64_t>(), 0u);
 
     // The video: JPEGs that decode to the source's size, with the overlay's dark panel and its
     // light text at the top left (the synthetic scene has neither there).

@@ -356,6 +356,16 @@ TEST(OverlayStream, RtpEveryFrameCarriesItsOwnLabel)
     EXPECT_EQ(stream["frames_sent"].get<size_t>() + stream["frames_dropped"].get<size_t>(),
         c.summary["display"]["frames_recorded"].get<size_t>());
     EXPECT_GE(stream["frames_sent"].get<size_t>(), c.frames);
+    EXPECT_EQ(stream["address"], "rtp://127.0.0.1:" + std::to_string(port));
+    // The SDP a player opens, beside the logs; the stream's counts logged once, at the end.
+    const std::string sdp = test::readFile(test::onlyRunDirectory(dir / "logs") + "/stream.sdp");
+    EXPECT_NE(sdp.find("m=video " + std::to_string(port) + " RTP/AVP 96"), std::string::npos)
+        << sdp;
+    EXPECT_NE(sdp.find("a=rtpmap:96 H264/90000"), std::string::npos) << sdp;
+    const std::string streamed = "streamed ";
+    const size_t once = r.err.find(streamed);
+    ASSERT_NE(once, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(streamed, once + 1), std::string::npos) << r.err;
 }
 
 TEST(OverlayStream, RtspEveryFrameCarriesItsOwnLabel)

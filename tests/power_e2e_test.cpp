@@ -298,12 +298,18 @@ TEST(PowerCommand, AnExistingCsvIsNeverOverwritten)
 TEST(PowerCommand, WithoutSensorsItSaysWhatIsMissing)
 {
     TempDir dir;
-    fs::create_directories(dir / "empty-root");
+    // Nothing but /proc/stat: two cores whose clocks are not known.
+    fs::create_directories(dir / "empty-root/proc");
+    test::writeFile(dir / "empty-root/proc/stat",
+        "cpu  20 0 10 100 0 0 0 0 0 0\ncpu0 10 0 5 50 0 0 0 0 0 0\ncpu1 10 0 5 50 0 0 0 0 0 0\n");
     auto r = runJetagent(
         {"power", "--sysfs-root", dir / "empty-root", "-i", "100", "-d", "0.3"}, dir.path());
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("rails: none found"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("no rails"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("| |"), std::string::npos) << "no empty section for missing zones";
+    EXPECT_NE(r.out.find("| CPU ["), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("] MHz"), std::string::npos) << "no clock unit where no clock is known";
 }
 
 TEST(PowerCommand, BadRootOrBoardIsAUsageError)

@@ -38,6 +38,19 @@ TEST(StreamOut, BadSizesAndEncodersAreClearErrors)
     ASSERT_FALSE(r);
     EXPECT_NE(r.status().message().find("'nosuchenc' is not installed"), std::string::npos)
         << r.status().message();
+
+    // A receiver whose name does not resolve (.invalid never does): refused, not sent into the
+    // void.
+    auto nowhere = parseStreamUri("rtp://receiver.invalid:5004");
+    ASSERT_TRUE(nowhere);
+    StreamOut::Options o;
+    o.width = 320;
+    o.height = 240;
+    r = StreamOut::open(*nowhere, o);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.status().message().find("cannot resolve the receiver 'receiver.invalid'"),
+        std::string::npos)
+        << r.status().message();
 }
 
 using test::haveDecoder;

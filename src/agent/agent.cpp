@@ -463,6 +463,8 @@ Status openComponents(
     if (!runDir)
         return runDir.status().withContext(config.where("logging.dir"));
     c.runDirectory = runDir.value();
+    if (c.display)
+        c.display->setSdpFile((fs::path(c.runDirectory) / "stream.sdp").string());
     return Status();
 }
 
@@ -634,6 +636,7 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
         if (const StreamOut* stream = display.stream()) {
             outcome.display.streamed = true;
             outcome.display.encoder = stream->encoder();
+            outcome.display.streamAddress = stream->address();
             outcome.display.streamSent = stream->framesSent();
             outcome.display.streamDropped = stream->framesDropped();
             outcome.display.streamUnwatched = stream->framesUnwatched();

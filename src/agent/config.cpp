@@ -480,14 +480,18 @@ void readDisplay(YamlFileReader& reader, const YAML::Node& node, DisplayConfig& 
     YamlMapReader m(reader, node, "display");
     m.boolean("window", display.window);
     if (m.string("output", display.output)) {
-        if (isStreamUri(display.output)) {
+        if (std::string why = outputSchemeProblem(display.output); !why.empty()) {
+            m.error("output", node["output"], why);
+        } else if (isStreamUri(display.output)) {
             if (auto t = parseStreamUri(display.output); !t)
                 m.error("output", node["output"], t.status().message());
-        } else if (display.output.rfind("file://", 0) == 0)
-            display.output = display.output.substr(7);
-        display.output = expandHome(display.output);
-        if (display.output.empty())
-            m.error("output", node["output"], "names no file");
+        } else {
+            if (display.output.rfind("file://", 0) == 0)
+                display.output = display.output.substr(7);
+            display.output = expandHome(display.output);
+            if (display.output.empty())
+                m.error("output", node["output"], "names no file");
+        }
     }
     m.number("fps", display.fps, 0.0, 1000.0);
     m.integerAs("bitrate_kbps", display.bitrateKbps, 0, 100000);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <opencv2/highgui.hpp>
 #include <opencv2/imgproc.hpp>
@@ -37,6 +38,8 @@ std::string lowerExtension(const std::string& path)
 // Motion JPEG, which any player reads.
 Expected<int> fourccFor(const std::string& path)
 {
+    if (std::string why = outputSchemeProblem(path); !why.empty())
+        return Status::invalid("display.output: " + why);
     const std::string ext = lowerExtension(path);
     if (ext == ".mp4" || ext == ".mkv" || ext == ".mov")
         return cv::VideoWriter::fourcc('m', 'p', '4', 'v');
@@ -175,6 +178,17 @@ bool displayAvailable()
     return (x11 && *x11) || (wayland && *wayland);
 }
 
+std::string outputSchemeProblem(const std::string& output)
+{
+    const size_t scheme = output.find("://");
+    if (scheme == std::string::npos || scheme == 0 || output.find('/') < scheme ||
+        isStreamUri(output) || output.rfind("file://", 0) == 0)
+        return "";
+    return "'" + output.substr(0, scheme) +
+        "://' is not an output jetagent writes: a file (PATH or file://PATH, .mp4, .mkv, .mov or "
+        ".avi), rtp://HOST:PORT or rtsp://@:PORT/PATH";
+}
+
 Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& config,
     const SourceInfo& source, bool offline, size_t tasks, size_t maxBatch)
 {
@@ -309,10 +323,11 @@ void DisplaySink::stop()
 {
     if (thread_.joinable())
         thread_.join();
-    if (stream_) {
+    if (stream_ && !streamReported_) {
+        streamReported_ = true;
         logger("display")->info("streamed {} annotated frames to {} ({} dropped while the encoder "
                                 "was behind, {} with no client playing)",
-            stream_->framesSent(), config_.output, stream_->framesDropped(),
+            stream_->framesSent(), stream_->address(), stream_->framesDropped(),
             stream_->framesUnwatched());
     }
     if (writer_.isOpened()) {
@@ -424,7 +439,27 @@ Status DisplaySink::openStream(const cv::Size& size)
         return stream.status().withContext("display.output");
     stream_ = std::move(stream).value();
     logger("display")->info("annotated frames out: {}", stream_->describe());
+    writeSdp();
     return {};
+}
+
+void DisplaySink::setSdpFile(std::string path)
+{
+    sdpFile_ = std::move(path);
+    writeSdp();
+}
+
+void DisplaySink::writeSdp() const
+{
+    if (!stream_ || sdpFile_.empty() || stream_->sdp().empty())
+        return;
+    std::ofstream out(sdpFile_, std::ios::trunc);
+    out << stream_->sdp();
+    out.close();
+    if (out)
+        logger("display")->info("the stream's SDP, for a receiver: {}", sdpFile_);
+    else
+        logger("display")->warn("cannot write the stream's SDP into {}", sdpFile_);
 }
 
 void DisplaySink::stream(const cv::Mat& canvas, cv::Mat& sized)

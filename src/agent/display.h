@@ -40,6 +40,10 @@ struct DisplayConfig {
                          // (460 kb/s at 320x240x30), at least 500
 };
 
+// "" when `output` is a file path, file://, rtp:// or rtsp://; else why not (another scheme, such
+// as udp://, which would otherwise be taken for a file without an extension).
+std::string outputSchemeProblem(const std::string& output);
+
 // What is drawn on a frame: per task the result that belongs to it, then the frame, the rates and
 // the board.
 struct OverlayTask {
@@ -147,6 +151,9 @@ public:
     const std::string& outputPath() const { return config_.output; }
     // The network stream, when display.output is rtp:// or rtsp:// and it opened; else null.
     const StreamOut* stream() const { return stream_.get(); }
+    // Where an RTP stream's SDP goes (the run directory's stream.sdp), written when the stream
+    // opens (now, or at the first frame when the source's size comes with it). Before start().
+    void setSdpFile(std::string path);
 
 private:
     static constexpr size_t kRateWindow = 16; // results (or frames) a rate is taken over
@@ -185,6 +192,7 @@ private:
     double sourceRate(const Frame& frame);
     void record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFailed);
     Status openStream(const cv::Size& size);
+    void writeSdp() const;
     void stream(const cv::Mat& canvas, cv::Mat& sized);
 
     DisplayConfig config_;
@@ -197,6 +205,8 @@ private:
     StreamTarget streamTarget_;
     std::unique_ptr<StreamOut> stream_;
     bool streamFailed_ = false;
+    bool streamReported_ = false; // stop() logged the stream's counts
+    std::string sdpFile_;
     int fourcc_ = 0;
     double writerFps_ = 30.0;
     cv::Size writerSize_;

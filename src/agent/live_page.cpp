@@ -22,7 +22,7 @@ h2 { font-size: 16px; margin: 16px 0 6px; }
 table { border-collapse: collapse; background: #fff; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th:first-child, td:first-child, td.text { text-align: left; }
-#context { color: #555; }
+#context, #connection { color: #555; }
 #link { color: #777; font-size: 12px; }
 .warn { color: #b00; }
 #page-errors { border: 2px solid #b00; padding: 4px 12px; margin: 8px 0; }
@@ -37,7 +37,7 @@ constexpr const char* kBody = R"page(
 <body data-done="false" data-errors="0" data-charts-expected="0" data-charts-drawn="0"
  data-updates="0" data-chart-updates="0" data-video-frames="0">
 <h1>jetagent live view</h1>
-<div id="context">waiting for the run's status</div>
+<div><span id="context">waiting for the run's status</span><span id="connection"></span></div>
 <div id="page-errors" hidden><b>Errors on this page</b><ul></ul></div>
 <div class="row">
  <div><img id="video" alt="the annotated video" width="640" height="480">
@@ -160,8 +160,8 @@ constexpr const char* kBody = R"page(
     document.getElementById('context').textContent =
       (s.running ? 'running' : 'not running') + ' | ' + (source.uri || '?') + ' ' +
       (source.width || '?') + 'x' + (source.height || '?') + ' ' +
-      (source.pacing || '') + ' | ' + (context.host || '') + ', ' + (context.cpu || '') +
-      ', ' + (context.os || '') + ' | jetagent ' + (run.jetagent_version || '') +
+      (source.pacing || '') + ' | ' + [context.host, context.cpu, context.os].filter((x) => x).join(', ') +
+      ' | jetagent ' + (run.jetagent_version || '') +
       ' | up ' + fixed(s.uptime_s, 0) + ' s';
     const rows = (s.tasks || []).map((t) => {
       const l = t.latest;
@@ -179,9 +179,12 @@ constexpr const char* kBody = R"page(
       'deadline misses', 'failed'], rows));
     if (s.power) {
       const p = s.power;
-      document.getElementById('power').replaceChildren(table(['rail', 'W'],
-        [[p.total_name + (p.total_is_estimate ? ' (sum)' : ' (total)'), fixed(p.total_w, 3)]]
-          .concat(p.rails.map((r) => [r.name, r.online ? fixed(r.w, 3) : 'offline']))));
+      // A total that is one of the rails is marked on its row; an estimate gets a row of its own.
+      const rails = p.rails.map((r) => [r.name + (!p.total_is_estimate && r.name === p.total_name ? ' (total)' : ''),
+        r.online ? fixed(r.w, 3) : 'offline']);
+      const totalIsARail = !p.total_is_estimate && p.rails.some((r) => r.name === p.total_name);
+      document.getElementById('power').replaceChildren(table(['rail', 'W'], totalIsARail ? rails
+        : [[p.total_name + (p.total_is_estimate ? ' (sum)' : ' (total)'), fixed(p.total_w, 3)]].concat(rails)));
     }
     if (s.temperatures && s.temperatures.length) {
       document.getElementById('temps').replaceChildren(table(['zone', '\u00b0C'],
@@ -230,9 +233,10 @@ constexpr const char* kBody = R"page(
           redraw();
           body.dataset.updates = String(Number(body.dataset.updates) + 1);
         });
-        events.addEventListener('error', () => {
-          document.getElementById('context').textContent += ' (disconnected; retrying)';
-        });
+        // The browser reconnects by itself; the note stays until it has.
+        const connection = document.getElementById('connection');
+        events.addEventListener('open', () => { connection.textContent = ''; });
+        events.addEventListener('error', () => { connection.textContent = ' (disconnected; retrying)'; });
         body.dataset.done = 'true';
       })
       .catch((e) => fail(e));

@@ -285,6 +285,7 @@ void LiveServer::attach(LiveRun run)
         *t = TaskState();
     ring_.clear();
     ringNext_ = 0;
+    history_.clear(); // another run (a reload): its own series
 }
 
 void LiveServer::detach()
@@ -354,8 +355,23 @@ namespace {
 // TurboJPEG's compressor and its output buffer, freed together.
 struct JpegCompressor {
     tjhandle handle = tjInitCompress();
-    unsigned char* out = nullptr; // grown by TurboJPEG as needed (tjAlloc'd)
+    // Sized once for the worst case of the frame size (tjBufSize) and never reallocated: left to
+    // TurboJPEG, a frame larger than the last one's JPEG was a new buffer and its page faults.
+    unsigned char* out = nullptr;
+    unsigned long capacity = 0;
     unsigned long size = 0;
+    bool reserve(int width, int height)
+    {
+        const unsigned long needed = tjBufSize(width, height, TJSAMP_420);
+        if (needed == static_cast<unsigned long>(-1))
+            return false;
+        if (needed > capacity) {
+            tjFree(out);
+            out = tjAlloc(static_cast<int>(needed));
+            capacity = out ? needed : 0;
+        }
+        return out != nullptr;
+    }
     JpegCompressor() = default;
     JpegCompressor(const JpegCompressor&) = delete;
     JpegCompressor& operator=(const JpegCompressor&) = delete;
@@ -400,12 +416,13 @@ void LiveServer::encoderLoop()
             cv::swap(working, pending_);
             havePending_ = false;
         }
-        if (!jpeg.handle || working.type() != CV_8UC3)
+        if (!jpeg.handle || working.type() != CV_8UC3 || !jpeg.reserve(working.cols, working.rows))
             continue;
         const int64_t cpuStart = threadCpuNs();
+        jpeg.size = jpeg.capacity;
         const int rc = tjCompress2(jpeg.handle, working.data, working.cols,
             static_cast<int>(working.step), working.rows, TJPF_BGR, &jpeg.out, &jpeg.size,
-            TJSAMP_420, kJpegQuality, TJFLAG_FASTDCT);
+            TJSAMP_420, kJpegQuality, TJFLAG_FASTDCT | TJFLAG_NOREALLOC);
         encoderCpuNs_.fetch_add(threadCpuNs() - cpuStart, std::memory_order_relaxed);
         if (rc != 0) {
             logger("http")->warn("could not encode a frame as JPEG: {}", tjGetErrorStr());
@@ -433,10 +450,13 @@ void LiveServer::tickerLoop()
         json status = buildStatus(point);
         auto text = std::make_shared<const std::string>(jsonText(status));
         {
+            // The charts' points come from a run: none before it is attached (no series names).
             std::lock_guard<std::mutex> lock(dataMutex_);
-            history_.push_back(std::move(point));
-            if (history_.size() > kHistorySeconds)
-                history_.pop_front();
+            if (attached_) {
+                history_.push_back(std::move(point));
+                if (history_.size() > kHistorySeconds)
+                    history_.pop_front();
+            }
         }
         {
             std::lock_guard<std::mutex> lock(statusMutex_);
@@ -494,7 +514,7 @@ json LiveServer::buildStatus(json& point)
                             {"inference", msOrNull(r.times.inferenceNs)},
                             {"postprocess", msOrNull(r.times.postprocessNs)}}},
                     {"deadline_missed", r.times.deadlineMissed},
-                    {"energy_mj", finiteOrNull(r.frameEnergyMj)}};
+                    {"frame_energy_mJ", finiteOrNull(r.frameEnergyMj)}};
             } else {
                 task["latest"] = nullptr;
             }
@@ -610,7 +630,7 @@ LiveCounters LiveServer::counters() const
     return c;
 }
 
-json LiveServer::framesJson(uint64_t since, size_t limit) const
+json LiveServer::framesJson(std::optional<uint64_t> since, size_t limit) const
 {
     std::lock_guard<std::mutex> lock(dataMutex_);
     json frames = json::array();
@@ -628,7 +648,7 @@ json LiveServer::framesJson(uint64_t since, size_t limit) const
             oldest = c.frame;
         newest = std::max(newest, c.frame);
         any = true;
-        if (c.frame <= since)
+        if (since && c.frame <= *since)
             continue;
         if (returned == limit) {
             more = true;
@@ -646,12 +666,13 @@ json LiveServer::framesJson(uint64_t since, size_t limit) const
             {"preprocess_ms", msOrNull(c.times.preprocessNs)},
             {"inference_ms", msOrNull(c.times.inferenceNs)},
             {"postprocess_ms", msOrNull(c.times.postprocessNs)},
-            {"deadline_missed", c.deadlineMissed}, {"energy_mj", finiteOrNull(c.energyMj)}});
+            {"deadline_missed", c.deadlineMissed}, {"frame_energy_mJ", finiteOrNull(c.energyMj)}});
         ++returned;
     }
     // Records after `since` that the ring no longer holds: the caller polled too seldom.
-    const bool gap = any && since + 1 < oldest;
-    return {{"since", since}, {"oldest_frame", any ? json(oldest) : json(nullptr)},
+    const bool gap = since && any && *since + 1 < oldest;
+    return {{"since", since ? json(*since) : json(nullptr)},
+        {"oldest_frame", any ? json(oldest) : json(nullptr)},
         {"newest_frame", any ? json(newest) : json(nullptr)}, {"ring", kFrameRing},
         {"missed_older", gap}, {"more", more}, {"frames", frames}};
 }
@@ -742,22 +763,23 @@ void LiveServer::serveStatus(httplib::Response& res)
 
 void LiveServer::serveFrames(const httplib::Request& req, httplib::Response& res)
 {
-    uint64_t since = 0;
-    bool given = false;
+    // Without `since`, the whole ring from its oldest record (frame 0 while the run is young).
+    std::optional<uint64_t> since;
     if (req.has_param("since")) {
         const std::string text = req.get_param_value("since");
-        given = !text.empty() && text.size() <= 19 &&
+        const bool number = !text.empty() && text.size() <= 19 &&
             std::all_of(
                 text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-        if (!given) {
+        if (!number) {
             res.status = 400;
-            res.set_content("since: expected a frame number (0 or more)\n", "text/plain");
+            res.set_content("since: expected a frame number (0 or more; leave it out for every "
+                            "frame the ring holds)\n",
+                "text/plain");
             return;
         }
         since = std::stoull(text);
     }
     json answer = framesJson(since, kMaxFramesPerAnswer);
-    answer["since_given"] = given;
     res.set_header("Cache-Control", "no-store");
     res.set_content(jsonText(answer), "application/json");
 }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,7 +141,7 @@ private:
     // Builds the status document and the newest chart point; under no lock of the caller's.
     nlohmann::json buildStatus(nlohmann::json& point);
     nlohmann::json historyJson() const;
-    nlohmann::json framesJson(uint64_t since, size_t limit) const;
+    nlohmann::json framesJson(std::optional<uint64_t> since, size_t limit) const;
     std::string page() const;
     void stopAll();
 

@@ -570,8 +570,9 @@ json summaryJson(const RunOutcome& o)
             {"frames_skipped", o.display.skipped},
             {"frames_with_earlier_result", o.display.earlierResult}};
     if (o.display.enabled && o.display.streamed)
-        j["display"]["stream"] = {{"encoder", o.display.encoder},
-            {"frames_sent", o.display.streamSent}, {"frames_dropped", o.display.streamDropped},
+        j["display"]["stream"] = {{"address", o.display.streamAddress},
+            {"encoder", o.display.encoder}, {"frames_sent", o.display.streamSent},
+            {"frames_dropped", o.display.streamDropped},
             {"frames_unwatched", o.display.streamUnwatched}};
     if (!o.gpio.is_null())
         j["gpio"] = o.gpio;
@@ -624,12 +625,27 @@ void sourceText(const json& j, std::string& out)
 // The live view: the window, the recording, and the frames each took.
 void displayText(const json& d, std::string& out)
 {
-    out += fmt::format("view      {}{}{}: {} frames shown, {} recorded, {} skipped",
-        d["window"].get<bool>() ? "window" : "",
-        d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
-        d["output"].is_null() ? std::string() : "recording " + d["output"].get<std::string>(),
-        d["frames_shown"].get<unsigned long long>(), d["frames_recorded"].get<unsigned long long>(),
-        d["frames_skipped"].get<unsigned long long>());
+    if (d.contains("stream")) {
+        // A stream's frames: drawn for it, then sent, dropped or unwatched (RTSP, no client).
+        const json& st = d["stream"];
+        out += fmt::format("view      {}streaming {}: {} frames drawn for it ({} sent to the "
+                           "encoder, {} dropped while it was behind, {} with no client playing), "
+                           "{} skipped",
+            d["window"].get<bool>() ? "window and " : "", str(st, "address"),
+            d["frames_recorded"].get<unsigned long long>(),
+            st["frames_sent"].get<unsigned long long>(),
+            st["frames_dropped"].get<unsigned long long>(),
+            st["frames_unwatched"].get<unsigned long long>(),
+            d["frames_skipped"].get<unsigned long long>());
+    } else {
+        out += fmt::format("view      {}{}{}: {} frames shown, {} recorded, {} skipped",
+            d["window"].get<bool>() ? "window" : "",
+            d["window"].get<bool>() && !d["output"].is_null() ? " and " : "",
+            d["output"].is_null() ? std::string() : "recording " + d["output"].get<std::string>(),
+            d["frames_shown"].get<unsigned long long>(),
+            d["frames_recorded"].get<unsigned long long>(),
+            d["frames_skipped"].get<unsigned long long>());
+    }
     const auto earlier = d["frames_with_earlier_result"].get<unsigned long long>();
     if (earlier > 0)
         out += fmt::format(

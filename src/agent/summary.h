@@ -39,6 +39,7 @@ struct DisplayOutcome {
     // A network stream (rtp://, rtsp://): its encoder and what became of the frames handed to it.
     bool streamed = false;
     std::string encoder;
+    std::string streamAddress; // rtp://HOST:PORT or the RTSP URL, path included
     uint64_t streamSent = 0; // encoded and sent
     uint64_t streamDropped = 0; // the encoder was behind
     uint64_t streamUnwatched = 0; // RTSP with no client playing

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -256,8 +257,9 @@ private:
     static void renderZones(const BoardStateReader& reader, bool haveState,
         const BoardStateSample& state, std::string& line, Record& record)
     {
-        line += " |";
         const auto& zones = reader.zones();
+        if (std::any_of(zones.begin(), zones.end(), [](const auto& z) { return z.shown; }))
+            line += " |"; // no empty section on a host without zones worth showing
         for (size_t i = 0; i < zones.size(); ++i) {
             const bool online = haveState && i < state.zones.size() && state.zones[i].online;
             if (zones[i].shown) {
@@ -285,11 +287,13 @@ private:
         if (cores > 0) {
             // tegrastats' form: each core's load at its clock, "off" for a core that is offline.
             line += " | CPU [";
+            bool anyClock = false;
             for (int c = 0; c < cores; ++c) {
                 const auto i = static_cast<size_t>(c);
                 const int64_t khz = c < state.cpuCount ? state.cpuFreqKHz[i] : -1;
                 const double percent = c < load.cpuCount ? load.cpuLoadPercent[i] : -1.0;
                 line += c ? "," : "";
+                anyClock = anyClock || khz >= 0;
                 if (khz < 0 && percent < 0)
                     line += "off";
                 else if (percent >= 0 && khz >= 0)
@@ -299,7 +303,7 @@ private:
                 else
                     appendFormat(line, "{}", khz / 1000);
             }
-            line += "] MHz";
+            line += anyClock ? "] MHz" : "]"; // loads alone where no core's clock is known
         }
         const bool haveLoad = reader.systemLoad().haveCpuLoad();
         for (int c = 0; c < cpuCount(); ++c) {
@@ -687,7 +691,17 @@ Status runPowerCommand(const PowerCommandOptions& options)
     } else if (fs::create_directories(root, ec); ec) {
         return Status::invalid("--sysfs-root " + root + ": " + ec.message());
     }
-    Status written = fixtures::lowerBoard(*board).write(root);
+    const fixtures::SysfsTree tree = fixtures::lowerBoard(*board);
+    Status written = tree.write(root);
+    // A read error (a power-gated zone's EAGAIN) cannot live in a file on disk: such files are
+    // left empty instead, which reads as offline too ("empty read"), rather than as their 0.
+    for (const auto& [path, error] : tree.faults()) {
+        if (!written)
+            break;
+        std::ofstream blank(root + path, std::ios::trunc);
+        if (!blank)
+            written = Status::io("cannot write " + root + path);
+    }
     Status result = written;
     if (written) {
         std::fprintf(options.json ? stderr : stdout, "fixture   %s (%s), tree in %s%s\n",

@@ -69,6 +69,10 @@ public:
 
     // For the log: the SDP a receiver needs (RTP) or the URL to open (RTSP).
     std::string describe() const;
+    // rtp://HOST:PORT, or the RTSP URL to open (the path included, defaulted or not).
+    std::string address() const;
+    // The SDP file's text a receiver opens (ffplay, VLC, GStreamer's sdpdemux); "" for RTSP.
+    std::string sdp() const;
     const std::string& encoder() const;
     uint64_t framesSent() const; // handed to the encoder
     uint64_t framesDropped() const; // encoder behind
