@@ -842,16 +842,17 @@ void LiveServer::serveVideo(httplib::Response& res)
             const std::string head = std::string("--") + kBoundary +
                 "\r\nContent-Type: image/jpeg\r\nContent-Length: " + std::to_string(jpeg->size()) +
                 "\r\n\r\n";
-            if (!sink.write(head.data(), head.size()) || !sink.write(jpeg->data(), jpeg->size()) ||
-                !sink.write("\r\n", 2)) {
+            if (!sink.write(head.data(), head.size()) || !sink.write(jpeg->data(), jpeg->size())) {
                 // The client stopped taking frames (gone, or stalled past the write timeout):
                 // what was encoded while the write waited never reached it.
                 std::lock_guard<std::mutex> lock(jpegMutex_);
                 skipped_.fetch_add(jpegSeq_ - seq, std::memory_order_relaxed);
                 return false;
             }
+            // The whole JPEG went out: it counts as sent even when the client, having read it,
+            // hangs up before the part's closing line break.
             sent_.fetch_add(1, std::memory_order_relaxed);
-            return true;
+            return sink.write("\r\n", 2);
         },
         [this](bool) {
             viewers_.fetch_sub(1);
