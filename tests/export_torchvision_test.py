@@ -64,6 +64,15 @@ class Selection(unittest.TestCase):
         for model in ("wide_resnet50_2", "efficientnet_b0", "googlenet", "mnasnet1_0"):
             self.assertIn(model, everything)
 
+    def test_modern_backbones_and_transformers(self):
+        chosen = exporter.selected_models(exporter.parse_arguments(["--set", "transformers", "--set", "modern"]))
+        self.assertEqual(chosen, ["vit_b_16", "swin_t", "convnext_tiny", "maxvit_t", "efficientnet_b0",
+                                  "efficientnet_v2_s", "regnet_y_800mf", "mobilenet_v3_large"])
+        # efficientnet_v2_s at the size of its published figures; the relative-position tables of
+        # swin_t and maxvit_t kept as parameters (no exporter folding), everything else folded.
+        self.assertEqual(exporter.MODELS["efficientnet_v2_s"].shape, (3, 384, 384))
+        self.assertEqual([m for m, spec in exporter.MODELS.items() if not spec.fold], ["swin_t", "maxvit_t"])
+
     def test_list_names_every_model_and_set(self):
         status, out, _ = run_quietly(["--list"])
         self.assertEqual(status, 0)

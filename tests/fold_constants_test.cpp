@@ -556,6 +556,137 @@ TEST(FoldConstants, EvaluatesUnaryOperatorsAndTranspose)
     EXPECT_EQ(intsOf(m.model, "transposed"), (Ints {0, 3, 1, 4, 2, 5}));
 }
 
+TEST(FoldConstants, ModTakesTheDivisorsSignUnlessFmod)
+{
+    TestModel m;
+    m.ints("x", {4}, {-7, 7, -7, 7});
+    m.ints("y", {4}, {3, -3, -3, 3});
+    m.ints("zero", {}, {0});
+    m.floats("fx", {2}, {-7.5f, 7.5f});
+    m.floats("fy", {}, {2.0f});
+    m.node("Mod", {"x", "y"}, "python");
+    setInt(m.node("Mod", {"x", "y"}, "c"), "fmod", 1);
+    setInt(m.node("Mod", {"fx", "fy"}, "floats"), "fmod", 1);
+    m.node("Mod", {"x", "zero"}, "undefined");
+    for (const char* name : {"python", "c", "floats", "undefined"})
+        m.output(name);
+
+    ASSERT_TRUE(folds(m.model));
+    EXPECT_EQ(intsOf(m.model, "python"), (Ints {2, -2, -1, 1})); // numpy's %
+    EXPECT_EQ(intsOf(m.model, "c"), (Ints {-1, 1, -1, 1}));      // C's fmod
+    EXPECT_EQ(floatsOf(m.model, "floats"), (Floats {-1.5f, 1.5f}));
+    EXPECT_EQ(findInitializer(m.model, "undefined"), nullptr); // a zero divisor: the runtime's
+}
+
+TEST(FoldConstants, FloatModWithoutFmodIsInvalidInput)
+{
+    TestModel m;
+    m.floats("fx", {1}, {1.0f});
+    m.node("Mod", {"fx", "fx"}, "r");
+    m.output("r");
+    const Status s = foldConstants(m.model, nullptr);
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(contains(s.message(), "fmod=1")) << s.message();
+}
+
+TEST(FoldConstants, PowOfFloatsWithFloatOrIntegerExponents)
+{
+    TestModel m;
+    m.floats("base", {2, 1}, {4.0f, 9.0f});
+    m.floats("halves", {2}, {0.5f, -0.5f});
+    m.ints("cube", {}, {3});
+    m.ints("ibase", {}, {2});
+    m.node("Pow", {"base", "halves"}, "roots"); // broadcast to 2 x 2
+    m.node("Pow", {"base", "cube"}, "cubes");
+    m.node("Pow", {"ibase", "cube"}, "integer");
+    for (const char* name : {"roots", "cubes", "integer"})
+        m.output(name);
+
+    ASSERT_TRUE(folds(m.model));
+    EXPECT_EQ(dimsOf(m.model, "roots"), (Ints {2, 2}));
+    EXPECT_EQ(floatsOf(m.model, "roots"), (Floats {2.0f, 0.5f, 3.0f, 1.0f / 3.0f}));
+    EXPECT_EQ(floatsOf(m.model, "cubes"), (Floats {64.0f, 729.0f}));
+    EXPECT_EQ(findInitializer(m.model, "integer"), nullptr); // integer bases stay computed
+}
+
+TEST(FoldConstants, NotInvertsBooleans)
+{
+    TestModel m;
+    m.ints("v", {3}, {0, 5, 0});
+    m.ints("zero", {}, {0});
+    m.node("Equal", {"v", "zero"}, "is_zero");
+    m.node("Not", {"is_zero"}, "nonzero");
+    m.output("nonzero");
+
+    ASSERT_TRUE(folds(m.model));
+    EXPECT_EQ(typeOf(m.model, "nonzero"), kBool);
+    EXPECT_EQ(intsOf(m.model, "nonzero"), (Ints {0, 1, 0}));
+}
+
+// Swin's shifted-window mask is built by ScatterND writes into a zero image (attn_mask[h, w] = n).
+TEST(FoldConstants, ScatterNDWritesRowsAndElements)
+{
+    TestModel m;
+    m.ints("data", {3, 2}, {0, 0, 0, 0, 0, 0});
+    m.ints("rows", {2, 1}, {2, 0});
+    m.ints("row_updates", {2, 2}, {5, 6, 7, 8});
+    m.ints("cells", {2, 2}, {1, -1, 0, 0});
+    m.ints("cell_updates", {2}, {9, 4});
+    m.node("ScatterND", {"data", "rows", "row_updates"}, "by_rows");
+    m.node("ScatterND", {"by_rows", "cells", "cell_updates"}, "by_cells");
+    m.output("by_cells");
+
+    ASSERT_TRUE(folds(m.model));
+    EXPECT_EQ(dimsOf(m.model, "by_cells"), (Ints {3, 2}));
+    EXPECT_EQ(intsOf(m.model, "by_cells"), (Ints {4, 8, 0, 9, 5, 6}));
+}
+
+TEST(FoldConstants, ScatterNDWithMismatchedUpdatesIsInvalidInput)
+{
+    TestModel m;
+    m.ints("data", {3, 2}, {0, 0, 0, 0, 0, 0});
+    m.ints("rows", {2, 1}, {2, 0});
+    m.ints("updates", {2, 3}, {1, 2, 3, 4, 5, 6});
+    m.node("ScatterND", {"data", "rows", "updates"}, "r");
+    m.output("r");
+    const Status s = foldConstants(m.model, nullptr);
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(contains(s.message(), "updates are [2,3], not [2,2] (indices [2,1], data [3,2])")) << s.message();
+}
+
+// An export without the exporter's folding gives each nn.Linear weight as Transpose(W): folded
+// whatever its size when the Transpose is the weight's only reader, left when W has other uses.
+TEST(FoldConstants, TransposesALargeWeightThatHasOneReader)
+{
+    constexpr int64_t kRows = 1001;
+    constexpr int64_t kCols = 1000; // over the folder's element bound
+    Floats w(static_cast<size_t>(kRows * kCols));
+    for (size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<float>(i);
+    TestModel m;
+    m.input("x", {1, kCols});
+    m.floats("w", {kRows, kCols}, w);
+    m.floats("shared", {kRows, kCols}, w);
+    m.node("Transpose", {"w"}, "wt");
+    m.node("MatMul", {"x", "wt"}, "y");
+    m.node("Transpose", {"shared"}, "shared_t");
+    m.node("MatMul", {"x", "shared_t"}, "y2");
+    m.node("Identity", {"shared"}, "shared_copy");
+    for (const char* name : {"y", "y2", "shared_copy"})
+        m.output(name);
+
+    PassReport report;
+    ASSERT_TRUE(folds(m.model, &report));
+    EXPECT_EQ(dimsOf(m.model, "wt"), (Ints {kCols, kRows}));
+    const Floats wt = floatsOf(m.model, "wt");
+    ASSERT_EQ(wt.size(), w.size());
+    for (int64_t r : {int64_t {0}, int64_t {17}, kRows - 1})
+        for (int64_t c : {int64_t {0}, int64_t {123}, kCols - 1})
+            EXPECT_EQ(wt[static_cast<size_t>(c * kRows + r)], w[static_cast<size_t>(r * kCols + c)]);
+    EXPECT_EQ(findInitializer(m.model, "shared_t"), nullptr);
+    EXPECT_EQ(opTypes(m.model), (std::vector<std::string> {"MatMul", "Transpose", "MatMul", "Identity"}));
+}
+
 // ShuffleNetV2's channel shuffle as PyTorch exports it at opset 13: the Reshape target is computed
 // from the input's shape at run time.
 TEST(FoldConstants, FoldsTheShuffleNetChannelShuffleChain)

@@ -14,10 +14,17 @@ neither, the set zoo. The sets (--list prints them with each model's input shape
   papers  the eight classic CNNs of the papers' pre/post-optimisation table: alexnet vgg16 vgg19
           resnet18 resnet50 resnet101 resnet152 densenet121 (r3d_18, the table's video model, is
           named beside it: --set papers r3d_18)
-  all     every model here: the two sets and the other models the papers measured,
-          wide_resnet50_2 efficientnet_b0 googlenet mnasnet1_0
-Image models take N x 3 x 224 x 224, r3d_18 N x 3 x 16 x 112 x 112. googlenet is built without
-its auxiliary classifiers (aux_logits=False), as torchvision's published weights are.
+  modern  the modern CNN backbones the papers set beside the transformers: efficientnet_b0
+          efficientnet_v2_s regnet_y_800mf mobilenet_v3_large
+  transformers  vision transformers and ConvNeXt: vit_b_16 (also DeiT-B/16's network) swin_t
+          convnext_tiny maxvit_t. PyTorch's reference outputs take minutes here (Debian's torch
+          runs nn.Linear on the reference BLAS); vit_b_16.onnx is 330 MB
+  all     every model here: the sets and the other models the papers measured,
+          wide_resnet50_2 googlenet mnasnet1_0
+Image models take N x 3 x 224 x 224, efficientnet_v2_s N x 3 x 384 x 384 (the size its published
+figures are for), r3d_18 N x 3 x 16 x 112 x 112. googlenet is built without its auxiliary
+classifiers (aux_logits=False), as torchvision's published weights are. swin_t and maxvit_t are
+exported without the exporter's constant folding (see MODELS).
 
 The export is torch.onnx.export at opset 13, input "input", output "logits", the batch dimension
 dynamic on both. By default it keeps the BatchNormalization nodes (training=TrainingMode.PRESERVE
@@ -71,8 +78,9 @@ REPOSITORY = pathlib.Path(__file__).resolve().parent.parent
 IMAGE_SHAPE = (3, 224, 224)
 VIDEO_SHAPE = (3, 16, 112, 112)  # channels, frames, height, width: torchvision's video models
 # module: the torchvision module holding the builder; shape: one sample's input; options: the
-# builder's keyword arguments besides weights=None.
-Model = collections.namedtuple("Model", "module shape options")
+# builder's keyword arguments besides weights=None; fold: the exporter's constant folding
+# (do_constant_folding), on unless the model's parameter count needs it off.
+Model = collections.namedtuple("Model", "module shape options fold", defaults=(True,))
 # Every model, the zoo's ten first in the order the tests list them.
 MODELS = {
     "mobilenet_v2": Model("models", IMAGE_SHAPE, {}),
@@ -94,12 +102,29 @@ MODELS = {
     # the published 6,624,904. init_weights=True is the default, named to silence its warning.
     "googlenet": Model("models", IMAGE_SHAPE, {"aux_logits": False, "init_weights": True}),
     "mnasnet1_0": Model("models", IMAGE_SHAPE, {}),
+    # Modern backbones: the CNNs the papers put beside the transformers.
+    "mobilenet_v3_large": Model("models", IMAGE_SHAPE, {}),
+    # At 384 x 384, the size its weights are evaluated at, where torchvision's 8.37 GFLOPS holds.
+    "efficientnet_v2_s": Model("models", (3, 384, 384), {}),
+    "regnet_y_800mf": Model("models", IMAGE_SHAPE, {}),
+    # Transformers and ConvNeXt. vit_b_16 is also the DeiT-B/16 architecture (DeiT changed the
+    # training, not the network; without its distillation token).
+    "vit_b_16": Model("models", IMAGE_SHAPE, {}),
+    "convnext_tiny": Model("models", IMAGE_SHAPE, {}),
+    # Without constant folding: the exporter would fold each block's relative-position bias (a
+    # 169-row table of parameters gathered by a fixed index) into the 49 x 49 bias it makes, 14
+    # times the table's size, and the graph would count 1.1% more parameters than the model has.
+    # jetagent's own fold-constants makes the same tensors when it prepares the model.
+    "swin_t": Model("models", IMAGE_SHAPE, {}, fold=False),
+    "maxvit_t": Model("models", IMAGE_SHAPE, {}, fold=False),
 }
 SETS = {
     "zoo": ["mobilenet_v2", "resnet18", "resnet50", "squeezenet1_1", "alexnet", "vgg16", "densenet121",
             "shufflenet_v2_x1_0", "resnext50_32x4d", "r3d_18"],
     "papers": ["alexnet", "vgg16", "vgg19", "resnet18", "resnet50", "resnet101", "resnet152",
                "densenet121"],
+    "modern": ["efficientnet_b0", "efficientnet_v2_s", "regnet_y_800mf", "mobilenet_v3_large"],
+    "transformers": ["vit_b_16", "swin_t", "convnext_tiny", "maxvit_t"],
     "all": list(MODELS),
 }
 DEFAULT_SET = "zoo"
@@ -261,7 +286,7 @@ def export(name, out, args, torch, torchvision):
     warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
     write_atomically(onnx_path, lambda p: torch.onnx.export(
         model, torch.zeros(1, *sample_shape), str(p), opset_version=args.opset, training=training,
-        input_names=["input"], output_names=["logits"],
+        input_names=["input"], output_names=["logits"], do_constant_folding=MODELS[name].fold,
         dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}))
 
     generator = torch.Generator().manual_seed(args.seed)

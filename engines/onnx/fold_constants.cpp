@@ -56,6 +56,10 @@ const std::unordered_map<std::string, Evaluator>& evaluators()
         {"Sqrt", evaluateUnary},
         {"Neg", evaluateUnary},
         {"Transpose", evaluateTranspose},
+        {"Mod", evaluateMod},
+        {"Pow", evaluatePow},
+        {"Not", evaluateNot},
+        {"ScatterND", evaluateScatterND},
     };
     return table;
 }
@@ -178,6 +182,7 @@ private:
         shapes_.emplace(graph_);
         std::vector<bool> remove(static_cast<size_t>(graph_.node_size()), false);
         const auto& table = evaluators();
+        const auto uses = useCounts();
         for (int i = 0; i < graph_.node_size(); ++i) {
             onnx::NodeProto* node = graph_.mutable_node(i);
             if (!node->domain().empty() && node->domain() != "ai.onnx")
@@ -185,6 +190,16 @@ private:
             if (node->output_size() != 1 || node->output(0).empty())
                 continue;
             const std::string& op = node->op_type();
+            if (op == "Transpose") {
+                bool done = false;
+                if (Status s = foldLargeTranspose(*node, i, uses, &done); !s)
+                    return s;
+                if (done) {
+                    remove[static_cast<size_t>(i)] = true;
+                    ++*folded;
+                    continue;
+                }
+            }
             const auto evaluator = table.find(op);
             if (op != "Constant" && op != "Shape" && evaluator == table.end())
                 continue;
@@ -260,6 +275,58 @@ private:
             result.ints.assign(dims.begin() + start, dims.begin() + end);
         result.dims = {static_cast<int64_t>(result.ints.size())};
         return result;
+    }
+
+    // How many nodes and graph outputs read each value.
+    std::unordered_map<std::string, int> useCounts() const
+    {
+        std::unordered_map<std::string, int> uses;
+        for (const auto& node : graph_.node())
+            for (const auto& input : node.input())
+                ++uses[input];
+        for (const auto& output : graph_.output())
+            ++uses[output.name()];
+        return uses;
+    }
+
+    // A weight stored transposed for its only reader (exports without the exporter's own constant
+    // folding give every nn.Linear weight as Transpose(W)): folded whatever its size, since the
+    // result replaces the tensor rather than adding to the model (`prune` drops the original).
+    // `done` stays false for anything else, which the Transpose evaluator then considers.
+    Status foldLargeTranspose(const onnx::NodeProto& node, int index,
+        const std::unordered_map<std::string, int>& uses, bool* done)
+    {
+        *done = false;
+        if (node.input_size() != 1 || values_.count(node.input(0)) != 0)
+            return Status();
+        const onnx::TensorProto* tensor = initializer(node.input(0));
+        const auto use = uses.find(node.input(0));
+        if (!tensor || use == uses.end() || use->second != 1 || tensor->data_type() != kFloat ||
+            tensor->data_location() == onnx::TensorProto_DataLocation_EXTERNAL ||
+            given_.isGraphInput(node.input(0)))
+            return Status();
+        Value value;
+        value.type = kFloat;
+        value.dims.assign(tensor->dims().begin(), tensor->dims().end());
+        int64_t count = 0;
+        if (foldableCount(value.dims, &count))
+            return Status(); // small enough for the evaluator, which keeps it for later nodes
+        if (std::any_of(value.dims.begin(), value.dims.end(), [](int64_t d) { return d < 0; }))
+            return Status();
+        if (!onnxutil::readFloat(*tensor, &value.floats))
+            return Status::invalid(nodeLabel(node, index) + ": the data of input '" +
+                node.input(0) + "' does not match its shape " + dimsText(value.dims));
+        NodeContext context {node, index, opset_, {&value}};
+        std::optional<Value> result;
+        if (Status s = evaluateTranspose(context, &result); !s || !result)
+            return s;
+        const std::string& name = node.output(0);
+        if (initializer(name) || given_.isGraphInput(name))
+            return Status::invalid(nodeLabel(node, index) + ": output '" + name +
+                "' is already a graph input or initializer");
+        addInitializer(tensorOf(name, *result));
+        *done = true;
+        return Status();
     }
 
     const onnx::TensorProto* initializer(const std::string& name) const

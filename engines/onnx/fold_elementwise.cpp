@@ -1,4 +1,5 @@
-// Constant folding element by element: Cast, Add/Sub/Mul/Div, Equal, Where, Floor/Ceil/Sqrt/Neg.
+// Constant folding element by element: Cast, Add/Sub/Mul/Div, Mod, Pow, Equal, Not, Where,
+// Floor/Ceil/Sqrt/Neg.
 #include "fold_evaluators.h"
 
 #include <cmath>
@@ -165,6 +166,104 @@ Status evaluateArithmetic(const NodeContext& c, std::optional<Value>* out)
     if (!computed)
         return Status();
     result.dims = std::move(dims);
+    *out = std::move(result);
+    return Status();
+}
+
+Status evaluateMod(const NodeContext& c, std::optional<Value>* out)
+{
+    std::vector<int64_t> dims;
+    int64_t count = 0;
+    bool fits = false;
+    if (Status s = binaryShape(c, &dims, &count, &fits); !s)
+        return s;
+    const Value& a = *c.input(0);
+    const Value& b = *c.input(1);
+    if (!fits || a.type == kBool)
+        return Status();
+    const bool cMod = onnxutil::intAttribute(c.node, "fmod", 0) != 0;
+    if (a.isFloat() && !cMod)
+        return c.invalid("a float Mod needs fmod=1");
+    Value result;
+    result.type = a.type;
+    bool computed = false;
+    if (a.isFloat()) {
+        computed = combine<float>(
+            a, b, dims, count,
+            [](float x, float y, float* r) {
+                *r = std::fmod(x, y);
+                return true;
+            },
+            &result.floats);
+    } else {
+        computed = combine<int64_t>(
+            a, b, dims, count,
+            [cMod](int64_t x, int64_t y, int64_t* r) {
+                if (y == 0)
+                    return false; // undefined: left to the runtime
+                if (y == -1) {
+                    *r = 0; // also where x % y would overflow (the smallest integer)
+                    return true;
+                }
+                *r = x % y; // the sign of the dividend, as C's fmod
+                // fmod=0: the sign of the divisor, as Python's and numpy's %.
+                if (!cMod && *r != 0 && ((*r < 0) != (y < 0)))
+                    *r += y;
+                return true;
+            },
+            &result.ints);
+    }
+    if (!computed)
+        return Status();
+    result.dims = std::move(dims);
+    *out = std::move(result);
+    return Status();
+}
+
+Status evaluatePow(const NodeContext& c, std::optional<Value>* out)
+{
+    const Value* base = c.input(0);
+    const Value* exponent = c.input(1);
+    if (!base || !exponent)
+        return c.invalid("needs X and Y");
+    if (base->type == kBool || exponent->type == kBool)
+        return c.invalid("has a bool operand");
+    std::vector<int64_t> dims;
+    if (!broadcastDims(base->dims, exponent->dims, &dims))
+        return c.invalid(
+            "cannot broadcast " + dimsText(base->dims) + " with " + dimsText(exponent->dims));
+    int64_t count = 0;
+    // An integer power of an integer can overflow and a float power of one has no integer
+    // result: only float bases fold (the exponent float or integer), as the exporters emit them.
+    if (!foldableCount(dims, &count) || !base->isFloat())
+        return Status();
+    const auto ib = sourceIndices(dims, broadcastStrides(base->dims, dims.size()), 0, count);
+    const auto ie = sourceIndices(dims, broadcastStrides(exponent->dims, dims.size()), 0, count);
+    Value result;
+    result.type = kFloat;
+    result.dims = std::move(dims);
+    result.floats.resize(static_cast<size_t>(count));
+    for (size_t n = 0; n < result.floats.size(); ++n) {
+        const auto e = static_cast<size_t>(ie[n]);
+        const double y = exponent->isFloat() ? static_cast<double>(exponent->floats[e])
+                                             : static_cast<double>(exponent->ints[e]);
+        result.floats[n] = static_cast<float>(
+            std::pow(static_cast<double>(base->floats[static_cast<size_t>(ib[n])]), y));
+    }
+    *out = std::move(result);
+    return Status();
+}
+
+Status evaluateNot(const NodeContext& c, std::optional<Value>* out)
+{
+    const Value* in = c.input(0);
+    if (!in)
+        return c.invalid("has no input");
+    if (in->type != kBool)
+        return c.invalid(std::string("input is ") + typeName(in->type) + ", not bool");
+    Value result = *in;
+    for (int64_t& v : result.ints)
+        v = v == 0;
     *out = std::move(result);
     return Status();
 }

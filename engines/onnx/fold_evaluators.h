@@ -87,19 +87,23 @@ Status evaluateReshape(const NodeContext& c, std::optional<Value>* out);
 Status evaluateConstantOfShape(const NodeContext& c, std::optional<Value>* out);
 Status evaluateRange(const NodeContext& c, std::optional<Value>* out);
 
-// fold_tensor.cpp: elements copied, gathered or rearranged (Identity, Gather, Concat, Slice,
-// Transpose, Expand).
+// fold_tensor.cpp: elements copied, gathered, scattered or rearranged (Identity, Gather, Concat,
+// Slice, Transpose, Expand, ScatterND).
 Status evaluateIdentity(const NodeContext& c, std::optional<Value>* out);
 Status evaluateGather(const NodeContext& c, std::optional<Value>* out);
 Status evaluateConcat(const NodeContext& c, std::optional<Value>* out);
 Status evaluateSlice(const NodeContext& c, std::optional<Value>* out);
 Status evaluateTranspose(const NodeContext& c, std::optional<Value>* out);
 Status evaluateExpand(const NodeContext& c, std::optional<Value>* out);
+Status evaluateScatterND(const NodeContext& c, std::optional<Value>* out);
 
-// fold_elementwise.cpp: element by element, with numpy broadcasting (Cast, Add/Sub/Mul/Div, Equal,
-// Where, Floor/Ceil/Sqrt/Neg).
+// fold_elementwise.cpp: element by element, with numpy broadcasting (Cast, Add/Sub/Mul/Div, Mod,
+// Pow, Equal, Not, Where, Floor/Ceil/Sqrt/Neg).
 Status evaluateCast(const NodeContext& c, std::optional<Value>* out);
 Status evaluateArithmetic(const NodeContext& c, std::optional<Value>* out);
+Status evaluateMod(const NodeContext& c, std::optional<Value>* out);
+Status evaluatePow(const NodeContext& c, std::optional<Value>* out);
+Status evaluateNot(const NodeContext& c, std::optional<Value>* out);
 Status evaluateEqual(const NodeContext& c, std::optional<Value>* out);
 Status evaluateWhere(const NodeContext& c, std::optional<Value>* out);
 Status evaluateUnary(const NodeContext& c, std::optional<Value>* out);

@@ -1,4 +1,4 @@
-// Constant folding of data movement: Identity, Gather, Concat, Slice, Transpose and Expand.
+// Constant folding of data movement: Identity, Gather, Concat, Slice, Transpose, Expand and ScatterND.
 #include "fold_evaluators.h"
 
 #include <algorithm>
@@ -261,6 +261,64 @@ Status evaluateExpand(const NodeContext& c, std::optional<Value>* out)
         return Status();
     const auto source = sourceIndices(dims, broadcastStrides(in->dims, dims.size()), 0, count);
     *out = take(*in, std::move(dims), source);
+    return Status();
+}
+
+Status evaluateScatterND(const NodeContext& c, std::optional<Value>* out)
+{
+    const Value* data = c.input(0);
+    const Value* indices = c.input(1);
+    const Value* updates = c.input(2);
+    if (!data || !indices || !updates)
+        return c.invalid("needs data, indices and updates");
+    if (!indices->isInteger())
+        return c.invalid("indices must be int32 or int64");
+    if (updates->type != data->type)
+        return c.invalid(std::string("updates are ") + typeName(updates->type) + ", data " +
+            typeName(data->type));
+    const auto* reduction = onnxutil::findAttribute(c.node, "reduction");
+    if (reduction && reduction->s() != "none")
+        return Status(); // opset 16's add/mul/max/min: left to the runtime
+    const size_t rank = data->dims.size();
+    if (indices->dims.empty() || indices->dims.back() < 1 ||
+        static_cast<size_t>(indices->dims.back()) > rank)
+        return c.invalid("indices " + dimsText(indices->dims) + " do not index data " +
+            dimsText(data->dims));
+    const auto k = static_cast<size_t>(indices->dims.back());
+    // updates = indices' dimensions but the last, then data's dimensions after the first k.
+    std::vector<int64_t> expected(indices->dims.begin(), indices->dims.end() - 1);
+    expected.insert(expected.end(), data->dims.begin() + static_cast<long>(k), data->dims.end());
+    if (updates->dims != expected)
+        return c.invalid("updates are " + dimsText(updates->dims) + ", not " +
+            dimsText(expected) + " (indices " + dimsText(indices->dims) + ", data " +
+            dimsText(data->dims) + ")");
+    const int64_t slice = product(data->dims, k, rank);
+    const int64_t tuples = product(indices->dims, 0, indices->dims.size() - 1);
+    // Each element of the result: its index into data, or past data's elements into updates (one
+    // take() then reads both). Repeated index tuples are applied in order, the last one wins.
+    int64_t count = 0;
+    if (!foldableCount(data->dims, &count))
+        return Status();
+    std::vector<int64_t> source(static_cast<size_t>(count));
+    for (int64_t n = 0; n < count; ++n)
+        source[static_cast<size_t>(n)] = n;
+    for (int64_t t = 0; t < tuples; ++t) {
+        int64_t offset = 0;
+        for (size_t d = 0; d < k; ++d) {
+            const int64_t dim = data->dims[d];
+            int64_t index = indices->ints[static_cast<size_t>(t) * k + d];
+            if (index < -dim || index >= dim)
+                return c.invalid("index " + std::to_string(index) + " out of range for axis " +
+                    std::to_string(d) + " of size " + std::to_string(dim));
+            offset = offset * dim + (index < 0 ? index + dim : index);
+        }
+        for (int64_t i = 0; i < slice; ++i)
+            source[static_cast<size_t>(offset * slice + i)] = count + t * slice + i;
+    }
+    Value both = *data;
+    both.floats.insert(both.floats.end(), updates->floats.begin(), updates->floats.end());
+    both.ints.insert(both.ints.end(), updates->ints.begin(), updates->ints.end());
+    *out = take(both, data->dims, source);
     return Status();
 }
 
