@@ -573,7 +573,7 @@ TEST(FoldConstants, ModTakesTheDivisorsSignUnlessFmod)
 
     ASSERT_TRUE(folds(m.model));
     EXPECT_EQ(intsOf(m.model, "python"), (Ints {2, -2, -1, 1})); // numpy's %
-    EXPECT_EQ(intsOf(m.model, "c"), (Ints {-1, 1, -1, 1}));      // C's fmod
+    EXPECT_EQ(intsOf(m.model, "c"), (Ints {-1, 1, -1, 1})); // C's fmod
     EXPECT_EQ(floatsOf(m.model, "floats"), (Floats {-1.5f, 1.5f}));
     EXPECT_EQ(findInitializer(m.model, "undefined"), nullptr); // a zero divisor: the runtime's
 }
@@ -651,7 +651,8 @@ TEST(FoldConstants, ScatterNDWithMismatchedUpdatesIsInvalidInput)
     m.output("r");
     const Status s = foldConstants(m.model, nullptr);
     ASSERT_FALSE(s.ok());
-    EXPECT_TRUE(contains(s.message(), "updates are [2,3], not [2,2] (indices [2,1], data [3,2])")) << s.message();
+    EXPECT_TRUE(contains(s.message(), "updates are [2,3], not [2,2] (indices [2,1], data [3,2])"))
+        << s.message();
 }
 
 // An export without the exporter's folding gives each nn.Linear weight as Transpose(W): folded
@@ -682,9 +683,11 @@ TEST(FoldConstants, TransposesALargeWeightThatHasOneReader)
     ASSERT_EQ(wt.size(), w.size());
     for (int64_t r : {int64_t {0}, int64_t {17}, kRows - 1})
         for (int64_t c : {int64_t {0}, int64_t {123}, kCols - 1})
-            EXPECT_EQ(wt[static_cast<size_t>(c * kRows + r)], w[static_cast<size_t>(r * kCols + c)]);
+            EXPECT_EQ(
+                wt[static_cast<size_t>(c * kRows + r)], w[static_cast<size_t>(r * kCols + c)]);
     EXPECT_EQ(findInitializer(m.model, "shared_t"), nullptr);
-    EXPECT_EQ(opTypes(m.model), (std::vector<std::string> {"MatMul", "Transpose", "MatMul", "Identity"}));
+    EXPECT_EQ(
+        opTypes(m.model), (std::vector<std::string> {"MatMul", "Transpose", "MatMul", "Identity"}));
 }
 
 // ShuffleNetV2's channel shuffle as PyTorch exports it at opset 13: the Reshape target is computed

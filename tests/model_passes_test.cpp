@@ -22,6 +22,7 @@ namespace {
 
 using test::setInt;
 using test::setInts;
+using test::setString;
 
 constexpr uint32_t kSeed = 20261121;
 
@@ -735,6 +736,36 @@ TEST(ModelStats, GroupedDepthwiseThreeDimensionalAndMatMul)
             EXPECT_EQ(op.macs, matmul);
         }
     }
+}
+
+// MaxViT's attention as torchvision writes it (upper case, blanks), an ellipsis that broadcasts and
+// a one-operand permutation (no multiplications).
+TEST(ModelStats, EinsumCountsEveryIndexCombination)
+{
+    GraphBuilder g;
+    g.input("q", {1, 2, 3, 4, 5}).input("k", {1, 2, 3, 6, 5}).input("a", {2, 3, 4});
+    g.output("scores", {1, 2, 3, 4, 6}).output("ab", {2, 3, 7}).output("t", {7, 3, 2});
+    g.randomFloats("b", {4, 7}, -1, 1, kSeed);
+    setString(
+        g.node("Einsum", {"q", "k"}, {"scores"}), "equation", "B G H I D, B G H J D -> B G H I J");
+    setString(g.node("Einsum", {"a", "b"}, {"ab"}), "equation", "...ij,jk->...ik");
+    setString(g.node("Einsum", {"ab"}, {"t"}), "equation", "abc->cba");
+    auto m = parse(g, "einsum.onnx");
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto s = modelStats(*m.value(), {});
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_TRUE(s->uncounted.empty());
+    const int64_t attention = 1 * 2 * 3 * 4 * 6 * 5;
+    const int64_t projection = 2 * 3 * 4 * 7;
+    EXPECT_EQ(s->macs, attention + projection);
+    bool listed = false;
+    for (const auto& op : s->operators)
+        if (op.op == "Einsum") {
+            listed = true;
+            EXPECT_EQ(op.nodes, 3);
+            EXPECT_EQ(op.macs, attention + projection);
+        }
+    EXPECT_TRUE(listed);
 }
 
 // --- the pipeline and its cache --------------------------------------------------------------

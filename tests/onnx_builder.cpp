@@ -28,6 +28,14 @@ void setFloat(onnx::NodeProto& node, const std::string& name, float value)
     attr->set_f(value);
 }
 
+void setString(onnx::NodeProto& node, const std::string& name, const std::string& value)
+{
+    auto* attr = node.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::STRING);
+    attr->set_s(value);
+}
+
 void declareFloatTensor(onnx::ValueInfoProto* value, const std::string& name,
     const std::vector<int64_t>& dims, const std::string& batchName)
 {

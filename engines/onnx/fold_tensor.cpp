@@ -1,4 +1,5 @@
-// Constant folding of data movement: Identity, Gather, Concat, Slice, Transpose, Expand and ScatterND.
+// Constant folding of data movement: Identity, Gather, Concat, Slice, Transpose, Expand and
+// ScatterND.
 #include "fold_evaluators.h"
 
 #include <algorithm>
@@ -282,16 +283,15 @@ Status evaluateScatterND(const NodeContext& c, std::optional<Value>* out)
     const size_t rank = data->dims.size();
     if (indices->dims.empty() || indices->dims.back() < 1 ||
         static_cast<size_t>(indices->dims.back()) > rank)
-        return c.invalid("indices " + dimsText(indices->dims) + " do not index data " +
-            dimsText(data->dims));
+        return c.invalid(
+            "indices " + dimsText(indices->dims) + " do not index data " + dimsText(data->dims));
     const auto k = static_cast<size_t>(indices->dims.back());
     // updates = indices' dimensions but the last, then data's dimensions after the first k.
     std::vector<int64_t> expected(indices->dims.begin(), indices->dims.end() - 1);
     expected.insert(expected.end(), data->dims.begin() + static_cast<long>(k), data->dims.end());
     if (updates->dims != expected)
-        return c.invalid("updates are " + dimsText(updates->dims) + ", not " +
-            dimsText(expected) + " (indices " + dimsText(indices->dims) + ", data " +
-            dimsText(data->dims) + ")");
+        return c.invalid("updates are " + dimsText(updates->dims) + ", not " + dimsText(expected) +
+            " (indices " + dimsText(indices->dims) + ", data " + dimsText(data->dims) + ")");
     const int64_t slice = product(data->dims, k, rank);
     const int64_t tuples = product(indices->dims, 0, indices->dims.size() - 1);
     // Each element of the result: its index into data, or past data's elements into updates (one

@@ -2,6 +2,9 @@
 #include "jetagent/engines/model_info.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,7 +16,7 @@
 
 namespace jetagent {
 
-const char* const kMacOperators[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", nullptr};
+const char* const kMacOperators[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", nullptr};
 
 namespace {
 
@@ -23,6 +26,69 @@ int64_t product(const std::vector<int64_t>& dims, size_t from = 0)
     for (size_t i = from; i < dims.size(); ++i)
         n *= dims[i];
     return n;
+}
+
+// The multiply-accumulates of an Einsum of two or more operands: every combination of its
+// indices' values is one product of the operands (operands - 1 multiplications) summed into one
+// output element, so the count is the product of all index sizes, the ellipsis's broadcast
+// dimensions included, times operands - 1. One operand (a transpose, a sum, a diagonal) has none.
+// nullopt when the equation does not fit the shapes. Letters are case-sensitive; blanks are
+// ignored (torchvision's MaxViT writes "B G H I D, B G H J D -> B G H I J").
+std::optional<int64_t> einsumMacs(
+    const std::string& equation, const std::vector<std::vector<int64_t>>& shapes)
+{
+    std::string text;
+    for (char c : equation)
+        if (c != ' ')
+            text += c;
+    const std::string inputs = text.substr(0, text.find("->"));
+    std::vector<std::string> terms(1);
+    for (char c : inputs) {
+        if (c == ',')
+            terms.emplace_back();
+        else
+            terms.back() += c;
+    }
+    if (terms.size() != shapes.size())
+        return std::nullopt;
+    std::unordered_map<char, int64_t> sizes;
+    std::vector<int64_t> ellipsis; // right-aligned, broadcast across operands
+    for (size_t t = 0; t < terms.size(); ++t) {
+        std::string term = terms[t];
+        const size_t dots = term.find("...");
+        const bool hasEllipsis = dots != std::string::npos;
+        if (hasEllipsis)
+            term.erase(dots, 3);
+        for (char c : term)
+            if (!std::isalpha(static_cast<unsigned char>(c)))
+                return std::nullopt;
+        const auto& shape = shapes[t];
+        if (shape.size() < term.size() || (!hasEllipsis && shape.size() != term.size()))
+            return std::nullopt;
+        const size_t spanned = shape.size() - term.size();
+        const size_t lead = hasEllipsis ? dots : term.size();
+        for (size_t i = 0; i < term.size(); ++i) {
+            const int64_t dim = shape[i < lead ? i : i + spanned];
+            auto [it, added] = sizes.emplace(term[i], dim);
+            if (!added && it->second != dim) {
+                if (it->second != 1 && dim != 1)
+                    return std::nullopt;
+                it->second = std::max(it->second, dim);
+            }
+        }
+        if (ellipsis.size() < spanned)
+            ellipsis.insert(ellipsis.begin(), spanned - ellipsis.size(), 1);
+        for (size_t i = 0; i < spanned; ++i) {
+            int64_t& e = ellipsis[ellipsis.size() - spanned + i];
+            e = std::max(e, shape[lead + i]);
+        }
+    }
+    if (terms.size() < 2)
+        return int64_t {0};
+    int64_t n = product(ellipsis);
+    for (const auto& [letter, size] : sizes)
+        n *= size;
+    return n * static_cast<int64_t>(terms.size() - 1);
 }
 
 bool isFloat(int32_t type)
@@ -224,6 +290,23 @@ Expected<ModelStats> modelStats(
         const std::string& op = node.op_type();
         if (!node.domain().empty() && node.domain() != "ai.onnx")
             continue;
+        if (op == "Einsum") {
+            std::vector<std::vector<int64_t>> operands(static_cast<size_t>(node.input_size()));
+            bool known = true;
+            for (int k = 0; k < node.input_size(); ++k)
+                known =
+                    known && shapes.staticShape(node.input(k), &operands[static_cast<size_t>(k)]);
+            const auto n = known
+                ? einsumMacs(onnxutil::stringAttribute(node, "equation", ""), operands)
+                : std::nullopt;
+            if (!n) {
+                stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
+                continue;
+            }
+            macs[op] += *n;
+            stats.macs += *n;
+            continue;
+        }
         if (op != "Conv" && op != "ConvTranspose" && op != "Gemm" && op != "MatMul")
             continue;
         std::vector<int64_t> out, a, b;

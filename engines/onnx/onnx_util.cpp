@@ -160,6 +160,13 @@ float floatAttribute(const onnx::NodeProto& node, const std::string& name, float
     return attr && attr->type() == onnx::AttributeProto::FLOAT ? attr->f() : fallback;
 }
 
+std::string stringAttribute(
+    const onnx::NodeProto& node, const std::string& name, const std::string& fallback)
+{
+    const auto* attr = findAttribute(node, name);
+    return attr && attr->type() == onnx::AttributeProto::STRING ? attr->s() : fallback;
+}
+
 std::vector<int64_t> intsAttribute(const onnx::NodeProto& node, const std::string& name)
 {
     const auto* attr = findAttribute(node, name);

@@ -44,6 +44,8 @@ onnx::TensorProto makeFloatTensor(
 const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name);
 int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback);
 float floatAttribute(const onnx::NodeProto& node, const std::string& name, float fallback);
+std::string stringAttribute(
+    const onnx::NodeProto& node, const std::string& name, const std::string& fallback);
 std::vector<int64_t> intsAttribute(const onnx::NodeProto& node, const std::string& name);
 void setIntAttribute(onnx::NodeProto* node, const std::string& name, int64_t value);
 void setFloatAttribute(onnx::NodeProto* node, const std::string& name, float value);
