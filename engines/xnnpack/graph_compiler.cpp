@@ -213,6 +213,7 @@ const std::unordered_map<std::string, Compiler::Handler>& Compiler::operatorTabl
         {"Exp", &Compiler::unary},
         {"Log", &Compiler::unary},
         {"Erf", &Compiler::unary},
+        {"Pow", &Compiler::unary},
         {"Identity", &Compiler::reshape},
         {"Dropout", &Compiler::reshape},
         {"BatchNormalization", &Compiler::batchNorm},
@@ -1148,15 +1149,44 @@ Status Compiler::unary(const onnx::NodeProto& node, int)
     const std::vector<int64_t> dims = v.dims;
     const Layout layout = v.layout;
     const size_t count = static_cast<size_t>(v.count());
+    // Pow by a constant scalar exponent: x*x and the square root on XNNPACK, the identity an
+    // alias (decomposed LayerNorms square the deviation: Pow(d, 2)); any other exponent by the
+    // reference kernel. A computed or per-element exponent is refused.
+    float exponent = 1.0f;
+    if (op == "Pow") {
+        if (node.input_size() != 2 || !constant(node.input(1)))
+            return fail(node, "only a constant exponent is supported");
+        const auto* e = constant(node.input(1));
+        if (onnxutil::elementCount(*e) != 1)
+            return fail(node, "only a scalar exponent is supported");
+        if (e->data_type() == onnx::TensorProto_DataType_FLOAT) {
+            auto value = constantFloats(node.input(1), node);
+            if (!value)
+                return value.status();
+            exponent = (*value)[0];
+        } else {
+            auto value = constantInts(node.input(1), node);
+            if (!value)
+                return value.status();
+            exponent = static_cast<float>((*value)[0]);
+        }
+        if (exponent == 1.0f) {
+            const int id = alias(node.output(0), source, dims);
+            plan_.values[static_cast<size_t>(id)].layout = layout;
+            return Status();
+        }
+    }
     static const std::unordered_map<std::string, UnaryKind> xnn = {{"Relu", UnaryKind::Clamp},
         {"Clip", UnaryKind::Clamp}, {"Sigmoid", UnaryKind::Sigmoid},
         {"HardSwish", UnaryKind::HardSwish}, {"LeakyRelu", UnaryKind::LeakyRelu},
         {"Elu", UnaryKind::Elu}, {"Neg", UnaryKind::Negate}, {"Abs", UnaryKind::Abs},
         {"Floor", UnaryKind::Floor}, {"Ceil", UnaryKind::Ceil}, {"Sqrt", UnaryKind::Sqrt}};
     auto it = xnn.find(op);
-    if (it != xnn.end()) {
+    const bool square = op == "Pow" && exponent == 2.0f;
+    const bool root = op == "Pow" && exponent == 0.5f;
+    if (it != xnn.end() || square || root) {
         auto step = std::make_unique<UnaryStep>();
-        step->kind = it->second;
+        step->kind = square ? UnaryKind::Square : root ? UnaryKind::Sqrt : it->second;
         step->count = count;
         if (op == "Relu") {
             step->range.min = 0;
@@ -1199,10 +1229,10 @@ Status Compiler::unary(const onnx::NodeProto& node, int)
     auto step = std::make_unique<RefUnaryStep>();
     static const std::unordered_map<std::string, RefUnaryKind> ref = {{"Tanh", RefUnaryKind::Tanh},
         {"HardSigmoid", RefUnaryKind::HardSigmoid}, {"Exp", RefUnaryKind::Exp},
-        {"Log", RefUnaryKind::Log}, {"Erf", RefUnaryKind::Erf}};
+        {"Log", RefUnaryKind::Log}, {"Erf", RefUnaryKind::Erf}, {"Pow", RefUnaryKind::Pow}};
     step->kind = ref.at(op);
     step->count = count;
-    step->alpha = floatAttribute(node, "alpha", 0.2f);
+    step->alpha = op == "Pow" ? exponent : floatAttribute(node, "alpha", 0.2f);
     step->beta = floatAttribute(node, "beta", 0.5f);
     step->inputs = {source};
     step->output = addValue(node.output(0), dims, layout);

@@ -139,6 +139,7 @@ Expected<std::unique_ptr<StepExec>> RefUnaryStep::instantiate(
             case RefUnaryKind::Log: out[i] = std::log(x); break;
             case RefUnaryKind::Erf: out[i] = std::erf(x); break;
             case RefUnaryKind::Relu: out[i] = x > 0 ? x : 0.0f; break;
+            case RefUnaryKind::Pow: out[i] = std::pow(x, a); break;
             }
         }
     });

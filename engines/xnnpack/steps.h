@@ -113,7 +113,19 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-enum class UnaryKind { Clamp, Sigmoid, HardSwish, LeakyRelu, Elu, Negate, Abs, Floor, Ceil, Sqrt };
+enum class UnaryKind {
+    Clamp,
+    Sigmoid,
+    HardSwish,
+    LeakyRelu,
+    Elu,
+    Negate,
+    Abs,
+    Floor,
+    Ceil,
+    Sqrt,
+    Square
+};
 
 // Element-wise through XNNPACK.
 class UnaryStep final : public StepDef {
@@ -296,13 +308,13 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-enum class RefUnaryKind { Tanh, HardSigmoid, Exp, Log, Erf, Relu };
+enum class RefUnaryKind { Tanh, HardSigmoid, Exp, Log, Erf, Relu, Pow };
 
 class RefUnaryStep final : public StepDef {
 public:
     RefUnaryKind kind = RefUnaryKind::Tanh;
     size_t count = 0;
-    float alpha = 0, beta = 0; // HardSigmoid
+    float alpha = 0, beta = 0; // HardSigmoid; Pow: alpha is the exponent
     const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;

@@ -397,6 +397,7 @@ Expected<std::unique_ptr<StepExec>> UnaryStep::instantiate(
         case UnaryKind::Floor: created = xnn_create_floor_nc_f32(c, c, c, f, &xop); break;
         case UnaryKind::Ceil: created = xnn_create_ceiling_nc_f32(c, c, c, f, &xop); break;
         case UnaryKind::Sqrt: created = xnn_create_square_root_nc_f32(c, c, c, f, &xop); break;
+        case UnaryKind::Square: created = xnn_create_square_nc_f32(c, c, c, f, &xop); break;
         }
         Status s = exec.add(created, &xop, *this, "create this element-wise operator");
         if (!s.ok())
@@ -419,6 +420,7 @@ Expected<std::unique_ptr<StepExec>> UnaryStep::instantiate(
         case UnaryKind::Floor: set = xnn_setup_floor_nc_f32(xop, count, in, out, pool); break;
         case UnaryKind::Ceil: set = xnn_setup_ceiling_nc_f32(xop, count, in, out, pool); break;
         case UnaryKind::Sqrt: set = xnn_setup_square_root_nc_f32(xop, count, in, out, pool); break;
+        case UnaryKind::Square: set = xnn_setup_square_nc_f32(xop, count, in, out, pool); break;
         }
         return exec.setup(set, *this);
     });
