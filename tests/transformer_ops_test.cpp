@@ -2,6 +2,7 @@
 // patterns built on it), each on a small graph against a double-precision formula here.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,140 @@ TEST(TransformerOps, PowByAComputedOrPerElementExponentIsRefusedNamingTheNode)
         << engine.status().message();
     EXPECT_NE(engine.status().message().find("scalar exponent"), std::string::npos)
         << engine.status().message();
+}
+
+// numpy's matmul in double: A [..., m, k] times B [..., k, n], batch dimensions broadcast
+// (both given here at the output's batch rank, 1 where they broadcast).
+std::vector<double> matmul(const std::vector<float>& a, const std::vector<int64_t>& da,
+    const std::vector<float>& b, const std::vector<int64_t>& db, std::vector<int64_t>* dy)
+{
+    const size_t rank = da.size();
+    const int64_t m = da[rank - 2], k = da[rank - 1], n = db[rank - 1];
+    *dy = da;
+    (*dy)[rank - 1] = n;
+    int64_t batches = 1;
+    for (size_t d = 0; d + 2 < rank; ++d) {
+        (*dy)[d] = std::max(da[d], db[d]);
+        batches *= (*dy)[d];
+    }
+    std::vector<double> y(static_cast<size_t>(batches * m * n), 0.0);
+    for (int64_t e = 0; e < batches; ++e) {
+        int64_t ia = 0, ib = 0, rest = e;
+        int64_t sa = 1, sb = 1;
+        for (size_t d = rank - 2; d-- > 0;) {
+            const int64_t i = rest % (*dy)[d];
+            rest /= (*dy)[d];
+            ia += (da[d] == 1 ? 0 : i) * sa;
+            ib += (db[d] == 1 ? 0 : i) * sb;
+            sa *= da[d];
+            sb *= db[d];
+        }
+        for (int64_t r = 0; r < m; ++r)
+            for (int64_t c = 0; c < n; ++c) {
+                double sum = 0;
+                for (int64_t p = 0; p < k; ++p)
+                    sum += static_cast<double>(a[static_cast<size_t>((ia * m + r) * k + p)]) *
+                        b[static_cast<size_t>((ib * k + p) * n + c)];
+                y[static_cast<size_t>((e * m + r) * n + c)] = sum;
+            }
+    }
+    return y;
+}
+
+std::vector<float> noise(size_t n, uint32_t seed)
+{
+    std::vector<float> v(n);
+    for (auto& x : v) {
+        seed = seed * 1664525u + 1013904223u;
+        x = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+    }
+    return v;
+}
+
+void expectNear(const std::vector<float>& got, const std::vector<double>& want, const char* what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-5 + 1e-5 * std::fabs(want[i])) << what << " element " << i;
+}
+
+// Attention's two products with both operands computed: scores = Q K^T over [heads, tokens,
+// depth] (K^T by a Transpose, as ViT's export has it); and a constant B of rank 4 that an A with
+// one head broadcasts against (Swin's windows share masks so), with sizes off the kernel's tiles
+// (17 rows, 21 columns).
+TEST(TransformerOps, MatMulOfComputedOperandsWithBroadcastBatches)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    const std::vector<int64_t> dx = {1, 3, 17, 8};
+    GraphBuilder g;
+    g.input("x", dx);
+    g.output("scores", {1, 3, 17, 17}).output("mixed", {1, 3, 17, 21});
+    g.randomFloats("wk", {8, 8}, -1, 1, 3).randomFloats("wv", {1, 3, 8, 21}, -1, 1, 4);
+    g.node("MatMul", {"x", "wk"}, {"k"});
+    test::setInts(g.node("Transpose", {"k"}, {"kt"}), "perm", {0, 1, 3, 2});
+    g.node("MatMul", {"x", "kt"}, {"scores"});
+    auto& mean = g.node("ReduceMean", {"x"}, {"one_head"}); // [1, 1, 17, 8]
+    test::setInts(mean, "axes", {1});
+    g.node("MatMul", {"one_head", "wv"}, {"mixed"});
+    const std::vector<float> x = noise(static_cast<size_t>(3 * 17 * 8), 11);
+    std::vector<std::vector<float>> out;
+    ASSERT_TRUE(runXnnpack(g, x, dx, &out));
+    ASSERT_EQ(out.size(), 2u);
+
+    const auto& init = g.model().graph().initializer();
+    std::vector<float> wk(64);
+    std::memcpy(wk.data(), init.Get(0).raw_data().data(), wk.size() * sizeof(float));
+    std::vector<float> wv(3 * 8 * 21);
+    std::memcpy(wv.data(), init.Get(1).raw_data().data(), wv.size() * sizeof(float));
+    std::vector<int64_t> dy;
+    const auto k64 = matmul(x, dx, wk, {1, 1, 8, 8}, &dy);
+    std::vector<float> kt(k64.size());
+    for (size_t h = 0; h < 3; ++h)
+        for (size_t t = 0; t < 17; ++t)
+            for (size_t d = 0; d < 8; ++d)
+                kt[(h * 8 + d) * 17 + t] = static_cast<float>(k64[(h * 17 + t) * 8 + d]);
+    expectNear(out[0], matmul(x, dx, kt, {1, 3, 8, 17}, &dy), "scores");
+    std::vector<float> head(17 * 8, 0.0f);
+    for (size_t h = 0; h < 3; ++h)
+        for (size_t i = 0; i < head.size(); ++i)
+            head[i] += x[h * head.size() + i] / 3.0f;
+    expectNear(out[1], matmul(head, {1, 1, 17, 8}, wv, {1, 3, 8, 21}, &dy), "mixed");
+    EXPECT_EQ(dy, (std::vector<int64_t> {1, 3, 17, 21}));
+}
+
+// numpy's 1-D cases: batches of matrices times a constant vector and times a computed one.
+TEST(TransformerOps, MatMulPromotesOneDimensionalOperands)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    const std::vector<int64_t> dx = {2, 5, 6};
+    GraphBuilder g;
+    g.input("x", dx).output("xv", {2, 5}).output("vx", {2, 6});
+    g.floats("v6", {6}, {1, -2, 3, 0.5f, 0, 2}).floats("v5", {5}, {2, 1, 0, -1, 0.25f});
+    g.node("MatMul", {"x", "v6"}, {"xv"}); // a constant 1-D B
+    test::setInts(g.node("Transpose", {"x"}, {"xt"}), "perm", {0, 2, 1}); // [2, 6, 5]
+    g.node("MatMul", {"xt", "v5"}, {"vx"});
+    const std::vector<float> x = noise(60, 5);
+    std::vector<std::vector<float>> out;
+    ASSERT_TRUE(runXnnpack(g, x, dx, &out));
+    ASSERT_EQ(out.size(), 2u);
+    const float v6[] = {1, -2, 3, 0.5f, 0, 2};
+    const float v5[] = {2, 1, 0, -1, 0.25f};
+    for (int b = 0; b < 2; ++b) {
+        for (int r = 0; r < 5; ++r) {
+            double sum = 0;
+            for (int c = 0; c < 6; ++c)
+                sum += static_cast<double>(x[static_cast<size_t>((b * 5 + r) * 6 + c)]) * v6[c];
+            EXPECT_NEAR(out[0][static_cast<size_t>(b * 5 + r)], sum, 1e-5);
+        }
+        for (int c = 0; c < 6; ++c) {
+            double sum = 0;
+            for (int r = 0; r < 5; ++r)
+                sum += static_cast<double>(x[static_cast<size_t>((b * 5 + r) * 6 + c)]) * v5[r];
+            EXPECT_NEAR(out[1][static_cast<size_t>(b * 6 + c)], sum, 1e-5);
+        }
+    }
 }
 
 } // namespace

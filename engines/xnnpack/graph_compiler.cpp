@@ -153,6 +153,7 @@ private:
         const std::vector<int64_t>& pads, const std::vector<int64_t>& strides,
         const std::vector<int64_t>& dilations);
     Status gemm(const onnx::NodeProto& node, int);
+    Status batchMatMul(const onnx::NodeProto& node);
     Status pool(const onnx::NodeProto& node, int);
     Status globalPool(const onnx::NodeProto& node, int);
     Status binary(const onnx::NodeProto& node, int);
@@ -733,10 +734,10 @@ Status Compiler::gemm(const onnx::NodeProto& node, int)
     if (!a)
         return a.status();
     const onnx::TensorProto* bt = constant(node.input(1));
+    if (!isGemm && (!bt || bt->dims_size() != 2))
+        return batchMatMul(node);
     if (!bt)
-        return fail(node,
-            "a second operand that is not a constant of the model is not supported "
-            "by the xnnpack backend yet");
+        return fail(node, "a B that is not a constant of the model is not supported");
     const std::vector<int64_t> b(bt->dims().begin(), bt->dims().end());
     if (b.size() != 2)
         return fail(
@@ -808,6 +809,106 @@ Status Compiler::gemm(const onnx::NodeProto& node, int)
     step->inputs = {in.value()};
     step->output = addValue(outName, y.value(), Layout::Plain);
     plan_.macs += static_cast<int64_t>(step->rows) * k * outC;
+    addStep(node, std::move(step));
+    return Status();
+}
+
+// MatMul with numpy's semantics where the fully connected path cannot take it: B computed at run
+// time (attention's Q.K^T and P.V) or constant of rank other than 2. Batch dimensions broadcast;
+// a 1-D A is a row and a 1-D B a column, their unit dimension dropped from the output.
+Status Compiler::batchMatMul(const onnx::NodeProto& node)
+{
+    const std::string where = label(node);
+    if (constant(node.input(0)))
+        return fail(node, "a constant A with a computed B is not supported");
+    auto a = shapeOf(node.input(0), node);
+    if (!a)
+        return a.status();
+    const onnx::TensorProto* bt = constant(node.input(1));
+    auto b = bt
+        ? Expected<std::vector<int64_t>>(std::vector<int64_t>(bt->dims().begin(), bt->dims().end()))
+        : shapeOf(node.input(1), node);
+    if (!b)
+        return b.status();
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    std::vector<int64_t> da = *a;
+    std::vector<int64_t> db = *b;
+    if (da.empty() || db.empty())
+        return Status::invalid(where + ": MatMul of a scalar");
+    if (da.size() == 1)
+        da.insert(da.begin(), 1);
+    if (db.size() == 1)
+        db.push_back(1);
+    const int64_t m = da[da.size() - 2];
+    const int64_t k = da.back();
+    const int64_t n = db.back();
+    if (db[db.size() - 2] != k)
+        return Status::invalid(
+            where + ": A " + dimsText(*a) + " and B " + dimsText(*b) + " do not multiply");
+    const std::vector<int64_t> ba(da.begin(), da.end() - 2);
+    const std::vector<int64_t> bb(db.begin(), db.end() - 2);
+    const size_t rank = std::max(ba.size(), bb.size());
+    std::vector<int64_t> batch(rank, 1);
+    std::vector<int64_t> strideA(rank, 0), strideB(rank, 0);
+    int64_t sa = m * k;
+    int64_t sb = k * n;
+    for (size_t i = 0; i < rank; ++i) {
+        const size_t d = rank - 1 - i; // right-aligned
+        const int64_t ea = i < ba.size() ? ba[ba.size() - 1 - i] : 1;
+        const int64_t eb = i < bb.size() ? bb[bb.size() - 1 - i] : 1;
+        if (ea != eb && ea != 1 && eb != 1)
+            return Status::invalid(where + ": the batch dimensions of A " + dimsText(*a) +
+                " and B " + dimsText(*b) + " do not broadcast");
+        batch[d] = std::max(ea, eb);
+        strideA[d] = ea == 1 ? 0 : sa;
+        strideB[d] = eb == 1 ? 0 : sb;
+        sa *= ea;
+        sb *= eb;
+    }
+    const int64_t batches = product(batch, 0, batch.size());
+    if (product(*y, 0, y->size()) != batches * m * n)
+        return Status::invalid(where + ": output " + dimsText(*y) + " is not A " + dimsText(*a) +
+            " times B " + dimsText(*b));
+    auto step = std::make_unique<BatchMatMulStep>();
+    step->m = static_cast<size_t>(m);
+    step->k = static_cast<size_t>(k);
+    step->n = static_cast<size_t>(n);
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t e = 0; e < batches; ++e) {
+        int64_t oa = 0;
+        int64_t ob = 0;
+        for (size_t d = 0; d < rank; ++d) {
+            oa += index[d] * strideA[d];
+            ob += index[d] * strideB[d];
+        }
+        step->aOffsets.push_back(static_cast<size_t>(oa));
+        step->bOffsets.push_back(static_cast<size_t>(ob));
+        for (size_t d = rank; d-- > 0;) {
+            if (++index[d] < batch[d])
+                break;
+            index[d] = 0;
+        }
+    }
+    auto in = need(node.input(0), Layout::Plain, node);
+    if (!in)
+        return in.status();
+    step->inputs = {in.value()};
+    if (bt) {
+        auto weights = constantFloats(node.input(1), node);
+        if (!weights)
+            return weights.status();
+        step->constantB = std::move(weights.value());
+    } else {
+        auto other = need(node.input(1), Layout::Plain, node);
+        if (!other)
+            return other.status();
+        step->inputs.push_back(other.value());
+    }
+    step->node = where;
+    step->output = addValue(node.output(0), y.value(), Layout::Plain);
+    plan_.macs += batches * m * k * n;
     addStep(node, std::move(step));
     return Status();
 }

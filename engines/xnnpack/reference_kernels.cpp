@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "gemm_kernels.h"
 #include "steps.h"
 
 namespace jetagent {
@@ -142,6 +143,33 @@ Expected<std::unique_ptr<StepExec>> RefUnaryStep::instantiate(
             case RefUnaryKind::Pow: out[i] = std::pow(x, a); break;
             }
         }
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> BatchMatMulStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* a = plan.address(arena, inputs[0]);
+    const float* b = constantB.empty() ? plan.address(arena, inputs[1]) : constantB.data();
+    float* c = plan.address(arena, output);
+    GemmShape shape;
+    shape.m = m;
+    shape.k = k;
+    shape.n = n;
+    shape.lda = k;
+    shape.ldb = n;
+    shape.ldc = n;
+    // Tasks of 16 rows of one batch element: enough of them to share out over the threads, each
+    // long enough to be worth a dispatch.
+    constexpr size_t kTaskRows = 4 * kGemmTileRows;
+    const size_t blocks = (m + kTaskRows - 1) / kTaskRows;
+    const std::vector<size_t> ao = aOffsets;
+    const std::vector<size_t> bo = bOffsets;
+    return loop(ao.size() * blocks, last, [=](size_t task) {
+        const size_t batch = task / blocks;
+        const size_t first = (task % blocks) * kTaskRows;
+        gemmRows(shape, a + ao[batch], b + bo[batch], c + batch * shape.m * shape.n, first,
+            kTaskRows);
     });
 }
 

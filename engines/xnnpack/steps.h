@@ -335,6 +335,19 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
+// ONNX MatMul whose second operand is computed, or constant of rank other than 2: per batch
+// element of the output (batch dimensions broadcast), [m x k] times [k x n] on our kernel
+// (gemm_kernels.h). `aOffsets`/`bOffsets`: where each output batch element's operands start.
+class BatchMatMulStep final : public StepDef {
+public:
+    size_t m = 0, k = 0, n = 0;
+    std::vector<size_t> aOffsets, bOffsets;
+    std::vector<float> constantB; // B when it is a constant of the model (inputs then holds A only)
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
 // Mean (or max) over the physical axes flagged in `reduce`.
 class ReduceStep final : public StepDef {
 public:
