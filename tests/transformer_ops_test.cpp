@@ -248,5 +248,57 @@ TEST(TransformerOps, MatMulPromotesOneDimensionalOperands)
     }
 }
 
+// ViT's class token (x[:, 0]: a scalar index drops the axis), Swin's qkv[2] (axis 0 of a computed
+// tensor), a list with a negative index; and strided slices (Swin's patch merging takes every
+// second row and column).
+TEST(TransformerOps, GatherByConstantIndicesAndStridedSlices)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    const std::vector<int64_t> dx = {2, 5, 4};
+    GraphBuilder g;
+    g.input("x", dx);
+    g.output("token", {2, 4}).output("third", {2, 4}).output("picked", {2, 3, 4});
+    g.output("odd_rows", {2, 2, 4}).output("every_third_column", {2, 5, 2});
+    g.ints("zero", {}, {0}).ints("two", {}, {2}).ints("list", {3}, {4, -5, 1});
+    g.ints("one", {1}, {1}).ints("five", {1}, {5}).ints("axis1", {1}, {1}).ints("step2", {1}, {2});
+    g.ints("start0", {1}, {0})
+        .ints("end4", {1}, {4})
+        .ints("axis2", {1}, {2})
+        .ints("step3", {1}, {3});
+    test::setInt(g.node("Gather", {"x", "zero"}, {"token"}), "axis", 1);
+    test::setInts(g.node("Transpose", {"x"}, {"xt"}), "perm", {1, 0, 2}); // [5, 2, 4]
+    g.node("Gather", {"xt", "two"}, {"third"});
+    test::setInt(g.node("Gather", {"x", "list"}, {"picked"}), "axis", 1);
+    g.node("Slice", {"x", "one", "five", "axis1", "step2"}, {"odd_rows"});
+    g.node("Slice", {"x", "start0", "end4", "axis2", "step3"}, {"every_third_column"});
+    const std::vector<float> x = ramp(40, 0.0f, 1.0f);
+    std::vector<std::vector<float>> out;
+    ASSERT_TRUE(runXnnpack(g, x, dx, &out));
+    ASSERT_EQ(out.size(), 5u);
+    const auto at = [&](size_t b, size_t r, size_t c) { return x[(b * 5 + r) * 4 + c]; };
+    std::vector<float> token, third, picked, oddRows, thirdColumns;
+    for (size_t b = 0; b < 2; ++b) {
+        for (size_t c = 0; c < 4; ++c) {
+            token.push_back(at(b, 0, c));
+            third.push_back(at(b, 2, c));
+        }
+        for (size_t r : {4, 0, 1})
+            for (size_t c = 0; c < 4; ++c)
+                picked.push_back(at(b, r, c));
+        for (size_t r : {1, 3})
+            for (size_t c = 0; c < 4; ++c)
+                oddRows.push_back(at(b, r, c));
+        for (size_t r = 0; r < 5; ++r)
+            for (size_t c : {0, 3})
+                thirdColumns.push_back(at(b, r, c));
+    }
+    EXPECT_EQ(out[0], token);
+    EXPECT_EQ(out[1], third);
+    EXPECT_EQ(out[2], picked);
+    EXPECT_EQ(out[3], oddRows);
+    EXPECT_EQ(out[4], thirdColumns);
+}
+
 } // namespace
 } // namespace jetagent

@@ -164,6 +164,7 @@ private:
     Status concat(const onnx::NodeProto& node, int);
     Status split(const onnx::NodeProto& node, int);
     Status slice(const onnx::NodeProto& node, int);
+    Status gather(const onnx::NodeProto& node, int);
     Status softmax(const onnx::NodeProto& node, int);
     Status reduce(const onnx::NodeProto& node, int);
     Status pad(const onnx::NodeProto& node, int);
@@ -226,6 +227,7 @@ const std::unordered_map<std::string, Compiler::Handler>& Compiler::operatorTabl
         {"Concat", &Compiler::concat},
         {"Split", &Compiler::split},
         {"Slice", &Compiler::slice},
+        {"Gather", &Compiler::gather},
         {"Softmax", &Compiler::softmax},
         {"ReduceMean", &Compiler::reduce},
         {"ReduceMax", &Compiler::reduce},
@@ -1803,22 +1805,25 @@ Status Compiler::slice(const onnx::NodeProto& node, int)
     // The one axis whose extent changes; every other axis must be taken whole.
     int64_t sliced = -1;
     int64_t begin = 0;
+    int64_t step = 1;
     for (size_t i = 0; i < axes.size(); ++i) {
         const int64_t axis = normalizedAxis(axes[i], rank);
         if (axis < 0 || axis >= static_cast<int64_t>(rank))
             return Status::invalid(
                 label(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
         const int64_t dim = v.dims[static_cast<size_t>(axis)];
-        if (steps[i] != 1)
-            return fail(node, "a step of " + std::to_string(steps[i]) + " (only 1 is supported)");
+        if (steps[i] < 1)
+            return fail(node,
+                "a step of " + std::to_string(steps[i]) + " (only positive steps are supported)");
         int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
         s = std::min(std::max<int64_t>(s, 0), dim);
-        if ((*y)[static_cast<size_t>(axis)] == dim)
+        if ((*y)[static_cast<size_t>(axis)] == dim && steps[i] == 1)
             continue;
         if (sliced >= 0)
             return fail(node, "slicing more than one axis is not supported");
         sliced = axis;
         begin = s;
+        step = steps[i];
     }
     if (sliced < 0) {
         const int id = alias(node.output(0), source, y.value());
@@ -1830,17 +1835,76 @@ Status Compiler::slice(const onnx::NodeProto& node, int)
     const int p = physicalPosition(static_cast<int>(sliced), static_cast<int>(rank), layout);
     const size_t outer = static_cast<size_t>(product(phys, 0, static_cast<size_t>(p)));
     const size_t inner = static_cast<size_t>(product(phys, static_cast<size_t>(p) + 1, rank));
-    const size_t length = static_cast<size_t>((*y)[static_cast<size_t>(sliced)]) * inner;
-    if (begin + (*y)[static_cast<size_t>(sliced)] > phys[static_cast<size_t>(p)])
+    const int64_t extent = (*y)[static_cast<size_t>(sliced)];
+    const size_t length = static_cast<size_t>(extent) * inner;
+    if (extent > 0 && begin + (extent - 1) * step >= phys[static_cast<size_t>(p)])
         return Status::invalid(label(node) + ": the slice runs past the input " + dimsText(v.dims));
-    auto step = std::make_unique<CopyRowsStep>();
-    step->inputs = {source};
-    step->output = addValue(node.output(0), y.value(), layout);
-    if (length > 0)
-        step->pieces.push_back({source, step->output, outer, length,
-            static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner, length,
+    auto copy = std::make_unique<CopyRowsStep>();
+    copy->inputs = {source};
+    copy->output = addValue(node.output(0), y.value(), layout);
+    const size_t inStride = static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner;
+    if (length > 0 && step == 1) {
+        copy->pieces.push_back({source, copy->output, outer, length, inStride, length,
             static_cast<size_t>(begin) * inner, 0});
-    addStep(node, std::move(step));
+    } else {
+        // A strided slice (Swin's patch merging takes every second row and column): one piece per
+        // element taken along the axis.
+        for (int64_t j = 0; j < extent; ++j)
+            copy->pieces.push_back({source, copy->output, outer, inner, inStride, length,
+                static_cast<size_t>(begin + j * step) * inner, static_cast<size_t>(j) * inner});
+    }
+    addStep(node, std::move(copy));
+    return Status();
+}
+
+// Gather of computed data by constant indices, as row copies: ViT's class token (x[:, 0]) and
+// Swin's query, key and value (qkv[0], qkv[1], qkv[2]). Indices computed at run time are refused.
+Status Compiler::gather(const onnx::NodeProto& node, int)
+{
+    if (node.input_size() != 2 || !constant(node.input(1)))
+        return fail(node, "only indices that are constants of the model are supported");
+    auto computed = computedInput(node);
+    if (!computed)
+        return computed.status();
+    auto indices = constantInts(node.input(1), node);
+    if (!indices)
+        return indices.status();
+    auto y = shapeOf(node.output(0), node);
+    if (!y)
+        return y.status();
+    auto in = need(node.input(0), Layout::Plain, node);
+    if (!in)
+        return in.status();
+    const std::vector<int64_t> x = plan_.values[static_cast<size_t>(in.value())].dims;
+    const int64_t rank = static_cast<int64_t>(x.size());
+    const int64_t axis = normalizedAxis(intAttribute(node, "axis", 0), static_cast<size_t>(rank));
+    if (axis < 0 || axis >= rank)
+        return Status::invalid(label(node) + ": axis " +
+            std::to_string(intAttribute(node, "axis", 0)) + " is out of range for " + dimsText(x));
+    const int64_t dim = x[static_cast<size_t>(axis)];
+    const auto a = static_cast<size_t>(axis);
+    const size_t outer = static_cast<size_t>(product(x, 0, a));
+    const size_t inner = static_cast<size_t>(product(x, a + 1, x.size()));
+    const size_t taken = indices->size();
+    if (product(*y, 0, y->size()) != static_cast<int64_t>(outer * taken * inner))
+        return Status::invalid(label(node) + ": output " + dimsText(*y) + " does not match " +
+            std::to_string(taken) + " indices into axis " + std::to_string(axis) + " of " +
+            dimsText(x));
+    auto copy = std::make_unique<CopyRowsStep>();
+    copy->inputs = {in.value()};
+    copy->output = addValue(node.output(0), y.value(), Layout::Plain);
+    for (size_t j = 0; j < taken && inner > 0; ++j) {
+        int64_t index = (*indices)[j];
+        if (index < -dim || index >= dim)
+            return Status::invalid(label(node) + ": index " + std::to_string(index) +
+                " is out of range for axis " + std::to_string(axis) + " of " + dimsText(x));
+        if (index < 0)
+            index += dim;
+        copy->pieces.push_back(
+            {in.value(), copy->output, outer, inner, static_cast<size_t>(dim) * inner,
+                taken * inner, static_cast<size_t>(index) * inner, j * inner});
+    }
+    addStep(node, std::move(copy));
     return Status();
 }
 
