@@ -300,5 +300,54 @@ TEST(TransformerOps, GatherByConstantIndicesAndStridedSlices)
     EXPECT_EQ(out[4], thirdColumns);
 }
 
+// MaxViT's attention as torchvision writes it: scores = Einsum(Q, K) with K's last two axes
+// transposed, then Einsum(scores, V) as a plain batched product.
+TEST(TransformerOps, EinsumAsBatchedMatrixProducts)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    const std::vector<int64_t> dx = {1, 2, 3, 5, 4};
+    GraphBuilder g;
+    g.input("x", dx).output("scores", {1, 2, 3, 5, 5}).output("mixed", {1, 2, 3, 5, 4});
+    g.floats("half", {}, {0.5f});
+    g.node("Mul", {"x", "half"}, {"k"});
+    test::setString(
+        g.node("Einsum", {"x", "k"}, {"scores"}), "equation", "B G H I D, B G H J D -> B G H I J");
+    test::setString(g.node("Einsum", {"scores", "x"}, {"mixed"}), "equation",
+        "B G H I J, B G H J D -> B G H I D");
+    const std::vector<float> x = noise(120, 9);
+    std::vector<std::vector<float>> out;
+    ASSERT_TRUE(runXnnpack(g, x, dx, &out));
+    ASSERT_EQ(out.size(), 2u);
+    std::vector<float> kt(x.size());
+    for (size_t m = 0; m < 6; ++m)
+        for (size_t t = 0; t < 5; ++t)
+            for (size_t d = 0; d < 4; ++d)
+                kt[m * 20 + d * 5 + t] = 0.5f * x[m * 20 + t * 4 + d];
+    std::vector<int64_t> dy;
+    const auto scores = matmul(x, dx, kt, {1, 2, 3, 4, 5}, &dy);
+    expectNear(out[0], scores, "scores");
+    const std::vector<float> s32(out[0].begin(), out[0].end());
+    expectNear(out[1], matmul(s32, {1, 2, 3, 5, 5}, x, dx, &dy), "mixed");
+}
+
+TEST(TransformerOps, EinsumOtherThanAMatrixProductIsRefusedNamingTheEquation)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    GraphBuilder g;
+    g.input("x", {1, 4, 4}).output("y", {1, 4});
+    test::setString(g.node("Einsum", {"x"}, {"y"}, "diagonal"), "equation", "bii->bi");
+    auto parsed = parseModelBytes(g.bytes(), "einsum.onnx");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    EngineOptions options;
+    options.backend = "xnnpack";
+    auto engine = buildEngine(parsed.value(), options);
+    ASSERT_FALSE(engine.ok());
+    const std::string message = engine.status().message();
+    EXPECT_NE(message.find("diagonal"), std::string::npos) << message;
+    EXPECT_NE(message.find("'bii->bi'"), std::string::npos) << message;
+}
+
 } // namespace
 } // namespace jetagent
