@@ -251,6 +251,12 @@ const char* const kModels[] = {"mobilenet_v2", "resnet18", "resnet50", "squeezen
 const char* const kBatchNormModels[] = {"mobilenet_v2", "resnet18", "resnet50", "densenet121",
     "shufflenet_v2_x1_0", "resnext50_32x4d", "r3d_18"};
 
+// Modern backbones and transformers (tools/export_torchvision.py --set modern --set
+// transformers, BatchNormalization kept): xnnpack only, since OpenCV DNN 4.6 loads neither Swin
+// nor ConvNeXt.
+const char* const kModernModels[] = {"efficientnet_b0", "efficientnet_v2_s", "regnet_y_800mf",
+    "mobilenet_v3_large", "convnext_tiny", "vit_b_16", "swin_t", "maxvit_t"};
+
 // The issue's ten models, each at batch 1 and 8, on OpenCV DNN; on xnnpack (where this build has
 // it) the same, and the BatchNormalization-keeping exports too.
 std::vector<ZooCase> zooCases()
@@ -266,6 +272,9 @@ std::vector<ZooCase> zooCases()
             for (int batch : {1, 8})
                 cases.push_back({"xnnpack", {model, true}, batch});
         for (const char* model : kBatchNormModels)
+            for (int batch : {1, 8})
+                cases.push_back({"xnnpack", {model, false}, batch});
+        for (const char* model : kModernModels)
             for (int batch : {1, 8})
                 cases.push_back({"xnnpack", {model, false}, batch});
         // XNNPACK alone (the ARM path): its convolutions write concatenations in place.
