@@ -93,6 +93,7 @@ public:
     }
 
     onnx::ModelProto& model() { return model_; }
+    const onnx::ModelProto& model() const { return model_; }
     std::vector<char> bytes() const
     {
         const std::string s = model_.SerializeAsString();

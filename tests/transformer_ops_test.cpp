@@ -25,9 +25,11 @@ bool xnnpackBuilt()
         [](const BackendInfo& b) { return b.name == "xnnpack" && b.available; });
 }
 
-// Runs `g` on the xnnpack backend with `input` for its only input of shape `dims`; its outputs.
+// Runs `g` on the xnnpack backend with `input` for its only input of shape `dims`; its outputs,
+// and the operators of the plan's steps where `ops` is given.
 testing::AssertionResult runXnnpack(const GraphBuilder& g, std::vector<float> input,
-    const std::vector<int64_t>& dims, std::vector<std::vector<float>>* outputs)
+    const std::vector<int64_t>& dims, std::vector<std::vector<float>>* outputs,
+    std::vector<std::string>* ops = nullptr)
 {
     auto parsed = parseModelBytes(g.bytes(), "ops.onnx");
     if (!parsed)
@@ -38,6 +40,11 @@ testing::AssertionResult runXnnpack(const GraphBuilder& g, std::vector<float> in
     auto engine = buildEngine(parsed.value(), options);
     if (!engine)
         return testing::AssertionFailure() << engine.status().message();
+    if (ops) {
+        ops->clear();
+        for (const EngineStep& step : engine.value()->steps())
+            ops->push_back(step.op);
+    }
     auto session = engine.value()->createSession();
     if (!session)
         return testing::AssertionFailure() << session.status().message();
@@ -347,6 +354,93 @@ TEST(TransformerOps, EinsumOtherThanAMatrixProductIsRefusedNamingTheEquation)
     const std::string message = engine.status().message();
     EXPECT_NE(message.find("diagonal"), std::string::npos) << message;
     EXPECT_NE(message.find("'bii->bi'"), std::string::npos) << message;
+}
+
+// PyTorch's LayerNorm export before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div,
+// Mul, Add) in a GraphBuilder; `extraRead` makes the deviation d read a third time (a near miss the
+// fusion must leave alone).
+GraphBuilder decomposedLayerNorm(const std::vector<int64_t>& dims, bool affine, bool extraRead)
+{
+    const int64_t c = dims.back();
+    GraphBuilder g;
+    g.input("x", dims).output("y", dims);
+    g.floats("two", {}, {2.0f}).floats("eps", {}, {1e-5f});
+    g.randomFloats("gamma", {c}, 0.5f, 1.5f, 7).randomFloats("beta", {c}, -1, 1, 8);
+    test::setInts(g.node("ReduceMean", {"x"}, {"m"}), "axes", {-1});
+    g.node("Sub", {"x", "m"}, {"d"});
+    g.node("Pow", {"d", "two"}, {"p"});
+    test::setInts(g.node("ReduceMean", {"p"}, {"v"}), "axes", {-1});
+    g.node("Add", {"v", "eps"}, {"e"});
+    g.node("Sqrt", {"e"}, {"s"});
+    g.node("Div", {"d", "s"}, {affine || extraRead ? "n" : "y"});
+    if (affine) {
+        g.node("Mul", {"n", "gamma"}, {"scaled"});
+        g.node("Add", {"scaled", "beta"}, {extraRead ? "shifted" : "y"});
+    }
+    if (extraRead)
+        g.node("Add", {affine ? "shifted" : "n", "d"}, {"y"});
+    return g;
+}
+
+// Row by row in double: (x - mean) / sqrt(var + eps) [* gamma + beta] [+ (x - mean)].
+std::vector<double> layerNorm(
+    const std::vector<float>& x, size_t c, const GraphBuilder& g, bool affine, bool extraRead)
+{
+    const auto& init = g.model().graph().initializer();
+    std::vector<float> gamma(c), beta(c);
+    std::memcpy(gamma.data(), init.Get(2).raw_data().data(), c * sizeof(float));
+    std::memcpy(beta.data(), init.Get(3).raw_data().data(), c * sizeof(float));
+    std::vector<double> y(x.size());
+    for (size_t r = 0; r < x.size() / c; ++r) {
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < c; ++i)
+            mean += x[r * c + i];
+        mean /= static_cast<double>(c);
+        for (size_t i = 0; i < c; ++i)
+            var += (x[r * c + i] - mean) * (x[r * c + i] - mean);
+        var /= static_cast<double>(c);
+        for (size_t i = 0; i < c; ++i) {
+            const double d = x[r * c + i] - mean;
+            double v = d / std::sqrt(var + 1e-5);
+            if (affine)
+                v = v * gamma[i] + beta[i];
+            y[r * c + i] = extraRead ? v + d : v;
+        }
+    }
+    return y;
+}
+
+TEST(TransformerOps, DecomposedLayerNormBecomesOneStep)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    const std::vector<int64_t> dims = {2, 7, 37}; // rows of 37: off the kernel's 8-wide sums
+    std::vector<float> x = noise(2 * 7 * 37, 21);
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = 3.0f + 2.0f * x[i]; // a mean far from 0, as activations have
+    for (bool affine : {true, false}) {
+        const GraphBuilder g = decomposedLayerNorm(dims, affine, false);
+        std::vector<std::vector<float>> out;
+        std::vector<std::string> ops;
+        ASSERT_TRUE(runXnnpack(g, x, dims, &out, &ops));
+        EXPECT_EQ(ops, std::vector<std::string> {"LayerNormalization"}) << "affine " << affine;
+        expectNear(out[0], layerNorm(x, 37, g, affine, false), affine ? "affine" : "plain");
+    }
+}
+
+TEST(TransformerOps, ANearMissOfLayerNormRunsNodeByNode)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    const std::vector<int64_t> dims = {1, 5, 16};
+    const std::vector<float> x = noise(80, 4);
+    const GraphBuilder g = decomposedLayerNorm(dims, true, true);
+    std::vector<std::vector<float>> out;
+    std::vector<std::string> ops;
+    ASSERT_TRUE(runXnnpack(g, x, dims, &out, &ops));
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "LayerNormalization"), 0);
+    EXPECT_GE(ops.size(), 9u);
+    expectNear(out[0], layerNorm(x, 16, g, true, true), "near miss");
 }
 
 } // namespace

@@ -173,8 +173,8 @@ const char* gemmKernelName()
 #endif
 }
 
-void gemmRows(const GemmShape& s, const float* a, const float* b, float* c, size_t first,
-    size_t count)
+void gemmRows(
+    const GemmShape& s, const float* a, const float* b, float* c, size_t first, size_t count)
 {
     const size_t end = std::min(s.m, first + count);
     for (size_t i = first; i < end; i += kGemmTileRows)

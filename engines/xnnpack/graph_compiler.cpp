@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -156,6 +157,9 @@ private:
         const std::vector<int64_t>& dilations);
     Status gemm(const onnx::NodeProto& node, int);
     Status batchMatMul(const onnx::NodeProto& node);
+    Status fuseLayerNorm(const onnx::NodeProto& mean, bool* fused);
+    int onlyReader(const std::string& value, const char* op) const;
+    std::optional<float> scalarConstant(const std::string& name) const;
     Status einsum(const onnx::NodeProto& node, int);
     Status pool(const onnx::NodeProto& node, int);
     Status globalPool(const onnx::NodeProto& node, int);
@@ -2050,8 +2054,134 @@ Status Compiler::softmax(const onnx::NodeProto& node, int)
     return Status();
 }
 
+// The index of the one node reading `value` when it is of operator `op` and the value is no
+// graph output; -1 otherwise.
+int Compiler::onlyReader(const std::string& value, const char* op) const
+{
+    const auto& readers = index_.consumers(value);
+    if (readers.size() != 1 || index_.isGraphOutput(value) ||
+        graph_.node(readers[0]).op_type() != op)
+        return -1;
+    return readers[0];
+}
+
+// A constant scalar float `name` (an exporter's eps, 2 or 0.5), or nullopt.
+std::optional<float> Compiler::scalarConstant(const std::string& name) const
+{
+    const onnx::TensorProto* t = constant(name);
+    std::vector<float> v;
+    if (!t || onnxutil::elementCount(*t) != 1 || !onnxutil::readFloat(*t, &v) || v.size() != 1)
+        return std::nullopt;
+    return v[0];
+}
+
+// A LayerNorm over the last axis as PyTorch exports it before opset 17, starting at its first
+// ReduceMean: m = ReduceMean(x); d = Sub(x, m); v = ReduceMean(Pow(d, 2)); n = Div(d,
+// Sqrt(Add(v, eps))); then optionally Mul by a constant scale and Add a constant bias, each of the
+// last axis's length. It becomes one step when every intermediate is read only inside the pattern;
+// `fused` stays false otherwise and the nodes compile one by one.
+Status Compiler::fuseLayerNorm(const onnx::NodeProto& mean, bool* fused)
+{
+    *fused = false;
+    if (!options_.fuseActivations || mean.input_size() != 1 || valueOf(mean.input(0)) < 0)
+        return Status();
+    const std::string& x = mean.input(0);
+    const auto found = shapes_.find(x);
+    if (found == shapes_.end() || found->second.empty())
+        return Status();
+    const std::vector<int64_t> dims = found->second;
+    const auto rank = static_cast<int64_t>(dims.size());
+    const auto lastAxisOnly = [&](const onnx::NodeProto& n) {
+        const auto axes = intsAttribute(n, "axes");
+        return n.input_size() == 1 && axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1) &&
+            intAttribute(n, "keepdims", 1) == 1;
+    };
+    const auto nodeAt = [&](int i) -> const onnx::NodeProto& { return graph_.node(i); };
+    if (!lastAxisOnly(mean))
+        return Status();
+    std::vector<int> nodes; // after the first ReduceMean, in the pattern's order
+    const int sub = onlyReader(mean.output(0), "Sub");
+    if (sub < 0 || nodeAt(sub).input(0) != x || nodeAt(sub).input(1) != mean.output(0))
+        return Status();
+    const std::string& d = nodeAt(sub).output(0);
+    // d feeds the Pow and the Div, nothing else.
+    const auto& dReaders = index_.consumers(d);
+    if (dReaders.size() != 2 || index_.isGraphOutput(d))
+        return Status();
+    int pow = -1;
+    int div = -1;
+    for (int r : dReaders) {
+        if (nodeAt(r).op_type() == "Pow" && nodeAt(r).input(0) == d)
+            pow = r;
+        else if (nodeAt(r).op_type() == "Div" && nodeAt(r).input(0) == d)
+            div = r;
+    }
+    if (pow < 0 || div < 0 || scalarConstant(nodeAt(pow).input(1)) != 2.0f)
+        return Status();
+    const int variance = onlyReader(nodeAt(pow).output(0), "ReduceMean");
+    if (variance < 0 || !lastAxisOnly(nodeAt(variance)))
+        return Status();
+    const int add = onlyReader(nodeAt(variance).output(0), "Add");
+    if (add < 0 || nodeAt(add).input(0) != nodeAt(variance).output(0))
+        return Status();
+    const auto eps = scalarConstant(nodeAt(add).input(1));
+    const int sqrt = onlyReader(nodeAt(add).output(0), "Sqrt");
+    if (!eps || sqrt < 0 || nodeAt(div).input(1) != nodeAt(sqrt).output(0) ||
+        onlyReader(nodeAt(sqrt).output(0), "Div") != div)
+        return Status();
+    nodes = {sub, pow, variance, add, sqrt, div};
+    const int64_t channels = dims.back();
+    // The optional affine part: a constant of the last axis's length (or one value) on either side.
+    const auto affine = [&](int n, const std::string& from, std::vector<float>* values) {
+        if (n < 0)
+            return false;
+        const onnx::NodeProto& op = nodeAt(n);
+        const std::string& other = op.input(0) == from ? op.input(1) : op.input(0);
+        const onnx::TensorProto* t = constant(other);
+        if (!t || t->dims_size() > 1 || !onnxutil::readFloat(*t, values))
+            return false;
+        if (values->size() == 1)
+            values->assign(static_cast<size_t>(channels), (*values)[0]);
+        return static_cast<int64_t>(values->size()) == channels;
+    };
+    auto step = std::make_unique<LayerNormStep>();
+    std::string out = nodeAt(div).output(0);
+    const int scale = onlyReader(out, "Mul");
+    if (affine(scale, out, &step->scale)) {
+        nodes.push_back(scale);
+        out = nodeAt(scale).output(0);
+        const int bias = onlyReader(out, "Add");
+        if (affine(bias, out, &step->bias)) {
+            nodes.push_back(bias);
+            out = nodeAt(bias).output(0);
+        }
+    } else {
+        step->scale.clear();
+    }
+    auto in = need(x, Layout::Plain, mean);
+    if (!in)
+        return in.status();
+    step->channels = static_cast<size_t>(channels);
+    step->rows = static_cast<size_t>(product(dims, 0, dims.size() - 1));
+    step->epsilon = *eps;
+    step->node = label(mean) + " to " + onnxutil::nodeLabel(nodeAt(nodes.back()), nodes.back()) +
+        " (LayerNorm)";
+    step->inputs = {in.value()};
+    step->output = addValue(out, dims, Layout::Plain);
+    for (int n : nodes)
+        consumed_.insert(n);
+    addStep(mean, std::move(step))->op = "LayerNormalization";
+    *fused = true;
+    return Status();
+}
+
 Status Compiler::reduce(const onnx::NodeProto& node, int)
 {
+    if (node.op_type() == "ReduceMean") {
+        bool fused = false;
+        if (Status s = fuseLayerNorm(node, &fused); !s || fused)
+            return s;
+    }
     auto computed = computedInput(node);
     if (!computed)
         return computed.status();

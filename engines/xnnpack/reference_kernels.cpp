@@ -168,8 +168,55 @@ Expected<std::unique_ptr<StepExec>> BatchMatMulStep::instantiate(
     return loop(ao.size() * blocks, last, [=](size_t task) {
         const size_t batch = task / blocks;
         const size_t first = (task % blocks) * kTaskRows;
-        gemmRows(shape, a + ao[batch], b + bo[batch], c + batch * shape.m * shape.n, first,
-            kTaskRows);
+        gemmRows(
+            shape, a + ao[batch], b + bo[batch], c + batch * shape.m * shape.n, first, kTaskRows);
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> LayerNormStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    const size_t c = channels;
+    const float eps = epsilon;
+    const float* gamma = scale.empty() ? nullptr : scale.data();
+    const float* beta = bias.empty() ? nullptr : bias.data();
+    // Eight partial sums, so that the compiler can keep them in vector registers: a single float
+    // accumulator is a chain it may not reorder.
+    const auto sum = [](const float* v, size_t n, auto term) {
+        float part[8] = {};
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (size_t k = 0; k < 8; ++k)
+                part[k] += term(v[i + k]);
+        float total = 0;
+        for (; i < n; ++i)
+            total += term(v[i]);
+        for (float p : part)
+            total += p;
+        return total;
+    };
+    constexpr size_t kRowsPerTask = 8;
+    return loop((rows + kRowsPerTask - 1) / kRowsPerTask, last, [=](size_t task) {
+        const size_t end = std::min(rows, (task + 1) * kRowsPerTask);
+        for (size_t r = task * kRowsPerTask; r < end; ++r) {
+            const float* x = in + r * c;
+            float* y = out + r * c;
+            const float mean = sum(x, c, [](float v) { return v; }) / static_cast<float>(c);
+            const float variance = sum(x, c, [mean](float v) { return (v - mean) * (v - mean); }) /
+                static_cast<float>(c);
+            const float inv = 1.0f / std::sqrt(variance + eps);
+            if (gamma && beta)
+                for (size_t i = 0; i < c; ++i)
+                    y[i] = (x[i] - mean) * inv * gamma[i] + beta[i];
+            else if (gamma)
+                for (size_t i = 0; i < c; ++i)
+                    y[i] = (x[i] - mean) * inv * gamma[i];
+            else
+                for (size_t i = 0; i < c; ++i)
+                    y[i] = (x[i] - mean) * inv;
+        }
     });
 }
 

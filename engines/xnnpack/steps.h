@@ -348,6 +348,18 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
+// y = (x - mean) / sqrt(variance + epsilon) * scale + bias over rows of `channels` contiguous
+// values (a LayerNorm over the last axis); no scale or bias when empty.
+class LayerNormStep final : public StepDef {
+public:
+    size_t rows = 0, channels = 0;
+    float epsilon = 0;
+    std::vector<float> scale, bias;
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
 // Mean (or max) over the physical axes flagged in `reduce`.
 class ReduceStep final : public StepDef {
 public:
