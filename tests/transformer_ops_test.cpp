@@ -443,5 +443,61 @@ TEST(TransformerOps, ANearMissOfLayerNormRunsNodeByNode)
     expectNear(out[0], layerNorm(x, 16, g, true, true), "near miss");
 }
 
+// GELU as PyTorch exports it (x / sqrt 2, Erf, + 1, times x, times 0.5), and the same with the
+// division as a multiplication and the operands of each Add and Mul swapped.
+GraphBuilder exportedGelu(bool swapped, float divisor)
+{
+    GraphBuilder g;
+    g.input("x", {1, 6, 50}).output("y", {1, 6, 50});
+    g.floats("one", {}, {1.0f}).floats("half", {}, {0.5f});
+    if (swapped) {
+        g.floats("scale", {}, {1.0f / divisor});
+        g.node("Mul", {"scale", "x"}, {"d"});
+    } else {
+        g.floats("divisor", {}, {divisor});
+        g.node("Div", {"x", "divisor"}, {"d"});
+    }
+    g.node("Erf", {"d"}, {"e"});
+    g.node("Add",
+        swapped ? std::vector<std::string> {"one", "e"} : std::vector<std::string> {"e", "one"},
+        {"a"});
+    g.node("Mul",
+        swapped ? std::vector<std::string> {"a", "x"} : std::vector<std::string> {"x", "a"}, {"m"});
+    g.node("Mul",
+        swapped ? std::vector<std::string> {"half", "m"} : std::vector<std::string> {"m", "half"},
+        {"y"});
+    return g;
+}
+
+TEST(TransformerOps, ExportedGeluBecomesOneStep)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    std::vector<float> x = noise(300, 17);
+    for (float& v : x)
+        v *= 12.0f; // -6 to 6: both tails and the middle
+    x[0] = 0.0f;
+    for (bool swapped : {false, true}) {
+        std::vector<std::vector<float>> out;
+        std::vector<std::string> ops;
+        ASSERT_TRUE(runXnnpack(exportedGelu(swapped, std::sqrt(2.0f)), x, {1, 6, 50}, &out, &ops));
+        EXPECT_EQ(ops, std::vector<std::string> {"Gelu"}) << "swapped " << swapped;
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double v = x[i];
+            const double want = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+            ASSERT_NEAR(out[0][i], want, 1e-6 * std::max(1.0, std::fabs(want))) << "x " << v;
+        }
+    }
+    // Another divisor is no GELU: node by node, with std::erf.
+    std::vector<std::vector<float>> out;
+    std::vector<std::string> ops;
+    ASSERT_TRUE(runXnnpack(exportedGelu(false, 1.5f), x, {1, 6, 50}, &out, &ops));
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "Gelu"), 0);
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i];
+        ASSERT_NEAR(out[0][i], 0.5 * v * (1.0 + std::erf(v / 1.5)), 1e-5) << "x " << v;
+    }
+}
+
 } // namespace
 } // namespace jetagent

@@ -158,6 +158,7 @@ private:
     Status gemm(const onnx::NodeProto& node, int);
     Status batchMatMul(const onnx::NodeProto& node);
     Status fuseLayerNorm(const onnx::NodeProto& mean, bool* fused);
+    Status fuseGelu(const onnx::NodeProto& first, bool* fused);
     int onlyReader(const std::string& value, const char* op) const;
     std::optional<float> scalarConstant(const std::string& name) const;
     Status einsum(const onnx::NodeProto& node, int);
@@ -1175,8 +1176,68 @@ std::vector<int64_t> aligned(const std::vector<int64_t>& dims, size_t rank)
     return out;
 }
 
+// GELU as PyTorch exports it (erf form): Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), the
+// division also as a multiplication by 1/sqrt 2 and every Add and Mul in either operand order.
+// Starting at the Div (or Mul); one step when the intermediates are read only inside the pattern.
+Status Compiler::fuseGelu(const onnx::NodeProto& first, bool* fused)
+{
+    *fused = false;
+    if (!options_.fuseActivations || first.input_size() != 2)
+        return Status();
+    // x / c, x * c or c * x.
+    const bool constantFirst = first.op_type() == "Mul" && constant(first.input(0));
+    const std::string& x = first.input(constantFirst ? 1 : 0);
+    const auto divisor = scalarConstant(first.input(constantFirst ? 0 : 1));
+    constexpr float kSqrt2 = 1.41421356f;
+    const bool scaled = divisor &&
+        (first.op_type() == "Div" ? std::fabs(*divisor - kSqrt2) < 1e-6f
+                                  : std::fabs(*divisor - 1.0f / kSqrt2) < 1e-6f);
+    if (!scaled || valueOf(x) < 0)
+        return Status();
+    const auto nodeAt = [&](int i) -> const onnx::NodeProto& { return graph_.node(i); };
+    // The other operand of binary node n, given one of them; empty when `known` is not one.
+    const auto other = [&](int n, const std::string& known) -> std::string {
+        const auto& op = nodeAt(n);
+        if (op.input_size() != 2)
+            return "";
+        return op.input(0) == known ? op.input(1) : op.input(1) == known ? op.input(0) : "";
+    };
+    const int erf = onlyReader(first.output(0), "Erf");
+    if (erf < 0)
+        return Status();
+    const int plusOne = onlyReader(nodeAt(erf).output(0), "Add");
+    if (plusOne < 0)
+        return Status();
+    const auto one = scalarConstant(other(plusOne, nodeAt(erf).output(0)));
+    const int times = onlyReader(nodeAt(plusOne).output(0), "Mul");
+    if (!one || *one != 1.0f || times < 0 || other(times, nodeAt(plusOne).output(0)) != x)
+        return Status();
+    const int half = onlyReader(nodeAt(times).output(0), "Mul");
+    if (half < 0 || scalarConstant(other(half, nodeAt(times).output(0))) != 0.5f)
+        return Status();
+    auto in = need(x, Layout::Plain, first);
+    if (!in)
+        return in.status();
+    const Value v = plan_.values[static_cast<size_t>(in.value())];
+    auto step = std::make_unique<GeluStep>();
+    step->count = static_cast<size_t>(v.count());
+    step->node = label(first) + " to " + onnxutil::nodeLabel(nodeAt(half), half) + " (GELU)";
+    step->inputs = {in.value()};
+    step->output = addValue(nodeAt(half).output(0), v.dims, Layout::Plain);
+    for (int n : {erf, plusOne, times, half})
+        consumed_.insert(n);
+    addStep(first, std::move(step))->op = "Gelu";
+    *fused = true;
+    return Status();
+}
+
 Status Compiler::binary(const onnx::NodeProto& node, int)
 {
+    if (node.op_type() == "Div" || node.op_type() == "Mul") {
+        bool fused = false;
+        if (Status s = fuseGelu(node, &fused); !s || fused)
+            return s;
+    }
     static const std::unordered_map<std::string, BinaryKind> kinds = {{"Add", BinaryKind::Add},
         {"Sub", BinaryKind::Subtract}, {"Mul", BinaryKind::Multiply}, {"Div", BinaryKind::Divide},
         {"Min", BinaryKind::Minimum}, {"Max", BinaryKind::Maximum}};

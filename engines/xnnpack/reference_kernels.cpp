@@ -46,6 +46,28 @@ std::unique_ptr<StepExec> loop(size_t range, bool last, Kernel kernel)
     return std::make_unique<LoopExec<Kernel>>(range, poolFlags(last), std::move(kernel));
 }
 
+// erf(x) as x P(x^2) / Q(x^2) on [-4, 4], +-1 beyond: a rational fit of degree 5 over 5 (fitted
+// here by iterated weighted least squares on 8,000 points of [0, 4]), within 3.5e-7 of erf in
+// float arithmetic over [-4.5, 4.5]. Branch-free, so that loops over it vectorize.
+inline float erfRational(float x)
+{
+    const float c = std::min(std::max(x, -4.0f), 4.0f);
+    const float t = c * c;
+    const float p =
+        ((((2.07900792e-06f * t + 2.81706449e-04f) * t + 3.60921588e-03f) * t + 5.22500093e-02f) *
+                t +
+            1.86693637e-01f) *
+            t +
+        1.12837916f;
+    const float q =
+        ((((3.82354243e-05f * t + 1.12567068e-03f) * t + 1.46494387e-02f) * t + 1.12568627e-01f) *
+                t +
+            4.98786072e-01f) *
+            t +
+        1.0f;
+    return std::min(std::max(c * p / q, -1.0f), 1.0f);
+}
+
 float clampTo(float v, const OutputRange& r)
 {
     return std::min(std::max(v, r.min), r.max);
@@ -216,6 +238,22 @@ Expected<std::unique_ptr<StepExec>> LayerNormStep::instantiate(
             else
                 for (size_t i = 0; i < c; ++i)
                     y[i] = (x[i] - mean) * inv;
+        }
+    });
+}
+
+Expected<std::unique_ptr<StepExec>> GeluStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    constexpr size_t kChunk = 4096;
+    const size_t n = count;
+    return loop((n + kChunk - 1) / kChunk, last, [=](size_t chunk) {
+        const size_t end = std::min(n, (chunk + 1) * kChunk);
+        for (size_t i = chunk * kChunk; i < end; ++i) {
+            const float x = in[i];
+            out[i] = 0.5f * x * (1.0f + erfRational(x * 0.707106781f));
         }
     });
 }

@@ -360,6 +360,15 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
+// GELU, y = x (1 + erf(x / sqrt 2)) / 2, with a rational erf (reference_kernels.cpp).
+class GeluStep final : public StepDef {
+public:
+    size_t count = 0;
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
 // Mean (or max) over the physical axes flagged in `reduce`.
 class ReduceStep final : public StepDef {
 public:
