@@ -815,8 +815,29 @@ Status Compiler::gemm(const onnx::NodeProto& node, int)
         return Status::invalid(where + ": output " + dimsText(*y) + " does not match " +
             std::to_string(step->rows) + " rows of " + std::to_string(outC));
     std::string fused;
-    const std::string outName = fuseActivation(node, &step->range, &fused);
-    step->node = where + fused;
+    // nn.Linear exports as MatMul then Add of its bias: the bias joins the product.
+    const onnx::NodeProto* biasAdd = nullptr;
+    if (!isGemm && options_.fuseActivations) {
+        const int add = onlyReader(node.output(0), "Add");
+        if (add >= 0) {
+            const onnx::NodeProto& plus = graph_.node(add);
+            const std::string& other =
+                plus.input(0) == node.output(0) ? plus.input(1) : plus.input(0);
+            const onnx::TensorProto* t = constant(other);
+            std::vector<float> values;
+            if (t && t->dims_size() == 1 && t->dims(0) == outC &&
+                onnxutil::readFloat(*t, &values)) {
+                step->bias = std::move(values);
+                biasAdd = &plus;
+                consumed_.insert(add);
+                fused = " + " + onnxutil::nodeLabel(plus, add);
+            }
+        }
+    }
+    const onnx::NodeProto& last = biasAdd ? *biasAdd : node;
+    std::string activation;
+    const std::string outName = fuseActivation(last, &step->range, &activation);
+    step->node = where + fused + activation;
     step->inputs = {in.value()};
     step->output = addValue(outName, y.value(), Layout::Plain);
     plan_.macs += static_cast<int64_t>(step->rows) * k * outC;
