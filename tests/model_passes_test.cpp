@@ -399,6 +399,31 @@ TEST(EliminateIdentity, KeepsGraphOutputsAndDropoutMasksInUse)
     EXPECT_EQ(d.model().graph().node(0).input(0), "x");
 }
 
+// Swin's functional dropouts: F.dropout(x, p=0.0) exports with training_mode true (its default)
+// and an unused mask; a ratio of 0 drops nothing, so they go like inference dropouts. A ratio above
+// 0 in training mode is random and stays (the backends refuse it).
+TEST(EliminateIdentity, DropoutOfRatioZeroGoesEvenInTrainingMode)
+{
+    for (float ratio : {0.0f, 0.1f}) {
+        GraphBuilder g;
+        g.input("x", {1, 4}).output("y", {1, 4});
+        auto& constantRatio = g.node("Constant", {}, {"ratio"});
+        auto* attr = constantRatio.add_attribute();
+        attr->set_name("value");
+        attr->set_type(onnx::AttributeProto::TENSOR);
+        attr->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
+        attr->mutable_t()->add_float_data(ratio);
+        auto* mode = g.model().mutable_graph()->add_initializer();
+        mode->set_name("training");
+        mode->set_data_type(onnx::TensorProto_DataType_BOOL);
+        mode->add_int32_data(1);
+        g.node("Dropout", {"x", "ratio", "training"}, {"d", "unused_mask"});
+        g.node("Relu", {"d"}, {"y"});
+        ASSERT_TRUE(eliminateIdentity(g.model(), nullptr).ok());
+        EXPECT_EQ(countOps(g.model(), "Dropout"), ratio == 0.0f ? 0 : 1) << "ratio " << ratio;
+    }
+}
+
 // Conv then BatchNormalization, with the BN parameters drawn at random.
 GraphBuilder convBatchNorm(const std::vector<int64_t>& kernel, bool convBias)
 {

@@ -62,7 +62,27 @@ void keepOnly(google::protobuf::RepeatedPtrField<T>* list, Keep keep)
         list->DeleteSubrange(kept, total - kept);
 }
 
-bool isInferenceDropout(const onnx::NodeProto& node, const GraphIndex& index)
+// A constant scalar `name`, from an initializer or a Constant node (passes before fold-constants
+// still see the exporter's Constant nodes); nullopt otherwise.
+std::optional<float> constantScalar(
+    const std::string& name, const onnx::GraphProto& graph, const GraphIndex& index)
+{
+    std::vector<float> value;
+    if (const auto* t = index.initializer(name))
+        return onnxutil::readFloat(*t, &value) && value.size() == 1 ? std::optional<float>(value[0])
+                                                                    : std::nullopt;
+    const int producer = index.producer(name);
+    if (producer < 0 || graph.node(producer).op_type() != "Constant")
+        return std::nullopt;
+    for (const auto& attr : graph.node(producer).attribute())
+        if (attr.name() == "value" && attr.type() == onnx::AttributeProto::TENSOR &&
+            onnxutil::readFloat(attr.t(), &value) && value.size() == 1)
+            return value[0];
+    return std::nullopt;
+}
+
+bool isInferenceDropout(
+    const onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index)
 {
     if (node.op_type() != "Dropout" || node.input_size() < 1)
         return false;
@@ -70,6 +90,11 @@ bool isInferenceDropout(const onnx::NodeProto& node, const GraphIndex& index)
     if (node.output_size() > 1 && !node.output(1).empty() &&
         (!index.consumers(node.output(1)).empty() || index.isGraphOutput(node.output(1))))
         return false;
+    // A ratio of 0 drops nothing, in training mode too (Swin's functional dropouts export with
+    // training_mode true and p = 0).
+    if (node.input_size() >= 2 && !node.input(1).empty() &&
+        constantScalar(node.input(1), graph, index) == 0.0f)
+        return true;
     // Opset 12+: training_mode input; absent or a constant false means inference.
     if (node.input_size() >= 3 && !node.input(2).empty()) {
         const auto* mode = index.initializer(node.input(2));
@@ -188,7 +213,7 @@ Status eliminateIdentity(onnx::ModelProto& model, PassReport* report)
     for (int i = 0; i < graph->node_size(); ++i) {
         const auto& node = graph->node(i);
         const bool identity = node.op_type() == "Identity" && node.input_size() == 1;
-        if (!identity && !isInferenceDropout(node, index))
+        if (!identity && !isInferenceDropout(node, *graph, index))
             continue;
         if (node.output_size() < 1 || node.input(0).empty())
             continue;
