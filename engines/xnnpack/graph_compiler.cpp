@@ -1996,20 +1996,28 @@ Status Compiler::slice(const onnx::NodeProto& node, int)
     const size_t length = static_cast<size_t>(extent) * inner;
     if (extent > 0 && begin + (extent - 1) * step >= phys[static_cast<size_t>(p)])
         return Status::invalid(label(node) + ": the slice runs past the input " + dimsText(v.dims));
+    if (step != 1) {
+        // A strided slice (Swin's patch merging takes every second row and column): one pass of
+        // our kernel, rather than one copy operator (and one wake of the pool) per row taken.
+        auto strided = std::make_unique<StridedSliceStep>();
+        strided->outer = outer;
+        strided->inner = inner;
+        strided->extent = static_cast<size_t>(phys[static_cast<size_t>(p)]);
+        strided->count = static_cast<size_t>(extent);
+        strided->begin = static_cast<size_t>(begin);
+        strided->step = static_cast<size_t>(step);
+        strided->inputs = {source};
+        strided->output = addValue(node.output(0), y.value(), layout);
+        addStep(node, std::move(strided));
+        return Status();
+    }
     auto copy = std::make_unique<CopyRowsStep>();
     copy->inputs = {source};
     copy->output = addValue(node.output(0), y.value(), layout);
-    const size_t inStride = static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner;
-    if (length > 0 && step == 1) {
-        copy->pieces.push_back({source, copy->output, outer, length, inStride, length,
+    if (length > 0)
+        copy->pieces.push_back({source, copy->output, outer, length,
+            static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner, length,
             static_cast<size_t>(begin) * inner, 0});
-    } else {
-        // A strided slice (Swin's patch merging takes every second row and column): one piece per
-        // element taken along the axis.
-        for (int64_t j = 0; j < extent; ++j)
-            copy->pieces.push_back({source, copy->output, outer, inner, inStride, length,
-                static_cast<size_t>(begin + j * step) * inner, static_cast<size_t>(j) * inner});
-    }
     addStep(node, std::move(copy));
     return Status();
 }

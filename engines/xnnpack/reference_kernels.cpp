@@ -279,6 +279,24 @@ Expected<std::unique_ptr<StepExec>> GeluStep::instantiate(
     });
 }
 
+Expected<std::unique_ptr<StepExec>> StridedSliceStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    const float* in = plan.address(arena, inputs[0]);
+    float* out = plan.address(arena, output);
+    const StridedSliceStep p = *this;
+    // A task per leading index, or per block when there is only one leading index.
+    const bool byBlock = outer == 1;
+    return loop(byBlock ? count : outer, last, [in, out, p, byBlock](size_t task) {
+        const size_t first = byBlock ? task : 0;
+        const size_t end = byBlock ? task + 1 : p.count;
+        const size_t o = byBlock ? 0 : task;
+        for (size_t j = first; j < end; ++j)
+            std::memcpy(out + (o * p.count + j) * p.inner,
+                in + (o * p.extent + p.begin + j * p.step) * p.inner, p.inner * sizeof(float));
+    });
+}
+
 Expected<std::unique_ptr<StepExec>> GatherTapsStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
 {

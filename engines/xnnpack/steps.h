@@ -369,6 +369,16 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
+// Every step-th block of `inner` values along an axis of `extent`, from `begin`, `count` of them,
+// for each of `outer` leading indices (Slice with a step above 1).
+class StridedSliceStep final : public StepDef {
+public:
+    size_t outer = 0, inner = 0, extent = 0, count = 0, begin = 0, step = 1;
+    const char* library() const override { return "reference"; }
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
 // Mean (or max) over the physical axes flagged in `reduce`.
 class ReduceStep final : public StepDef {
 public:
