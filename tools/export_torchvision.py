@@ -34,7 +34,9 @@ mode (EVAL), which folds BatchNormalization into the convolutions before it and 
 exporter's Identity nodes for shared initializers. For a model without BatchNormalization
 (squeezenet1_1, alexnet, vgg16, vgg19) the two are the same graph under different names.
 Nothing can be downloaded here, so the weights are torchvision's own random initialisation after
-torch.manual_seed(SEED), untouched.
+torch.manual_seed(SEED), untouched but for one thing: an nn.Linear initialised to zero (vit_b_16's
+classifier, which torchvision zeroes for fine-tuning) gets seeded N(0, 0.02) weights, or every
+output would be 0 whatever the input.
 
 --head N replaces the model's last nn.Linear layer (the classifier's output layer: fc,
 classifier[-1], ...) with one of N outputs, as the Nano paper's binary heads (N = 2) are; the rest
@@ -252,6 +254,13 @@ def build(name, args, torch, torchvision):
         module = getattr(module, part)
     torch.manual_seed(args.seed)
     model = getattr(module, name)(weights=None, **spec.options)
+    # torchvision starts ViT's classifier at zero (fine-tuning's choice): every output would be 0
+    # whatever the input, and no comparison with it could fail. Such a layer gets seeded N(0, 0.02)
+    # weights instead, as ViT's other layers have.
+    with torch.no_grad():
+        for layer in model.modules():
+            if isinstance(layer, torch.nn.Linear) and not layer.weight.any():
+                torch.nn.init.normal_(layer.weight, std=0.02)
     head_layer = replace_head(model, name, args.head, args.seed, torch) if args.head else None
     model.eval()
     if args.head:

@@ -273,6 +273,15 @@ Expected<ModelStats> modelStats(
             shape->add_dim()->set_dim_value(d);
     }
     PassReport ignored;
+    // ONNX's shape inference gives an Einsum's output a rank and no dimensions, which would leave
+    // everything after it uncounted: the batched matrix products among them become MatMul first,
+    // their multiply-accumulates still reported as Einsum's.
+    std::unordered_set<std::string> einsumOutputs;
+    for (const auto& node : copy.graph().node())
+        if (node.op_type() == "Einsum" && node.output_size() == 1)
+            einsumOutputs.insert(node.output(0));
+    if (Status s = einsumToMatMul(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
     if (Status s = eliminateIdentity(copy, &ignored); !s)
         return s.withContext("counting MACs of '" + model.path + "'");
     if (Status s = inferShapes(copy, &ignored); !s)
@@ -335,7 +344,7 @@ Expected<ModelStats> modelStats(
             stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
             continue;
         }
-        macs[op] += n;
+        macs[einsumOutputs.count(node.output(0)) ? "Einsum" : op] += n;
         stats.macs += n;
     }
 

@@ -491,6 +491,49 @@ Status canonicalizeForOpenCV(onnx::ModelProto& model, PassReport* report)
     return Status();
 }
 
+Status einsumToMatMul(onnx::ModelProto& model, PassReport* report)
+{
+    begin(report, "einsum-matmul");
+    auto* graph = model.mutable_graph();
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    for (int i = 0; i < graph->node_size(); ++i) {
+        onnx::NodeProto& node = *graph->mutable_node(i);
+        const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+        const auto product = standard && node.op_type() == "Einsum" && node.input_size() == 2
+            ? onnxutil::einsumAsMatMul(onnxutil::stringAttribute(node, "equation", ""))
+            : std::nullopt;
+        if (!product) {
+            nodes.Add()->Swap(&node);
+            continue;
+        }
+        const std::string label = nodeLabel(node, i);
+        if (product->transposeB) {
+            onnx::NodeProto* flip = nodes.Add();
+            flip->set_op_type("Transpose");
+            flip->set_name(node.name() + "/transpose_b");
+            flip->add_input(node.input(1));
+            flip->add_output(node.output(0) + "/b_transposed");
+            std::vector<int64_t> perm(product->rank);
+            for (size_t k = 0; k < perm.size(); ++k)
+                perm[k] = static_cast<int64_t>(k);
+            std::swap(perm[perm.size() - 2], perm[perm.size() - 1]);
+            onnxutil::setIntsAttribute(flip, "perm", perm);
+            node.set_input(1, flip->output(0));
+        }
+        node.set_op_type("MatMul");
+        node.clear_attribute();
+        if (report) {
+            ++report->rewritten;
+            note(report,
+                label + ": a batched matrix product" +
+                    (product->transposeB ? ", B's last two axes transposed" : ""));
+        }
+        nodes.Add()->Swap(&node);
+    }
+    graph->mutable_node()->Swap(&nodes);
+    return Status();
+}
+
 Status pruneUnused(onnx::ModelProto& model, PassReport* report)
 {
     begin(report, "prune");

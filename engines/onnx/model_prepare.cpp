@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 // Bump when a pass changes what it produces: cached models of older revisions are then ignored.
 // Entries without a digest beside them (written before digests were kept) are prepared again once,
 // with a warning, like any damaged entry.
-constexpr const char* kPreparationRevision = "1";
+constexpr const char* kPreparationRevision = "2"; // 2: Mod/Pow/Not/ScatterND fold, ratio-0 Dropout
 
 using PassFn = Status (*)(onnx::ModelProto&, PassReport*);
 
@@ -41,6 +41,7 @@ struct NamedPass {
 const NamedPass kPasses[] = {
     {"infer-shapes", inferShapes},
     {"eliminate-identity", eliminateIdentity},
+    {"einsum-matmul", einsumToMatMul},
     {"fold-constants", foldConstants},
     {"fold-batchnorm", foldBatchNorm},
     {"canonicalize-opencv", canonicalizeForOpenCV},
@@ -122,9 +123,10 @@ Expected<std::vector<std::string>> preparationPasses(const std::string& backend,
         return std::vector<std::string> {batchPass, "infer-shapes", "eliminate-identity",
             "fold-constants", "fold-batchnorm", "infer-shapes", "canonicalize-opencv", "prune"};
     if (backend == "xnnpack")
-        // As for OpenCV, without its dialect: the compiler reads standard ONNX.
-        return std::vector<std::string> {batchPass, "infer-shapes", "eliminate-identity",
-            "fold-constants", "fold-batchnorm", "infer-shapes", "prune"};
+        // As for OpenCV, without its dialect: the compiler reads standard ONNX. Einsum becomes
+        // MatMul before shapes are inferred, so that its output's dimensions are known.
+        return std::vector<std::string> {batchPass, "einsum-matmul", "infer-shapes",
+            "eliminate-identity", "fold-constants", "fold-batchnorm", "infer-shapes", "prune"};
     if (backend == "tensorrt")
         return std::vector<std::string> {
             batchPass, "infer-shapes", "eliminate-identity", "fold-constants", "prune"};

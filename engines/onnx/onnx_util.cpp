@@ -1,6 +1,8 @@
 // Small helpers over the ONNX protobuf types.
 #include "onnx_util.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 
 namespace jetagent {
@@ -158,6 +160,39 @@ float floatAttribute(const onnx::NodeProto& node, const std::string& name, float
 {
     const auto* attr = findAttribute(node, name);
     return attr && attr->type() == onnx::AttributeProto::FLOAT ? attr->f() : fallback;
+}
+
+std::optional<EinsumProduct> einsumAsMatMul(const std::string& text)
+{
+    std::string equation;
+    for (char c : text)
+        if (c != ' ')
+            equation += c;
+    const size_t arrow = equation.find("->");
+    const size_t comma = equation.find(',');
+    if (arrow == std::string::npos || comma == std::string::npos || comma > arrow ||
+        equation.find(',', comma + 1) < arrow)
+        return std::nullopt;
+    const std::string a = equation.substr(0, comma);
+    const std::string b = equation.substr(comma + 1, arrow - comma - 1);
+    const std::string o = equation.substr(arrow + 2);
+    const size_t r = a.size();
+    if (r < 2 || b.size() != r || o.size() != r || a.compare(0, r - 2, b, 0, r - 2) != 0 ||
+        a.compare(0, r - 2, o, 0, r - 2) != 0)
+        return std::nullopt;
+    const char i = a[r - 2];
+    const char d = a[r - 1];
+    const char j = o[r - 1];
+    const bool plain = b[r - 2] == d && b[r - 1] == j;
+    const bool transposed = b[r - 2] == j && b[r - 1] == d;
+    const std::string letters = a.substr(0, r - 2) + i + d + j;
+    for (char c : letters)
+        if (std::isalpha(static_cast<unsigned char>(c)) == 0 ||
+            std::count(letters.begin(), letters.end(), c) != 1)
+            return std::nullopt;
+    if (o[r - 2] != i || (!plain && !transposed))
+        return std::nullopt;
+    return EinsumProduct {r, transposed};
 }
 
 std::string stringAttribute(

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +45,16 @@ onnx::TensorProto makeFloatTensor(
 const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name);
 int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback);
 float floatAttribute(const onnx::NodeProto& node, const std::string& name, float fallback);
+// An Einsum equation that spells a batched matrix product of two operands: the same batch
+// letters in the same order on both operands and the output, then [i, d] x [d, j] -> [i, j]
+// (transposeB false) or [i, d] x [j, d] -> [i, j] (transposeB true). Blanks are ignored; no
+// ellipsis. `rank` is the operands' rank. nullopt for any other equation.
+struct EinsumProduct {
+    size_t rank = 0;
+    bool transposeB = false;
+};
+std::optional<EinsumProduct> einsumAsMatMul(const std::string& equation);
+
 std::string stringAttribute(
     const onnx::NodeProto& node, const std::string& name, const std::string& fallback);
 std::vector<int64_t> intsAttribute(const onnx::NodeProto& node, const std::string& name);

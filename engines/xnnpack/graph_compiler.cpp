@@ -945,71 +945,13 @@ Status Compiler::batchMatMul(const onnx::NodeProto& node)
     return Status();
 }
 
-// Einsum as the batched matrix product it spells (MaxViT's attention: "B G H I D, B G H J D ->
-// B G H I J" and "B G H I J, B G H J D -> B G H I D"): the same batch letters in the same order
-// on both operands and the output, then [i, d] x [d, j] -> [i, j], or [i, d] x [j, d] -> [i, j]
-// with B's last two axes transposed first. Any other equation is refused.
+// Einsum reaches the compiler only where preparation's einsum-matmul pass left it: an equation
+// that is no batched matrix product of two operands.
 Status Compiler::einsum(const onnx::NodeProto& node, int)
 {
-    std::string equation;
-    for (char c : stringAttribute(node, "equation", ""))
-        if (c != ' ')
-            equation += c;
-    const size_t arrow = equation.find("->");
-    const size_t comma = equation.find(',');
-    const auto refuse = [&] {
-        return fail(node,
-            "equation '" + stringAttribute(node, "equation", "") +
-                "' (only batched matrix products of two operands are supported)");
-    };
-    if (node.input_size() != 2 || arrow == std::string::npos || comma == std::string::npos ||
-        comma > arrow)
-        return refuse();
-    const std::string a = equation.substr(0, comma);
-    const std::string b = equation.substr(comma + 1, arrow - comma - 1);
-    const std::string o = equation.substr(arrow + 2);
-    const size_t r = a.size();
-    if (r < 2 || b.size() != r || o.size() != r || a.compare(0, r - 2, b, 0, r - 2) != 0 ||
-        a.compare(0, r - 2, o, 0, r - 2) != 0)
-        return refuse();
-    const std::string batch = a.substr(0, r - 2);
-    const char i = a[r - 2], d = a[r - 1];
-    const char j = o[r - 1];
-    const bool plain = b[r - 2] == d && b[r - 1] == j;
-    const bool transposed = b[r - 2] == j && b[r - 1] == d;
-    const std::string letters = batch + i + d + j;
-    if (o[r - 2] != i || (!plain && !transposed) ||
-        !std::all_of(letters.begin(), letters.end(), [&](char c) {
-            return std::isalpha(static_cast<unsigned char>(c)) != 0 &&
-                std::count(letters.begin(), letters.end(), c) == 1;
-        }))
-        return refuse();
-    onnx::NodeProto product = node;
-    product.set_op_type("MatMul");
-    product.clear_attribute();
-    if (transposed) {
-        auto dims = shapeOf(node.input(1), node);
-        if (!dims)
-            return dims.status();
-        onnx::NodeProto flip;
-        flip.set_op_type("Transpose");
-        flip.set_name(node.name() + " (B transposed)");
-        flip.add_input(node.input(1));
-        flip.add_output(node.output(0) + "/b_transposed");
-        std::vector<int64_t> perm(r);
-        for (size_t k = 0; k < r; ++k)
-            perm[k] = static_cast<int64_t>(k);
-        std::swap(perm[r - 2], perm[r - 1]);
-        onnxutil::setIntsAttribute(&flip, "perm", perm);
-        std::swap((*dims)[r - 2], (*dims)[r - 1]);
-        shapes_[flip.output(0)] = *dims;
-        if (constant(node.input(1)))
-            return fail(node, "a constant B that must be transposed is not supported");
-        if (Status s = transpose(flip, 0); !s)
-            return s;
-        product.set_input(1, flip.output(0));
-    }
-    return gemm(product, 0);
+    return fail(node,
+        "equation '" + stringAttribute(node, "equation", "") +
+            "' (only batched matrix products of two operands are supported)");
 }
 
 Status Compiler::pool(const onnx::NodeProto& node, int)

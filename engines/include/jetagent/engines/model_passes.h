@@ -58,6 +58,12 @@ Status foldBatchNorm(onnx::ModelProto& model, PassReport* report);
 // is OpenCV's dialect of ONNX and is not meant to pass the ONNX checker.
 Status canonicalizeForOpenCV(onnx::ModelProto& model, PassReport* report);
 
+// Rewrites each Einsum that spells a batched matrix product of two operands (MaxViT's attention:
+// "B G H I D, B G H J D -> B G H I J") into MatMul, B's last two axes transposed first where the
+// equation asks: ONNX's shape inference gives Einsum's output a rank but no dimensions, and the
+// xnnpack backend needs them. Other equations are left as they are.
+Status einsumToMatMul(onnx::ModelProto& model, PassReport* report);
+
 // Removes nodes whose outputs nothing uses, initializers nothing reads, and stale value_info.
 Status pruneUnused(onnx::ModelProto& model, PassReport* report);
 
