@@ -75,6 +75,31 @@ Status binaryShape(const NodeContext& c, std::vector<int64_t>* dims, int64_t* co
     return Status();
 }
 
+// A binary node of numbers, both inputs of one type: `floatOp` or `intOp` on each broadcast pair
+// of elements, the result of the inputs' type; left unfolded where an op refuses an element.
+template <typename FloatOp, typename IntOp>
+Status evaluateBinary(const NodeContext& c, std::optional<Value>* out, FloatOp floatOp, IntOp intOp)
+{
+    std::vector<int64_t> dims;
+    int64_t count = 0;
+    bool fits = false;
+    if (Status s = binaryShape(c, &dims, &count, &fits); !s)
+        return s;
+    const Value& a = *c.input(0);
+    const Value& b = *c.input(1);
+    if (!fits || a.type == kBool)
+        return Status();
+    Value result;
+    result.type = a.type;
+    const bool computed = a.isFloat() ? combine<float>(a, b, dims, count, floatOp, &result.floats)
+                                      : combine<int64_t>(a, b, dims, count, intOp, &result.ints);
+    if (!computed)
+        return Status();
+    result.dims = std::move(dims);
+    *out = std::move(result);
+    return Status();
+}
+
 } // namespace
 
 Status evaluateCast(const NodeContext& c, std::optional<Value>* out)
@@ -116,108 +141,60 @@ Status evaluateCast(const NodeContext& c, std::optional<Value>* out)
 
 Status evaluateArithmetic(const NodeContext& c, std::optional<Value>* out)
 {
-    std::vector<int64_t> dims;
-    int64_t count = 0;
-    bool fits = false;
-    if (Status s = binaryShape(c, &dims, &count, &fits); !s)
-        return s;
-    const Value& a = *c.input(0);
-    const Value& b = *c.input(1);
-    if (!fits || a.type == kBool)
-        return Status();
     const std::string& op = c.node.op_type();
     const char kind = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
-    Value result;
-    result.type = a.type;
-    bool computed = false;
-    if (a.isFloat()) {
-        computed = combine<float>(
-            a, b, dims, count,
-            [kind](float x, float y, float* r) {
-                *r = kind == '+' ? x + y : kind == '-' ? x - y : kind == '*' ? x * y : x / y;
-                return true;
-            },
-            &result.floats);
-    } else {
-        const int32_t type = a.type;
-        computed = combine<int64_t>(
-            a, b, dims, count,
-            [kind, type](int64_t x, int64_t y, int64_t* r) {
-                // Unsigned arithmetic wraps where signed overflow would be undefined.
-                const auto ux = static_cast<uint64_t>(x);
-                const auto uy = static_cast<uint64_t>(y);
-                if (kind == '+')
-                    *r = static_cast<int64_t>(ux + uy);
-                else if (kind == '-')
-                    *r = static_cast<int64_t>(ux - uy);
-                else if (kind == '*')
-                    *r = static_cast<int64_t>(ux * uy);
-                else if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1))
-                    return false; // undefined: the runtime's problem, not the folder's
-                else
-                    *r = x / y; // truncates toward zero, as ONNX specifies
-                if (kind == '/' && wrapTo(type, *r) != *r)
-                    return false;
-                *r = wrapTo(type, *r);
-                return true;
-            },
-            &result.ints);
-    }
-    if (!computed)
-        return Status();
-    result.dims = std::move(dims);
-    *out = std::move(result);
-    return Status();
+    const int32_t type = c.input(0) ? c.input(0)->type : kInt64;
+    return evaluateBinary(
+        c, out,
+        [kind](float x, float y, float* r) {
+            *r = kind == '+' ? x + y : kind == '-' ? x - y : kind == '*' ? x * y : x / y;
+            return true;
+        },
+        [kind, type](int64_t x, int64_t y, int64_t* r) {
+            // Unsigned arithmetic wraps where signed overflow would be undefined.
+            const auto ux = static_cast<uint64_t>(x);
+            const auto uy = static_cast<uint64_t>(y);
+            if (kind == '+')
+                *r = static_cast<int64_t>(ux + uy);
+            else if (kind == '-')
+                *r = static_cast<int64_t>(ux - uy);
+            else if (kind == '*')
+                *r = static_cast<int64_t>(ux * uy);
+            else if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1))
+                return false; // undefined: the runtime's problem, not the folder's
+            else
+                *r = x / y; // truncates toward zero, as ONNX specifies
+            if (kind == '/' && wrapTo(type, *r) != *r)
+                return false;
+            *r = wrapTo(type, *r);
+            return true;
+        });
 }
 
 Status evaluateMod(const NodeContext& c, std::optional<Value>* out)
 {
-    std::vector<int64_t> dims;
-    int64_t count = 0;
-    bool fits = false;
-    if (Status s = binaryShape(c, &dims, &count, &fits); !s)
-        return s;
-    const Value& a = *c.input(0);
-    const Value& b = *c.input(1);
-    if (!fits || a.type == kBool)
-        return Status();
     const bool cMod = onnxutil::intAttribute(c.node, "fmod", 0) != 0;
-    if (a.isFloat() && !cMod)
+    if (c.input(0) && c.input(0)->isFloat() && !cMod)
         return c.invalid("a float Mod needs fmod=1");
-    Value result;
-    result.type = a.type;
-    bool computed = false;
-    if (a.isFloat()) {
-        computed = combine<float>(
-            a, b, dims, count,
-            [](float x, float y, float* r) {
-                *r = std::fmod(x, y);
+    return evaluateBinary(
+        c, out,
+        [](float x, float y, float* r) {
+            *r = std::fmod(x, y);
+            return true;
+        },
+        [cMod](int64_t x, int64_t y, int64_t* r) {
+            if (y == 0)
+                return false; // undefined: left to the runtime
+            if (y == -1) {
+                *r = 0; // also where x % y would overflow (the smallest integer)
                 return true;
-            },
-            &result.floats);
-    } else {
-        computed = combine<int64_t>(
-            a, b, dims, count,
-            [cMod](int64_t x, int64_t y, int64_t* r) {
-                if (y == 0)
-                    return false; // undefined: left to the runtime
-                if (y == -1) {
-                    *r = 0; // also where x % y would overflow (the smallest integer)
-                    return true;
-                }
-                *r = x % y; // the sign of the dividend, as C's fmod
-                // fmod=0: the sign of the divisor, as Python's and numpy's %.
-                if (!cMod && *r != 0 && ((*r < 0) != (y < 0)))
-                    *r += y;
-                return true;
-            },
-            &result.ints);
-    }
-    if (!computed)
-        return Status();
-    result.dims = std::move(dims);
-    *out = std::move(result);
-    return Status();
+            }
+            *r = x % y; // the sign of the dividend, as C's fmod
+            // fmod=0: the sign of the divisor, as Python's and numpy's %.
+            if (!cMod && *r != 0 && ((*r < 0) != (y < 0)))
+                *r += y;
+            return true;
+        });
 }
 
 Status evaluatePow(const NodeContext& c, std::optional<Value>* out)
