@@ -162,20 +162,20 @@ float floatAttribute(const onnx::NodeProto& node, const std::string& name, float
     return attr && attr->type() == onnx::AttributeProto::FLOAT ? attr->f() : fallback;
 }
 
-std::optional<EinsumProduct> einsumAsMatMul(const std::string& text)
+std::optional<EinsumProduct> einsumAsMatMul(const std::string& equation)
 {
-    std::string equation;
-    for (char c : text)
+    std::string e;
+    for (char c : equation)
         if (c != ' ')
-            equation += c;
-    const size_t arrow = equation.find("->");
-    const size_t comma = equation.find(',');
+            e += c;
+    const size_t arrow = e.find("->");
+    const size_t comma = e.find(',');
     if (arrow == std::string::npos || comma == std::string::npos || comma > arrow ||
-        equation.find(',', comma + 1) < arrow)
+        e.find(',', comma + 1) < arrow)
         return std::nullopt;
-    const std::string a = equation.substr(0, comma);
-    const std::string b = equation.substr(comma + 1, arrow - comma - 1);
-    const std::string o = equation.substr(arrow + 2);
+    const std::string a = e.substr(0, comma);
+    const std::string b = e.substr(comma + 1, arrow - comma - 1);
+    const std::string o = e.substr(arrow + 2);
     const size_t r = a.size();
     if (r < 2 || b.size() != r || o.size() != r || a.compare(0, r - 2, b, 0, r - 2) != 0 ||
         a.compare(0, r - 2, o, 0, r - 2) != 0)
