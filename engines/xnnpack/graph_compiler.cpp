@@ -4,7 +4,6 @@
 #include "graph_compiler.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
