@@ -77,6 +77,25 @@ std::string demoTask(const std::string& labels)
         labels + "\n";
 }
 
+// Waits up to `timeoutMs` until the one run directory under `logDir` has a frame line in the
+// shapes task's CSV log (the writer hands lines to the kernel within 0.1 s), so a run is known to
+// have processed a frame whatever the emulator's speed; false on timeout.
+bool waitForALoggedFrame(const fs::path& logDir, int timeoutMs)
+{
+    for (int waited = 0; waited < timeoutMs; waited += 10) {
+        std::error_code ec;
+        for (const auto& run : fs::directory_iterator(logDir, ec)) {
+            const std::string csv = test::readFile(run.path() / "shapes.frames.csv");
+            const size_t firstLineEnd = csv.find('\n');
+            if (firstLineEnd != std::string::npos &&
+                csv.find('\n', firstLineEnd + 1) != std::string::npos)
+                return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
 // Every line of a JSON Lines file parses; returns them.
 std::vector<nlohmann::json> parseJsonLines(const std::string& path)
 {
@@ -273,6 +292,7 @@ TEST(Hardening, ASecondSignalQuitsAtOnceAfterWritingWhatWasMeasured)
          i < 3000 && test::readFile(dir / "spawn.err").find("running 1 task") == std::string::npos;
          ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(waitForALoggedFrame(dir / "logs", 30'000));
     std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the FIFO fills
     kill(pid, SIGINT);
     for (int i = 0;
@@ -307,7 +327,8 @@ TEST(Hardening, ASecondSignalRightAfterTheFirstStillLeavesASummary)
              test::readFile(dir / "spawn.err").find("running 1 task") == std::string::npos;
              ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        // A frame is processed before the first signal (a fixed wait was too short under qemu).
+        EXPECT_TRUE(waitForALoggedFrame(dir / "logs", 30'000)) << "gap " << gapMs;
         kill(pid, SIGTERM);
         std::this_thread::sleep_for(std::chrono::milliseconds(gapMs));
         kill(pid, SIGTERM);
