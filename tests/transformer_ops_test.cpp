@@ -25,26 +25,22 @@ bool xnnpackBuilt()
         [](const BackendInfo& b) { return b.name == "xnnpack" && b.available; });
 }
 
-// Runs `g` on the xnnpack backend with `input` for its only input of shape `dims`; its outputs,
-// and the operators of the plan's steps where `ops` is given.
-testing::AssertionResult runXnnpack(const GraphBuilder& g, std::vector<float> input,
-    const std::vector<int64_t>& dims, std::vector<std::vector<float>>* outputs,
-    std::vector<std::string>* ops = nullptr)
+// Runs `g` on the xnnpack backend (`options`, batch and backend set here) with `input` for its
+// only input of shape `dims`; its outputs, and the plan's steps where `steps` is given.
+testing::AssertionResult runXnnpackWith(EngineOptions options, const GraphBuilder& g,
+    std::vector<float> input, const std::vector<int64_t>& dims,
+    std::vector<std::vector<float>>* outputs, std::vector<EngineStep>* steps)
 {
     auto parsed = parseModelBytes(g.bytes(), "ops.onnx");
     if (!parsed)
         return testing::AssertionFailure() << parsed.status().message();
-    EngineOptions options;
     options.backend = "xnnpack";
     options.batch = static_cast<int>(dims[0]);
     auto engine = buildEngine(parsed.value(), options);
     if (!engine)
         return testing::AssertionFailure() << engine.status().message();
-    if (ops) {
-        ops->clear();
-        for (const EngineStep& step : engine.value()->steps())
-            ops->push_back(step.op);
-    }
+    if (steps)
+        *steps = engine.value()->steps();
     auto session = engine.value()->createSession();
     if (!session)
         return testing::AssertionFailure() << session.status().message();
@@ -60,6 +56,21 @@ testing::AssertionResult runXnnpack(const GraphBuilder& g, std::vector<float> in
         outputs->emplace_back(out.data, out.data + out.shape.elementCount());
     }
     return testing::AssertionSuccess();
+}
+
+// The same with the default options; the operators of the plan's steps where `ops` is given.
+testing::AssertionResult runXnnpack(const GraphBuilder& g, std::vector<float> input,
+    const std::vector<int64_t>& dims, std::vector<std::vector<float>>* outputs,
+    std::vector<std::string>* ops = nullptr)
+{
+    std::vector<EngineStep> steps;
+    auto result = runXnnpackWith(EngineOptions(), g, std::move(input), dims, outputs, &steps);
+    if (ops) {
+        ops->clear();
+        for (const EngineStep& step : steps)
+            ops->push_back(step.op);
+    }
+    return result;
 }
 
 // Why the xnnpack backend refuses to build `g` (empty when it builds).
@@ -497,6 +508,135 @@ TEST(TransformerOps, ExportedGeluBecomesOneStep)
     for (size_t i = 0; i < x.size(); ++i) {
         const double v = x[i];
         ASSERT_NEAR(out[0][i], 0.5 * v * (1.0 + std::erf(v / 1.5)), 1e-5) << "x " << v;
+    }
+}
+
+// nn.Linear then GELU (MatMul, bias Add, the exported erf pattern) over tokens: on oneDNN, where
+// the build has it, one step with the bias and GELU as post-ops, split in bands of rows over two
+// threads; with fewer than 16 rows, or oneDNN turned off, XNNPACK's product and our GELU. Every
+// way against a double reference.
+TEST(TransformerOps, LinearThenGeluIsOneOneDnnStepOverEnoughRows)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr int64_t k = 24, n = 36;
+    const std::vector<float> w = noise(static_cast<size_t>(k * n), 5);
+    std::vector<float> bias = noise(static_cast<size_t>(n), 6);
+    for (int64_t rows : {40, 8}) {
+        GraphBuilder g;
+        g.input("x", {1, rows, k}).output("y", {1, rows, n});
+        g.floats("w", {k, n}, w).floats("b", {n}, bias);
+        g.floats("divisor", {}, {std::sqrt(2.0f)}).floats("one", {}, {1.0f});
+        g.floats("half", {}, {0.5f});
+        g.node("MatMul", {"x", "w"}, {"p"}, "fc");
+        g.node("Add", {"p", "b"}, {"s"});
+        g.node("Div", {"s", "divisor"}, {"d"});
+        g.node("Erf", {"d"}, {"e"});
+        g.node("Add", {"e", "one"}, {"a"});
+        g.node("Mul", {"s", "a"}, {"m"});
+        g.node("Mul", {"m", "half"}, {"y"});
+        std::vector<float> x = noise(static_cast<size_t>(rows * k), 7);
+        for (float& v : x)
+            v *= 8.0f;
+        std::vector<double> want(static_cast<size_t>(rows * n));
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < n; ++c) {
+                double sum = bias[static_cast<size_t>(c)];
+                for (int64_t i = 0; i < k; ++i)
+                    sum += static_cast<double>(x[static_cast<size_t>(r * k + i)]) *
+                        w[static_cast<size_t>(i * n + c)];
+                want[static_cast<size_t>(r * n + c)] =
+                    0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0)));
+            }
+        for (bool oneDnn : {true, false}) {
+            SCOPED_TRACE(std::to_string(rows) + " rows, oneDNN " + (oneDnn ? "on" : "off"));
+            EngineOptions options;
+            options.onednn = oneDnn;
+            options.threads = 2;
+            std::vector<std::vector<float>> out;
+            std::vector<EngineStep> steps;
+            ASSERT_TRUE(runXnnpackWith(options, g, x, {1, rows, k}, &out, &steps));
+            expectNear(out[0], want, "linear + GELU");
+            const bool onOneDnn = steps.size() == 1 && steps[0].library == "onednn";
+            if (oneDnn && rows >= 16 && !onOneDnn && steps.size() == 2 &&
+                steps[0].library == "xnnpack")
+                GTEST_SKIP() << "no oneDNN in this build";
+            if (oneDnn && rows >= 16) {
+                ASSERT_TRUE(onOneDnn) << steps.size() << " steps";
+                EXPECT_NE(steps[0].node.find("+ GELU"), std::string::npos) << steps[0].node;
+            } else {
+                ASSERT_EQ(steps.size(), 2u);
+                EXPECT_EQ(steps[0].library, "xnnpack");
+                EXPECT_EQ(steps[1].op, "Gelu");
+            }
+        }
+    }
+}
+
+// ConvNeXt's 7x7 depthwise convolution: more taps than XNNPACK's depthwise kernels take, so on
+// oneDNN where the build has it (one image in bands of rows over two threads, and a batch of
+// two by images); the same numbers as XNNPACK's and as a double reference.
+TEST(TransformerOps, WideDepthwiseConvolutionMatchesEveryWay)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr int64_t c = 12, h = 11, wd = 9, kk = 7;
+    const std::vector<float> w = noise(static_cast<size_t>(c * kk * kk), 8);
+    const std::vector<float> bias = noise(static_cast<size_t>(c), 9);
+    for (int64_t batch : {1, 2}) {
+        GraphBuilder g;
+        g.input("x", {batch, c, h, wd}).output("y", {batch, c, h, wd});
+        g.floats("w", {c, 1, kk, kk}, w).floats("b", {c}, bias);
+        auto& conv = g.node("Conv", {"x", "w", "b"}, {"y"}, "depthwise");
+        auto* group = conv.add_attribute();
+        group->set_name("group");
+        group->set_type(onnx::AttributeProto::INT);
+        group->set_i(c);
+        auto* pads = conv.add_attribute();
+        pads->set_name("pads");
+        pads->set_type(onnx::AttributeProto::INTS);
+        for (int i = 0; i < 4; ++i)
+            pads->add_ints(kk / 2);
+        const std::vector<float> x = noise(static_cast<size_t>(batch * c * h * wd), 10);
+        std::vector<double> want(x.size());
+        for (int64_t b = 0; b < batch; ++b)
+            for (int64_t ch = 0; ch < c; ++ch)
+                for (int64_t r = 0; r < h; ++r)
+                    for (int64_t col = 0; col < wd; ++col) {
+                        double sum = bias[static_cast<size_t>(ch)];
+                        for (int64_t i = 0; i < kk; ++i)
+                            for (int64_t j = 0; j < kk; ++j) {
+                                const int64_t rr = r + i - kk / 2, cc = col + j - kk / 2;
+                                if (rr < 0 || rr >= h || cc < 0 || cc >= wd)
+                                    continue;
+                                sum +=
+                                    static_cast<double>(
+                                        x[static_cast<size_t>(((b * c + ch) * h + rr) * wd + cc)]) *
+                                    w[static_cast<size_t>((ch * kk + i) * kk + j)];
+                            }
+                        want[static_cast<size_t>(((b * c + ch) * h + r) * wd + col)] = sum;
+                    }
+        bool sawOneDnn = false;
+        for (bool oneDnn : {true, false}) {
+            SCOPED_TRACE("batch " + std::to_string(batch) + ", oneDNN " + (oneDnn ? "on" : "off"));
+            EngineOptions options;
+            options.onednn = oneDnn;
+            options.threads = 2;
+            std::vector<std::vector<float>> out;
+            std::vector<EngineStep> steps;
+            ASSERT_TRUE(runXnnpackWith(options, g, x, {batch, c, h, wd}, &out, &steps));
+            expectNear(out[0], want, "depthwise 7x7");
+            bool onOneDnn = false;
+            for (const EngineStep& step : steps)
+                onOneDnn |= step.op == "Conv" && step.library == "onednn";
+            if (oneDnn) {
+                sawOneDnn = onOneDnn;
+            } else {
+                EXPECT_FALSE(onOneDnn);
+            }
+        }
+        if (!sawOneDnn)
+            GTEST_SKIP() << "no oneDNN in this build";
     }
 }
 

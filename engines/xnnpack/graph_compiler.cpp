@@ -21,6 +21,7 @@ namespace xnnplan {
 namespace {
 
 void chooseConvLibrary(ConvStep& step, bool oneDnn);
+void chooseFullyConnectedLibrary(FullyConnectedStep& step, bool oneDnn);
 
 using onnxutil::findAttribute;
 using onnxutil::floatAttribute;
@@ -157,6 +158,13 @@ private:
     Status gemm(const onnx::NodeProto& node, int);
     Status batchMatMul(const onnx::NodeProto& node);
     Status fuseLayerNorm(const onnx::NodeProto& mean, bool* fused);
+    // GELU's erf form from its first node (the Div or Mul of x by a constant): x and the pattern's
+    // other four nodes, the last one's output being GELU's.
+    struct GeluMatch {
+        std::string x;
+        int erf = -1, plusOne = -1, times = -1, half = -1;
+    };
+    std::optional<GeluMatch> matchGelu(const onnx::NodeProto& first) const;
     Status fuseGelu(const onnx::NodeProto& first, bool* fused);
     int onlyReader(const std::string& value, const char* op) const;
     std::optional<float> scalarConstant(const std::string& name) const;
@@ -674,7 +682,22 @@ Status Compiler::conv(const onnx::NodeProto& node, int)
 // convolutions of few input channels (resnet50's first, 3 channels: 3.4 ms against 1.4 ms).
 void chooseConvLibrary(ConvStep& step, bool oneDnn)
 {
-    step.onednn = oneDnn && step.groups == 1 && step.groupInputChannels >= 16 && oneDnnAvailable();
+    // Depthwise with more taps than XNNPACK's largest depthwise kernel (5x5): it runs them as a
+    // grouped GEMM, 10x slower than oneDNN's depthwise kernel (ConvNeXt's 7x7).
+    const bool wideDepthwise = step.groups > 1 && step.groupInputChannels == 1 &&
+        step.groupOutputChannels == 1 && step.kernelH * step.kernelW > 25;
+    step.onednn = oneDnn &&
+        ((step.groups == 1 && step.groupInputChannels >= 16) || wideDepthwise) && oneDnnAvailable();
+}
+
+// Which library runs a fully connected layer: oneDNN for one of at least 16 rows (two bands of 8,
+// onednn_steps.cpp) where this build has it (x86-64); XNNPACK otherwise, and for fewer rows, where
+// the product is a matrix-vector one bound by reading the weights. Measured on the transformer
+// set's linear layers (README, "Dense convolutions and linear layers on oneDNN"): oneDNN ran them
+// at 110-135 GFLOP/s on two cores against XNNPACK's 50.
+void chooseFullyConnectedLibrary(FullyConnectedStep& step, bool oneDnn)
+{
+    step.onednn = oneDnn && step.rows >= 16 && oneDnnAvailable();
 }
 
 // A 3-D convolution as a 2-D one: its depth taps gathered beside the channels (unless the kernel
@@ -833,9 +856,28 @@ Status Compiler::gemm(const onnx::NodeProto& node, int)
             }
         }
     }
-    const onnx::NodeProto& last = biasAdd ? *biasAdd : node;
+    const onnx::NodeProto* last = biasAdd ? biasAdd : &node;
+    chooseFullyConnectedLibrary(*step, options_.oneDnn);
+    if (step->onednn) {
+        // A GELU after the product joins it on oneDNN (a post-op): its x is read by the pattern's
+        // first node and its x * (1 + erf) alone.
+        const auto& readers = index_.consumers(last->output(0));
+        if (readers.size() == 2 && !index_.isGraphOutput(last->output(0)))
+            for (int r : readers) {
+                const auto m = matchGelu(graph_.node(r));
+                if (!m || m->x != last->output(0) ||
+                    (readers[0] != m->times && readers[1] != m->times))
+                    continue;
+                step->gelu = true;
+                for (int n : {r, m->erf, m->plusOne, m->times, m->half})
+                    consumed_.insert(n);
+                fused += " + GELU";
+                last = &graph_.node(m->half);
+                break;
+            }
+    }
     std::string activation;
-    const std::string outName = fuseActivation(last, &step->range, &activation);
+    const std::string outName = fuseActivation(*last, &step->range, &activation);
     step->node = where + fused + activation;
     step->inputs = {in.value()};
     step->output = addValue(outName, y.value(), Layout::Plain);
@@ -1138,24 +1180,22 @@ std::vector<int64_t> aligned(const std::vector<int64_t>& dims, size_t rank)
     return out;
 }
 
-// GELU as PyTorch exports it (erf form): Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), the
-// division also as a multiplication by 1/sqrt 2 and every Add and Mul in either operand order.
-// Starting at the Div (or Mul); one step when the intermediates are read only inside the pattern.
-Status Compiler::fuseGelu(const onnx::NodeProto& first, bool* fused)
+std::optional<Compiler::GeluMatch> Compiler::matchGelu(const onnx::NodeProto& first) const
 {
-    *fused = false;
-    if (!options_.fuseActivations || first.input_size() != 2)
-        return Status();
+    if (!options_.fuseActivations || first.input_size() != 2 ||
+        (first.op_type() != "Div" && first.op_type() != "Mul"))
+        return std::nullopt;
     // x / c, x * c or c * x.
     const bool constantFirst = first.op_type() == "Mul" && constant(first.input(0));
-    const std::string& x = first.input(constantFirst ? 1 : 0);
+    GeluMatch m;
+    m.x = first.input(constantFirst ? 1 : 0);
     const auto divisor = scalarConstant(first.input(constantFirst ? 0 : 1));
     constexpr float kSqrt2 = 1.41421356f;
     const bool scaled = divisor &&
         (first.op_type() == "Div" ? std::fabs(*divisor - kSqrt2) < 1e-6f
                                   : std::fabs(*divisor - 1.0f / kSqrt2) < 1e-6f);
-    if (!scaled || valueOf(x) < 0)
-        return Status();
+    if (!scaled)
+        return std::nullopt;
     const auto nodeAt = [&](int i) -> const onnx::NodeProto& { return graph_.node(i); };
     // The other operand of binary node n, given one of them; empty when `known` is not one.
     const auto other = [&](int n, const std::string& known) -> std::string {
@@ -1164,29 +1204,42 @@ Status Compiler::fuseGelu(const onnx::NodeProto& first, bool* fused)
             return "";
         return op.input(0) == known ? op.input(1) : op.input(1) == known ? op.input(0) : "";
     };
-    const int erf = onlyReader(first.output(0), "Erf");
-    if (erf < 0)
+    m.erf = onlyReader(first.output(0), "Erf");
+    if (m.erf < 0)
+        return std::nullopt;
+    m.plusOne = onlyReader(nodeAt(m.erf).output(0), "Add");
+    if (m.plusOne < 0)
+        return std::nullopt;
+    const auto one = scalarConstant(other(m.plusOne, nodeAt(m.erf).output(0)));
+    m.times = onlyReader(nodeAt(m.plusOne).output(0), "Mul");
+    if (!one || *one != 1.0f || m.times < 0 || other(m.times, nodeAt(m.plusOne).output(0)) != m.x)
+        return std::nullopt;
+    m.half = onlyReader(nodeAt(m.times).output(0), "Mul");
+    if (m.half < 0 || scalarConstant(other(m.half, nodeAt(m.times).output(0))) != 0.5f)
+        return std::nullopt;
+    return m;
+}
+
+// GELU as PyTorch exports it (erf form): Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), the
+// division also as a multiplication by 1/sqrt 2 and every Add and Mul in either operand order.
+// Starting at the Div (or Mul); one step when the intermediates are read only inside the pattern.
+Status Compiler::fuseGelu(const onnx::NodeProto& first, bool* fused)
+{
+    *fused = false;
+    const auto m = matchGelu(first);
+    if (!m || valueOf(m->x) < 0)
         return Status();
-    const int plusOne = onlyReader(nodeAt(erf).output(0), "Add");
-    if (plusOne < 0)
-        return Status();
-    const auto one = scalarConstant(other(plusOne, nodeAt(erf).output(0)));
-    const int times = onlyReader(nodeAt(plusOne).output(0), "Mul");
-    if (!one || *one != 1.0f || times < 0 || other(times, nodeAt(plusOne).output(0)) != x)
-        return Status();
-    const int half = onlyReader(nodeAt(times).output(0), "Mul");
-    if (half < 0 || scalarConstant(other(half, nodeAt(times).output(0))) != 0.5f)
-        return Status();
-    auto in = need(x, Layout::Plain, first);
+    auto in = need(m->x, Layout::Plain, first);
     if (!in)
         return in.status();
     const Value v = plan_.values[static_cast<size_t>(in.value())];
     auto step = std::make_unique<GeluStep>();
     step->count = static_cast<size_t>(v.count());
-    step->node = label(first) + " to " + onnxutil::nodeLabel(nodeAt(half), half) + " (GELU)";
+    step->node =
+        label(first) + " to " + onnxutil::nodeLabel(graph_.node(m->half), m->half) + " (GELU)";
     step->inputs = {in.value()};
-    step->output = addValue(nodeAt(half).output(0), v.dims, Layout::Plain);
-    for (int n : {erf, plusOne, times, half})
+    step->output = addValue(graph_.node(m->half).output(0), v.dims, Layout::Plain);
+    for (int n : {m->erf, m->plusOne, m->times, m->half})
         consumed_.insert(n);
     addStep(first, std::move(step))->op = "Gelu";
     *fused = true;

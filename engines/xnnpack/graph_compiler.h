@@ -18,7 +18,8 @@ namespace xnnplan {
 
 struct CompileOptions {
     bool fuseActivations = true; // Relu/Clip into the convolution, pooling or add before them
-    bool oneDnn = true; // dense convolutions on oneDNN where the build has it (chooseConvLibrary)
+    bool oneDnn =
+        true; // convolutions and linear layers on oneDNN where the build has it (choose*Library)
     // Concatenations along channels of XNNPACK convolutions' results are written in place (each
     // convolution writes its channels of the concatenation's output directly), and splits and
     // slices along channels that only XNNPACK convolutions read are read in place. The int8 and

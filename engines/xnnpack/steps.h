@@ -38,7 +38,7 @@ struct ConvGeometry : Window2d {
 // XNNPACK or, for dense convolutions on x86-64 where the compiler's rule says so, oneDNN.
 class ConvStep final : public StepDef, public ConvGeometry {
 public:
-    bool onednn = false; // run on oneDNN (onednn_conv.cpp) instead of XNNPACK
+    bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
     bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
     // XNNPACK only: the output is channels [outputOffset, outputOffset + groups * group out) of
     // pixels outputStride channels apart (a concatenation written in place); 0: dense. The same
@@ -50,7 +50,7 @@ public:
     std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
     OutputRange range;
     // oneDNN only: the kernel re-laid for oneDNN's kernels, once per layout they ask for, by the
-    // first session that needs it and shared by the engine's other sessions (onednn_conv.cpp).
+    // first session that needs it and shared by the engine's other sessions (onednn_steps.cpp).
     mutable std::mutex packedMutex;
     mutable std::vector<std::shared_ptr<void>> packed;
     const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
@@ -58,24 +58,32 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-// oneDNN's part (onednn_conv.cpp, in x86-64 builds with oneDNN; elsewhere oneDnnAvailable() is
-// false and no step asks for it).
-bool oneDnnAvailable();
-Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
-    const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
-
-// Rows of `inputChannels` times a constant [outputChannels][inputChannels] matrix, plus bias.
+// Rows of `inputChannels` times a constant [outputChannels][inputChannels] matrix, plus bias, on
+// XNNPACK or, on x86-64 where the compiler's rule says so, oneDNN.
 class FullyConnectedStep final : public StepDef {
 public:
+    bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
+    bool gelu = false; // oneDNN only: GELU (erf form) of the product plus bias, before `range`
     size_t rows = 0, inputChannels = 0, outputChannels = 0;
     std::vector<float> kernel;
     std::vector<float> bias; // empty: none
     std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
     OutputRange range;
-    const char* library() const override { return "xnnpack"; }
+    // oneDNN only: the kernel re-laid for oneDNN, shared by the sessions as ConvStep's.
+    mutable std::mutex packedMutex;
+    mutable std::vector<std::shared_ptr<void>> packed;
+    const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
+
+// oneDNN's part (onednn_steps.cpp, in x86-64 builds with oneDNN; elsewhere oneDnnAvailable() is
+// false and no step asks for it).
+bool oneDnnAvailable();
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
+    const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
+    const FullyConnectedStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
 
 // Max or average pooling over NHWC (average excludes padding, as ONNX's count_include_pad=0).
 class PoolStep final : public StepDef, public Window2d {

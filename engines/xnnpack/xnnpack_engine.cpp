@@ -423,9 +423,9 @@ std::string xnnpackDetails()
         return "XNNPACK " JETAGENT_XNNPACK_VERSION ": " + s.message();
     std::string oneDnn;
 #ifdef JETAGENT_HAVE_ONEDNN
-    oneDnn = xnnplan::oneDnnAvailable() ? "; dense convolutions on oneDNN " JETAGENT_ONEDNN_VERSION
-                                        : "; oneDNN " JETAGENT_ONEDNN_VERSION
-                                          " is compiled in but cannot run here";
+    oneDnn = xnnplan::oneDnnAvailable()
+        ? "; convolutions and linear layers on oneDNN " JETAGENT_ONEDNN_VERSION
+        : "; oneDNN " JETAGENT_ONEDNN_VERSION " is compiled in but cannot run here";
 #endif
     return "XNNPACK " JETAGENT_XNNPACK_VERSION ", " + instructionSets() +
         ", fp32, int8 (calibrated)" + std::string(nativeFp16() ? ", fp16" : "") +

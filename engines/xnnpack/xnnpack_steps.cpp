@@ -132,6 +132,12 @@ Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
 {
     return Status::unsupported(step.node + ": this build has no oneDNN");
 }
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
+    const FullyConnectedStep& step, float*, const Plan&, pthreadpool_t)
+{
+    return Status::unsupported(step.node + ": this build has no oneDNN");
+}
 #endif
 
 Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
@@ -179,6 +185,8 @@ Expected<std::unique_ptr<StepExec>> ConvStep::instantiate(
 Expected<std::unique_ptr<StepExec>> FullyConnectedStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
+    if (onednn)
+        return instantiateOneDnnFullyConnected(*this, arena, plan, pool);
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
         if (half) {

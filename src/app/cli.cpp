@@ -544,7 +544,8 @@ void declareInspect(CLI::App& app, InspectCommand& inspect)
         ->check(CLI::Range(0, 256));
     inspect.cmd->add_flag_callback(
         "--no-onednn", [&inspect] { inspect.options.onednn = false; },
-        "xnnpack: keep every convolution on XNNPACK (engine.onednn: false), as on ARM");
+        "xnnpack: keep every convolution and linear layer on XNNPACK (engine.onednn: false), as on "
+        "ARM");
     inspect.cmd->footer(
         "\nChecks the model as every backend does before loading it (protobuf parse, external "
         "data,\n"

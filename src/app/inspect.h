@@ -24,8 +24,8 @@ struct InspectOptions {
                          // and report each step's share of the time (backends with steps only)
     int warmupRuns = 3;
     int threads = 0; // the profiled engine's threads (engine.threads: 0 = the backend's default)
-    bool onednn = true; // xnnpack: dense convolutions on oneDNN (engine.onednn); false shows the
-                        // steps as on ARM, XNNPACK alone
+    bool onednn = true; // xnnpack: convolutions and linear layers on oneDNN (engine.onednn); false
+                        // shows the steps as on ARM, XNNPACK alone
 };
 
 // Parses "name:AxBxC" / "AxBxC" into `shapes`; errors name the bad text.

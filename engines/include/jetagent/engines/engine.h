@@ -76,8 +76,8 @@ struct EngineOptions {
         true; // fuse layers (conv+bn+activation); false runs the unoptimised graph for comparison
     std::string cacheDir; // where prepared models (and compiled plans) are kept; empty = prepare
                           // in memory at every build (costs up to seconds per start)
-    bool onednn = true; // xnnpack only: dense convolutions on oneDNN where the build has it
-                        // (x86-64); false keeps every convolution on XNNPACK. Other backends
+    bool onednn = true; // xnnpack only: convolutions and linear layers on oneDNN where the build
+                        // has it (x86-64); false keeps them all on XNNPACK. Other backends
                         // refuse false.
 
     // TensorRT only (other backends refuse values other than the defaults, except where noted).

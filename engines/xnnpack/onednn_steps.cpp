@@ -1,0 +1,351 @@
+// Dense 2-D convolutions and fully connected layers of the xnnpack backend on oneDNN (x86-64 builds
+// with libdnnl-dev): where XNNPACK's 2022 snapshot runs them several times slower (its small fp32
+// GEMM tiles; a transformer's linear layers ran at half oneDNN's rate).
+//
+// Threads: oneDNN's Debian build parallelises with OpenMP, whose idle workers spin, and a spinning
+// pool takes the cores that capture and preprocessing need. So oneDNN never runs a parallel region
+// here: every call runs on one thread (omp_set_num_threads(1) in the calling thread), and the step
+// is split over the backend's own pthreadpool instead, one oneDNN primitive per part: a
+// convolution by images of the batch or, for one image, by bands of output rows (both dense in
+// NHWC, which oneDNN's fast kernels need; a channel slice of the output would be strided and fall
+// to its reference kernel); a fully connected layer by bands of rows.
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <dnnl.h>
+#include <dnnl.hpp>
+#include <omp.h>
+#include <pthreadpool.h>
+
+#include "steps.h"
+
+namespace jetagent {
+namespace xnnplan {
+
+namespace {
+
+using dnnl::memory;
+
+// One part of the step: a primitive over a dense slice of the input and output.
+struct Part {
+    dnnl::stream stream; // one per part: the parts run at once on different threads
+    dnnl::primitive primitive;
+    memory src, dst, weights, bias, scratchpad;
+    std::vector<dnnl_exec_arg_t> args;
+};
+
+class OneDnnExec final : public StepExec {
+public:
+    explicit OneDnnExec(dnnl::engine engine) : engine_(std::move(engine)) { }
+
+    Status buildConv(const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+    {
+        node_ = step.node;
+        float* in = plan.address(arena, step.inputs[0]);
+        float* out = plan.address(arena, step.output);
+        const Value& y = plan.values[static_cast<size_t>(step.output)];
+        // The output is NHWC [batch][outH][outW][channels] whatever the value's logical rank.
+        const size_t oc = step.groups * step.groupOutputChannels;
+        const size_t ic = step.groups * step.groupInputChannels;
+        const size_t batch = step.batch;
+        const size_t outPixels = static_cast<size_t>(y.count()) / (batch * oc);
+        const size_t outW = (step.inputW + step.padLeft + step.padRight -
+                                (step.dilationW * (step.kernelW - 1) + 1)) /
+                step.strideW +
+            1;
+        const size_t outH = outPixels / outW;
+        const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
+        // oneDNN sizes a primitive's work split by the creating thread's OpenMP thread count: one.
+        omp_set_num_threads(1);
+        try {
+            if (batch > 1) {
+                // Whole images per part.
+                const size_t parts = std::min(threads, batch);
+                for (size_t p = 0; p < parts; ++p) {
+                    const size_t b0 = batch * p / parts, b1 = batch * (p + 1) / parts;
+                    addConvPart(step, in + b0 * step.inputH * step.inputW * ic,
+                        out + b0 * outH * outW * oc, b1 - b0, step.inputH, step.padTop,
+                        step.padBottom, outH, outW);
+                }
+            } else {
+                // Bands of output rows, each with the input rows it reads and the padding that
+                // falls inside it.
+                const size_t parts = std::min(threads, outH);
+                const long span =
+                    static_cast<long>(step.dilationH) * (static_cast<long>(step.kernelH) - 1) + 1;
+                for (size_t p = 0; p < parts; ++p) {
+                    const long r0 = static_cast<long>(outH * p / parts);
+                    const long r1 = static_cast<long>(outH * (p + 1) / parts);
+                    const long first =
+                        r0 * static_cast<long>(step.strideH) - static_cast<long>(step.padTop);
+                    const long end = (r1 - 1) * static_cast<long>(step.strideH) -
+                        static_cast<long>(step.padTop) + span;
+                    const long h = static_cast<long>(step.inputH);
+                    const long from = std::max(0L, first), to = std::min(h, end);
+                    addConvPart(step, in + static_cast<size_t>(from) * step.inputW * ic,
+                        out + static_cast<size_t>(r0) * outW * oc, 1,
+                        static_cast<size_t>(to - from), static_cast<uint32_t>(std::max(0L, -first)),
+                        static_cast<uint32_t>(std::max(0L, end - h)), static_cast<size_t>(r1 - r0),
+                        outW);
+                }
+            }
+        } catch (const dnnl::error& e) {
+            return Status::unsupported(
+                step.node + ": oneDNN cannot run this convolution (" + e.what() + ")");
+        }
+        return Status();
+    }
+
+    // Bands of rows of [rows][in] times the [out][in] kernel, one part per thread of the pool (a
+    // band of fewer than kMinRows rows does not pay for its wake-up).
+    Status buildFullyConnected(
+        const FullyConnectedStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+    {
+        constexpr size_t kMinRows = 8;
+        node_ = step.node;
+        const float* in = plan.address(arena, step.inputs[0]);
+        float* out = plan.address(arena, step.output);
+        const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
+        const size_t parts = std::max<size_t>(1, std::min(threads, step.rows / kMinRows));
+        omp_set_num_threads(1);
+        try {
+            for (size_t p = 0; p < parts; ++p) {
+                const size_t r0 = step.rows * p / parts, r1 = step.rows * (p + 1) / parts;
+                addFullyConnectedPart(
+                    step, in + r0 * step.inputChannels, out + r0 * step.outputChannels, r1 - r0);
+            }
+        } catch (const dnnl::error& e) {
+            return Status::unsupported(
+                step.node + ": oneDNN cannot run this fully connected layer (" + e.what() + ")");
+        }
+        return Status();
+    }
+
+    Status run(pthreadpool_t pool) override
+    {
+        if (parts_.size() == 1 || !pool) {
+            for (size_t p = 0; p < parts_.size(); ++p)
+                execute(p);
+        } else {
+            pthreadpool_parallelize_1d(
+                pool, [](void* self, size_t p) { static_cast<OneDnnExec*>(self)->execute(p); },
+                this, parts_.size(), 0);
+        }
+        for (dnnl_status_t s : status_)
+            if (s != dnnl_success)
+                return Status::runtime(
+                    node_ + ": oneDNN failed (status " + std::to_string(static_cast<int>(s)) + ")");
+        return Status();
+    }
+
+private:
+    void execute(size_t p)
+    {
+        omp_set_num_threads(1); // this thread's OpenMP regions: none (see the file's comment)
+        Part& part = parts_[p];
+        status_[p] = dnnl_primitive_execute(part.primitive.get(), part.stream.get(),
+            static_cast<int>(part.args.size()), part.args.data());
+    }
+
+    void addConvPart(const ConvStep& step, float* in, float* out, size_t images, size_t inRows,
+        uint32_t padTop, uint32_t padBottom, size_t outRows, size_t outW)
+    {
+        const auto f32 = memory::data_type::f32;
+        const auto groups = static_cast<memory::dim>(step.groups);
+        const auto gic = static_cast<memory::dim>(step.groupInputChannels);
+        const auto goc = static_cast<memory::dim>(step.groupOutputChannels);
+        const auto ic = groups * gic, oc = groups * goc;
+        const auto n = static_cast<memory::dim>(images);
+        const auto kh = static_cast<memory::dim>(step.kernelH);
+        const auto kw = static_cast<memory::dim>(step.kernelW);
+        const memory::desc srcDesc(
+            {n, ic, static_cast<memory::dim>(inRows), static_cast<memory::dim>(step.inputW)}, f32,
+            memory::format_tag::nhwc);
+        const memory::desc dstDesc(
+            {n, oc, static_cast<memory::dim>(outRows), static_cast<memory::dim>(outW)}, f32,
+            memory::format_tag::nhwc);
+        // The step's kernel is [groups][group out][kh][kw][group in]: oneDNN's gohwi, or ohwi for
+        // one group.
+        const memory::dims weightDims =
+            groups == 1 ? memory::dims {oc, ic, kh, kw} : memory::dims {groups, goc, gic, kh, kw};
+        const memory::desc plainWeights(
+            weightDims, f32, groups == 1 ? memory::format_tag::ohwi : memory::format_tag::gohwi);
+        const memory::desc anyWeights(weightDims, f32, memory::format_tag::any);
+        const memory::desc biasDesc({oc}, f32, memory::format_tag::x);
+        const memory::dims strides {step.strideH, step.strideW};
+        const memory::dims dilation {step.dilationH - 1, step.dilationW - 1};
+        const memory::dims padL {padTop, step.padLeft}, padR {padBottom, step.padRight};
+        const auto desc = step.bias.empty()
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcDesc, anyWeights, dstDesc, strides,
+                  dilation, padL, padR)
+            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcDesc, anyWeights, biasDesc, dstDesc,
+                  strides, dilation, padL, padR);
+        const dnnl::convolution_forward::primitive_desc pd(
+            desc, attributes(step.range, step.residual, false), engine_);
+
+        Part part;
+        part.stream = dnnl::stream(engine_);
+        part.primitive = dnnl::convolution_forward(pd);
+        part.src = memory(srcDesc, engine_, in);
+        part.dst = memory(dstDesc, engine_, out);
+        part.weights = weightsFor(
+            step.packedMutex, step.packed, plainWeights, step.kernel.data(), pd.weights_desc());
+        addPart(std::move(part), pd.scratchpad_desc(), step.bias, biasDesc);
+    }
+
+    // A band of rows as a 1x1 convolution over a column of `rows` pixels: oneDNN's jit 1x1
+    // convolution (blocked weights) ran these products at 70-78 GFLOP/s a core here, its inner
+    // product (a plain sgemm) at 55-60.
+    void addFullyConnectedPart(
+        const FullyConnectedStep& step, const float* in, float* out, size_t rows)
+    {
+        const auto f32 = memory::data_type::f32;
+        const auto ic = static_cast<memory::dim>(step.inputChannels);
+        const auto oc = static_cast<memory::dim>(step.outputChannels);
+        const auto n = static_cast<memory::dim>(rows);
+        const memory::desc srcDesc({1, ic, n, 1}, f32, memory::format_tag::nhwc);
+        const memory::desc dstDesc({1, oc, n, 1}, f32, memory::format_tag::nhwc);
+        const memory::desc anyWeights({oc, ic, 1, 1}, f32, memory::format_tag::any);
+        const memory::desc biasDesc({oc}, f32, memory::format_tag::x);
+        const memory::dims ones {1, 1}, zeros {0, 0};
+        const auto desc = step.bias.empty()
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcDesc, anyWeights, dstDesc, ones, zeros,
+                  zeros, zeros)
+            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                  dnnl::algorithm::convolution_direct, srcDesc, anyWeights, biasDesc, dstDesc, ones,
+                  zeros, zeros, zeros);
+        const dnnl::convolution_forward::primitive_desc pd(
+            desc, attributes(step.range, false, step.gelu), engine_);
+        Part part;
+        part.stream = dnnl::stream(engine_);
+        part.primitive = dnnl::convolution_forward(pd);
+        part.src = memory(srcDesc, engine_, const_cast<float*>(in));
+        part.dst = memory(dstDesc, engine_, out);
+        // The step's kernel is [out][in]: oneDNN's oihw with unit height and width.
+        part.weights = weightsFor(step.packedMutex, step.packed,
+            {{oc, ic, 1, 1}, f32, memory::format_tag::oihw}, step.kernel.data(), pd.weights_desc());
+        addPart(std::move(part), pd.scratchpad_desc(), step.bias, biasDesc);
+    }
+
+    // Scratchpad and argument list of a part, then the part itself.
+    void addPart(Part part, const memory::desc& scratchpad, const std::vector<float>& bias,
+        const memory::desc& biasDesc)
+    {
+        part.scratchpad = memory(scratchpad, engine_);
+        part.args = {{DNNL_ARG_SRC, part.src.get()}, {DNNL_ARG_WEIGHTS, part.weights.get()},
+            {DNNL_ARG_DST, part.dst.get()}, {DNNL_ARG_SCRATCHPAD, part.scratchpad.get()}};
+        if (!bias.empty()) {
+            part.bias = memory(biasDesc, engine_, const_cast<float*>(bias.data()));
+            part.args.push_back({DNNL_ARG_BIAS, part.bias.get()});
+        }
+        parts_.push_back(std::move(part));
+        status_.push_back(dnnl_success);
+    }
+
+    // A user scratchpad (allocated here, not per call), the residual sum, GELU and the output
+    // clamp.
+    static dnnl::primitive_attr attributes(const OutputRange& range, bool residual, bool gelu)
+    {
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::post_ops ops;
+        if (residual)
+            ops.append_sum(1.0f); // the output buffer holds the residual (graph_compiler.cpp)
+        if (gelu)
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+        if (range.min > -std::numeric_limits<float>::infinity() ||
+            range.max < std::numeric_limits<float>::infinity()) {
+            if (range.min == 0.0f && range.max == std::numeric_limits<float>::infinity())
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+            else
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, range.min, range.max);
+        }
+        if (ops.len() > 0)
+            attr.set_post_ops(ops);
+        return attr;
+    }
+
+    // The weights re-laid for a primitive's kernel, once per layout the parts ask for, shared by
+    // every session of the engine (the step keeps them; all sessions use one oneDNN engine).
+    memory weightsFor(std::mutex& mutex, std::vector<std::shared_ptr<void>>& kept,
+        const memory::desc& plainDesc, const float* data, const memory::desc& wanted)
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (const auto& k : kept) {
+            const memory& w = *static_cast<const memory*>(k.get());
+            if (w.get_desc() == wanted)
+                return w;
+        }
+        memory plain(plainDesc, engine_, const_cast<float*>(data));
+        memory packed(wanted, engine_);
+        omp_set_num_threads(1);
+        dnnl::stream stream(engine_);
+        dnnl::reorder(plain, packed).execute(stream, plain, packed);
+        stream.wait();
+        kept.push_back(std::make_shared<memory>(packed));
+        return packed;
+    }
+
+    dnnl::engine engine_;
+    std::string node_;
+    std::vector<Part> parts_;
+    std::vector<dnnl_status_t> status_;
+};
+
+// One oneDNN CPU engine for the process, so that sessions can share re-laid weights.
+const dnnl::engine& sharedEngine()
+{
+    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
+
+} // namespace
+
+bool oneDnnAvailable()
+{
+    try {
+        (void)sharedEngine();
+        return true;
+    } catch (const dnnl::error&) {
+        return false;
+    }
+}
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
+    const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+{
+    try {
+        auto exec = std::make_unique<OneDnnExec>(sharedEngine());
+        Status s = exec->buildConv(step, arena, plan, pool);
+        if (!s.ok())
+            return s;
+        return std::unique_ptr<StepExec>(std::move(exec));
+    } catch (const dnnl::error& e) {
+        return Status::unsupported(step.node + ": oneDNN: " + e.what());
+    }
+}
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
+    const FullyConnectedStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+{
+    try {
+        auto exec = std::make_unique<OneDnnExec>(sharedEngine());
+        Status s = exec->buildFullyConnected(step, arena, plan, pool);
+        if (!s.ok())
+            return s;
+        return std::unique_ptr<StepExec>(std::move(exec));
+    } catch (const dnnl::error& e) {
+        return Status::unsupported(step.node + ": oneDNN: " + e.what());
+    }
+}
+
+} // namespace xnnplan
+} // namespace jetagent
