@@ -158,6 +158,7 @@ private:
     Status gemm(const onnx::NodeProto& node, int);
     Status batchMatMul(const onnx::NodeProto& node);
     Status fuseLayerNorm(const onnx::NodeProto& mean, bool* fused);
+    Status layerNormalization(const onnx::NodeProto& node, int);
     // GELU's erf form from its first node (the Div or Mul of x by a constant): x and the pattern's
     // other four nodes, the last one's output being GELU's.
     struct GeluMatch {
@@ -205,6 +206,7 @@ const std::unordered_map<std::string, Compiler::Handler>& Compiler::operatorTabl
         {"Gemm", &Compiler::gemm},
         {"MatMul", &Compiler::gemm},
         {"Einsum", &Compiler::einsum},
+        {"LayerNormalization", &Compiler::layerNormalization},
         {"MaxPool", &Compiler::pool},
         {"AveragePool", &Compiler::pool},
         {"GlobalAveragePool", &Compiler::globalPool},
@@ -2157,6 +2159,89 @@ std::optional<float> Compiler::scalarConstant(const std::string& name) const
     if (!t || onnxutil::elementCount(*t) != 1 || !onnxutil::readFloat(*t, &v) || v.size() != 1)
         return std::nullopt;
     return v[0];
+}
+
+// ONNX's LayerNormalization (opset 17): x normalised over its axes from `axis` on, times Scale plus
+// B (constants of the model broadcast to those axes), and where asked the Mean and InvStdDev of
+// each normalised block, of x's rank with the normalised axes of size 1.
+Status Compiler::layerNormalization(const onnx::NodeProto& node, int)
+{
+    const std::string where = label(node);
+    if (node.input_size() < 2 || node.input(1).empty())
+        return Status::invalid(where + ": needs X and Scale");
+    auto x = shapeOf(node.input(0), node);
+    if (!x)
+        return x.status();
+    const auto rank = static_cast<int64_t>(x->size());
+    int64_t axis = intAttribute(node, "axis", -1);
+    if (axis < 0)
+        axis += rank;
+    if (axis < 0 || axis >= rank)
+        return Status::invalid(where + ": axis " + std::to_string(intAttribute(node, "axis", -1)) +
+            " is outside a tensor of rank " + std::to_string(rank));
+    if (intAttribute(node, "stash_type", 1) != 1)
+        return fail(node, "a stash_type other than float (1) is not supported");
+    const std::vector<int64_t> normalized(x->begin() + axis, x->end());
+    const int64_t channels = product(*x, static_cast<size_t>(axis), x->size());
+    auto step = std::make_unique<LayerNormStep>();
+    // Scale and B broadcast (numpy's rules, right-aligned) to the normalised axes.
+    const auto expand = [&](const std::string& name, const char* what,
+                            std::vector<float>* out) -> Status {
+        const onnx::TensorProto* t = constant(name);
+        if (!t)
+            return fail(node, std::string("a ") + what + " that is not a constant of the model");
+        std::vector<float> values;
+        if (!onnxutil::readFloat(*t, &values))
+            return fail(node, std::string("a ") + what + " that is not float");
+        const std::vector<int64_t> dims(t->dims().begin(), t->dims().end());
+        if (dims.size() > normalized.size())
+            return Status::invalid(where + ": " + what + " " + dimsText(dims) +
+                " does not broadcast to the normalised axes " + dimsText(normalized));
+        const std::vector<int64_t> d = aligned(dims, normalized.size());
+        for (size_t i = 0; i < d.size(); ++i)
+            if (d[i] != 1 && d[i] != normalized[i])
+                return Status::invalid(where + ": " + what + " " + dimsText(dims) +
+                    " does not broadcast to the normalised axes " + dimsText(normalized));
+        out->resize(static_cast<size_t>(channels));
+        for (int64_t e = 0; e < channels; ++e) {
+            int64_t rest = e, from = 0, stride = 1;
+            for (size_t i = d.size(); i-- > 0;) {
+                const int64_t index = rest % normalized[i];
+                rest /= normalized[i];
+                if (d[i] != 1)
+                    from += index * stride;
+                stride *= d[i];
+            }
+            (*out)[static_cast<size_t>(e)] = values[static_cast<size_t>(from)];
+        }
+        return Status();
+    };
+    if (Status s = expand(node.input(1), "Scale", &step->scale); !s)
+        return s;
+    if (node.input_size() > 2 && !node.input(2).empty())
+        if (Status s = expand(node.input(2), "B", &step->bias); !s)
+            return s;
+    auto in = need(node.input(0), Layout::Plain, node);
+    if (!in)
+        return in.status();
+    step->channels = static_cast<size_t>(channels);
+    step->rows = static_cast<size_t>(product(*x, 0, static_cast<size_t>(axis)));
+    step->epsilon = floatAttribute(node, "epsilon", 1e-5f);
+    step->node = where;
+    step->inputs = {in.value()};
+    step->output = addValue(node.output(0), *x, Layout::Plain);
+    std::vector<int64_t> statDims = *x;
+    for (size_t i = static_cast<size_t>(axis); i < statDims.size(); ++i)
+        statDims[i] = 1;
+    for (int k = 1; k < 3; ++k) {
+        if (node.output_size() <= k || node.output(k).empty())
+            continue;
+        (k == 1 ? step->meanOutput : step->invStdDevOutput) =
+            static_cast<int>(step->extraOutputs.size());
+        step->extraOutputs.push_back(addValue(node.output(k), statDims, Layout::Plain));
+    }
+    addStep(node, std::move(step));
+    return Status();
 }
 
 // A LayerNorm over the last axis as PyTorch exports it before opset 17, starting at its first

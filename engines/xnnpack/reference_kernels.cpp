@@ -91,7 +91,8 @@ JETAGENT_VECTOR_CLONES void geluRange(const float* __restrict in, float* __restr
 
 // One row of a LayerNorm: the mean, the variance about it, then the normalised row.
 JETAGENT_VECTOR_CLONES void layerNormRow(const float* __restrict x, float* __restrict y, size_t c,
-    float eps, const float* __restrict gamma, const float* __restrict beta)
+    float eps, const float* __restrict gamma, const float* __restrict beta, float* meanOut,
+    float* invOut)
 {
     // Eight partial sums, so that the compiler can keep them in vector registers: a single float
     // accumulator is a chain it may not reorder.
@@ -116,6 +117,10 @@ JETAGENT_VECTOR_CLONES void layerNormRow(const float* __restrict x, float* __res
     for (float p : dev)
         squares += p;
     const float inv = 1.0f / std::sqrt(squares / static_cast<float>(c) + eps);
+    if (meanOut)
+        *meanOut = mean;
+    if (invOut)
+        *invOut = inv;
     if (gamma && beta)
         for (i = 0; i < c; ++i)
             y[i] = (x[i] - mean) * inv * gamma[i] + beta[i];
@@ -263,11 +268,18 @@ Expected<std::unique_ptr<StepExec>> LayerNormStep::instantiate(
     const float eps = epsilon;
     const float* gamma = scale.empty() ? nullptr : scale.data();
     const float* beta = bias.empty() ? nullptr : bias.data();
+    float* means = meanOutput < 0
+        ? nullptr
+        : plan.address(arena, extraOutputs[static_cast<size_t>(meanOutput)]);
+    float* invs = invStdDevOutput < 0
+        ? nullptr
+        : plan.address(arena, extraOutputs[static_cast<size_t>(invStdDevOutput)]);
     constexpr size_t kRowsPerTask = 8;
     return loop((rows + kRowsPerTask - 1) / kRowsPerTask, last, [=](size_t task) {
         const size_t end = std::min(rows, (task + 1) * kRowsPerTask);
         for (size_t r = task * kRowsPerTask; r < end; ++r)
-            layerNormRow(in + r * c, out + r * c, c, eps, gamma, beta);
+            layerNormRow(in + r * c, out + r * c, c, eps, gamma, beta, means ? means + r : nullptr,
+                invs ? invs + r : nullptr);
     });
 }
 

@@ -363,6 +363,9 @@ public:
     size_t rows = 0, channels = 0;
     float epsilon = 0;
     std::vector<float> scale, bias;
+    // Which of extraOutputs receives each row's mean and 1 / sqrt(variance + epsilon) (ONNX's
+    // Mean and InvStdDev); -1: not asked for.
+    int meanOutput = -1, invStdDevOutput = -1;
     const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
