@@ -575,7 +575,8 @@ TEST(TransformerOps, LinearThenGeluIsOneOneDnnStepOverEnoughRows)
 
 // ConvNeXt's 7x7 depthwise convolution: more taps than XNNPACK's depthwise kernels take, so on
 // oneDNN where the build has it (one image in bands of rows over two threads, and a batch of
-// two by images); the same numbers as XNNPACK's and as a double reference.
+// two by images, with a GELU after it that joins the step as on MaxViT's convolutions); the same
+// numbers as XNNPACK's and as a double reference.
 TEST(TransformerOps, WideDepthwiseConvolutionMatchesEveryWay)
 {
     if (!xnnpackBuilt())
@@ -587,7 +588,17 @@ TEST(TransformerOps, WideDepthwiseConvolutionMatchesEveryWay)
         GraphBuilder g;
         g.input("x", {batch, c, h, wd}).output("y", {batch, c, h, wd});
         g.floats("w", {c, 1, kk, kk}, w).floats("b", {c}, bias);
-        auto& conv = g.node("Conv", {"x", "w", "b"}, {"y"}, "depthwise");
+        const bool gelu = batch == 2;
+        auto& conv = g.node("Conv", {"x", "w", "b"}, {gelu ? "s" : "y"}, "depthwise");
+        if (gelu) {
+            g.floats("divisor", {}, {std::sqrt(2.0f)}).floats("one", {}, {1.0f});
+            g.floats("half", {}, {0.5f});
+            g.node("Div", {"s", "divisor"}, {"d"});
+            g.node("Erf", {"d"}, {"e"});
+            g.node("Add", {"e", "one"}, {"a"});
+            g.node("Mul", {"s", "a"}, {"m"});
+            g.node("Mul", {"m", "half"}, {"y"});
+        }
         auto* group = conv.add_attribute();
         group->set_name("group");
         group->set_type(onnx::AttributeProto::INT);
@@ -614,7 +625,8 @@ TEST(TransformerOps, WideDepthwiseConvolutionMatchesEveryWay)
                                         x[static_cast<size_t>(((b * c + ch) * h + rr) * wd + cc)]) *
                                     w[static_cast<size_t>((ch * kk + i) * kk + j)];
                             }
-                        want[static_cast<size_t>(((b * c + ch) * h + r) * wd + col)] = sum;
+                        want[static_cast<size_t>(((b * c + ch) * h + r) * wd + col)] =
+                            gelu ? 0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0))) : sum;
                     }
         bool sawOneDnn = false;
         for (bool oneDnn : {true, false}) {
@@ -631,6 +643,14 @@ TEST(TransformerOps, WideDepthwiseConvolutionMatchesEveryWay)
                 onOneDnn |= step.op == "Conv" && step.library == "onednn";
             if (oneDnn) {
                 sawOneDnn = onOneDnn;
+                if (onOneDnn && gelu) { // one step with the convolution (and the layout copies)
+                    for (const EngineStep& step : steps) {
+                        EXPECT_NE(step.op, "Gelu");
+                        if (step.op == "Conv") {
+                            EXPECT_NE(step.node.find("+ GELU"), std::string::npos) << step.node;
+                        }
+                    }
+                }
             } else {
                 EXPECT_FALSE(onOneDnn);
             }
@@ -638,6 +658,58 @@ TEST(TransformerOps, WideDepthwiseConvolutionMatchesEveryWay)
         if (!sawOneDnn)
             GTEST_SKIP() << "no oneDNN in this build";
     }
+}
+
+// ConvNeXt's permutes around its LayerNorm and linear layers: NCHW -> NHWC of a convolution's
+// output (channels-last in memory already) and back are relabellings, no copy; a permutation that
+// does move memory still runs, with its axes merged where they stay together.
+TEST(TransformerOps, PermutesThatKeepTheMemoryOrderAreNotCopies)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr int64_t c = 4, h = 5, w = 6;
+    const std::vector<float> weights = noise(static_cast<size_t>(c * c), 12);
+    const std::vector<float> shift = noise(static_cast<size_t>(c), 13);
+    GraphBuilder g;
+    g.input("x", {1, c, h, w}).output("y", {1, c, h, w}).output("z", {1, w, c, h});
+    g.floats("w", {c, c, 1, 1}, weights).floats("shift", {c}, shift);
+    g.node("Conv", {"x", "w"}, {"conv"});
+    const auto permute = [&](const std::string& from, const std::string& to,
+                             const std::vector<int64_t>& perm, const std::string& name) {
+        auto* a = g.node("Transpose", {from}, {to}, name).add_attribute();
+        a->set_name("perm");
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t p : perm)
+            a->add_ints(p);
+    };
+    permute("conv", "nhwc", {0, 2, 3, 1}, "to_nhwc");
+    g.node("Add", {"nhwc", "shift"}, {"shifted"});
+    permute("shifted", "y", {0, 3, 1, 2}, "to_nchw");
+    permute("shifted", "z", {0, 2, 3, 1}, "moves"); // [1, h, w, c] -> [1, w, c, h]
+    const std::vector<float> x = noise(static_cast<size_t>(c * h * w), 14);
+    std::vector<double> y(x.size()), z(x.size());
+    for (int64_t o = 0; o < c; ++o)
+        for (int64_t r = 0; r < h; ++r)
+            for (int64_t col = 0; col < w; ++col) {
+                double sum = shift[static_cast<size_t>(o)];
+                for (int64_t i = 0; i < c; ++i)
+                    sum += static_cast<double>(weights[static_cast<size_t>(o * c + i)]) *
+                        x[static_cast<size_t>((i * h + r) * w + col)];
+                y[static_cast<size_t>((o * h + r) * w + col)] = sum;
+                z[static_cast<size_t>((col * c + o) * h + r)] = sum;
+            }
+    std::vector<std::vector<float>> out;
+    std::vector<EngineStep> steps;
+    ASSERT_TRUE(runXnnpackWith(EngineOptions(), g, x, {1, c, h, w}, &out, &steps));
+    ASSERT_EQ(out.size(), 2u);
+    expectNear(out[0], y, "back to NCHW");
+    expectNear(out[1], z, "moved");
+    for (const EngineStep& step : steps) {
+        EXPECT_EQ(step.node.find("to_nhwc"), std::string::npos) << step.node;
+        EXPECT_EQ(step.node.find("to_nchw"), std::string::npos) << step.node;
+    }
+    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(),
+        [](const EngineStep& s) { return s.node.find("moves") != std::string::npos; }));
 }
 
 } // namespace

@@ -166,6 +166,8 @@ private:
         int erf = -1, plusOne = -1, times = -1, half = -1;
     };
     std::optional<GeluMatch> matchGelu(const onnx::NodeProto& first) const;
+    const onnx::NodeProto& fuseGeluAfter(
+        const onnx::NodeProto& producer, bool* gelu, std::string* text);
     Status fuseGelu(const onnx::NodeProto& first, bool* fused);
     int onlyReader(const std::string& value, const char* op) const;
     std::optional<float> scalarConstant(const std::string& name) const;
@@ -660,9 +662,10 @@ Status Compiler::conv(const onnx::NodeProto& node, int)
     if (!in)
         return in.status();
     std::string fused;
-    std::string outName = fuseActivation(node, &step->range, &fused);
-    plan_.macs += product(*y, 0, y->size()) * static_cast<int64_t>(cig * spatial);
     chooseConvLibrary(*step, options_.oneDnn);
+    const onnx::NodeProto& last = step->onednn ? fuseGeluAfter(node, &step->gelu, &fused) : node;
+    std::string outName = fuseActivation(last, &step->range, &fused);
+    plan_.macs += product(*y, 0, y->size()) * static_cast<int64_t>(cig * spatial);
     const int residual = fuseResidual(node, *step, in.value(), y.value(), &outName, &fused);
     step->node = where + fused;
     step->inputs = {in.value()};
@@ -860,24 +863,8 @@ Status Compiler::gemm(const onnx::NodeProto& node, int)
     }
     const onnx::NodeProto* last = biasAdd ? biasAdd : &node;
     chooseFullyConnectedLibrary(*step, options_.oneDnn);
-    if (step->onednn) {
-        // A GELU after the product joins it on oneDNN (a post-op): its x is read by the pattern's
-        // first node and its x * (1 + erf) alone.
-        const auto& readers = index_.consumers(last->output(0));
-        if (readers.size() == 2 && !index_.isGraphOutput(last->output(0)))
-            for (int r : readers) {
-                const auto m = matchGelu(graph_.node(r));
-                if (!m || m->x != last->output(0) ||
-                    (readers[0] != m->times && readers[1] != m->times))
-                    continue;
-                step->gelu = true;
-                for (int n : {r, m->erf, m->plusOne, m->times, m->half})
-                    consumed_.insert(n);
-                fused += " + GELU";
-                last = &graph_.node(m->half);
-                break;
-            }
-    }
+    if (step->onednn)
+        last = &fuseGeluAfter(*last, &step->gelu, &fused);
     std::string activation;
     const std::string outName = fuseActivation(*last, &step->range, &activation);
     step->node = where + fused + activation;
@@ -1222,6 +1209,29 @@ std::optional<Compiler::GeluMatch> Compiler::matchGelu(const onnx::NodeProto& fi
     return m;
 }
 
+// A GELU right after `producer` joins the step as one of oneDNN's post-ops: when the producer's
+// output is read by the pattern's first node and its x * (1 + erf) alone, those nodes are consumed,
+// *gelu set and the GELU's last node returned (else `producer`).
+const onnx::NodeProto& Compiler::fuseGeluAfter(
+    const onnx::NodeProto& producer, bool* gelu, std::string* text)
+{
+    const std::string& out = producer.output(0);
+    const auto& readers = index_.consumers(out);
+    if (readers.size() != 2 || index_.isGraphOutput(out))
+        return producer;
+    for (int r : readers) {
+        const auto m = matchGelu(graph_.node(r));
+        if (!m || m->x != out || (readers[0] != m->times && readers[1] != m->times))
+            continue;
+        *gelu = true;
+        for (int n : {r, m->erf, m->plusOne, m->times, m->half})
+            consumed_.insert(n);
+        *text += " + GELU";
+        return graph_.node(m->half);
+    }
+    return producer;
+}
+
 // GELU as PyTorch exports it (erf form): Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), the
 // division also as a multiplication by 1/sqrt 2 and every Add and Mul in either operand order.
 // Starting at the Div (or Mul); one step when the intermediates are read only inside the pattern.
@@ -1229,18 +1239,17 @@ Status Compiler::fuseGelu(const onnx::NodeProto& first, bool* fused)
 {
     *fused = false;
     const auto m = matchGelu(first);
-    if (!m || valueOf(m->x) < 0)
+    const int in = m ? valueOf(m->x) : -1;
+    if (in < 0)
         return Status();
-    auto in = need(m->x, Layout::Plain, first);
-    if (!in)
-        return in.status();
-    const Value v = plan_.values[static_cast<size_t>(in.value())];
+    // Element-wise: in whatever layout x has (MaxViT's GELUs sit between convolutions).
+    const Value v = plan_.values[static_cast<size_t>(in)];
     auto step = std::make_unique<GeluStep>();
     step->count = static_cast<size_t>(v.count());
     step->node =
         label(first) + " to " + onnxutil::nodeLabel(graph_.node(m->half), m->half) + " (GELU)";
-    step->inputs = {in.value()};
-    step->output = addValue(graph_.node(m->half).output(0), v.dims, Layout::Plain);
+    step->inputs = {in};
+    step->output = addValue(graph_.node(m->half).output(0), v.dims, v.layout);
     for (int n : {m->erf, m->plusOne, m->times, m->half})
         consumed_.insert(n);
     addStep(first, std::move(step))->op = "Gelu";
@@ -1687,11 +1696,36 @@ Status Compiler::transpose(const onnx::NodeProto& node, int)
             return Status::invalid(label(node) + ": perm " + dimsText(perm) +
                 " is not a permutation of " + std::to_string(rank) + " axes");
     std::vector<int64_t> dims;
-    auto step = std::make_unique<PermuteStep>();
-    for (int64_t axis : perm) {
+    for (int64_t axis : perm)
         dims.push_back(v.dims[static_cast<size_t>(axis)]);
-        step->perm.push_back(physicalPosition(static_cast<int>(axis), rank, v.layout));
+    // A permutation that leaves the memory as it is in some layout of the output is a relabelling:
+    // ConvNeXt's NCHW -> NHWC of a convolution's (channels-last) output, and back, before and
+    // after its LayerNorm and linear layers (two copies per block otherwise, and a third to take
+    // the block's sum back to channels-last).
+    for (const Layout layout : {Layout::Plain, Layout::ChannelsLast}) {
+        // Channels-last only for images (rank 4): a rank-3 value taken as channels-last spreads
+        // that layout through a transformer's residual stream, a copy at each turn (ViT).
+        if (layout == Layout::ChannelsLast && rank != 4)
+            break;
+        int previous = -1;
+        bool inOrder = true;
+        for (int axis : physicalOrder(rank, layout)) {
+            const auto from = perm[static_cast<size_t>(axis)];
+            if (v.dims[static_cast<size_t>(from)] == 1)
+                continue;
+            const int position = physicalPosition(static_cast<int>(from), rank, v.layout);
+            inOrder &= position > previous;
+            previous = position;
+        }
+        if (inOrder) {
+            const int id = alias(node.output(0), source, dims);
+            plan_.values[static_cast<size_t>(id)].layout = layout;
+            return Status();
+        }
     }
+    auto step = std::make_unique<PermuteStep>();
+    for (int64_t axis : perm)
+        step->perm.push_back(physicalPosition(static_cast<int>(axis), rank, v.layout));
     step->inputDims = physicalDims(v.dims, v.layout);
     step->inputs = {source};
     step->output = addValue(node.output(0), dims, Layout::Plain);

@@ -188,7 +188,7 @@ private:
                   dnnl::algorithm::convolution_direct, srcDesc, anyWeights, biasDesc, dstDesc,
                   strides, dilation, padL, padR);
         const dnnl::convolution_forward::primitive_desc pd(
-            desc, attributes(step.range, step.residual, false), engine_);
+            desc, attributes(step.range, step.residual, step.gelu), engine_);
 
         Part part;
         part.stream = dnnl::stream(engine_);

@@ -140,41 +140,72 @@ float clampTo(float v, const OutputRange& r)
 } // namespace
 
 Expected<std::unique_ptr<StepExec>> PermuteStep::instantiate(
-    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+    float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
     const float* in = plan.address(arena, inputs[0]);
     float* out = plan.address(arena, output);
-    const size_t rank = inputDims.size();
-    std::vector<int64_t> inStrides(rank, 1);
-    for (size_t d = rank; d-- > 1;)
+    const size_t fullRank = inputDims.size();
+    std::vector<int64_t> inStrides(fullRank, 1);
+    for (size_t d = fullRank; d-- > 1;)
         inStrides[d - 1] = inStrides[d] * inputDims[d];
-    std::vector<int64_t> outDims(rank), strideOf(rank); // per output axis: its input stride
-    for (size_t i = 0; i < rank; ++i) {
-        outDims[i] = inputDims[static_cast<size_t>(perm[i])];
-        strideOf[i] = inStrides[static_cast<size_t>(perm[i])];
+    // Per output axis its length and input stride, with axes of length 1 dropped and output axes
+    // that stay neighbours in the input merged (fewer, longer loops).
+    std::vector<int64_t> outDims, strideOf;
+    for (size_t i = 0; i < fullRank; ++i) {
+        const auto from = static_cast<size_t>(perm[i]);
+        if (inputDims[from] == 1)
+            continue;
+        if (!outDims.empty() && strideOf.back() == inStrides[from] * inputDims[from]) {
+            outDims.back() *= inputDims[from];
+            strideOf.back() = inStrides[from];
+        } else {
+            outDims.push_back(inputDims[from]);
+            strideOf.push_back(inStrides[from]);
+        }
     }
-    // One task per index of the first output axis (rank >= 1 always: scalars are not permuted).
-    const int64_t inner = product(outDims, 1, rank);
-    return loop(static_cast<size_t>(outDims[0]), last,
-        [in, out, outDims, strideOf, inner, rank](size_t first) {
-            std::array<int64_t, 8> index {};
-            const int64_t base = static_cast<int64_t>(first) * strideOf[0];
-            float* o = out + static_cast<int64_t>(first) * inner;
-            const int64_t innerLen = rank > 1 ? outDims[rank - 1] : 1;
-            const int64_t innerStride = rank > 1 ? strideOf[rank - 1] : 0;
-            for (int64_t done = 0; done < inner; done += innerLen) {
-                int64_t src = base;
-                for (size_t d = 1; d + 1 < rank; ++d)
-                    src += index[d] * strideOf[d];
+    if (outDims.empty()) {
+        outDims = {1};
+        strideOf = {1};
+    }
+    const size_t rank = outDims.size();
+    if (rank > 8)
+        return Status::unsupported(node + ": a permutation of more than 8 moving axes");
+    // Rows of the output's last axis, in about four parts per thread (the first output axis alone
+    // may be shorter than the thread count: Swin's q, k, v split is 3).
+    const int64_t innerLen = outDims[rank - 1];
+    const int64_t innerStride = strideOf[rank - 1];
+    const int64_t rows = product(outDims, 0, rank - 1);
+    const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
+    const auto parts =
+        static_cast<size_t>(std::min<int64_t>(rows, static_cast<int64_t>(4 * threads)));
+    return loop(parts, last, [=](size_t part) {
+        const int64_t first = rows * static_cast<int64_t>(part) / static_cast<int64_t>(parts);
+        const int64_t end = rows * static_cast<int64_t>(part + 1) / static_cast<int64_t>(parts);
+        // The first row's index along each output axis but the last.
+        std::array<int64_t, 8> index {};
+        for (int64_t r = first, d = static_cast<int64_t>(rank) - 2; d >= 0; --d) {
+            index[static_cast<size_t>(d)] = r % outDims[static_cast<size_t>(d)];
+            r /= outDims[static_cast<size_t>(d)];
+        }
+        float* o = out + first * innerLen;
+        for (int64_t row = first; row < end; ++row) {
+            int64_t src = 0;
+            for (size_t d = 0; d + 1 < rank; ++d)
+                src += index[d] * strideOf[d];
+            if (innerStride == 1) {
+                std::memcpy(o, in + src, static_cast<size_t>(innerLen) * sizeof(float));
+            } else {
                 for (int64_t k = 0; k < innerLen; ++k)
-                    *o++ = in[src + k * innerStride];
-                for (size_t d = rank >= 2 ? rank - 2 : 0; d >= 1; --d) {
-                    if (++index[d] < outDims[d])
-                        break;
-                    index[d] = 0;
-                }
+                    o[k] = in[src + k * innerStride];
             }
-        });
+            o += innerLen;
+            for (size_t d = rank - 1; d-- > 0;) {
+                if (++index[d] < outDims[d])
+                    break;
+                index[d] = 0;
+            }
+        }
+    });
 }
 
 Expected<std::unique_ptr<StepExec>> ChannelAffineStep::instantiate(

@@ -40,6 +40,7 @@ class ConvStep final : public StepDef, public ConvGeometry {
 public:
     bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
     bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
+    bool gelu = false; // oneDNN only: GELU (erf form) of the sum, before `range`
     // XNNPACK only: the output is channels [outputOffset, outputOffset + groups * group out) of
     // pixels outputStride channels apart (a concatenation written in place); 0: dense. The same
     // for the input (a split or slice read in place).
