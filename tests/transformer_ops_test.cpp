@@ -511,6 +511,65 @@ TEST(TransformerOps, ExportedGeluBecomesOneStep)
     }
 }
 
+// GELU's tanh approximation as torch.onnx exports nn.GELU(approximate="tanh"), alone (one
+// reference step) and after a linear layer of 40 rows (one oneDNN step where the build has it).
+GraphBuilder exportedGeluTanh(bool afterLinear)
+{
+    GraphBuilder g;
+    g.input("in", {1, 40, 24}).output("y", {1, 40, 24});
+    g.floats("kappa", {}, {0.044715f}).floats("beta", {}, {0.7978845608f});
+    g.floats("one", {}, {1.0f}).floats("half", {}, {0.5f});
+    if (afterLinear) {
+        std::vector<float> w(24 * 24, 0.0f);
+        for (size_t i = 0; i < 24; ++i)
+            w[i * 24 + i] = 1.0f; // the identity: the GELU's input is the graph's
+        g.floats("w", {24, 24}, w);
+        g.node("MatMul", {"in", "w"}, {"x"});
+    } else {
+        g.node("Identity", {"in"}, {"x"});
+    }
+    g.node("Mul", {"x", "x"}, {"square"});
+    g.node("Mul", {"square", "x"}, {"cube"});
+    g.node("Mul", {"cube", "kappa"}, {"k"});
+    g.node("Add", {"x", "k"}, {"s"});
+    g.node("Mul", {"s", "beta"}, {"inner"});
+    g.node("Tanh", {"inner"}, {"t"});
+    g.node("Add", {"t", "one"}, {"a"});
+    g.node("Mul", {"x", "half"}, {"hx"});
+    g.node("Mul", {"hx", "a"}, {"y"});
+    return g;
+}
+
+TEST(TransformerOps, ExportedTanhGeluBecomesOneStep)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    std::vector<float> x = noise(40 * 24, 19);
+    for (float& v : x)
+        v *= 14.0f; // -7 to 7
+    x[0] = 0.0f;
+    for (bool afterLinear : {false, true}) {
+        SCOPED_TRACE(afterLinear ? "after a linear layer" : "alone");
+        EngineOptions options;
+        options.threads = 2;
+        std::vector<std::vector<float>> out;
+        std::vector<EngineStep> steps;
+        ASSERT_TRUE(
+            runXnnpackWith(options, exportedGeluTanh(afterLinear), x, {1, 40, 24}, &out, &steps));
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double v = x[i];
+            const double want =
+                0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+            ASSERT_NEAR(out[0][i], want, 2e-6 * std::max(1.0, std::fabs(want))) << "x " << v;
+        }
+        if (afterLinear && !steps.empty() && steps[0].library != "onednn")
+            continue; // no oneDNN in this build: the product, then the GELU step
+        ASSERT_EQ(steps.size(), 1u) << steps.back().node;
+        EXPECT_EQ(steps[0].op, afterLinear ? "MatMul" : "Gelu");
+        EXPECT_NE(steps[0].node.find("tanh"), std::string::npos) << steps[0].node;
+    }
+}
+
 // nn.Linear then GELU (MatMul, bias Add, the exported erf pattern) over tokens: on oneDNN, where
 // the build has it, one step with the bias and GELU as post-ops, split in bands of rows over two
 // threads; with fewer than 16 rows, or oneDNN turned off, XNNPACK's product and our GELU. Every

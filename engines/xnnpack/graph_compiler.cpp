@@ -159,15 +159,20 @@ private:
     Status batchMatMul(const onnx::NodeProto& node);
     Status fuseLayerNorm(const onnx::NodeProto& mean, bool* fused);
     Status layerNormalization(const onnx::NodeProto& node, int);
-    // GELU's erf form from its first node (the Div or Mul of x by a constant): x and the pattern's
-    // other four nodes, the last one's output being GELU's.
+    // GELU as exported, from its first node: x, which form, the pattern's other nodes and the one
+    // whose output is GELU's.
     struct GeluMatch {
         std::string x;
-        int erf = -1, plusOne = -1, times = -1, half = -1;
+        GeluForm form = GeluForm::Erf;
+        std::vector<int> rest;
+        int last = -1;
     };
     std::optional<GeluMatch> matchGelu(const onnx::NodeProto& first) const;
+    std::optional<GeluMatch> matchGeluErf(const onnx::NodeProto& first) const;
+    std::optional<GeluMatch> matchGeluTanh(const onnx::NodeProto& first) const;
+    std::string otherOperand(int node, const std::string& known) const;
     const onnx::NodeProto& fuseGeluAfter(
-        const onnx::NodeProto& producer, bool* gelu, std::string* text);
+        const onnx::NodeProto& producer, GeluForm* gelu, std::string* text);
     Status fuseGelu(const onnx::NodeProto& first, bool* fused);
     int onlyReader(const std::string& value, const char* op) const;
     std::optional<float> scalarConstant(const std::string& name) const;
@@ -1169,10 +1174,28 @@ std::vector<int64_t> aligned(const std::vector<int64_t>& dims, size_t rank)
     return out;
 }
 
+// The other operand of binary node `node`, given one of them; empty when `known` is not one.
+std::string Compiler::otherOperand(int node, const std::string& known) const
+{
+    const auto& op = graph_.node(node);
+    if (op.input_size() != 2)
+        return "";
+    return op.input(0) == known ? op.input(1) : op.input(1) == known ? op.input(0) : "";
+}
+
 std::optional<Compiler::GeluMatch> Compiler::matchGelu(const onnx::NodeProto& first) const
 {
-    if (!options_.fuseActivations || first.input_size() != 2 ||
-        (first.op_type() != "Div" && first.op_type() != "Mul"))
+    if (!options_.fuseActivations)
+        return std::nullopt;
+    auto m = matchGeluErf(first);
+    return m ? m : matchGeluTanh(first);
+}
+
+// The erf form (nn.GELU()): Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), the division also as a
+// multiplication by 1/sqrt 2 and every Add and Mul in either operand order; first: the Div.
+std::optional<Compiler::GeluMatch> Compiler::matchGeluErf(const onnx::NodeProto& first) const
+{
+    if (first.input_size() != 2 || (first.op_type() != "Div" && first.op_type() != "Mul"))
         return std::nullopt;
     // x / c, x * c or c * x.
     const bool constantFirst = first.op_type() == "Mul" && constant(first.input(0));
@@ -1185,56 +1208,96 @@ std::optional<Compiler::GeluMatch> Compiler::matchGelu(const onnx::NodeProto& fi
                                   : std::fabs(*divisor - 1.0f / kSqrt2) < 1e-6f);
     if (!scaled)
         return std::nullopt;
-    const auto nodeAt = [&](int i) -> const onnx::NodeProto& { return graph_.node(i); };
-    // The other operand of binary node n, given one of them; empty when `known` is not one.
-    const auto other = [&](int n, const std::string& known) -> std::string {
-        const auto& op = nodeAt(n);
-        if (op.input_size() != 2)
-            return "";
-        return op.input(0) == known ? op.input(1) : op.input(1) == known ? op.input(0) : "";
-    };
-    m.erf = onlyReader(first.output(0), "Erf");
-    if (m.erf < 0)
+    const auto out = [&](int n) -> const std::string& { return graph_.node(n).output(0); };
+    const int erf = onlyReader(first.output(0), "Erf");
+    const int plusOne = erf < 0 ? -1 : onlyReader(out(erf), "Add");
+    if (plusOne < 0 || scalarConstant(otherOperand(plusOne, out(erf))) != 1.0f)
         return std::nullopt;
-    m.plusOne = onlyReader(nodeAt(m.erf).output(0), "Add");
-    if (m.plusOne < 0)
+    const int times = onlyReader(out(plusOne), "Mul");
+    if (times < 0 || otherOperand(times, out(plusOne)) != m.x)
         return std::nullopt;
-    const auto one = scalarConstant(other(m.plusOne, nodeAt(m.erf).output(0)));
-    m.times = onlyReader(nodeAt(m.plusOne).output(0), "Mul");
-    if (!one || *one != 1.0f || m.times < 0 || other(m.times, nodeAt(m.plusOne).output(0)) != m.x)
+    const int half = onlyReader(out(times), "Mul");
+    if (half < 0 || scalarConstant(otherOperand(half, out(times))) != 0.5f)
         return std::nullopt;
-    m.half = onlyReader(nodeAt(m.times).output(0), "Mul");
-    if (m.half < 0 || scalarConstant(other(m.half, nodeAt(m.times).output(0))) != 0.5f)
-        return std::nullopt;
+    m.rest = {erf, plusOne, times, half};
+    m.last = half;
     return m;
 }
 
-// A GELU right after `producer` joins the step as one of oneDNN's post-ops: when the producer's
-// output is read by the pattern's first node and its x * (1 + erf) alone, those nodes are consumed,
-// *gelu set and the GELU's last node returned (else `producer`).
+// The tanh form (nn.GELU(approximate="tanh")), as torch.onnx exports it:
+// Mul(Mul(x, 0.5), Add(Tanh(Mul(Add(x, Mul(Mul(Mul(x, x), x), 0.044715)), sqrt(2/pi))), 1)),
+// every Add and Mul in either operand order; first: the Mul of x by itself.
+std::optional<Compiler::GeluMatch> Compiler::matchGeluTanh(const onnx::NodeProto& first) const
+{
+    if (first.op_type() != "Mul" || first.input_size() != 2 || first.input(0) != first.input(1))
+        return std::nullopt;
+    GeluMatch m;
+    m.form = GeluForm::Tanh;
+    m.x = first.input(0);
+    const auto out = [&](int n) -> const std::string& { return graph_.node(n).output(0); };
+    const auto near = [](std::optional<float> v, float want) {
+        return v && std::fabs(*v - want) < 1e-6f;
+    };
+    const int cube = onlyReader(first.output(0), "Mul");
+    if (cube < 0 || otherOperand(cube, first.output(0)) != m.x)
+        return std::nullopt;
+    const int kappa = onlyReader(out(cube), "Mul");
+    if (kappa < 0 || !near(scalarConstant(otherOperand(kappa, out(cube))), 0.044715f))
+        return std::nullopt;
+    const int sum = onlyReader(out(kappa), "Add");
+    if (sum < 0 || otherOperand(sum, out(kappa)) != m.x)
+        return std::nullopt;
+    const int beta = onlyReader(out(sum), "Mul");
+    if (beta < 0 || !near(scalarConstant(otherOperand(beta, out(sum))), 0.7978845608f))
+        return std::nullopt;
+    const int tanh = onlyReader(out(beta), "Tanh");
+    const int plusOne = tanh < 0 ? -1 : onlyReader(out(tanh), "Add");
+    if (plusOne < 0 || scalarConstant(otherOperand(plusOne, out(tanh))) != 1.0f)
+        return std::nullopt;
+    const int product = onlyReader(out(plusOne), "Mul");
+    if (product < 0)
+        return std::nullopt;
+    // The product's other operand is x * 0.5, read by the product alone and not compiled yet.
+    const std::string halfX = otherOperand(product, out(plusOne));
+    const int half = index_.producer(halfX);
+    if (half < 0 || onlyReader(halfX, "Mul") != product || valueOf(halfX) >= 0 ||
+        scalarConstant(otherOperand(half, m.x)) != 0.5f)
+        return std::nullopt;
+    m.rest = {cube, kappa, sum, beta, tanh, plusOne, half, product};
+    m.last = product;
+    return m;
+}
+
+// A GELU right after `producer` joins the step as one of oneDNN's post-ops: when every reader of
+// the producer's output is a node of the pattern, those nodes are consumed, *gelu set to its form
+// and the GELU's last node returned (else `producer`).
 const onnx::NodeProto& Compiler::fuseGeluAfter(
-    const onnx::NodeProto& producer, bool* gelu, std::string* text)
+    const onnx::NodeProto& producer, GeluForm* gelu, std::string* text)
 {
     const std::string& out = producer.output(0);
     const auto& readers = index_.consumers(out);
-    if (readers.size() != 2 || index_.isGraphOutput(out))
+    if (readers.size() < 2 || index_.isGraphOutput(out))
         return producer;
     for (int r : readers) {
         const auto m = matchGelu(graph_.node(r));
-        if (!m || m->x != out || (readers[0] != m->times && readers[1] != m->times))
+        if (!m || m->x != out)
             continue;
-        *gelu = true;
-        for (int n : {r, m->erf, m->plusOne, m->times, m->half})
-            consumed_.insert(n);
-        *text += " + GELU";
-        return graph_.node(m->half);
+        const bool inside = std::all_of(readers.begin(), readers.end(), [&](int n) {
+            return n == r || std::find(m->rest.begin(), m->rest.end(), n) != m->rest.end();
+        });
+        if (!inside)
+            continue;
+        *gelu = m->form;
+        consumed_.insert(r);
+        consumed_.insert(m->rest.begin(), m->rest.end());
+        *text += m->form == GeluForm::Tanh ? " + GELU (tanh)" : " + GELU";
+        return graph_.node(m->last);
     }
     return producer;
 }
 
-// GELU as PyTorch exports it (erf form): Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), the
-// division also as a multiplication by 1/sqrt 2 and every Add and Mul in either operand order.
-// Starting at the Div (or Mul); one step when the intermediates are read only inside the pattern.
+// GELU as PyTorch exports it, either form (matchGeluErf, matchGeluTanh), from its first node; one
+// step when the intermediates are read only inside the pattern.
 Status Compiler::fuseGelu(const onnx::NodeProto& first, bool* fused)
 {
     *fused = false;
@@ -1246,12 +1309,12 @@ Status Compiler::fuseGelu(const onnx::NodeProto& first, bool* fused)
     const Value v = plan_.values[static_cast<size_t>(in)];
     auto step = std::make_unique<GeluStep>();
     step->count = static_cast<size_t>(v.count());
-    step->node =
-        label(first) + " to " + onnxutil::nodeLabel(graph_.node(m->half), m->half) + " (GELU)";
+    step->form = m->form;
+    step->node = label(first) + " to " + onnxutil::nodeLabel(graph_.node(m->last), m->last) +
+        (m->form == GeluForm::Tanh ? " (GELU, tanh)" : " (GELU)");
     step->inputs = {in};
-    step->output = addValue(graph_.node(m->half).output(0), v.dims, v.layout);
-    for (int n : {m->erf, m->plusOne, m->times, m->half})
-        consumed_.insert(n);
+    step->output = addValue(graph_.node(m->last).output(0), v.dims, v.layout);
+    consumed_.insert(m->rest.begin(), m->rest.end());
     addStep(first, std::move(step))->op = "Gelu";
     *fused = true;
     return Status();

@@ -252,15 +252,18 @@ private:
 
     // A user scratchpad (allocated here, not per call), the residual sum, GELU and the output
     // clamp.
-    static dnnl::primitive_attr attributes(const OutputRange& range, bool residual, bool gelu)
+    static dnnl::primitive_attr attributes(const OutputRange& range, bool residual, GeluForm gelu)
     {
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         dnnl::post_ops ops;
         if (residual)
             ops.append_sum(1.0f); // the output buffer holds the residual (graph_compiler.cpp)
-        if (gelu)
-            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+        if (gelu != GeluForm::None)
+            ops.append_eltwise(1.0f,
+                gelu == GeluForm::Tanh ? dnnl::algorithm::eltwise_gelu_tanh
+                                       : dnnl::algorithm::eltwise_gelu_erf,
+                0.0f, 0.0f);
         if (range.min > -std::numeric_limits<float>::infinity() ||
             range.max < std::numeric_limits<float>::infinity()) {
             if (range.min == 0.0f && range.max == std::numeric_limits<float>::infinity())

@@ -89,6 +89,17 @@ JETAGENT_VECTOR_CLONES void geluRange(const float* __restrict in, float* __restr
     }
 }
 
+// The tanh form, as 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)); std::exp keeps it scalar, which the
+// models that use this form (rare among vision backbones) can afford.
+void geluTanhRange(const float* __restrict in, float* __restrict out, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        const float x = in[i];
+        const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+        out[i] = x / (1.0f + std::exp(-2.0f * u));
+    }
+}
+
 // One row of a LayerNorm: the mean, the variance about it, then the normalised row.
 JETAGENT_VECTOR_CLONES void layerNormRow(const float* __restrict x, float* __restrict y, size_t c,
     float eps, const float* __restrict gamma, const float* __restrict beta, float* meanOut,
@@ -321,9 +332,13 @@ Expected<std::unique_ptr<StepExec>> GeluStep::instantiate(
     float* out = plan.address(arena, output);
     constexpr size_t kChunk = 4096;
     const size_t n = count;
+    const bool tanhForm = form == GeluForm::Tanh;
     return loop((n + kChunk - 1) / kChunk, last, [=](size_t chunk) {
         const size_t begin = chunk * kChunk;
-        geluRange(in + begin, out + begin, std::min(n, begin + kChunk) - begin);
+        if (tanhForm)
+            geluTanhRange(in + begin, out + begin, std::min(n, begin + kChunk) - begin);
+        else
+            geluRange(in + begin, out + begin, std::min(n, begin + kChunk) - begin);
     });
 }
 

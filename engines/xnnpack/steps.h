@@ -15,6 +15,9 @@
 namespace jetagent {
 namespace xnnplan {
 
+// Which GELU a step applies: none, the exact (erf) form, or the tanh approximation.
+enum class GeluForm { None, Erf, Tanh };
+
 // A clamp fused into the step's output (Relu, Clip); the full float range when none.
 struct OutputRange {
     float min = -std::numeric_limits<float>::infinity();
@@ -40,7 +43,7 @@ class ConvStep final : public StepDef, public ConvGeometry {
 public:
     bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
     bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
-    bool gelu = false; // oneDNN only: GELU (erf form) of the sum, before `range`
+    GeluForm gelu = GeluForm::None; // oneDNN only: GELU of the sum, before `range`
     // XNNPACK only: the output is channels [outputOffset, outputOffset + groups * group out) of
     // pixels outputStride channels apart (a concatenation written in place); 0: dense. The same
     // for the input (a split or slice read in place).
@@ -64,7 +67,7 @@ public:
 class FullyConnectedStep final : public StepDef {
 public:
     bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
-    bool gelu = false; // oneDNN only: GELU (erf form) of the product plus bias, before `range`
+    GeluForm gelu = GeluForm::None; // oneDNN only: GELU of the product plus bias, before `range`
     size_t rows = 0, inputChannels = 0, outputChannels = 0;
     std::vector<float> kernel;
     std::vector<float> bias; // empty: none
@@ -372,10 +375,12 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-// GELU, y = x (1 + erf(x / sqrt 2)) / 2, with a rational erf (reference_kernels.cpp).
+// GELU, y = x (1 + erf(x / sqrt 2)) / 2 with a rational erf (reference_kernels.cpp), or its tanh
+// approximation x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2.
 class GeluStep final : public StepDef {
 public:
     size_t count = 0;
+    GeluForm form = GeluForm::Erf;
     const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
