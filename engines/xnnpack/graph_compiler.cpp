@@ -1759,6 +1759,7 @@ Status Compiler::transpose(const onnx::NodeProto& node, int)
             return Status::invalid(label(node) + ": perm " + dimsText(perm) +
                 " is not a permutation of " + std::to_string(rank) + " axes");
     std::vector<int64_t> dims;
+    dims.reserve(perm.size());
     for (int64_t axis : perm)
         dims.push_back(v.dims[static_cast<size_t>(axis)]);
     // A permutation that leaves the memory as it is in some layout of the output is a relabelling:
