@@ -1,6 +1,7 @@
-// Dense 2-D convolutions and fully connected layers of the xnnpack backend on oneDNN (x86-64 builds
-// with libdnnl-dev): where XNNPACK's 2022 snapshot runs them several times slower (its small fp32
-// GEMM tiles; a transformer's linear layers ran at half oneDNN's rate).
+// Dense (and wide depthwise) 2-D convolutions and fully connected layers of the xnnpack backend on
+// oneDNN (x86-64 builds with libdnnl-dev): where XNNPACK's 2022 snapshot runs them several times
+// slower (its small fp32 GEMM tiles; no depthwise kernel over 5x5; a transformer's linear layers
+// ran at a third of oneDNN's rate).
 //
 // Threads: oneDNN's Debian build parallelises with OpenMP, whose idle workers spin, and a spinning
 // pool takes the cores that capture and preprocessing need. So oneDNN never runs a parallel region
