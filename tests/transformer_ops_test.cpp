@@ -455,6 +455,18 @@ TEST(TransformerOps, ANearMissOfLayerNormRunsNodeByNode)
     expectNear(out[0], layerNorm(x, 16, g, true, true), "near miss");
 }
 
+// The erf-form GELU's nodes as PyTorch exports them, from x to y (their constants added too).
+void addExportedGelu(GraphBuilder& g, const std::string& x, const std::string& y)
+{
+    g.floats("divisor", {}, {std::sqrt(2.0f)}).floats("one", {}, {1.0f});
+    g.floats("half", {}, {0.5f});
+    g.node("Div", {x, "divisor"}, {"d"});
+    g.node("Erf", {"d"}, {"e"});
+    g.node("Add", {"e", "one"}, {"a"});
+    g.node("Mul", {x, "a"}, {"m"});
+    g.node("Mul", {"m", "half"}, {y});
+}
+
 // GELU as PyTorch exports it (x / sqrt 2, Erf, + 1, times x, times 0.5), and the same with the
 // division as a multiplication and the operands of each Add and Mul swapped.
 GraphBuilder exportedGelu(bool swapped, float divisor)
@@ -585,15 +597,9 @@ TEST(TransformerOps, LinearThenGeluIsOneOneDnnStepOverEnoughRows)
         GraphBuilder g;
         g.input("x", {1, rows, k}).output("y", {1, rows, n});
         g.floats("w", {k, n}, w).floats("b", {n}, bias);
-        g.floats("divisor", {}, {std::sqrt(2.0f)}).floats("one", {}, {1.0f});
-        g.floats("half", {}, {0.5f});
         g.node("MatMul", {"x", "w"}, {"p"}, "fc");
         g.node("Add", {"p", "b"}, {"s"});
-        g.node("Div", {"s", "divisor"}, {"d"});
-        g.node("Erf", {"d"}, {"e"});
-        g.node("Add", {"e", "one"}, {"a"});
-        g.node("Mul", {"s", "a"}, {"m"});
-        g.node("Mul", {"m", "half"}, {"y"});
+        addExportedGelu(g, "s", "y");
         std::vector<float> x = noise(static_cast<size_t>(rows * k), 7);
         for (float& v : x)
             v *= 8.0f;
@@ -649,15 +655,8 @@ TEST(TransformerOps, WideDepthwiseConvolutionMatchesEveryWay)
         g.floats("w", {c, 1, kk, kk}, w).floats("b", {c}, bias);
         const bool gelu = batch == 2;
         auto& conv = g.node("Conv", {"x", "w", "b"}, {gelu ? "s" : "y"}, "depthwise");
-        if (gelu) {
-            g.floats("divisor", {}, {std::sqrt(2.0f)}).floats("one", {}, {1.0f});
-            g.floats("half", {}, {0.5f});
-            g.node("Div", {"s", "divisor"}, {"d"});
-            g.node("Erf", {"d"}, {"e"});
-            g.node("Add", {"e", "one"}, {"a"});
-            g.node("Mul", {"s", "a"}, {"m"});
-            g.node("Mul", {"m", "half"}, {"y"});
-        }
+        if (gelu)
+            addExportedGelu(g, "s", "y");
         auto* group = conv.add_attribute();
         group->set_name("group");
         group->set_type(onnx::AttributeProto::INT);

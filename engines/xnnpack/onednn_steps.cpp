@@ -323,12 +323,15 @@ bool oneDnnAvailable()
     }
 }
 
-Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
-    const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+namespace {
+
+// A step's oneDNN exec, built by `build` (one of OneDnnExec's), or why oneDNN cannot run it.
+template <typename Step, typename Build>
+Expected<std::unique_ptr<StepExec>> instantiateOneDnn(const Step& step, Build build)
 {
     try {
         auto exec = std::make_unique<OneDnnExec>(sharedEngine());
-        Status s = exec->buildConv(step, arena, plan, pool);
+        Status s = build(*exec);
         if (!s.ok())
             return s;
         return std::unique_ptr<StepExec>(std::move(exec));
@@ -337,18 +340,20 @@ Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
     }
 }
 
+} // namespace
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
+    const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+{
+    return instantiateOneDnn(
+        step, [&](OneDnnExec& exec) { return exec.buildConv(step, arena, plan, pool); });
+}
+
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
     const FullyConnectedStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
 {
-    try {
-        auto exec = std::make_unique<OneDnnExec>(sharedEngine());
-        Status s = exec->buildFullyConnected(step, arena, plan, pool);
-        if (!s.ok())
-            return s;
-        return std::unique_ptr<StepExec>(std::move(exec));
-    } catch (const dnnl::error& e) {
-        return Status::unsupported(step.node + ": oneDNN: " + e.what());
-    }
+    return instantiateOneDnn(
+        step, [&](OneDnnExec& exec) { return exec.buildFullyConnected(step, arena, plan, pool); });
 }
 
 } // namespace xnnplan
