@@ -116,11 +116,15 @@ def main():
     parser.add_argument("--no-spin", action="store_true", help="ONNX Runtime's workers sleep between runs")
     args = parser.parse_args()
     jetagent = os.environ.get("JETAGENT", str(ROOT / "build" / "src" / "jetagent"))
+    if not os.access(jetagent, os.X_OK):
+        parser.error(f"{jetagent} is not an executable: build jetagent first (tools/dev.sh build), "
+                     "or set JETAGENT to the binary")
     models = []
     for name in args.models:
         path = ROOT / "models" / "reference" / f"{name}.onnx"
         if not path.exists():
-            parser.error(f"{path} is missing: /usr/bin/python3 tools/export_torchvision.py {name}")
+            parser.error(f"{path} is missing: /usr/bin/python3 tools/export_torchvision.py {name} "
+                         "exports it, if it is one of the models that script knows (its --list)")
         models.append((name, path))
     node_path = str(args.ort / "node_modules") if args.ort else os.environ.get("NODE_PATH", "")
     ort_version = None
@@ -128,6 +132,11 @@ def main():
         probe = subprocess.run(["node", "-e", "console.log(require('onnxruntime-node').env.versions.common)"],
                                capture_output=True, text=True, env=dict(os.environ, NODE_PATH=node_path))
         ort_version = probe.stdout.strip() if probe.returncode == 0 else None
+        if args.ort and not ort_version:
+            # Asked for by name: an install that does not load is an error, not a column left out.
+            errors = [line for line in probe.stderr.splitlines() if "Error" in line] or ["no error text"]
+            parser.error(f"--ort {args.ort}: node cannot load onnxruntime-node from {node_path} "
+                         f"({errors[0].strip()}); see --help for installing it")
     print(context(args.threads, ort_version), flush=True)
     print(f"batch 1; {args.rounds} rounds of {args.runs} timed runs per engine after 3 warm-up; figures are "
           f"the median over rounds of each round's median", flush=True)

@@ -284,6 +284,8 @@ def export(name, out, args, torch, torchvision):
     # export stopped halfway.
     manifest_path.unlink(missing_ok=True)
     remove_stale_temporaries(out, stem)
+    # The large models take minutes (PyTorch computes their references on the reference BLAS).
+    print(f"{stem}: exporting ...", flush=True)
 
     model, head_layer = build(name, args, torch, torchvision)
     parameters = sum(p.numel() for p in model.parameters())

@@ -34,10 +34,10 @@ const char* const kCompareHelp =
     "  BACKEND    auto, xnnpack, opencv, tensorrt (`jetagent backends` lists what this build\n"
     "             has; auto: tensorrt for gpu/dla, xnnpack for cpu)\n"
     "  DEVICE     cpu, gpu, dla0, dla1              PRECISION  fp32, fp16, int8\n"
-    "  keys       the config's engine keys: fusion=on|off, onednn=on|off (xnnpack: dense\n"
-    "             convolutions on oneDNN, x86-64), threads=N, batch=N, batch_min=N,\n"
-    "             batch_max=N, workspace_mb=N, dla_gpu_fallback=on|off, timing_cache=on|off,\n"
-    "             cuda_graph=on|off, io_memory=auto|mapped|device\n"
+    "  keys       the config's engine keys: fusion=on|off, onednn=on|off (xnnpack:\n"
+    "             convolutions and linear layers on oneDNN, x86-64), threads=N, batch=N,\n"
+    "             batch_min=N, batch_max=N, workspace_mb=N, dla_gpu_fallback=on|off,\n"
+    "             timing_cache=on|off, cuda_graph=on|off, io_memory=auto|mapped|device\n"
     "  What a spec leaves out comes from --config's task engine section, else the defaults\n"
     "  (cpu, fp32, batch 1, fusion on). The opencv backend's thread pool is shared by the whole\n"
     "  process, so two opencv engines must have the same threads.\n\n"
@@ -866,9 +866,18 @@ Expected<CompareFigures> runEngines(const CompareOptions& options, const Compare
         const double before = processMemory().rssMb;
         auto built = buildEngine(i == 0 ? plan.referenceModel : plan.model,
             i == 0 ? plan.referenceOptions : plan.candidateOptions);
-        if (!built)
-            return built.status().withContext(
+        if (!built) {
+            Status failed = built.status().withContext(
                 roles[i].second + (i == 0 ? plan.referenceSpec : options.candidate));
+            // The default reference is OpenCV DNN, which loads no Swin or ConvNeXt: say what to
+            // give instead.
+            if (i == 0 && options.reference.empty() && options.config.empty())
+                failed = Status::error(failed.kind(),
+                    failed.message() +
+                        " (opencv:cpu:fp32 is the default reference without --config; give "
+                        "--reference xnnpack:cpu:fp32 for a model OpenCV DNN cannot load)");
+            return failed;
+        }
         engines[i] = built.value();
         if (Status s = roles[i].first->start(*engines[i]); !s)
             return s;

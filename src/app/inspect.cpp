@@ -105,7 +105,7 @@ void textReport(const ModelFile& m, const ModelStats& s, int64_t loadNs, std::st
         engineering(static_cast<double>(s.macs)), shapes);
     out.append(
         "            counted: Conv (grouped, depthwise, 1-/2-/3-D), ConvTranspose, Gemm, MatMul,\n"
-        "            one per multiply-add; element-wise ops, pooling, normalisation and\n"
+        "            Einsum, one per multiply-add; element-wise ops, pooling, normalisation and\n"
         "            activations are not counted\n");
     if (!s.uncounted.empty())
         appendFormat(out, "            not counted, shapes unknown: {} nodes (first: {})\n",
