@@ -16,6 +16,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "compare.h"
+#include "onnx_builder.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -311,6 +312,38 @@ TEST(CompareCommand, AThresholdThatDoesNotHoldExitsOneAndNamesIt)
     args.back() = dir / "same.json";
     auto same = runJetagent(args, dir.path());
     EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
+}
+
+// A model OpenCV DNN 4.6 cannot load (LayerNormalization, opset 17), compared with neither
+// --reference nor --config: the default reference's failure says what to give instead, and with
+// --reference xnnpack the same comparison runs.
+TEST(CompareCommand, ADefaultReferenceThatCannotLoadTheModelSaysWhatToGive)
+{
+    TempDir dir;
+    test::GraphBuilder g(17);
+    g.input("x", {1, 3, 8, 8}).output("y", {1, 192});
+    g.randomFloats("scale", {8}, 0.5f, 1.5f, 3);
+    g.ints("shape", {2}, {1, 192});
+    g.node("LayerNormalization", {"x", "scale"}, {"n"});
+    g.node("Reshape", {"n", "shape"}, {"y"});
+    {
+        const std::vector<char> bytes = g.bytes();
+        std::ofstream out(dir / "ln.onnx", std::ios::binary);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    std::vector<std::string> args {"compare", dir / "ln.onnx", "--candidate", "xnnpack", "--frames",
+        "4", "--warmup", "1", "--cache-dir", dir / "cache"};
+    const auto r = runJetagent(args, dir.path());
+    if (r.exitCode == 0)
+        GTEST_SKIP() << "this build's OpenCV DNN loads LayerNormalization";
+    if (has(r.err, "--candidate xnnpack"))
+        GTEST_SKIP() << "this build has no xnnpack backend: " << r.err;
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "--reference opencv:cpu:fp32")) << r.err;
+    EXPECT_TRUE(has(r.err, "give --reference xnnpack:cpu:fp32")) << r.err;
+    args.insert(args.end(), {"--reference", "xnnpack", "--max-rel-error", "1e-6"});
+    const auto ok = runJetagent(args, dir.path());
+    EXPECT_EQ(ok.exitCode, 0) << ok.out << ok.err;
 }
 
 TEST(CompareCommand, WarmupZeroAndWindowsWithAPartialBatch)
