@@ -1,9 +1,9 @@
 #!/bin/sh
 # The live view's JPEG encoder, measured: `jetagent run --serve` on the demo model with a
 # synthetic WIDTHxHEIGHT source at FPS, one client reading /video.mjpg for SECONDS, then the
-# encoder thread's own CPU time (CLOCK_THREAD_CPUTIME_ID, /api/status video.encoder_cpu_s) over
-# the time it had a viewer (TurboJPEG, 4:2:0, quality 75). Prints the configuration beside the
-# figures.
+# video's own CPU time (CLOCK_THREAD_CPUTIME_ID: the view thread's hand-off of each frame and the
+# encoder thread's encodings, /api/status video.encoder_cpu_s) over the time it had a viewer
+# (TurboJPEG, 4:2:0, quality 75). Prints the configuration beside the figures.
 #
 #   tools/bench_live_encoder.sh [JETAGENT] [WIDTH HEIGHT FPS SECONDS]
 #

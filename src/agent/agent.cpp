@@ -985,7 +985,7 @@ void startRun(Components& c, RunParts& parts, bool firstRun, const std::string& 
     if (c.display && c.live) {
         LiveServer* live = c.live.get();
         c.display->setCanvasListener(
-            [live](const cv::Mat& canvas, uint64_t frame) { live->onCanvas(canvas, frame); });
+            [live](cv::Mat& canvas, uint64_t frame) { live->onCanvas(canvas, frame); });
     }
     if (c.display)
         c.display->start(OverlayBuilder(c.tasks, c.monitor.get()),

@@ -544,13 +544,14 @@ void DisplaySink::loop()
             }
         drawOverlay(canvas, overlay);
         record(canvas, sized, writerFailed);
-        if (canvasListener_)
-            canvasListener_(canvas, sequence);
         if (windowOpen_) {
             std::lock_guard<std::mutex> lock(latestMutex_);
             canvas.copyTo(latest_); // same size every frame: no allocation after the first
             fresh_ = true;
         }
+        // Last: the listener may take the canvas, leaving a buffer the next frame is drawn into.
+        if (canvasListener_)
+            canvasListener_(canvas, sequence);
     }
 }
 

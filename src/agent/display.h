@@ -127,9 +127,11 @@ public:
     // a record of it or of a later one, or has ended), then draws the frame with `overlay`'s
     // result and records it. `quit` is called when the user closes the window or presses q/Esc.
     void start(OverlayFunction overlay, std::function<void()> quit);
-    // Called on the view's thread with each drawn frame (8-bit BGR) and its sequence number; it
-    // must not block (the live web view copies the frame and returns). Set before start().
-    using CanvasListener = std::function<void(const cv::Mat& canvas, uint64_t frame)>;
+    // Called on the view's thread with each drawn frame (8-bit BGR) and its sequence number,
+    // after the recording and the window have had it. It must not block. It may take the frame
+    // by swapping `canvas` with a buffer of its own that nothing else refers to (the live web view
+    // does: no copy); the next frame is drawn into whatever `canvas` holds. Set before start().
+    using CanvasListener = std::function<void(cv::Mat& canvas, uint64_t frame)>;
     void setCanvasListener(CanvasListener listener) { canvasListener_ = std::move(listener); }
     // Shows the newest drawn frame and handles the window's events. GUI toolkits (OpenCV's Qt and
     // GTK backends) serve windows from the thread that created them, so the thread that called

@@ -80,7 +80,7 @@ struct LiveCounters {
     uint64_t unauthorized = 0; // requests without the token (401)
     int streams = 0; // video clients now
     int events = 0; // Server-Sent Events clients now
-    double encoderCpuS = 0.0; // CPU time of the encoder thread
+    double encoderCpuS = 0.0; // CPU time of the video: the view's hand-off and the encodings
     double encoderBusyS = 0.0; // wall time since the encoder first had a viewer, while it had one
 };
 
@@ -113,9 +113,11 @@ public:
     void attach(LiveRun run);
     void detach();
 
-    // The view's thread: an annotated frame (8-bit BGR). Copied only while someone watches, into
-    // a slot the encoder takes the newest from: never waits for an encoding.
-    void onCanvas(const cv::Mat& canvas, uint64_t frame);
+    // The view's thread: an annotated frame (8-bit BGR). Taken only while someone watches, by a
+    // swap with the slot the encoder takes the newest from (no copy): `canvas` is left holding a
+    // buffer of the video's own (one the encoder has done with, an unencoded older frame, or
+    // none), which the view draws the next frame into. Never waits for an encoding.
+    void onCanvas(cv::Mat& canvas, uint64_t frame);
     // True while a client watches the video (the view may skip work otherwise).
     bool watched() const { return viewers_.load(std::memory_order_relaxed) > 0; }
 
