@@ -1,12 +1,17 @@
 // `jetagent report`: the run logs read back (segments, damaged lines), the figures derived from
 // them (percentiles, decimation, inference and GPIO windows) and the command on a real run.
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "jetagent/base/regular_file.h"
 #include "jetagent/power/fixture_boards.h"
 #include "run_log.h"
 #include "run_report.h"
@@ -22,6 +27,7 @@ constexpr double kNaNForTest = std::numeric_limits<double>::quiet_NaN();
 
 using json = nlohmann::json;
 using test::runJetagent;
+using test::runJetagentUnder;
 using test::TempDir;
 using test::writeFile;
 
@@ -229,6 +235,148 @@ TEST(RunLog, ADirectoryThatIsNoRunIsRefusedByName)
     EXPECT_NE(file.err.find("notes.txt: not a directory"), std::string::npos) << file.err;
 }
 
+TEST(RunLog, AnExcerptIsShortAndEscaped)
+{
+    EXPECT_EQ(escapedExcerpt("12.5ms"), "12.5ms");
+    EXPECT_EQ(escapedExcerpt(std::string("a\x01\0\\b\n", 6)), "a\\x01\\x00\\x5cb\\x0a");
+    EXPECT_EQ(escapedExcerpt("\xff\xfe"), "\\xff\\xfe");
+    const std::string forty(40, 'x');
+    EXPECT_EQ(escapedExcerpt(forty), forty) << "40 bytes fit whole";
+    EXPECT_EQ(escapedExcerpt(forty + "y"), forty + "...");
+    // An escape is never cut in half: it goes whole or not at all.
+    EXPECT_EQ(escapedExcerpt(std::string(38, 'x') + "\x01"), std::string(38, 'x') + "...");
+    std::string tenEscapes;
+    for (int i = 0; i < 10; ++i)
+        tenEscapes += "\\x7f";
+    EXPECT_EQ(escapedExcerpt(std::string(100'000, '\x7f')), tenEscapes + "...");
+}
+
+// A line over the bound is damaged and skipped (the lines after it still read); one at the bound
+// is a line like any other; a NUL inside a number is not a number.
+TEST(RunLog, ALineLongerThanTheBoundIsDamagedAndTheRestIsRead)
+{
+    TempDir dir;
+    const std::string header = "frame_id,top1_label,e2e_ms\n";
+    // "2," + label + ",5": exactly kMaxCsvLineBytes.
+    const std::string atBound = "2," + std::string(kMaxCsvLineBytes - 4, 'L') + ",5\n";
+    const std::string overBound = "3," + std::string(kMaxCsvLineBytes, 'L') + ",5\n";
+    writeFile(dir / "t.frames.csv",
+        header + "1,a,4\n" + atBound + overBound +
+            std::string("4,a,1\0"
+                        "9\n",
+                8) +
+            "5,a,6\n");
+    auto table = readCsvSegments({dir / "t.frames.csv"}, {"top1_label"});
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    EXPECT_EQ(*table->column("frame_id"), (std::vector<double> {1, 2, 5}));
+    EXPECT_EQ(*table->column("e2e_ms"), (std::vector<double> {4, 5, 6}));
+    ASSERT_EQ(table->damaged.count, 2u);
+    EXPECT_EQ(table->damaged.examples[0],
+        dir / "t.frames.csv:4: a line of " + std::to_string(overBound.size() - 1) +
+            " bytes, longer than the " + std::to_string(kMaxCsvLineBytes) + " a line may have");
+    EXPECT_EQ(
+        table->damaged.examples[1], dir / "t.frames.csv:5: e2e_ms is not a number: '1\\x009'");
+}
+
+// Segments that cannot be a CSV are skipped whole, each counted once, never quoted at length: a
+// first line longer than the bound (read no further), a binary file, too many columns.
+TEST(RunLog, ASegmentWithoutAReadableHeaderIsSkippedWhole)
+{
+    TempDir dir;
+    writeFile(dir / "long.csv", std::string(3 * kMaxCsvLineBytes, 'h') + "\n1\n");
+    std::string binary;
+    for (int i = 0; i < 4096; ++i)
+        binary += static_cast<char>((i * 37 + 11) % 256);
+    writeFile(dir / "binary.csv", "e2e_ms" + binary + "\n");
+    std::string wide = "c0";
+    for (size_t i = 1; i <= kMaxCsvColumns; ++i)
+        wide += ",c" + std::to_string(i);
+    writeFile(dir / "wide.csv", wide + "\n");
+    writeFile(dir / "good.csv", "e2e_ms\n7\n");
+    auto table =
+        readCsvSegments({dir / "long.csv", dir / "binary.csv", dir / "wide.csv", dir / "good.csv"});
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    EXPECT_EQ(table->names, (std::vector<std::string> {"e2e_ms"}));
+    EXPECT_EQ(*table->column("e2e_ms"), (std::vector<double> {7}));
+    ASSERT_EQ(table->damaged.count, 3u);
+    EXPECT_EQ(table->damaged.examples[0],
+        dir / "long.csv:1: no header (the first line is longer than " +
+            std::to_string(kMaxCsvLineBytes) + " bytes)");
+    EXPECT_NE(
+        table->damaged.examples[1].find("binary.csv:1: no header (byte 0x"), std::string::npos)
+        << table->damaged.examples[1];
+    EXPECT_NE(table->damaged.examples[1].find("binary data, not a CSV"), std::string::npos);
+    EXPECT_EQ(table->damaged.examples[2],
+        dir / "wide.csv:1: no header (" + std::to_string(kMaxCsvColumns + 1) +
+            " columns, more than " + std::to_string(kMaxCsvColumns) + ")");
+}
+
+// What a run directory can hold by a segment's name that is not a regular file in it: each is
+// refused by name and kind, and a link's target is never read.
+struct HostileEntry {
+    const char* what;
+    const char* name; // in the run directory
+    std::function<void(const std::string& path, const std::string& outside)> make;
+    const char* why; // in the error
+};
+
+const char* const kLinkWhy = "is a symbolic link, which is not followed here";
+
+std::vector<HostileEntry> hostileEntries()
+{
+    auto link = [](const char* target) {
+        return [target](const std::string& path, const std::string& outside) {
+            fs::create_symlink(std::string(target) == "OUTSIDE" ? outside : target, path);
+        };
+    };
+    return {
+        {"a link to a file outside", "shapes.frames.csv", link("OUTSIDE"), kLinkWhy},
+        {"a link to a file inside", "shapes.frames_000001.csv", link("kept.csv"), kLinkWhy},
+        {"a link to /dev/zero", "shapes.frames_000001.csv", link("/dev/zero"), kLinkWhy},
+        {"a dangling link", "shapes.frames_000001.csv", link("gone.csv"), kLinkWhy},
+        {"a FIFO", "shapes.frames_000001.csv",
+            [](const std::string& path, const std::string&) {
+                ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+            },
+            "is a FIFO (named pipe), not a regular file"},
+        {"a directory", "shapes.frames_000002.csv",
+            [](const std::string& path, const std::string&) { fs::create_directory(path); },
+            "is a directory, not a regular file"},
+        {"power.csv as a link outside", "power.csv", link("OUTSIDE"), kLinkWhy},
+        {"summary.json as a link outside", "summary.json", link("OUTSIDE"), kLinkWhy},
+    };
+}
+
+// The secret a link points at: lines that a reader of it would quote as damaged.
+constexpr const char* kSecret = "x,y\nroot:SECRET-HASH:19000:0:99999:7:::\n";
+
+TEST(RunLog, ARunFileThatIsNotARegularFileIsRefusedByNameAndKind)
+{
+    TempDir dir, elsewhere;
+    writeFile(elsewhere / "shadow", kSecret);
+    writeFile(dir / "kept.csv", "e2e_ms\n1\n");
+    for (const HostileEntry& entry : hostileEntries()) {
+        SCOPED_TRACE(entry.what);
+        const std::string path = dir / (std::string("x-") + entry.name);
+        entry.make(path, elsewhere / "shadow");
+        auto table = readCsvSegments({dir / "kept.csv", path});
+        ASSERT_FALSE(table.ok());
+        EXPECT_EQ(table.status().kind(), ErrorKind::InvalidInput);
+        EXPECT_EQ(table.status().message().rfind(path + " " + entry.why, 0), 0u)
+            << table.status().message();
+        fs::remove(path);
+    }
+    // A device named directly (not through a link) is refused by its kind, never opened.
+    uint64_t size = 0;
+    auto zero = openRegularFile("/dev/zero", "/dev/zero", size, FileLinks::Refuse);
+    ASSERT_FALSE(zero.ok());
+    EXPECT_EQ(zero.status().message(), "/dev/zero is a character device, not a regular file");
+    // Followed where the caller asks for it (a config the user named).
+    fs::create_symlink(dir / "kept.csv", dir / "link.csv");
+    EXPECT_TRUE(openRegularFile(dir / "link.csv", "link", size, FileLinks::Follow).ok());
+    EXPECT_FALSE(openRegularFile(dir / "link.csv", "link", size, FileLinks::Refuse).ok());
+}
+
 TEST(RunReport, HelpTeachesWhatItReadsAndDraws)
 {
     TempDir dir;
@@ -269,6 +417,171 @@ TEST(RunReport, ACrashedRunIsReportedFromItsCsvsWithTheDamageCounted)
     EXPECT_EQ(data["tasks"][0]["rows"], 21);
     EXPECT_EQ(data["tasks"][0]["stages_ms"]["inference"]["max"], 30.0);
     EXPECT_FALSE(fs::exists(run + "/report.html")) << "-o chose the path";
+}
+
+// A run directory that `report` reads whole: a summary, two frame segments, power.csv.
+std::string writeGoodRun(const TempDir& dir)
+{
+    const std::string run = dir / "run";
+    fs::create_directories(run);
+    std::string csv = std::string(kHeader) + "\n";
+    for (int i = 1; i <= 5; ++i)
+        csv += frameLine(i, 1'000'000'000LL + i * 33'000'000LL, 1, 2, 10, 1);
+    writeFile(run + "/shapes.frames.csv", csv);
+    writeFile(run + "/shapes.frames_000001.csv",
+        std::string(kHeader) + "\n" + frameLine(6, 1'300'000'000, 1, 2, 10, 1));
+    writeFile(run + "/power.csv", "time_ns,VDD_IN_W\n1000000000,5\n");
+    writeFile(run + "/summary.json", R"({"run": {"stop_reason": "frames"}, "tasks": []})");
+    writeFile(run + "/kept.csv", "e2e_ms\n1\n");
+    writeFile(dir / "js", kFakeChartJs);
+    return run;
+}
+
+// Where the user meets it: `jetagent report` on a run directory with one hostile entry refuses
+// the run (exit 2) naming the file and why, writes no page, and never shows what a link points
+// at; a FIFO does not block it (bounded by `timeout`).
+TEST(RunReport, ARunFileThatIsALinkAFifoOrADirectoryIsRefusedAndNothingOfItShown)
+{
+    TempDir elsewhere;
+    writeFile(elsewhere / "shadow", kSecret);
+    {
+        TempDir dir;
+        const std::string run = writeGoodRun(dir);
+        auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+        ASSERT_EQ(r.exitCode, 0) << "the run without a hostile entry is reported: " << r.err;
+    }
+    for (const HostileEntry& entry : hostileEntries()) {
+        SCOPED_TRACE(entry.what);
+        TempDir dir;
+        const std::string run = writeGoodRun(dir);
+        const std::string path = run + "/" + entry.name;
+        fs::remove(path);
+        entry.make(path, elsewhere / "shadow");
+        auto r =
+            runJetagentUnder("timeout 60", {"report", run, "--chart-js", dir / "js"}, dir.path());
+        EXPECT_EQ(r.exitCode, 2) << r.err;
+        EXPECT_NE(r.err.find("jetagent: " + path + " " + entry.why), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(run + "/report.html")) << "no page from a refused run";
+    }
+}
+
+// Damaged lines where the user meets them: an over-long line, a binary segment and a long
+// hostile cell are counted, on stderr and on the page, each quoted at most as a short escaped
+// excerpt; the good frames around them are reported.
+TEST(RunReport, DamagedLinesAreCountedAndQuotedOnlyAsShortEscapedExcerpts)
+{
+    TempDir dir;
+    const std::string run = dir / "run";
+    fs::create_directories(run);
+    const std::string marker = "\x1b[2JSECRET-" + std::string(500, 'z');
+    std::string csv = std::string(kHeader) + "\n";
+    for (int i = 1; i <= 3; ++i)
+        csv += frameLine(i, 1'000'000'000LL + i * 33'000'000LL, 1, 2, 10, 1);
+    csv += "4," + std::string(2 * kMaxCsvLineBytes, 'Q') + "\n";
+    std::string cells = frameLine(5, 1'200'000'000, 1, 2, 10, 1);
+    cells.replace(cells.find(",1,2,"), 2, "," + marker); // wait_ms holds the marker
+    csv += cells;
+    csv += frameLine(6, 1'300'000'000, 1, 2, 10, 1);
+    writeFile(run + "/shapes.frames.csv", csv);
+    std::string binary;
+    for (int i = 0; i < 1 << 16; ++i)
+        binary += static_cast<char>((i * 131 + 7) % 256);
+    writeFile(run + "/shapes.frames_000001.csv", binary);
+    writeFile(dir / "js", kFakeChartJs);
+    auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("3 damaged CSV line(s) skipped"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("shapes.frames.csv:5: a line of " +
+                  std::to_string(2 * kMaxCsvLineBytes + 2) + " bytes, longer than the"),
+        std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("shapes.frames.csv:6: wait_ms is not a number: '\\x1b[2JSECRET-zzz"),
+        std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("shapes.frames_000001.csv:1: no header"), std::string::npos) << r.err;
+    const std::string page = test::readFile(run + "/report.html");
+    for (const std::string& text : {r.err, page}) {
+        EXPECT_EQ(text.find(std::string(41, 'z')), std::string::npos) << "quoted at length";
+        EXPECT_EQ(text.find("\x1b"), std::string::npos) << "a control byte is echoed";
+        EXPECT_EQ(text.find("QQQQQQQQQQ"), std::string::npos) << "the long line is echoed";
+    }
+    const json data = reportData(page);
+    ASSERT_TRUE(data.is_object());
+    EXPECT_EQ(data["damaged_lines"], 3);
+    EXPECT_EQ(data["tasks"][0]["rows"], 4);
+}
+
+// The largest resident set of any child waited for so far, in KiB (RUSAGE_CHILDREN keeps the
+// maximum over every child).
+long childrenPeakRssKib()
+{
+    struct rusage usage { };
+    getrusage(RUSAGE_CHILDREN, &usage);
+    return usage.ru_maxrss;
+}
+
+// The report streams: a 1 GiB line (a sparse file, no disk used) raises the peak RSS of
+// `jetagent report` by less than a few MiB over the same run without it.
+TEST(RunReport, AGigabyteLineDoesNotRaiseTheReportsMemory)
+{
+    constexpr uintmax_t kLineBytes = 1ULL << 30;
+    constexpr long kAllowedGrowthKib = 8 * 1024;
+    TempDir dir;
+    const std::string run = writeGoodRun(dir);
+    auto small = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(small.exitCode, 0) << small.err;
+    const long smallKib = childrenPeakRssKib();
+    // A header, then a line of zero bytes to the end of the file; and a segment that is one line
+    // of zero bytes, its header: both counted as damaged, neither held.
+    writeFile(run + "/shapes.frames_000002.csv", std::string(kHeader) + "\n");
+    fs::resize_file(run + "/shapes.frames_000002.csv", kLineBytes);
+    writeFile(run + "/shapes.frames_000003.csv", "");
+    fs::resize_file(run + "/shapes.frames_000003.csv", kLineBytes);
+    auto large = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(large.exitCode, 0) << large.err;
+    EXPECT_NE(large.err.find("2 damaged CSV line(s) skipped"), std::string::npos) << large.err;
+    const uintmax_t lineBytes = kLineBytes - std::string(kHeader).size() - 1;
+    EXPECT_NE(large.err.find(
+                  "shapes.frames_000002.csv:2: a line of " + std::to_string(lineBytes) + " bytes"),
+        std::string::npos)
+        << large.err;
+    EXPECT_NE(large.err.find("shapes.frames_000003.csv:1: no header (the first line is longer"),
+        std::string::npos)
+        << large.err;
+    const long largeKib = childrenPeakRssKib();
+    std::printf("peak RSS of report: %ld KiB, with two 1 GiB lines %ld KiB\n", smallKib, largeKib);
+    EXPECT_LT(largeKib - smallKib, kAllowedGrowthKib) << "the report holds a line whole";
+}
+
+// summary.json that is not valid JSON says what is wrong, where: a number out of range, a syntax
+// error; valid JSON that is not an object says what it holds.
+TEST(RunReport, ADamagedSummarySaysWhatIsWrongAndWhere)
+{
+    TempDir dir;
+    const std::string run = writeGoodRun(dir);
+    struct Case {
+        std::string text;
+        std::string expected; // after "RUN/summary.json: "
+    };
+    const std::string overflow = R"({"run": {"wall_s": 1e400}})";
+    const std::string syntax = "{\"run\": tru}";
+    const Case cases[] = {
+        {overflow,
+            "not valid JSON: number overflow parsing '1e400', at byte " +
+                std::to_string(overflow.find("1e400") + 5)},
+        // The library's wording after this is its own; where it stopped is what matters.
+        {syntax, "not valid JSON: parse error at line 1, column 12: syntax error"},
+        {"[1, 2]", "not a JSON object (it holds an array)"},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.text);
+        writeFile(run + "/summary.json", c.text);
+        auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+        EXPECT_EQ(r.exitCode, 2) << r.err;
+        EXPECT_NE(r.err.find(run + "/summary.json: " + c.expected), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("move it aside to report the run from its CSVs"), std::string::npos);
+    }
 }
 
 // The charts' configurations the page draws (element report-charts).

@@ -6,11 +6,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "jetagent/base/regular_file.h"
 
 namespace jetagent {
 
@@ -22,7 +26,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kNsPerS = 1e9;
 constexpr double kMsPerS = 1e3;
 
-// A finite number filling the whole of `text`; false otherwise.
+// A finite number filling the whole of `text` (a NUL inside it too); false otherwise.
 bool parseNumber(const std::string& text, double& value)
 {
     if (text.empty())
@@ -30,75 +34,220 @@ bool parseNumber(const std::string& text, double& value)
     char* end = nullptr;
     errno = 0;
     value = std::strtod(text.c_str(), &end);
-    return *end == '\0' && errno == 0 && std::isfinite(value);
+    return end == text.c_str() + text.size() && errno == 0 && std::isfinite(value);
+}
+
+// Lines of an open file through a fixed buffer: memory stays bounded whatever the file holds.
+class LineReader {
+public:
+    enum class Read {
+        Line, // a whole line, its '\n' (and a '\r' before it) taken off
+        LastLine, // the file's last bytes, with no '\n' after them
+        TooLong, // more than kMaxCsvLineBytes before the '\n': skipLine() passes the rest
+        End,
+    };
+
+    LineReader(const FileDescriptor& fd, std::string path) : fd_(fd.get()), path_(std::move(path))
+    {
+    }
+
+    Expected<Read> next(std::string& line)
+    {
+        line.clear();
+        lineBytes_ = 0;
+        for (;;) {
+            if (pos_ == end_) {
+                if (Status s = fill(); !s)
+                    return s;
+                if (end_ == 0)
+                    return lineBytes_ == 0 ? Read::End : Read::LastLine;
+            }
+            const char* from = buffer_.data() + pos_;
+            const auto* newline = static_cast<const char*>(std::memchr(from, '\n', end_ - pos_));
+            const size_t take = newline ? static_cast<size_t>(newline - from) : end_ - pos_;
+            lineBytes_ += take;
+            pos_ += take;
+            if (line.size() + take > kMaxCsvLineBytes)
+                return Read::TooLong;
+            line.append(from, take);
+            if (newline) {
+                ++pos_;
+                if (!line.empty() && line.back() == '\r')
+                    line.pop_back();
+                return Read::Line;
+            }
+        }
+    }
+
+    // After TooLong: reads on past the line's '\n' (or to the end), holding nothing of it. The
+    // whole line's length in bytes.
+    Expected<uint64_t> skipLine()
+    {
+        for (;;) {
+            if (pos_ == end_) {
+                if (Status s = fill(); !s)
+                    return s;
+                if (end_ == 0)
+                    return lineBytes_;
+            }
+            const char* from = buffer_.data() + pos_;
+            const auto* newline = static_cast<const char*>(std::memchr(from, '\n', end_ - pos_));
+            const size_t take = newline ? static_cast<size_t>(newline - from) : end_ - pos_;
+            lineBytes_ += take;
+            pos_ += take;
+            if (newline) {
+                ++pos_;
+                return lineBytes_;
+            }
+        }
+    }
+
+private:
+    static constexpr size_t kChunkBytes = 64 * 1024;
+
+    Status fill()
+    {
+        pos_ = end_ = 0;
+        for (;;) {
+            const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return Status::io(path_ + ": cannot be read (" + errnoText(errno) + ")");
+            end_ = static_cast<size_t>(n);
+            return Status();
+        }
+    }
+
+    int fd_;
+    std::string path_;
+    std::vector<char> buffer_ = std::vector<char>(kChunkBytes);
+    size_t pos_ = 0;
+    size_t end_ = 0;
+    uint64_t lineBytes_ = 0; // of the line being read, all of it so far
+};
+
+// Why `line` cannot be a header, or empty when it can: control bytes mean a binary file.
+std::string headerFault(const std::string& line)
+{
+    if (line.empty())
+        return "no header (an empty first line)";
+    for (size_t i = 0; i < line.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(line[i]);
+        if ((byte < 0x20 && byte != '\t') || byte == 0x7f)
+            return fmt::format(
+                "no header (byte 0x{:02x} at column {}: binary data, not a CSV)", byte, i + 1);
+    }
+    return "";
+}
+
+// Maps a segment's header onto the table's columns, adding the new ones; false (and the table
+// untouched) when the table would get more than kMaxCsvColumns.
+bool mapHeader(
+    const std::vector<std::string>& header, CsvColumns& table, std::vector<size_t>& slots)
+{
+    size_t added = 0;
+    for (const std::string& name : header)
+        added += std::find(table.names.begin(), table.names.end(), name) == table.names.end();
+    if (table.names.size() + added > kMaxCsvColumns)
+        return false;
+    for (const std::string& name : header) {
+        auto it = std::find(table.names.begin(), table.names.end(), name);
+        if (it == table.names.end()) {
+            table.names.push_back(name);
+            table.values.emplace_back(table.rows(), kNaN);
+            it = table.names.end() - 1;
+        }
+        slots.push_back(static_cast<size_t>(it - table.names.begin()));
+    }
+    return true;
+}
+
+// One data line into `table` through `slots`; why it is damaged, or empty when it was taken.
+std::string addRow(const std::string& line, const std::vector<size_t>& slots,
+    const std::set<std::string>& textColumns, CsvColumns& table)
+{
+    const std::vector<std::string> fields = splitCsvLine(line);
+    if (fields.size() != slots.size())
+        return std::to_string(fields.size()) + " fields, the header has " +
+            std::to_string(slots.size());
+    std::vector<double> row(table.names.size(), kNaN);
+    for (size_t i = 0; i < fields.size(); ++i) {
+        const std::string& name = table.names[slots[i]];
+        if (fields[i].empty() || textColumns.count(name))
+            continue;
+        if (!parseNumber(fields[i], row[slots[i]]))
+            return escapedExcerpt(name) + " is not a number: '" + escapedExcerpt(fields[i]) + "'";
+    }
+    for (size_t c = 0; c < row.size(); ++c)
+        table.values[c].push_back(row[c]);
+    return "";
 }
 
 // Reads one segment into `table`, mapping its header's names onto the table's columns.
 Status readSegment(
     const std::string& path, const std::set<std::string>& textColumns, CsvColumns& table)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Status::io(path + ": cannot be read (" + errnoText(errno) + ")");
+    uint64_t size = 0;
+    auto fd = openRegularFile(path, path, size, FileLinks::Refuse);
+    if (!fd)
+        return fd.status();
     table.files.push_back(path);
 
     // Line by line: a day's log is hundreds of megabytes, never held whole.
+    LineReader reader(*fd, path);
     size_t lineNumber = 0;
     std::vector<size_t> slots; // the table column of each field of this segment's header
     std::string line;
-    while (std::getline(in, line)) {
-        // getline stops at the end of the file without failing when the last line has no '\n'.
-        const bool complete = !in.eof();
+    for (;;) {
+        auto read = reader.next(line);
+        if (!read)
+            return read.status();
+        if (*read == LineReader::Read::End)
+            break;
         ++lineNumber;
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
         if (lineNumber == 1) {
-            if (line.empty() || !complete) {
-                table.damaged.add(path, lineNumber, "no header");
+            // A segment without a header is skipped whole: nothing in it can be read by name.
+            std::string fault;
+            if (*read == LineReader::Read::TooLong)
+                fault = fmt::format(
+                    "no header (the first line is longer than {} bytes)", kMaxCsvLineBytes);
+            else if (*read == LineReader::Read::LastLine)
+                fault = "no header (the first line has no end)";
+            else
+                fault = headerFault(line);
+            const std::vector<std::string> header =
+                fault.empty() ? splitCsvLine(line) : std::vector<std::string>();
+            if (fault.empty() && header.size() > kMaxCsvColumns)
+                fault = fmt::format(
+                    "no header ({} columns, more than {})", header.size(), kMaxCsvColumns);
+            if (fault.empty() && !mapHeader(header, table, slots))
+                fault = fmt::format(
+                    "a header that makes the segments' columns more than {}", kMaxCsvColumns);
+            if (!fault.empty()) {
+                table.damaged.add(path, lineNumber, fault);
                 return Status();
-            }
-            for (const std::string& name : splitCsvLine(line)) {
-                auto it = std::find(table.names.begin(), table.names.end(), name);
-                if (it == table.names.end()) {
-                    table.names.push_back(name);
-                    table.values.emplace_back(table.rows(), kNaN);
-                    it = table.names.end() - 1;
-                }
-                slots.push_back(static_cast<size_t>(it - table.names.begin()));
             }
             continue;
         }
-        if (line.empty() && complete)
+        if (*read == LineReader::Read::TooLong) {
+            auto bytes = reader.skipLine();
+            if (!bytes)
+                return bytes.status();
+            table.damaged.add(path, lineNumber,
+                fmt::format("a line of {} bytes, longer than the {} a line may have", *bytes,
+                    kMaxCsvLineBytes));
             continue;
-        if (!complete) {
+        }
+        if (*read == LineReader::Read::LastLine) {
             table.damaged.add(path, lineNumber, "the last line has no end (cut short)");
             break;
         }
-        const std::vector<std::string> fields = splitCsvLine(line);
-        if (fields.size() != slots.size()) {
-            table.damaged.add(path, lineNumber,
-                std::to_string(fields.size()) + " fields, the header has " +
-                    std::to_string(slots.size()));
+        if (line.empty())
             continue;
-        }
-        std::vector<double> row(table.names.size(), kNaN);
-        std::string bad;
-        for (size_t i = 0; i < fields.size() && bad.empty(); ++i) {
-            const std::string& name = table.names[slots[i]];
-            if (fields[i].empty() || textColumns.count(name))
-                continue;
-            if (!parseNumber(fields[i], row[slots[i]]))
-                bad = name + " is not a number: '" + fields[i].substr(0, 40) + "'";
-        }
-        if (!bad.empty()) {
-            table.damaged.add(path, lineNumber, bad);
-            continue;
-        }
-        for (size_t c = 0; c < row.size(); ++c)
-            table.values[c].push_back(row[c]);
+        if (std::string why = addRow(line, slots, textColumns, table); !why.empty())
+            table.damaged.add(path, lineNumber, why);
     }
-    if (in.bad())
-        return Status::io(path + ": read failed at line " + std::to_string(lineNumber + 1));
     return Status();
 }
 
@@ -184,6 +333,23 @@ std::vector<std::string> splitCsvLine(const std::string& line)
     return fields;
 }
 
+std::string escapedExcerpt(const std::string& text, size_t maxBytes)
+{
+    std::string out;
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        const bool plain = byte >= 0x20 && byte < 0x7f && c != '\\';
+        const size_t width = plain ? 1 : 4;
+        if (out.size() + width > maxBytes)
+            return out + "...";
+        if (plain)
+            out += c;
+        else
+            out += fmt::format("\\x{:02x}", byte);
+    }
+    return out;
+}
+
 Expected<CsvColumns> readCsvSegments(
     const std::vector<std::string>& files, const std::set<std::string>& textColumns)
 {
@@ -204,9 +370,9 @@ Expected<RunFiles> findRunFiles(const std::string& dir)
             (fs::exists(dir, ec) ? ": not a directory" : ": no such directory") +
             " (give the directory of one run, e.g. jetagent-logs/20260101T120000Z)");
     std::vector<std::string> names;
+    // Every entry, whatever its type: one that is not a regular file is refused when read.
     for (const auto& entry : fs::directory_iterator(dir, ec))
-        if (entry.is_regular_file(ec))
-            names.push_back(entry.path().filename().string());
+        names.push_back(entry.path().filename().string());
     if (ec)
         return Status::io(dir + ": cannot be listed (" + ec.message() + ")");
     std::sort(names.begin(), names.end());

@@ -36,19 +36,36 @@ struct CsvColumns {
     const std::vector<double>* column(const std::string& name) const;
 };
 
-// Reads `files` in order as one table. A line is damaged, skipped and counted (never fatal) when
-// its field count differs from its segment's header, when a cell of a column outside
-// `textColumns` is neither empty nor a finite number, or when it is the file's last line and has
-// no line end (a crash cut it). A segment whose header is empty is counted as damaged too.
-// Io naming the file when one cannot be read.
+// The longest CSV line read (a frame line is a few hundred bytes; labels of thousands of
+// characters still fit): a longer one is damaged and skipped without being held.
+inline constexpr size_t kMaxCsvLineBytes = 64 * 1024;
+// The most columns a table takes, all segments' headers together (a frame CSV has about 30).
+inline constexpr size_t kMaxCsvColumns = 1024;
+
+// Reads `files` in order as one table, streaming: each file line by line through a fixed buffer.
+// A line is damaged, skipped and counted (never fatal) when its field count differs from its
+// segment's header, when a cell of a column outside `textColumns` is neither empty nor a finite
+// number, when it is longer than kMaxCsvLineBytes, or when it is the file's last line and has no
+// line end (a crash cut it). A segment whose header is empty, cut, longer than kMaxCsvLineBytes,
+// holds control bytes (a binary file) or would make more than kMaxCsvColumns columns is counted
+// as one damaged line and skipped whole. A damaged line's text is quoted at most as a short
+// escaped excerpt (escapedExcerpt()). Each file is opened as a regular file without following a
+// symbolic link: InvalidInput naming the file and why when it is a link, a directory, a FIFO, a
+// device or a socket; NotFound when it is gone; Io when it cannot be read.
 Expected<CsvColumns> readCsvSegments(
     const std::vector<std::string>& files, const std::set<std::string>& textColumns = {});
+
+// At most `maxBytes` of `text` for a message: printable ASCII kept, a backslash and every other
+// byte written as \xNN, "..." appended when cut. What a damaged line may show of itself.
+std::string escapedExcerpt(const std::string& text, size_t maxBytes = 40);
 
 // One CSV line's fields, with the writer's quoting ("a,b" and "" inside quotes) undone.
 std::vector<std::string> splitCsvLine(const std::string& line);
 
 // The files of a run directory: each task's frame CSV segments in order, power.csv's segments and
-// summary.json. NotFound naming `dir` when it holds neither a summary.json nor a frame CSV.
+// summary.json, found by name whatever their type (a link or a FIFO by such a name is refused
+// when it is read, saying so, never left out unsaid). NotFound naming `dir` when it holds neither
+// a summary.json nor a frame CSV.
 struct RunFiles {
     struct Task {
         std::string name;

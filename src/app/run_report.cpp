@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <set>
@@ -12,6 +11,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "html_report.h"
+#include "jetagent/base/regular_file.h"
 #include "jetagent/engines/cache_file.h"
 
 namespace jetagent {
@@ -498,7 +498,8 @@ bool powerChart(HtmlPage& page, const CsvColumns& power, const std::vector<doubl
     return true;
 }
 
-json powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskView>& tasks,
+// Fails as readCsvSegments() does when a power.csv segment cannot be read or is refused.
+Expected<json> powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskView>& tasks,
     int64_t originNs, DamagedLines& damaged)
 {
     page.heading(2, "Power, temperatures and clocks");
@@ -507,13 +508,11 @@ json powerSection(HtmlPage& page, const RunFiles& run, const std::vector<TaskVie
         page.omittedChart("chart-power", "Power per rail over time", why);
         page.omittedChart("chart-thermal", "Temperatures over time", why);
         page.omittedChart("chart-clocks", "Clocks over time", why);
-        return nullptr;
+        return json();
     }
     auto read = readCsvSegments(run.power);
-    if (!read) {
-        page.paragraph(read.status().message(), "warning");
-        return nullptr;
-    }
+    if (!read)
+        return read.status();
     const CsvColumns& power = *read;
     damaged.count += power.damaged.count;
     for (const std::string& e : power.damaged.examples)
@@ -606,18 +605,79 @@ Expected<std::vector<TaskView>> readTasks(
     return tasks;
 }
 
+// A summary.json is a few kilobytes; a larger one is not the run's.
+constexpr uint64_t kMaxSummaryBytes = 16 << 20;
+// The parser's message quotes the token it stopped at, which may be a whole long string.
+constexpr size_t kMaxJsonErrorBytes = 200;
+
+// Records where and why a JSON parse failed: nlohmann's DOM parser without exceptions keeps
+// neither, and its exceptions carry no position for a number out of range (1e400).
+class JsonErrorSax : public nlohmann::json_sax<json> {
+public:
+    std::string message;
+    size_t position = 0;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t at, const std::string&, const json::exception& error) override
+    {
+        position = at;
+        message = error.what();
+        // "[json.exception.out_of_range.406] number overflow parsing '1e400'": the part after
+        // the library's tag says what is wrong.
+        const size_t tag = message.find("] ");
+        if (message.rfind("[json.exception.", 0) == 0 && tag != std::string::npos)
+            message.erase(0, tag + 2);
+        return false;
+    }
+};
+
+const char* jsonTypeText(const json& value)
+{
+    if (value.is_array())
+        return "an array";
+    if (value.is_string())
+        return "a string";
+    if (value.is_number())
+        return "a number";
+    if (value.is_boolean())
+        return "a boolean";
+    return "null";
+}
+
 Expected<json> readSummary(const std::string& path)
 {
     if (path.empty())
         return json();
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Status::io(path + ": cannot be read");
-    json summary = json::parse(in, nullptr, false);
-    if (summary.is_discarded() || !summary.is_object())
-        return Status::invalid(path +
-            ": not a JSON object (a damaged summary; move it aside to "
-            "report the run from its CSVs)");
+    std::string text;
+    if (Status s = readRegularFile(path, path, kMaxSummaryBytes, text, FileLinks::Refuse); !s)
+        return s;
+    const char* const kAdvice =
+        " (a damaged summary; move it aside to report the run from its CSVs)";
+    json summary = json::parse(text, nullptr, false);
+    if (summary.is_discarded()) {
+        JsonErrorSax error;
+        json::sax_parse(text, &error);
+        // A syntax error names its line and column; a number out of range names neither.
+        const std::string where = error.message.find(" at line ") == std::string::npos
+            ? fmt::format(", at byte {}", error.position)
+            : std::string();
+        return Status::invalid(fmt::format("{}: not valid JSON: {}{}{}", path,
+            escapedExcerpt(error.message, kMaxJsonErrorBytes), where, kAdvice));
+    }
+    if (!summary.is_object())
+        return Status::invalid(
+            path + ": not a JSON object (it holds " + jsonTypeText(summary) + ")" + kAdvice);
     return summary;
 }
 
@@ -649,7 +709,10 @@ Expected<std::string> runReportHtml(
         page.paragraph("no <task>.frames.csv: the run logged no frame", "warning");
     for (const TaskView& task : *tasks)
         data["tasks"].push_back(taskSection(page, task, originNs));
-    data["power"] = powerSection(page, run, *tasks, originNs, damaged);
+    auto power = powerSection(page, run, *tasks, originNs, damaged);
+    if (!power)
+        return power.status();
+    data["power"] = std::move(power).value();
     data["damaged_lines"] = damaged.count;
     if (damaged.count > 0) {
         std::string text = fmt::format("{} damaged CSV line(s) skipped:", damaged.count);
@@ -681,6 +744,8 @@ Expected<RunReportResult> writeRunReport(const RunReportOptions& options)
     return result;
 }
 
+static_assert(kMaxCsvLineBytes == 64 * 1024, "kReportHelp names the line bound: 64 KiB");
+
 const char* const kReportHelp = R"(
 Reads one run directory, as `jetagent run` or the service writes it under logging.dir:
 summary.json, every <task>.frames.csv segment and, when the run read power rails, power.csv.
@@ -694,7 +759,10 @@ Writes one HTML page that opens offline (Chart.js from Debian's libjs-chart.js i
 A chart without data is left out with a line saying why. Plotted series are cut to about 4000
 points, each bucket's min and max kept, so spikes stay; the tables use every row. Damaged CSV
 lines (a wrong field count, a non-number, a last line cut by a crash) are skipped and counted,
-on the page and on stderr. A run that crashed before its summary.json is reported from its CSVs.
+on the page and on stderr, each quoted at most as a short escaped excerpt; a line over 64 KiB is
+damaged too, and never held whole. A run that crashed before its summary.json is reported from
+its CSVs. The run's files are read only as regular files in RUN_DIR: a symbolic link (even to a
+file inside), a FIFO, a device or a directory by a run file's name is refused, naming it.
 
 Examples:
   jetagent report jetagent-logs/20260101T120000Z         writes .../report.html

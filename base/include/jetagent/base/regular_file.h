@@ -28,6 +28,8 @@ inline std::string fileTypeText(mode_t mode)
         return "a character device";
     if (S_ISBLK(mode))
         return "a block device";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
     return "not a regular file";
 }
 
@@ -50,19 +52,50 @@ private:
     int fd_;
 };
 
-// Opens `path` for reading when it is a regular file (symbolic links followed) and gives its size
-// in `size`. The open never blocks: O_NONBLOCK makes a FIFO open at once (instead of waiting for a
-// writer) so that fstat can refuse it; on a regular file the flag changes nothing. Errors name the
-// file as `what` ("labels file 'x.txt'"): NotFound when it is missing, InvalidInput when it cannot
-// be opened (permissions) or is not a regular file, Io when fstat fails.
-inline Expected<FileDescriptor> openRegularFile(
-    const std::string& path, const std::string& what, uint64_t& size)
+// Whether opening a file may go through a symbolic link at its last component.
+enum class FileLinks {
+    Follow, // the link's target is opened (a config or a model named by the user)
+    // A link is refused without being followed: files found in a directory that someone else may
+    // write (a run's logs), which a link could make point anywhere (/etc/shadow).
+    Refuse,
+};
+
+// Opens `path` for reading when it is a regular file and gives its size in `size`. The open never
+// blocks: O_NONBLOCK makes a FIFO open at once (instead of waiting for a writer) so that fstat can
+// refuse it; on a regular file the flag changes nothing. With FileLinks::Refuse a symbolic link,
+// and anything that lstat says is not a regular file, is refused before any open (a device is
+// never opened), and O_NOFOLLOW with fstat on the descriptor close the race of a file swapped in
+// between. Errors name the file as `what` ("labels file 'x.txt'"): NotFound when it is missing,
+// InvalidInput when it cannot be opened (permissions), is a link (Refuse) or is not a regular
+// file, Io when fstat fails.
+inline Expected<FileDescriptor> openRegularFile(const std::string& path, const std::string& what,
+    uint64_t& size, FileLinks links = FileLinks::Follow)
 {
-    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    const char* const kLinkRefused = " is a symbolic link, which is not followed here (a link "
+                                     "could lead out of its directory): put the file itself there";
+    if (links == FileLinks::Refuse) {
+        struct stat st { };
+        if (::lstat(path.c_str(), &st) != 0) {
+            const int error = errno;
+            if (error == ENOENT || error == ENOTDIR)
+                return Status::notFound(what + " does not exist");
+            return Status::invalid(what + " cannot be examined: " + errnoText(error));
+        }
+        if (S_ISLNK(st.st_mode))
+            return Status::invalid(what + kLinkRefused);
+        if (!S_ISREG(st.st_mode))
+            return Status::invalid(
+                what + " is " + fileTypeText(st.st_mode) + ", not a regular file");
+    }
+    const int noFollow = links == FileLinks::Refuse ? O_NOFOLLOW : 0;
+    FileDescriptor fd(
+        ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | noFollow));
     if (fd.get() < 0) {
         const int error = errno;
         if (error == ENOENT || error == ENOTDIR)
             return Status::notFound(what + " does not exist");
+        if (error == ELOOP && links == FileLinks::Refuse)
+            return Status::invalid(what + kLinkRefused);
         return Status::invalid(what + " cannot be opened: " + errnoText(error));
     }
     struct stat st { };
@@ -97,14 +130,14 @@ Status readFileHead(
 }
 
 // Reads all of `path` into `out` (a std::string or a byte vector, reused) when it is a regular file
-// of at most `maxBytes`; a larger one is refused (InvalidInput) before anything is read. Errors as
-// for openRegularFile.
+// of at most `maxBytes`; a larger one is refused (InvalidInput) before anything is read. Errors and
+// `links` as for openRegularFile.
 template <class Bytes>
-Status readRegularFile(
-    const std::string& path, const std::string& what, uint64_t maxBytes, Bytes& out)
+Status readRegularFile(const std::string& path, const std::string& what, uint64_t maxBytes,
+    Bytes& out, FileLinks links = FileLinks::Follow)
 {
     uint64_t size = 0;
-    auto fd = openRegularFile(path, what, size);
+    auto fd = openRegularFile(path, what, size, links);
     if (!fd)
         return fd.status();
     if (size > maxBytes)
