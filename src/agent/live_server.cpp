@@ -1,5 +1,6 @@
-// The live web view of a run: the HTTP server (cpp-httplib), the JPEG encoder and the 1 Hz
-// status builder.
+// The live web view of a run: the HTTP server (cpp-httplib's parser and routes, behind
+// connection handling of its own that bounds how long a request may take to arrive, how many may
+// be arriving, and how long stopping takes), the JPEG encoder and the 1 Hz status builder.
 #include "live_server.h"
 
 #include <algorithm>
@@ -7,7 +8,15 @@
 #include <cstring>
 #include <ctime>
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <limits>
+#include <map>
 
 #include <httplib.h>
 #include <turbojpeg.h>
@@ -30,11 +39,13 @@ constexpr int kJpegQuality = 75;
 constexpr auto kStreamPoll = std::chrono::milliseconds(500);
 // A video or events client that cannot take a write for this long (it stopped reading) is
 // dropped; until then it only skips frames.
-constexpr time_t kWriteTimeoutS = 5;
-constexpr time_t kReadTimeoutS = 5;
-// Threads serving requests: every stream and events client holds one, and a few more answer the
-// short requests (the page, status, frames, snapshot, refusals) beside them.
-constexpr size_t kServerThreads = LiveServer::kMaxStreams + LiveServer::kMaxEvents + 8;
+constexpr int kWriteTimeoutMs = 5000;
+// Workers answering whole requests: every stream and events client holds one, and a few more
+// answer the short requests (the page, status, frames, snapshot, refusals) beside them. Requests
+// still arriving hold none (one thread reads them all).
+constexpr size_t kWorkers = LiveServer::kMaxStreams + LiveServer::kMaxEvents + 8;
+// What respond() keeps of an answer: more than any answer but a stream's.
+constexpr size_t kMaxRespondBytes = 4 * 1024 * 1024;
 constexpr size_t kMaxFramesPerAnswer = 1000;
 constexpr const char* kBoundary = "jetagentframe";
 
@@ -81,7 +92,293 @@ double nearestRankMs(const std::vector<int64_t>& sorted, double p)
     return nsToMs(sorted[rank - 1]);
 }
 
+int64_t msUntil(int64_t deadlineNs)
+{
+    const int64_t left = deadlineNs - monotonicNs();
+    return left <= 0 ? 0 : (left + 999'999) / 1'000'000;
+}
+
+// Waits up to `ms` for `events` on `fd`; false on a timeout, and for POLLOUT when the peer is
+// gone.
+bool waitFor(int fd, short events, int64_t ms)
+{
+    pollfd p {fd, events, 0};
+    int rc = 0;
+    do {
+        rc = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 60'000)));
+    } while (rc < 0 && errno == EINTR);
+    if (rc <= 0)
+        return false;
+    if (events == POLLOUT)
+        return (p.revents & POLLOUT) != 0 && (p.revents & (POLLERR | POLLHUP)) == 0;
+    return true;
+}
+
+// A short answer written by the reading thread to a connection it is about to close: never
+// waits (what the socket does not take at once is lost).
+std::string cannedAnswer(int status, const char* reason, const std::string& text)
+{
+    return "HTTP/1.1 " + std::to_string(status) + " " + reason +
+        "\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(text.size()) +
+        "\r\nConnection: close\r\n\r\n" + text;
+}
+
+void sendAndClose(int fd, const std::string& answer)
+{
+    if (!answer.empty()) {
+        [[maybe_unused]] const ssize_t sent =
+            ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+}
+
+const std::string& requestTimeoutAnswer()
+{
+    static const std::string answer = cannedAnswer(408, "Request Timeout",
+        "the request did not arrive whole within " +
+            std::to_string(LiveServer::kRequestTimeoutMs / 1000) + " s\n");
+    return answer;
+}
+
+const std::string& headTooLargeAnswer()
+{
+    static const std::string answer = cannedAnswer(431, "Request Header Fields Too Large",
+        "the request's head is longer than " + std::to_string(LiveServer::kMaxHeadBytes) +
+            " bytes\n");
+    return answer;
+}
+
+const std::string& busyAnswer()
+{
+    static const std::string answer = cannedAnswer(
+        503, "Service Unavailable", "too many connections at once; try again in a few seconds\n");
+    return answer;
+}
+
+bool equalsIgnoringCase(const std::string& a, size_t from, size_t length, const char* b)
+{
+    const size_t n = std::strlen(b);
+    if (length != n)
+        return false;
+    for (size_t i = 0; i < n; ++i)
+        if (std::tolower(static_cast<unsigned char>(a[from + i])) != b[i])
+            return false;
+    return true;
+}
+
+// Where a request's head ends in its bytes as they arrive, the way cpp-httplib reads it: lines
+// end at '\n', the first is the request line, and the head ends with the first later line that
+// is exactly "\r\n". Each byte is looked at once, however the bytes trickle in.
+class HeadScanner {
+public:
+    // The offset just past the head in `bytes` (which only grow), or npos while incomplete.
+    size_t scan(const std::string& bytes)
+    {
+        while (end_ == std::string::npos) {
+            const size_t newline = bytes.find('\n', next_);
+            if (newline == std::string::npos) {
+                next_ = bytes.size();
+                break;
+            }
+            if (lines_ > 0 && newline == lineStart_ + 1 && bytes[lineStart_] == '\r')
+                end_ = newline + 1;
+            ++lines_;
+            lineStart_ = next_ = newline + 1;
+        }
+        return end_;
+    }
+
+private:
+    size_t next_ = 0;
+    size_t lineStart_ = 0;
+    size_t lines_ = 0;
+    size_t end_ = std::string::npos;
+};
+
+// `bytes` without the head's Range lines: every answer is generated, whole (a server may ignore
+// Range, RFC 9110), so none is cut into ranges; cpp-httplib would otherwise serve any number of
+// ranges of it, each a copy (2,000 ranges of the page were a 421 MB answer).
+std::string withoutRangeLines(const std::string& bytes, size_t headEnd)
+{
+    std::string out;
+    out.reserve(bytes.size());
+    size_t at = 0;
+    bool first = true;
+    while (at < headEnd) {
+        const size_t next = bytes.find('\n', at) + 1; // within the head: it ends with one
+        const size_t colon = bytes.find(':', at);
+        const bool range =
+            !first && colon < next && equalsIgnoringCase(bytes, at, colon - at, "range");
+        if (!range)
+            out.append(bytes, at, next - at);
+        first = false;
+        at = next;
+    }
+    out.append(bytes, headEnd, std::string::npos);
+    return out;
+}
+
+// A connection's request as cpp-httplib reads it: the bytes the reading thread has (the head and
+// what came with it), then the socket until the request's deadline; answers go out with a
+// timeout per write, as the streams want. stop() shuts the socket down to end any wait at once.
+class ConnectionStream final : public httplib::Stream {
+public:
+    ConnectionStream(int fd, std::string bytes, int64_t deadlineNs)
+        : fd_(fd), bytes_(std::move(bytes)), deadlineNs_(deadlineNs)
+    {
+    }
+    bool is_readable() const override
+    {
+        return offset_ < bytes_.size() || waitFor(fd_, POLLIN, msUntil(deadlineNs_));
+    }
+    bool is_writable() const override { return waitFor(fd_, POLLOUT, kWriteTimeoutMs); }
+    ssize_t read(char* ptr, size_t size) override
+    {
+        if (offset_ < bytes_.size()) {
+            const size_t n = std::min(size, bytes_.size() - offset_);
+            std::memcpy(ptr, bytes_.data() + offset_, n);
+            offset_ += n;
+            return static_cast<ssize_t>(n);
+        }
+        while (waitFor(fd_, POLLIN, msUntil(deadlineNs_))) {
+            const ssize_t n = ::recv(fd_, ptr, size, MSG_DONTWAIT);
+            if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+                return n;
+        }
+        return -1;
+    }
+    ssize_t write(const char* ptr, size_t size) override
+    {
+        const int64_t until = monotonicNs() + int64_t(kWriteTimeoutMs) * 1'000'000;
+        while (true) {
+            const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+                return n;
+            if (!waitFor(fd_, POLLOUT, msUntil(until)))
+                return -1;
+        }
+    }
+    void get_remote_ip_and_port(std::string& ip, int& port) const override
+    {
+        address(::getpeername, ip, port);
+    }
+    void get_local_ip_and_port(std::string& ip, int& port) const override
+    {
+        address(::getsockname, ip, port);
+    }
+    socket_t socket() const override { return fd_; }
+
+private:
+    void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const
+    {
+        sockaddr_storage a {};
+        socklen_t length = sizeof a;
+        char host[NI_MAXHOST] = "";
+        char service[NI_MAXSERV] = "";
+        if (get(fd_, reinterpret_cast<sockaddr*>(&a), &length) == 0 &&
+            ::getnameinfo(reinterpret_cast<sockaddr*>(&a), length, host, sizeof host, service,
+                sizeof service, NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+            ip = host;
+            port = std::atoi(service);
+        }
+    }
+
+    int fd_;
+    std::string bytes_;
+    size_t offset_ = 0;
+    int64_t deadlineNs_;
+};
+
+// respond()'s connection: the request's bytes, then the end of the stream; the answer is kept up
+// to kMaxRespondBytes.
+class MemoryStream final : public httplib::Stream {
+public:
+    explicit MemoryStream(std::string bytes) : bytes_(std::move(bytes)) { }
+    bool is_readable() const override { return true; }
+    bool is_writable() const override { return out_.size() < kMaxRespondBytes; }
+    ssize_t read(char* ptr, size_t size) override
+    {
+        const size_t n = std::min(size, bytes_.size() - offset_);
+        std::memcpy(ptr, bytes_.data() + offset_, n);
+        offset_ += n;
+        return static_cast<ssize_t>(n);
+    }
+    ssize_t write(const char* ptr, size_t size) override
+    {
+        if (!is_writable())
+            return -1;
+        out_.append(ptr, size);
+        return static_cast<ssize_t>(size);
+    }
+    void get_remote_ip_and_port(std::string& ip, int& port) const override
+    {
+        ip = "127.0.0.1";
+        port = 0;
+    }
+    void get_local_ip_and_port(std::string& ip, int& port) const override
+    {
+        ip = "127.0.0.1";
+        port = 0;
+    }
+    socket_t socket() const override { return INVALID_SOCKET; }
+    std::string& answer() { return out_; }
+
+private:
+    std::string bytes_;
+    size_t offset_ = 0;
+    std::string out_;
+};
+
+// The accept thread hands each connection over at once (LiveServer::handOver): it never waits.
+class InlineQueue final : public httplib::TaskQueue {
+public:
+    void enqueue(std::function<void()> fn) override { fn(); }
+    void shutdown() override { }
+};
+
+// "Bearer TOKEN", the scheme in any case (RFC 7235), then one or more spaces.
+bool bearerMatches(const std::string& header, const std::string& token)
+{
+    constexpr size_t kScheme = 6;
+    if (header.size() <= kScheme || header[kScheme] != ' ' ||
+        !equalsIgnoringCase(header, 0, kScheme, "bearer"))
+        return false;
+    const size_t at = header.find_first_not_of(' ', kScheme);
+    return at != std::string::npos && sameSecret(header.substr(at), token);
+}
+
 } // namespace
+
+// cpp-httplib's server, whose accepted connections go to LiveServer's threads instead of its
+// own: a request's head is read there, as a whole within a deadline, before any worker sees it.
+class LiveServer::HttpServer final : public httplib::Server {
+public:
+    explicit HttpServer(LiveServer& owner) : owner_(owner)
+    {
+        new_task_queue = [] { return new InlineQueue(); };
+    }
+    // Answers the one request `stream` holds (the connection closes after it).
+    void serveOne(httplib::Stream& stream)
+    {
+        bool closed = true;
+        process_request(stream, true, closed, nullptr);
+    }
+
+private:
+    bool process_and_close_socket(socket_t sock) override
+    {
+        owner_.handOver(sock);
+        return true;
+    }
+    LiveServer& owner_;
+};
+
+struct LiveServer::Arriving {
+    std::string bytes;
+    HeadScanner scanner;
+    int64_t acceptedNs = 0;
+};
 
 Expected<ListenAddress> parseListenAddress(const std::string& listen)
 {
@@ -175,7 +472,7 @@ LiveServer::LiveServer() = default;
 
 LiveServer::~LiveServer()
 {
-    stopAll();
+    stop();
 }
 
 Expected<std::unique_ptr<LiveServer>> LiveServer::start(
@@ -194,13 +491,10 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
         s->tasks_.push_back(std::make_unique<TaskState>());
         s->sinks_.push_back(std::make_unique<TaskSink>(*s, i));
     }
-    s->server_ = std::make_unique<httplib::Server>();
+    s->server_ = std::make_unique<HttpServer>(*s);
     httplib::Server& server = *s->server_;
-    server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
-    // One request per connection: an idle kept-alive connection would hold one of the threads.
-    server.set_keep_alive_max_count(1);
-    server.set_read_timeout(kReadTimeoutS);
-    server.set_write_timeout(kWriteTimeoutS);
+    // Any body a GET carries is read (and dropped): a small one only.
+    server.set_payload_max_length(kMaxHeadBytes);
     // SO_REUSEADDR alone: cpp-httplib's default adds SO_REUSEPORT, with which a second jetagent
     // on the same port would bind too and share the clients instead of being told the port is in
     // use.
@@ -224,6 +518,12 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
         s->port_ = s->address_.port;
     }
     LiveServer* raw = s.get();
+    s->wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->wakeFd_ < 0)
+        return Status::io(std::string("http: cannot make an eventfd: ") + std::strerror(errno));
+    s->reader_ = std::thread([raw] { raw->readLoop(); });
+    for (size_t i = 0; i < kWorkers; ++i)
+        s->workers_.emplace_back([raw] { raw->workerLoop(); });
     s->listener_ = std::thread([raw] { raw->server_->listen_after_bind(); });
     // Until the server runs, stop() would not reach it: wait for it (it starts at once).
     for (int i = 0; i < 200 && !server.is_running(); ++i)
@@ -245,7 +545,7 @@ std::string LiveServer::url() const
         std::to_string(port_) + "/";
 }
 
-void LiveServer::stopAll()
+void LiveServer::stop()
 {
     if (stopping_.exchange(true))
         return;
@@ -261,14 +561,216 @@ void LiveServer::stopAll()
         std::lock_guard<std::mutex> c(statusMutex_);
     }
     statusChanged_.notify_all();
+    // No new connection, then none still arriving, then none being answered: a shut-down socket
+    // ends any wait on it at once, whatever the client does.
     if (server_)
         server_->stop();
     if (listener_.joinable())
         listener_.join();
+    if (wakeFd_ >= 0) {
+        const uint64_t one = 1;
+        [[maybe_unused]] const ssize_t written = ::write(wakeFd_, &one, sizeof one);
+    }
+    if (reader_.joinable())
+        reader_.join();
+    {
+        std::lock_guard<std::mutex> lock(connMutex_);
+        closing_ = true;
+        for (int fd : serving_)
+            ::shutdown(fd, SHUT_RDWR);
+        for (Waiting& w : waiting_)
+            sendAndClose(w.fd, "");
+        waiting_.clear();
+        for (int fd : handed_)
+            sendAndClose(fd, "");
+        handed_.clear();
+    }
+    waitingReady_.notify_all();
+    for (std::thread& t : workers_)
+        t.join();
+    workers_.clear();
     if (encoder_.joinable())
         encoder_.join();
     if (ticker_.joinable())
         ticker_.join();
+    if (wakeFd_ >= 0)
+        ::close(wakeFd_);
+    wakeFd_ = -1;
+}
+
+void LiveServer::handOver(int fd)
+{
+    {
+        std::lock_guard<std::mutex> lock(connMutex_);
+        if (closing_ || stopping_) {
+            sendAndClose(fd, "");
+            return;
+        }
+        handed_.push_back(fd);
+    }
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = ::write(wakeFd_, &one, sizeof one);
+}
+
+// One thread reads every request still arriving (epoll): a slow or silent client holds no
+// worker, only one of kMaxArriving places, and only until kRequestTimeoutMs after it connected.
+// A whole request goes to the workers' queue.
+void LiveServer::readLoop()
+{
+    const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+    if (epoll < 0) {
+        logger("http")->error(
+            "the live view cannot read requests: epoll_create1: {}", std::strerror(errno));
+        return;
+    }
+    epoll_event wake {};
+    wake.events = EPOLLIN;
+    wake.data.fd = wakeFd_;
+    ::epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFd_, &wake);
+    std::map<int, Arriving> arriving;
+    auto drop = [&](int fd, const std::string& answer) {
+        ::epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
+        arriving.erase(fd);
+        sendAndClose(fd, answer);
+    };
+    const int64_t timeoutNs = int64_t(kRequestTimeoutMs) * 1'000'000;
+    while (!stopping_) {
+        int64_t waitMs = -1;
+        for (const auto& entry : arriving)
+            waitMs = std::min<int64_t>(
+                waitMs < 0 ? INT32_MAX : waitMs, msUntil(entry.second.acceptedNs + timeoutNs));
+        epoll_event events[64];
+        const int n = ::epoll_wait(epoll, events, 64, static_cast<int>(waitMs));
+        if (stopping_)
+            break;
+        for (int i = 0; i < n; ++i) {
+            const int fd = events[i].data.fd;
+            if (fd == wakeFd_) {
+                uint64_t count = 0;
+                [[maybe_unused]] const ssize_t got = ::read(wakeFd_, &count, sizeof count);
+                std::vector<int> handed;
+                {
+                    std::lock_guard<std::mutex> lock(connMutex_);
+                    handed.swap(handed_);
+                }
+                for (int newFd : handed) {
+                    if (arriving.size() >= kMaxArriving) {
+                        // The oldest is the likeliest to be slow on purpose: a browser's request
+                        // arrives in one piece just after it connects.
+                        auto oldest = std::min_element(
+                            arriving.begin(), arriving.end(), [](const auto& a, const auto& b) {
+                                return a.second.acceptedNs < b.second.acceptedNs;
+                            });
+                        busy_.fetch_add(1, std::memory_order_relaxed);
+                        drop(oldest->first, busyAnswer());
+                    }
+                    epoll_event in {};
+                    in.events = EPOLLIN;
+                    in.data.fd = newFd;
+                    if (::epoll_ctl(epoll, EPOLL_CTL_ADD, newFd, &in) != 0) {
+                        sendAndClose(newFd, busyAnswer());
+                        continue;
+                    }
+                    arriving[newFd].acceptedNs = monotonicNs();
+                }
+                continue;
+            }
+            auto it = arriving.find(fd);
+            if (it == arriving.end())
+                continue;
+            Arriving& a = it->second;
+            char buffer[4096];
+            const ssize_t got = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+            if (got < 0 && (errno == EAGAIN || errno == EINTR))
+                continue;
+            if (got <= 0) {
+                drop(fd, ""); // the client went away before its request was whole
+                continue;
+            }
+            a.bytes.append(buffer, static_cast<size_t>(got));
+            const size_t end = a.scanner.scan(a.bytes);
+            if ((end == std::string::npos && a.bytes.size() > kMaxHeadBytes) ||
+                (end != std::string::npos && end > kMaxHeadBytes)) {
+                drop(fd, headTooLargeAnswer());
+                continue;
+            }
+            if (end == std::string::npos)
+                continue;
+            Waiting whole {fd, withoutRangeLines(a.bytes, end), a.acceptedNs + timeoutNs};
+            ::epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
+            arriving.erase(it);
+            std::unique_lock<std::mutex> lock(connMutex_);
+            if (waiting_.size() >= kMaxWaiting) {
+                lock.unlock();
+                busy_.fetch_add(1, std::memory_order_relaxed);
+                sendAndClose(fd, busyAnswer());
+                continue;
+            }
+            waiting_.push_back(std::move(whole));
+            lock.unlock();
+            waitingReady_.notify_one();
+        }
+        const int64_t now = monotonicNs();
+        std::vector<int> late;
+        for (const auto& entry : arriving)
+            if (now >= entry.second.acceptedNs + timeoutNs)
+                late.push_back(entry.first);
+        for (int fd : late) {
+            slowRequests_.fetch_add(1, std::memory_order_relaxed);
+            drop(fd, requestTimeoutAnswer());
+        }
+    }
+    for (const auto& entry : arriving)
+        sendAndClose(entry.first, "");
+    ::close(epoll);
+}
+
+void LiveServer::workerLoop()
+{
+    while (true) {
+        Waiting next;
+        {
+            std::unique_lock<std::mutex> lock(connMutex_);
+            waitingReady_.wait(lock, [this] { return closing_ || !waiting_.empty(); });
+            if (closing_)
+                return; // stop() closes those still waiting
+            next = std::move(waiting_.front());
+            waiting_.pop_front();
+            serving_.push_back(next.fd);
+        }
+        serveConnection(std::move(next));
+    }
+}
+
+void LiveServer::serveConnection(Waiting waiting)
+{
+    const int fd = waiting.fd;
+    {
+        ConnectionStream stream(fd, std::move(waiting.bytes), waiting.deadlineNs);
+        server_->serveOne(stream);
+    }
+    {
+        // Out of serving_ before the descriptor is closed: stop() never shuts down a number
+        // that another connection has taken since.
+        std::lock_guard<std::mutex> lock(connMutex_);
+        serving_.erase(std::find(serving_.begin(), serving_.end(), fd));
+    }
+    sendAndClose(fd, "");
+}
+
+std::string LiveServer::respond(const std::string& request)
+{
+    HeadScanner scanner;
+    const size_t end = scanner.scan(request);
+    if (end == std::string::npos && request.size() > kMaxHeadBytes)
+        return headTooLargeAnswer();
+    if (end == std::string::npos)
+        return requestTimeoutAnswer(); // what a client that sends no more would get
+    if (end > kMaxHeadBytes)
+        return headTooLargeAnswer();
+    MemoryStream stream(withoutRangeLines(request, end));
+    server_->serveOne(stream);
+    return std::move(stream.answer());
 }
 
 RecordSink* LiveServer::sink(size_t task)
@@ -599,7 +1101,8 @@ json LiveServer::buildStatus(json& point)
                 c.encoderBusyS > 0 ? json(round3(100.0 * c.encoderCpuS / c.encoderBusyS))
                                    : json(nullptr)}};
     }
-    status["http"] = {{"events_clients", c.events}, {"unauthorized", c.unauthorized}};
+    status["http"] = {{"events_clients", c.events}, {"unauthorized", c.unauthorized},
+        {"requests_too_slow", c.slowRequests}, {"connections_refused_busy", c.busy}};
     status["uptime_s"] = round3(nsToS(now - startNs_));
     point["names"] = names;
     {
@@ -628,6 +1131,8 @@ LiveCounters LiveServer::counters() const
     c.skipped = skipped_.load();
     c.refused = refused_.load();
     c.unauthorized = unauthorized_.load();
+    c.slowRequests = slowRequests_.load();
+    c.busy = busy_.load();
     c.streams = streams_.load();
     c.events = events_.load();
     c.encoderCpuS = nsToS(encoderCpuNs_.load());
@@ -675,7 +1180,7 @@ json LiveServer::framesJson(std::optional<uint64_t> since, size_t limit) const
         ++returned;
     }
     // Records after `since` that the ring no longer holds: the caller polled too seldom.
-    const bool gap = since && any && *since + 1 < oldest;
+    const bool gap = since && any && *since < oldest && oldest - *since > 1;
     return {{"since", since ? json(*since) : json(nullptr)},
         {"oldest_frame", any ? json(oldest) : json(nullptr)},
         {"newest_frame", any ? json(newest) : json(nullptr)}, {"ring", kFrameRing},
@@ -733,12 +1238,11 @@ bool LiveServer::admit(const httplib::Request& req, httplib::Response& res)
         res.set_content("jetagent's live view is read-only: GET or HEAD only\n", "text/plain");
         return false;
     }
+    // Every answer is whole: Range lines never reach here (withoutRangeLines).
+    res.set_header("Accept-Ranges", "none");
     if (config_.token.empty())
         return true;
-    const std::string header = req.get_header_value("Authorization");
-    const std::string bearer = "Bearer ";
-    const bool viaHeader =
-        header.rfind(bearer, 0) == 0 && sameSecret(header.substr(bearer.size()), config_.token);
+    const bool viaHeader = bearerMatches(req.get_header_value("Authorization"), config_.token);
     const bool viaQuery =
         req.has_param("token") && sameSecret(req.get_param_value("token"), config_.token);
     if (viaHeader || viaQuery)
@@ -772,17 +1276,31 @@ void LiveServer::serveFrames(const httplib::Request& req, httplib::Response& res
     std::optional<uint64_t> since;
     if (req.has_param("since")) {
         const std::string text = req.get_param_value("since");
-        const bool number = !text.empty() && text.size() <= 19 &&
+        const bool digits = !text.empty() &&
             std::all_of(
                 text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-        if (!number) {
+        if (!digits) {
             res.status = 400;
             res.set_content("since: expected a frame number (0 or more; leave it out for every "
                             "frame the ring holds)\n",
                 "text/plain");
             return;
         }
-        since = std::stoull(text);
+        // Any 64-bit frame number; past the largest, a clear refusal rather than a wrap.
+        uint64_t value = 0;
+        constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+        for (const char c : text) {
+            const uint64_t digit = static_cast<uint64_t>(c - '0');
+            if (value > (kMax - digit) / 10) {
+                res.status = 400;
+                res.set_content("since: " + text.substr(0, 40) + (text.size() > 40 ? "..." : "") +
+                        " is past the largest frame number, " + std::to_string(kMax) + "\n",
+                    "text/plain");
+                return;
+            }
+            value = value * 10 + digit;
+        }
+        since = value;
     }
     json answer = framesJson(since, kMaxFramesPerAnswer);
     res.set_header("Cache-Control", "no-store");

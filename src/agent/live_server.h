@@ -78,6 +78,8 @@ struct LiveCounters {
     uint64_t skipped = 0; // JPEGs a client never got because it was still sending an older one
     uint64_t refused = 0; // clients turned away (503) because the stream limit was reached
     uint64_t unauthorized = 0; // requests without the token (401)
+    uint64_t slowRequests = 0; // connections closed because their request was not whole in time
+    uint64_t busy = 0; // connections turned away (503) because too many were waiting
     int streams = 0; // video clients now
     int events = 0; // Server-Sent Events clients now
     double encoderCpuS = 0.0; // CPU time of the video: the view's hand-off and the encodings
@@ -91,6 +93,16 @@ public:
     static constexpr size_t kFrameRing = 2048; // frame records kept for /api/frames
     static constexpr size_t kRollingResults = 300; // results the rolling percentiles cover
     static constexpr size_t kHistorySeconds = 600; // points the charts keep (one a second)
+    // A request (its head and any body) must arrive whole within this of its connection being
+    // accepted; later, the connection is closed (408). Total, not per byte: a client that sends a
+    // byte now and then cannot hold a connection open.
+    static constexpr int kRequestTimeoutMs = 4000;
+    static constexpr size_t kMaxHeadBytes = 32 * 1024; // a longer request head gets 431
+    // Connections whose request is still arriving (unauthenticated: the token is in it). They are
+    // read by one thread, none holds a worker; past this many, the oldest is closed (503).
+    static constexpr size_t kMaxArriving = 128;
+    // Whole requests waiting for a worker; past this many, more get 503 at once.
+    static constexpr size_t kMaxWaiting = 64;
 
     // Binds `config.listen` and starts serving; `chartJs` is Chart.js, inlined into the page;
     // `power` (may be null) is read for rails and temperatures and must outlive the server.
@@ -101,6 +113,15 @@ public:
     ~LiveServer();
     LiveServer(const LiveServer&) = delete;
     LiveServer& operator=(const LiveServer&) = delete;
+
+    // Stops listening, closes every connection and ends every stream, within about half a
+    // second whatever the clients do; the destructor calls it. Idempotent.
+    void stop();
+
+    // The bytes the server answers to `request` arriving whole on a connection of its own,
+    // through the same framing, limits and routes as a socket's, without one: the fuzz target's
+    // way in. Call it after stop(): streams and waits for a frame then end at once.
+    std::string respond(const std::string& request);
 
     // The page's address ("http://127.0.0.1:8080/"), with the port actually bound.
     std::string url() const;
@@ -124,6 +145,15 @@ public:
     LiveCounters counters() const;
 
 private:
+    class HttpServer; // cpp-httplib's server, with connections handed to the threads below
+    struct Arriving; // a connection whose request is still arriving
+    // A connection whose request is whole (`bytes`, its head without Range lines, then what
+    // came after it), waiting for a worker; its reads must end by `deadlineNs`.
+    struct Waiting {
+        int fd = -1;
+        std::string bytes;
+        int64_t deadlineNs = 0;
+    };
     class TaskSink;
     struct Compact; // one frame record as /api/frames shows it
     struct TaskState;
@@ -145,15 +175,32 @@ private:
     nlohmann::json historyJson() const;
     nlohmann::json framesJson(std::optional<uint64_t> since, size_t limit) const;
     std::string page() const;
-    void stopAll();
+    // Connections: the accept thread hands each to the reading thread, which hands the whole
+    // requests to the workers.
+    void handOver(int fd);
+    void readLoop();
+    void workerLoop();
+    void serveConnection(Waiting waiting);
 
     HttpConfig config_;
     ListenAddress address_;
     int port_ = 0;
     std::string chartJs_;
     const PowerMonitor* power_ = nullptr;
-    std::unique_ptr<httplib::Server> server_;
+    std::unique_ptr<HttpServer> server_;
     std::thread listener_;
+    std::thread reader_;
+    std::vector<std::thread> workers_;
+    int wakeFd_ = -1; // an eventfd: new connections for the reading thread, or stop
+
+    // Connections, guarded by connMutex_.
+    std::mutex connMutex_;
+    std::condition_variable waitingReady_;
+    std::vector<int> handed_; // accepted, not yet taken by the reading thread
+    std::deque<Waiting> waiting_;
+    std::vector<int> serving_; // the workers' connections (shut down by stop())
+    bool closing_ = false;
+
     std::thread encoder_;
     std::thread ticker_;
     std::atomic<bool> stopping_ {false};
@@ -195,6 +242,8 @@ private:
     std::atomic<uint64_t> skipped_ {0};
     std::atomic<uint64_t> refused_ {0};
     std::atomic<uint64_t> unauthorized_ {0};
+    std::atomic<uint64_t> slowRequests_ {0};
+    std::atomic<uint64_t> busy_ {0};
     std::atomic<int> streams_ {0};
     std::atomic<int> events_ {0};
     std::atomic<int64_t> encoderCpuNs_ {0};
