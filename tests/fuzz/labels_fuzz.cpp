@@ -60,6 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         return 0;
     }
     const std::vector<std::string>& labels = setup->labels;
+    if (!labels.empty() && labels[0].rfind("\xEF\xBB\xBF", 0) == 0)
+        fail("a UTF-8 byte-order mark was taken as part of the first label");
     if (labels.empty() || (classes > 0 && labels.size() != static_cast<size_t>(classes)) ||
         static_cast<size_t>(topK) > labels.size() ||
         setup->truthToLabel.size() != source.classNames.size())
