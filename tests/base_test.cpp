@@ -1,5 +1,6 @@
 // The shared vocabulary of base/: enum name tables, text splitting, the typed YAML reader.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -138,6 +139,76 @@ TEST(YamlReader, TypedReadsNameFileLineAndKey)
             "r.yaml:7:11: top.list[1]: expected a text value, got a mapping", unknown}));
     EXPECT_EQ(file.lines().at("top.n"), 1);
     EXPECT_EQ(file.lines().at("top.s"), 5);
+}
+
+// A number whose 0 has a meaning of its own takes 0 or its range, nothing between.
+TEST(YamlReader, NumberOrZeroRefusesWhatLiesBetween)
+{
+    auto document = parseYamlDocument("off: 0\ntiny: 1e-300\nlow: 0.5\nok: 2\nneg: -1\n", "r.yaml");
+    ASSERT_TRUE(document) << document.status().message();
+    YamlFileReader file("r.yaml");
+    YamlMapReader m(file, document.value(), "");
+    double v = 7;
+    EXPECT_TRUE(m.numberOrZero("off", v, 1, 10, "none"));
+    EXPECT_EQ(v, 0.0);
+    EXPECT_FALSE(m.numberOrZero("tiny", v, 1, 10, "none"));
+    EXPECT_FALSE(m.numberOrZero("low", v, 1, 10, "none"));
+    EXPECT_TRUE(m.numberOrZero("ok", v, 1, 10, "none"));
+    EXPECT_EQ(v, 2.0);
+    EXPECT_FALSE(m.numberOrZero("neg", v, 1, 10, "none"));
+    EXPECT_EQ(v, 2.0);
+    EXPECT_EQ(file.errors(),
+        (Strings {"r.yaml:2:7: tiny: must be 0 (none) or from 1 to 10 (got 1e-300)",
+            "r.yaml:3:6: low: must be 0 (none) or from 1 to 10 (got 0.5)",
+            "r.yaml:5:6: neg: must be 0 (none) or from 1 to 10 (got -1)"}));
+}
+
+// Every file read through parseYamlDocument (configs, board profiles, sweep studies) refuses
+// anchors and aliases at the first, naming it; a document without them is read as before.
+TEST(YamlDocument, AnchorsAndAliasesAreRefusedAtTheFirst)
+{
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"a: &x 1\nb: *x\n", "p.yaml:1:4: YAML anchor '&x'"},
+        {"a: 1\nb: [1, *x]\n", "p.yaml:2:8: YAML alias '*x'"}, // an unknown anchor too
+        {"- &long-name {k: v}\n", "p.yaml:1:3: YAML anchor '&long-name'"},
+        {"a: {<<: *x}\n", "p.yaml:1:9: YAML alias '*x'"},
+        {"a: !!map &m {k: v}\n", "p.yaml:1:10: YAML anchor '&m'"},
+    };
+    for (const auto& [text, expected] : cases) {
+        auto document = parseYamlDocument(text, "p.yaml");
+        ASSERT_FALSE(document) << text;
+        EXPECT_NE(document.status().message().find(expected), std::string::npos)
+            << text << "\n"
+            << document.status().message();
+    }
+    // '&' and '*' inside a value are text.
+    auto text = parseYamlDocument("a: x&y\nb: '*z'\nc: \"&w\"\n", "p.yaml");
+    ASSERT_TRUE(text) << text.status().message();
+    EXPECT_EQ(text.value()["a"].Scalar(), "x&y");
+    EXPECT_EQ(text.value()["b"].Scalar(), "*z");
+    EXPECT_EQ(text.value()["c"].Scalar(), "&w");
+}
+
+// yaml-cpp skips a UTF-8 byte-order mark and counts its positions after it; the messages' lines
+// and columns are those an editor shows.
+TEST(YamlDocument, AByteOrderMarkIsSkipped)
+{
+    auto document = parseYamlDocument("\xEF\xBB\xBF"
+                                      "a: 1\n",
+        "p.yaml");
+    ASSERT_TRUE(document) << document.status().message();
+    EXPECT_EQ(document.value()["a"].Scalar(), "1");
+    auto twice = parseYamlDocument("\xEF\xBB\xBF"
+                                   "a: 1\na: 2\n",
+        "p.yaml");
+    ASSERT_FALSE(twice);
+    EXPECT_NE(twice.status().message().find("p.yaml:2:1: 'a' appears twice"), std::string::npos)
+        << twice.status().message();
+    auto comma = parseYamlDocument("\xEF\xBB\xBF ,", "p.yaml");
+    ASSERT_FALSE(comma);
+    EXPECT_NE(comma.status().message().find("p.yaml:1:2: YAML syntax error: unexpected ','"),
+        std::string::npos)
+        << comma.status().message();
 }
 
 } // namespace

@@ -1,9 +1,15 @@
 // Config parsing: defaults, and errors that name the key and the line.
 #include <sys/stat.h>
 
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "config.h"
+#include "task_setup.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -198,7 +204,8 @@ TEST(Config, OutOfRangeValuesNameKeyLineAndRange)
                                   "    engine: {batch: 0}\n"
                                   "    postprocess: {top_k: 11}\n"
                                   "    preprocess: {std: [0.2, 0, 0.2], crop: -1}\n");
-    EXPECT_NE(e.find("test.yaml:2:8: source.fps: must be at least 0 and at most 1000 (got -5)"),
+    EXPECT_NE(e.find("test.yaml:2:8: source.fps: must be 0 (the source's own rate) or from 0.01 "
+                     "to 1000 (got -5)"),
         std::string::npos)
         << e;
     EXPECT_NE(e.find("test.yaml:5:21: tasks[0].engine.batch: must be between 1 and 256 (got 0)"),
@@ -359,6 +366,163 @@ TEST(Config, TokensTheYamlParserCannotGetPastAreRefusedNotHungOn)
         const std::string e = errorOf(text);
         EXPECT_NE(e.find(expected), std::string::npos) << "'" << text << "': " << e;
     }
+}
+
+// Anchors and aliases are refused at the first one, under a known key or an unknown one, with its
+// line and column and its name as written; a merge key needs an alias, so it is refused too.
+TEST(Config, AnchorsAndAliasesAreRefusedAtTheFirst)
+{
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {std::string(kMinimal) + "defaults: &d {precision: fp32}\n",
+            "test.yaml:3:11: YAML anchor '&d': anchors and aliases"},
+        {"tasks:\n  - model: m.onnx\n    engine: &e\n      backend: auto\n",
+            "test.yaml:3:13: YAML anchor '&e'"},
+        {"tasks:\n  - model: !!str &m m.onnx\n", "test.yaml:2:18: YAML anchor '&m'"},
+        {"tasks:\n  - model: m.onnx\n  - model: *m\n", "test.yaml:3:12: YAML alias '*m'"},
+        {"base: &b {fps: 5}\nsource:\n  <<: *b\n" + std::string(kMinimal),
+            "test.yaml:1:7: YAML anchor '&b'"},
+    };
+    for (const auto& [text, expected] : cases) {
+        const std::string e = errorOf(text);
+        EXPECT_NE(e.find(expected), std::string::npos) << text << "\n" << e;
+        EXPECT_NE(e.find("are not accepted in jetagent's files; write the value out where it is "
+                         "used"),
+            std::string::npos)
+            << e;
+    }
+}
+
+// Aliases nested ten by ten (a few hundred bytes, "billion laughs") took ten times longer a level:
+// 37 s at nine levels, in the walk that looks for duplicate keys. They are refused from the
+// events of one pass over the text, before a tree is built, whatever their depth.
+TEST(Config, NestedAliasesAreRefusedAtOnce)
+{
+    constexpr int kLevels = 9;
+    constexpr int kAliasesPerLevel = 10;
+    std::string text = std::string(kMinimal) + "a0: &a0 [lol";
+    for (int i = 1; i < kAliasesPerLevel; ++i)
+        text += ", lol";
+    text += "]\n";
+    for (int level = 1; level < kLevels; ++level) {
+        const std::string alias = "*a" + std::to_string(level - 1);
+        text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [" + alias;
+        for (int i = 1; i < kAliasesPerLevel; ++i)
+            text += ", " + alias;
+        text += "]\n";
+    }
+    test::TempDir dir;
+    test::writeFile(dir / "laughs.yaml", text);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = loadConfig(dir / "laughs.yaml");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("laughs.yaml:3:5: YAML anchor '&a0'"), std::string::npos)
+        << r.status().message();
+    // Milliseconds in fact; the bound only tells linear from exponential (37 s before).
+    EXPECT_LT(seconds, 1.0);
+}
+
+// Rates and intervals whose 0 means something of its own (the source's rate, no limit, none) take
+// nothing between 0 and their minimum: 1e-300 fps was an infinite frame period, and the run went
+// unpaced; 1e-300 s became 0 ns, the meaning of 0.
+TEST(Config, PositiveValuesBelowTheirMinimumAreRefused)
+{
+    struct Case {
+        std::string yaml; // the section holding the value
+        std::string expected;
+    };
+    const std::vector<Case> cases = {
+        {"source: {fps: 1e-300}\n",
+            "source.fps: must be 0 (the source's own rate) or from 0.01 to 1000 (got 1e-300)"},
+        {"source: {fps: 0.001}\n", "source.fps: must be 0 (the source's own rate) or from 0.01"},
+        {"display: {fps: 1e-300}\n",
+            "display.fps: must be 0 (the source's rate) or from 0.01 to 1000 (got 1e-300)"},
+        {"run: {duration_s: 1e-300}\n",
+            "run.duration_s: must be 0 (no limit) or from 0.001 to 1e+09 (got 1e-300)"},
+        {"run: {startup_timeout_s: 1e-300}\n",
+            "run.startup_timeout_s: must be 0 (no limit) or from 0.1 to 1e+07 (got 1e-300)"},
+        {"logging: {status_interval_s: 1e-300}\n",
+            "logging.status_interval_s: must be 0 (none) or from 0.1 to 3600 (got 1e-300)"},
+        {"power: {rail_hz: 1e-300}\n",
+            "power.rail_hz: must be at least 0.1 and at most 1000 (got 1e-300)"},
+        {"power: {state_hz: 1e-300}\n",
+            "power.state_hz: must be at least 0.01 and at most 100 (got 1e-300)"},
+    };
+    for (const Case& c : cases) {
+        const std::string e = errorOf(std::string(kMinimal) + c.yaml);
+        EXPECT_NE(e.find("test.yaml:3:"), std::string::npos) << c.yaml << e;
+        EXPECT_NE(e.find(c.expected), std::string::npos) << c.yaml << e;
+    }
+    std::string e = errorOf("tasks:\n  - model: m.onnx\n    deadline_ms: 1e-300\n");
+    EXPECT_NE(e.find("test.yaml:3:18: tasks[0].deadline_ms: must be 0 (the source's frame period) "
+                     "or from 0.001 to 1e+07 (got 1e-300)"),
+        std::string::npos)
+        << e;
+
+    // 0 and each minimum are taken.
+    auto zero = parse(std::string(kMinimal) +
+        "source: {fps: 0}\ndisplay: {fps: 0}\nrun: {duration_s: 0, startup_timeout_s: 0}\n"
+        "logging: {status_interval_s: 0}\n");
+    ASSERT_TRUE(zero.ok()) << zero.status().message();
+    EXPECT_DOUBLE_EQ(zero->source.fps, 0.0);
+    EXPECT_DOUBLE_EQ(zero->run.startupTimeoutS, 0.0);
+    EXPECT_DOUBLE_EQ(zero->logging.statusIntervalS, 0.0);
+    auto r = parse(std::string(kMinimal) +
+        "source: {fps: 0.01}\nrun: {duration_s: 0.001, startup_timeout_s: 0.1}\n"
+        "logging: {status_interval_s: 0.1}\npower: {rail_hz: 0.1, state_hz: 0.01}\n");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_DOUBLE_EQ(r->source.fps, 0.01);
+    EXPECT_DOUBLE_EQ(r->power.stateHz, 0.01);
+}
+
+// Editors on Windows start a UTF-8 file with a byte-order mark: it is skipped, and positions in
+// messages are still those of the text an editor shows.
+TEST(Config, AByteOrderMarkIsSkipped)
+{
+    const std::string bom = "\xEF\xBB\xBF";
+    test::TempDir dir;
+    test::writeFile(dir / "bom.yaml", bom + kMinimal);
+    auto r = loadConfig(dir / "bom.yaml");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->tasks.at(0).model, dir / "m.onnx");
+    std::string e = errorOf(bom + "sourse: {}\n" + kMinimal);
+    EXPECT_NE(
+        e.find("test.yaml:1:1: sourse: unknown key (did you mean 'source'?)"), std::string::npos)
+        << e;
+    e = errorOf(bom + "x: *a\n" + kMinimal);
+    EXPECT_NE(e.find("test.yaml:1:4: YAML alias '*a'"), std::string::npos) << e;
+}
+
+// A labels file that starts with a UTF-8 byte-order mark (as Windows editors write one): the mark
+// is no part of the first class, which the source's class folders still match; a UTF-16 file is
+// named as such.
+TEST(ConfigLabels, AByteOrderMarkIsNoPartOfTheFirstClass)
+{
+    test::TempDir dir;
+    test::writeFile(dir / "labels.txt",
+        "\xEF\xBB\xBF"
+        "cat\ndog\nowl\nbee\nant\n");
+    test::writeFile(dir / "agent.yaml", "tasks:\n  - model: m.onnx\n    labels: labels.txt\n");
+    auto config = loadConfig(dir / "agent.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    SourceInfo source;
+    source.classNames = {"dog", "cat"};
+    auto labels = setupLabels(config.value(), 0, "tasks[0]", nullptr, source);
+    ASSERT_TRUE(labels.ok()) << labels.status().message();
+    EXPECT_EQ(labels->labels, (std::vector<std::string> {"cat", "dog", "owl", "bee", "ant"}));
+    EXPECT_EQ(labels->truthToLabel, (std::vector<int> {1, 0}));
+
+    test::writeFile(dir / "labels.txt",
+        std::string("\xFF\xFE"
+                    "c\0a\0t\0",
+            8));
+    labels = setupLabels(config.value(), 0, "tasks[0]", nullptr, source);
+    ASSERT_FALSE(labels.ok());
+    EXPECT_NE(labels.status().message().find("is UTF-16 (it starts with a UTF-16 byte-order "
+                                             "mark); save it as UTF-8"),
+        std::string::npos)
+        << labels.status().message();
 }
 
 // An empty value has yaml-cpp's position of whatever follows it, lines later: the key's line it is.

@@ -1,8 +1,10 @@
 // The strict YAML document reader shared by the config loader and the board profiles.
 #include "jetagent/base/yaml_document.h"
 
+#include <algorithm>
 #include <sstream>
 #include <unordered_set>
+#include <vector>
 
 #include <yaml-cpp/eventhandler.h>
 
@@ -71,32 +73,83 @@ Status checkDuplicateKeys(const YAML::Node& node, const std::string& name, int d
     return Status();
 }
 
-// Where each document of a text starts (the caller stops after three). yaml-cpp 0.7's LoadAll never
-// returns on some texts (a ',' or an anchor or tag before one, at the top level: the parser yields
-// an empty document without consuming the token, forever); a document that starts where the one
-// before it started is that case, and ends the walk.
-class DocumentStarts : public YAML::EventHandler {
+// The offset in `text` of the byte `mark` points at. yaml-cpp skips a UTF-8 byte-order mark and
+// counts its positions after it.
+size_t textOffset(const std::string& text, const YAML::Mark& mark)
+{
+    const size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+    return static_cast<size_t>(std::max(mark.pos, 0)) + bom;
+}
+
+// The events of a text's first pass: where each document starts (the caller stops after three)
+// and the first anchor or alias. yaml-cpp 0.7's LoadAll never returns on some texts (a ',' or an
+// anchor or tag before one, at the top level: the parser yields an empty document without
+// consuming the token, forever); a document that starts where the one before it started is that
+// case, and ends the walk.
+class FirstPass : public YAML::EventHandler {
 public:
     std::vector<YAML::Mark> starts;
+    // The first anchor ('&name') or alias ('*name'), in text order; its mark's line is -1 when
+    // there is none.
+    YAML::Mark anchorOrAlias = YAML::Mark::null_mark();
+    bool isAlias = false;
+
     void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
     void OnDocumentEnd() override { }
-    void OnNull(const YAML::Mark&, YAML::anchor_t) override { }
-    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { }
-    void OnScalar(
-        const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { note(mark, anchor); }
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override
     {
+        if (anchorOrAlias.is_null()) {
+            anchorOrAlias = mark;
+            isAlias = true;
+        }
     }
-    void OnSequenceStart(
-        const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
+    void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+        const std::string&) override
     {
+        note(mark, anchor);
+    }
+    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+        YAML::EmitterStyle::value) override
+    {
+        note(mark, anchor);
     }
     void OnSequenceEnd() override { }
-    void OnMapStart(
-        const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
+    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+        YAML::EmitterStyle::value) override
     {
+        note(mark, anchor);
     }
     void OnMapEnd() override { }
+
+private:
+    void note(const YAML::Mark& mark, YAML::anchor_t anchor)
+    {
+        if (anchor != YAML::NullAnchor && anchorOrAlias.is_null())
+            anchorOrAlias = mark;
+    }
 };
+
+// The refusal of an anchor or alias at `mark`, naming it as written ("&defaults", "*defaults")
+// and at its own column when it is on the mark's line (a tag may come before an anchor).
+Status anchorsRefused(
+    const std::string& text, const std::string& name, const YAML::Mark& mark, bool isAlias)
+{
+    const size_t start = textOffset(text, mark);
+    const size_t sigil = text.find(isAlias ? '*' : '&', start);
+    std::string written;
+    int column = mark.column + 1;
+    if (sigil != std::string::npos && sigil < std::min(text.find('\n', start), text.size())) {
+        const size_t end = std::min(text.find_first_of(" \t\r\n,[]{}", sigil + 1), text.size());
+        if (end - sigil <= 40)
+            written = " '" + text.substr(sigil, end - sigil) + "'";
+        column += static_cast<int>(sigil - start);
+    }
+    return Status::invalid(at(name, mark.line + 1, column) + ": YAML " +
+        (isAlias ? "alias" : "anchor") + written +
+        ": anchors and aliases ('&name', '*name', '<<: *name') are not accepted in jetagent's "
+        "files; write the value out where it is used");
+}
 
 Status yamlSyntaxError(const std::string& text, const std::string& name, const YAML::Mark& mark,
     const std::string& what)
@@ -112,9 +165,10 @@ Status yamlSyntaxError(const std::string& text, const std::string& name, const Y
 
 Expected<YAML::Node> parseYamlDocument(const std::string& text, const std::string& name)
 {
-    // First the documents' starts (at most three: one is allowed, a second is refused, a third
-    // tells a stuck parser from a real second document), then the one document itself.
-    DocumentStarts documents;
+    // First the documents' starts and anchors (at most three documents: one is allowed, a second is
+    // refused, a third tells a stuck parser from a real second document), then the one document
+    // itself.
+    FirstPass documents;
     YAML::Node node;
     try {
         std::istringstream in(text);
@@ -123,7 +177,7 @@ Expected<YAML::Node> parseYamlDocument(const std::string& text, const std::strin
             const size_t n = documents.starts.size();
             if (n >= 2 && documents.starts[n - 1].pos == documents.starts[n - 2].pos) {
                 const YAML::Mark& mark = documents.starts[n - 1];
-                const size_t pos = static_cast<size_t>(mark.pos);
+                const size_t pos = textOffset(text, mark);
                 const std::string token = pos < text.size() ? text.substr(pos, 1) : std::string();
                 return yamlSyntaxError(text, name, mark,
                     "unexpected '" + token + "' where a value or a key should start");
@@ -131,6 +185,11 @@ Expected<YAML::Node> parseYamlDocument(const std::string& text, const std::strin
         }
         if (documents.starts.empty())
             return YAML::Node();
+        // Aliases are refused before the document is built: yaml-cpp shares an aliased node, but
+        // every walk of the tree (ours, the readers') visits it once per alias, and aliases
+        // nested ten by ten, nine deep (a few hundred bytes) make a billion visits.
+        if (!documents.anchorOrAlias.is_null())
+            return anchorsRefused(text, name, documents.anchorOrAlias, documents.isAlias);
         if (documents.starts.size() > 1) {
             const int line = documents.starts[1].line + 1;
             return Status::invalid(at(name, line > 0 ? line : 1) +
@@ -138,6 +197,9 @@ Expected<YAML::Node> parseYamlDocument(const std::string& text, const std::strin
         }
         node = YAML::Load(text);
     } catch (const YAML::Exception& e) {
+        // An alias whose anchor is missing is refused as the alias it is.
+        if (e.msg == YAML::ErrorMsg::UNKNOWN_ANCHOR)
+            return anchorsRefused(text, name, e.mark, true);
         return yamlSyntaxError(text, name, e.mark, e.msg);
     }
     if (Status s = checkDuplicateKeys(node, name); !s)

@@ -204,6 +204,25 @@ bool YamlMapReader::number(
     return true;
 }
 
+bool YamlMapReader::numberOrZero(
+    const std::string& key, double& out, double lo, double hi, const std::string& zeroMeans)
+{
+    const YAML::Node n = take(key);
+    if (!n.IsDefined())
+        return false;
+    double v = 0.0;
+    if (!yamlNumber(n, v))
+        return fail(key, n, "expected a number, got " + describeYamlNode(n));
+    if (v != 0.0 && !(v >= lo && v <= hi)) {
+        std::ostringstream range;
+        range << "must be 0 (" << zeroMeans << ") or from " << lo << " to " << hi << " (got "
+              << n.Scalar() << ")";
+        return fail(key, n, range.str());
+    }
+    out = v;
+    return true;
+}
+
 bool YamlMapReader::boolean(const std::string& key, bool& out)
 {
     const YAML::Node n = take(key);

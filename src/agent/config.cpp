@@ -28,6 +28,12 @@ namespace {
 constexpr int kMinPowerLogIntervalMs = 10;
 constexpr int kMaxPowerLogIntervalMs = 60'000;
 
+// source.fps and display.fps: one frame every 100 s at the slowest (a slower rate would be a
+// period the pacing cannot wait out: 1e-300 fps is an infinite one, and the run went unpaced),
+// a millisecond apart at the fastest.
+constexpr double kMinFps = 0.01;
+constexpr double kMaxFps = 1000.0;
+
 // Three numbers, one per colour channel.
 bool readTriple(YamlMapReader& m, const std::string& key, std::array<float, 3>& out, bool positive)
 {
@@ -126,7 +132,7 @@ void readSource(YamlFileReader& reader, const YAML::Node& node, SourceOptions& s
                 "must be 0 (the source's own size) or between 16 and 8192 (got " +
                     std::to_string(side) + ")");
     }
-    m.number("fps", source.fps, 0.0, 1000.0, true);
+    m.numberOrZero("fps", source.fps, kMinFps, kMaxFps, "the source's own rate");
     m.integerAs("seed", source.seed, 0, INT64_MAX);
     m.boolean("loop", source.loop);
     m.integerAs(
@@ -141,11 +147,11 @@ void readRun(YamlFileReader& reader, const YAML::Node& node, RunConfig& run)
         return;
     YamlMapReader m(reader, node, "run");
     m.integerAs("frames", run.frames, 0, INT64_MAX);
-    m.number("duration_s", run.durationS, 0.0, 1e9);
+    m.numberOrZero("duration_s", run.durationS, 0.001, 1e9, "no limit");
     m.choice("pacing", kPacingNames, run.pacing);
     m.integerAs("queue_depth", run.queueDepth, 1, 1024);
     m.integerAs("memory_budget_mb", run.memoryBudgetMb, 0, int64_t(1) << 30);
-    m.number("startup_timeout_s", run.startupTimeoutS, 0.0, 1e7);
+    m.numberOrZero("startup_timeout_s", run.startupTimeoutS, 0.1, 1e7, "no limit");
     m.finish();
 }
 
@@ -381,7 +387,7 @@ void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string
             m.error("model", t, "missing: the ONNX model to run");
         m.string("model", task.model);
         m.string("labels", task.labels);
-        m.number("deadline_ms", task.deadlineMs, 0.0, 1e7);
+        m.numberOrZero("deadline_ms", task.deadlineMs, 0.001, 1e7, "the source's frame period");
         readEngine(reader, m.take("engine"), path + ".engine", task.engine, task.calibration);
         readPreprocess(reader, m.take("preprocess"), path + ".preprocess", task.preprocess);
         readPostprocess(reader, m.take("postprocess"), path + ".postprocess", task.postprocess);
@@ -423,7 +429,7 @@ void readLogging(YamlFileReader& reader, const YAML::Node& node, LoggingConfig& 
     m.boolean("jsonl", logging.jsonl);
     m.integerAs("queue_capacity", logging.queueCapacity, 16, 1 << 20);
     m.choice("level", {"trace", "debug", "info", "warn", "error"}, logging.level);
-    m.number("status_interval_s", logging.statusIntervalS, 0.0, 3600.0);
+    m.numberOrZero("status_interval_s", logging.statusIntervalS, 0.1, 3600.0, "none");
     m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 1'000'000);
     // Whole MiB: up to 64 GiB a file and 64 TiB in all (the counts stay within an int).
     m.integerAs("max_file_mb", logging.maxFileMb, 0, 1 << 16);
@@ -459,8 +465,8 @@ void readPower(
         power.board = resolve(baseDir, expandHome(power.board));
     if (m.string("sysfs_root", power.sysfsRoot))
         power.sysfsRoot = resolve(baseDir, expandHome(power.sysfsRoot));
-    m.number("rail_hz", power.railHz, 0.0, 1000.0, false);
-    m.number("state_hz", power.stateHz, 0.0, 100.0, false);
+    m.number("rail_hz", power.railHz, 0.1, 1000.0);
+    m.number("state_hz", power.stateHz, 0.01, 100.0);
     m.integerAs("ring_capacity", power.ringCapacity, 64, 10'000'000);
     if (m.integerAs("log_interval_ms", power.logIntervalMs, 0, kMaxPowerLogIntervalMs) &&
         power.logIntervalMs > 0 && power.logIntervalMs < kMinPowerLogIntervalMs)
@@ -493,7 +499,7 @@ void readDisplay(YamlFileReader& reader, const YAML::Node& node, DisplayConfig& 
                 m.error("output", node["output"], "names no file");
         }
     }
-    m.number("fps", display.fps, 0.0, 1000.0);
+    m.numberOrZero("fps", display.fps, kMinFps, kMaxFps, "the source's rate");
     m.integerAs("bitrate_kbps", display.bitrateKbps, 0, 100000);
     m.finish();
 }

@@ -2,6 +2,7 @@
 # Runs one libFuzzer target for a while and says what it did: executions, coverage, corpus growth
 # and findings. New corpus entries go to WORKDIR/corpus, never into the repository's seed folders;
 # a crash, leak, timeout or out-of-memory input goes to WORKDIR/findings and fails the run.
+# A target with a dictionary (dictionaries/NAME.dict) is run with it.
 # Used by the smoke tests (label fuzz) and by `tools/dev.sh fuzz SECONDS`.
 #
 # usage: run_fuzzer.sh BINARY NAME SECONDS WORKDIR [INPUT_DIR...]
@@ -27,10 +28,16 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The harnesses' scratch files.
 export TMPDIR=$work/tmp
 
+# A target's dictionary of tokens worth inserting whole (dictionaries/NAME.dict), if it has one.
+dictionary=()
+if [ -f "$here/dictionaries/$name.dict" ]; then
+    dictionary=(-dict="$here/dictionaries/$name.dict")
+fi
+
 # -timeout: one input taking this long is a finding (a harness aims at milliseconds);
 # -rss_limit_mb: so is a process that grows past this (and a single allocation as large).
 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$work/findings/" "$work/corpus" "$@" >"$work/log" 2>&1
+    "${dictionary[@]}" -artifact_prefix="$work/findings/" "$work/corpus" "$@" >"$work/log" 2>&1
 rc=$?
 
 stat() { sed -n "s/^stat::$1: *//p" "$work/log" | tail -1; }

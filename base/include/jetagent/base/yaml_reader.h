@@ -98,6 +98,12 @@ public:
     }
     // A number from `lo` (or above it, when !loInclusive) to `hi`.
     bool number(const std::string& key, double& out, double lo, double hi, bool loInclusive = true);
+    // A number that is 0 (what `zeroMeans` says: "no limit", "the source's own") or from `lo`
+    // (> 0) to `hi`. A positive value below `lo` is refused, not taken: a rate of 1e-300 per
+    // second or an interval of 1e-300 s would become an infinite period or 0 ns, that is the
+    // meaning of 0 or none at all.
+    bool numberOrZero(
+        const std::string& key, double& out, double lo, double hi, const std::string& zeroMeans);
     bool boolean(const std::string& key, bool& out);
     // A text value; `allowEmpty` takes "" (a quoted empty string) as a value of its own.
     bool string(const std::string& key, std::string& out, bool allowEmpty = false);
