@@ -347,8 +347,9 @@ std::vector<HostileEntry> hostileEntries()
     };
 }
 
-// The secret a link points at: lines that a reader of it would quote as damaged.
-constexpr const char* kSecret = "x,y\nroot:SECRET-HASH:19000:0:99999:7:::\n";
+// The secret a link points at: a one-column "CSV" whose line a reader of it would quote as damaged
+// ("x is not a number: 'root:SECRET-HASH:...'"), as /etc/shadow's lines were.
+constexpr const char* kSecret = "x\nroot:SECRET-HASH:19000:0:99999:7:::\n";
 
 TEST(RunLog, ARunFileThatIsNotARegularFileIsRefusedByNameAndKind)
 {
@@ -435,6 +436,21 @@ std::string writeGoodRun(const TempDir& dir)
     writeFile(run + "/kept.csv", "e2e_ms\n1\n");
     writeFile(dir / "js", kFakeChartJs);
     return run;
+}
+
+// A file named like a frame CSV whose task name jetagent could not have written (an escape
+// sequence, a newline) is refused with its name escaped, never printed raw.
+TEST(RunReport, AFrameCsvNameWithControlBytesIsRefusedEscaped)
+{
+    TempDir dir;
+    const std::string run = writeGoodRun(dir);
+    writeFile(run + "/\x1b[2J\nx.frames.csv", std::string(kHeader) + "\n");
+    auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find(run + ": '\\x1b[2J\\x0ax.frames.csv' is no frame CSV jetagent writes"),
+        std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "the escape reached the terminal";
 }
 
 // Where the user meets it: `jetagent report` on a run directory with one hostile entry refuses

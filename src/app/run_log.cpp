@@ -251,6 +251,18 @@ Status readSegment(
     return Status();
 }
 
+// What a task's name may hold, as the config requires: it names the run's files.
+bool validTaskName(const std::string& name)
+{
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '_' || c == '-' || c == '.';
+    });
+}
+
+// A file name quoted in a message: a task's name is at most 200 bytes.
+constexpr size_t kMaxNameExcerpt = 300;
+
 // `dir`/`stem`.csv then `dir`/`stem`_NNNNNN.csv in number order (the first may have been removed
 // by the disk cap, so segments are found by listing).
 std::vector<std::string> segmentsOf(
@@ -386,8 +398,15 @@ Expected<RunFiles> findRunFiles(const std::string& dir)
         if (at == std::string::npos || at == 0)
             continue;
         const std::string rest = name.substr(at + marker.size());
-        if (rest == ".csv" || (rest.size() == 11 && rest[0] == '_' && rest.substr(7) == ".csv"))
-            stems.insert(name.substr(0, at));
+        if (rest != ".csv" && !(rest.size() == 11 && rest[0] == '_' && rest.substr(7) == ".csv"))
+            continue;
+        // Names are printed in messages: one that jetagent could not have written (a control
+        // byte, a newline) is refused rather than echoed to a terminal.
+        if (!validTaskName(name.substr(0, at)))
+            return Status::invalid(dir + ": '" + escapedExcerpt(name, kMaxNameExcerpt) +
+                "' is no frame CSV jetagent writes (a task's name holds only letters, digits, "
+                "'_', '-' and '.'): move it out of the run directory");
+        stems.insert(name.substr(0, at));
     }
     for (const std::string& stem : stems) {
         RunFiles::Task task {stem, segmentsOf(dir, stem + marker, names)};

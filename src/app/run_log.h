@@ -65,7 +65,8 @@ std::vector<std::string> splitCsvLine(const std::string& line);
 // The files of a run directory: each task's frame CSV segments in order, power.csv's segments and
 // summary.json, found by name whatever their type (a link or a FIFO by such a name is refused
 // when it is read, saying so, never left out unsaid). NotFound naming `dir` when it holds neither
-// a summary.json nor a frame CSV.
+// a summary.json nor a frame CSV; InvalidInput quoting (escaped) a frame CSV's name whose task
+// part holds other bytes than a task's name may (letters, digits, '_', '-', '.').
 struct RunFiles {
     struct Task {
         std::string name;
