@@ -2,6 +2,7 @@
 // table of exit codes has a test here for each row (or in compare_test, power_e2e_test and
 // service_e2e_test, named beside the row's test below).
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -88,6 +89,97 @@ TEST(Cli, UsageErrorsExitWithTwo)
     auto missing = runJetagent({"run", "--config", "absent.yaml"}, dir.path());
     EXPECT_EQ(missing.exitCode, 2);
     EXPECT_TRUE(has(missing.err, "config file 'absent.yaml' does not exist")) << missing.err;
+}
+
+// CLI11 2.1 reads integers in base 0 without a range check: --frames 18446744073709551616 became
+// 18446744073709551615 (a run without end), -1 wrapped as far, 010 was octal. Each integer
+// option takes decimal digits within its range; anything else is a usage error naming both.
+TEST(Cli, IntegerOptionsOutOfRangeAreUsageErrorsNamingTheRange)
+{
+    TempDir dir;
+    const std::string counts = "must be a whole number from 0 to 9223372036854775807";
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"run", "-c", "x.yaml", "--frames", "18446744073709551616"},
+            "--frames: " + counts + " (got 18446744073709551616)"},
+        {{"run", "-c", "x.yaml", "--frames", "9223372036854775808"},
+            "--frames: " + counts + " (got 9223372036854775808)"},
+        {{"run", "-c", "x.yaml", "-n", "0x10"}, "--frames: " + counts + " (got 0x10)"},
+        {{"run", "-c", "x.yaml", "-n", "1e3"}, "--frames: " + counts + " (got 1e3)"},
+        {{"capture", "--out", "o", "--frames", "-1"}, "--frames: " + counts + " (got -1)"},
+        {{"capture", "--out", "o", "--seed", "99999999999999999999"},
+            "--seed: " + counts + " (got 99999999999999999999)"},
+        {{"capture", "--out", "o", "--width", "4294967312"},
+            "--width: must be a whole number from 16 to 8192 (got 4294967312)"},
+        {{"compare", "m.onnx", "--frames", "0"},
+            "--frames: must be a whole number from 1 to 1000000 (got 0)"},
+    };
+    for (const auto& [args, expected] : cases) {
+        auto r = runJetagent(args, dir.path());
+        EXPECT_EQ(r.exitCode, 2) << args.back() << ": " << r.err;
+        EXPECT_TRUE(has(r.err, expected)) << args.back() << ": " << r.err;
+    }
+    // Leading zeros are decimal: 010 frames are ten.
+    test::writeFile(dir / "c.yaml", demoConfig("synthetic://shapes"));
+    auto ten = runJetagent({"run", "-c", "c.yaml", "--frames", "010"}, dir.path());
+    ASSERT_EQ(ten.exitCode, 0) << ten.err;
+    const auto summary = nlohmann::json::parse(
+        test::readFile(test::onlyRunDirectory(dir / "logs") + "/summary.json"));
+    EXPECT_EQ(summary["tasks"][0]["frames"]["processed"], 10) << summary["tasks"][0].dump(1);
+}
+
+// Configs as `jetagent run` reads them: aliases nested ten by ten, nine deep, took 37 s before
+// being refused; a rate of 1e-300 fps ran unpaced. Both are refused at once, at their line.
+TEST(Cli, AConfigWithNestedAliasesOrATinyRateIsRefusedAtItsLine)
+{
+    TempDir dir;
+    std::string laughs = "tasks:\n  - model: m.onnx\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, "
+                         "lol, lol, lol]\n";
+    for (int level = 1; level < 9; ++level) {
+        const std::string alias = "*a" + std::to_string(level - 1);
+        laughs += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [" + alias;
+        for (int i = 1; i < 10; ++i)
+            laughs += ", " + alias;
+        laughs += "]\n";
+    }
+    test::writeFile(dir / "laughs.yaml", laughs);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = runJetagent({"run", "-c", "laughs.yaml", "--frames", "1"}, dir.path());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "laughs.yaml:3:5: YAML anchor '&a0': anchors and aliases")) << r.err;
+    EXPECT_LT(seconds, 5.0); // the whole process; the refusal itself takes microseconds
+
+    test::writeFile(dir / "slow.yaml",
+        "source: {uri: synthetic://shapes, fps: 1e-300}\n" +
+            demoConfig("synthetic://shapes")
+                .substr(demoConfig("synthetic://shapes").find('\n') + 1));
+    r = runJetagent({"run", "-c", "slow.yaml"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(has(r.err,
+        "slow.yaml:1:40: source.fps: must be 0 (the source's own rate) or from "
+        "0.01 to 1000 (got 1e-300)"))
+        << r.err;
+}
+
+// A labels file saved with a UTF-8 byte-order mark: its first class is still matched to the
+// source's, so every frame of the synthetic shapes (whose classes it names) is scored.
+TEST(Cli, ALabelsFileWithAByteOrderMarkScoresItsFirstClass)
+{
+    TempDir dir;
+    test::writeFile(dir / "labels.txt",
+        "\xEF\xBB\xBF" + test::readFile(sourcePath("models/shapes_labels.txt")));
+    std::string config = demoConfig("synthetic://shapes");
+    const std::string labels = sourcePath("models/shapes_labels.txt");
+    config.replace(config.find(labels), labels.size(), dir / "labels.txt");
+    test::writeFile(dir / "c.yaml", config);
+    auto r = runJetagent({"run", "-c", "c.yaml", "--frames", "30"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto summary = nlohmann::json::parse(
+        test::readFile(test::onlyRunDirectory(dir / "logs") + "/summary.json"));
+    const auto& accuracy = summary["tasks"][0]["accuracy"];
+    ASSERT_TRUE(accuracy.is_object()) << summary.dump(1);
+    EXPECT_EQ(accuracy["scored"], 30) << accuracy.dump();
 }
 
 TEST(Cli, ProbeGpioNamesAMissingChipAndExitsWithTwo)

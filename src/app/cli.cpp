@@ -3,6 +3,8 @@
 #include "cli.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -52,6 +54,32 @@ const CLI::Validator kNonNegative(
         return std::string();
     },
     "NUMBER >= 0");
+
+// A whole number from `lo` to `hi`, written in decimal digits, for an integer option. CLI11 2.1
+// reads integers with strtoull/strtoll in base 0: a value past the type's range was clamped or
+// wrapped (--frames 18446744073709551616 became 18446744073709551615, -1 as much), and 010 was
+// octal 8. Applied with transform(), it hands CLI11 the number's plain decimal form.
+CLI::Validator wholeNumber(uint64_t lo, uint64_t hi)
+{
+    const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+    return CLI::Validator(
+        [lo, hi, range](std::string& text) -> std::string {
+            const std::string refusal =
+                "must be a whole number from " + range + " (got " + text + ")";
+            if (text.empty() || text.size() > 40 ||
+                text.find_first_not_of("0123456789") != std::string::npos)
+                return refusal;
+            errno = 0;
+            const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+            if (errno == ERANGE || v < lo || v > hi)
+                return refusal;
+            text = std::to_string(v);
+            return std::string();
+        },
+        "INT from " + range);
+}
+
+constexpr uint64_t kMaxCount = INT64_MAX; // frames and seeds, as run.frames and source.seed take
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
@@ -336,7 +364,7 @@ void declareRun(CLI::App& app, RunCommand& run)
     run.cmd->add_option(
         "-s,--source", run.args.source, "Source URI, replacing source.uri of the config");
     run.cmd->add_option("-n,--frames", run.args.frames, "Stop after N source frames (0: no limit)")
-        ->check(kNonNegative);
+        ->transform(wholeNumber(0, kMaxCount));
     run.cmd->add_option("-d,--duration", run.args.duration, "Stop after S seconds (0: no limit)")
         ->check(kNonNegative);
     run.cmd->add_option(
@@ -397,14 +425,14 @@ void declareBench(CLI::App& app, BenchCommand& bench)
         ->add_option("--iterations", bench.options.iterations,
             "Timed inferences per round (action tasks: clip inferences)")
         ->capture_default_str()
-        ->check(CLI::Range(10, 1000000));
+        ->transform(wholeNumber(10, 1000000));
     bench.cmd
         ->add_option("--warmup", bench.options.warmup, "Untimed inferences before each measurement")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100000));
+        ->transform(wholeNumber(1, 100000));
     bench.cmd->add_option("--rounds", bench.options.rounds, "Rounds of engine loop then agent run")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100));
+        ->transform(wholeNumber(1, 100));
     bench.cmd->add_option("-o,--log-dir", bench.options.logDir,
         "Keep the last round's agent run directory under DIR (default: none is kept)");
     bench.cmd->add_option("--json", bench.options.json,
@@ -447,11 +475,12 @@ void declareCompare(CLI::App& app, CompareCommand& compare)
         "(default: --config's source, else synthetic://shapes)");
     compare.cmd->add_option("-n,--frames", compare.options.frames, "Inputs compared (at most)")
         ->capture_default_str()
-        ->check(CLI::Range(uint64_t {1}, uint64_t {1000000}));
+        ->transform(wholeNumber(1, 1000000));
     compare.cmd->add_option("-c,--config", compare.options.config,
         "Agent config: its task's preprocess section, engine defaults and calibration source");
     compare.cmd->add_option("--task", compare.options.task, "Which task of --config (0-based)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->transform(wholeNumber(0, kMaxCount));
     compare.cmd->add_option("--calibration", compare.options.calibration,
         "int8 engines: calibration images (a directory or video), replacing the task's "
         "engine.calibration.source");
@@ -468,7 +497,7 @@ void declareCompare(CLI::App& app, CompareCommand& compare)
         ->check(CLI::Range(0.0, 1.0));
     compare.cmd->add_option("--warmup", compare.options.warmup, "Untimed runs per engine first")
         ->capture_default_str()
-        ->check(CLI::Range(0, 100000));
+        ->transform(wholeNumber(0, 100000));
     compare.cmd->add_option("--json", compare.options.json,
         "Also write everything as one JSON document to this new file");
     compare.cmd->footer(kCompareHelp);
@@ -483,18 +512,20 @@ void declareCapture(CLI::App& app, CaptureCommand& capture)
         "-c,--config", capture.config, "Take the source settings from this config");
     capture.cmd->add_option(
         "-s,--source", capture.source.uri, "Source URI (replaces the config's)");
-    capture.cmd->add_option(
-        "-n,--frames", capture.count, "Frames to save (0: until the source ends)");
+    capture.cmd
+        ->add_option("-n,--frames", capture.count, "Frames to save (0: until the source ends)")
+        ->transform(wholeNumber(0, kMaxCount));
     capture.cmd->add_option("--out", capture.out, "Output directory; must be new or empty")
         ->required();
     capture.cmd->add_option("--width", capture.source.width, "Synthetic frame width")
         ->capture_default_str()
-        ->check(CLI::Range(16, 8192));
+        ->transform(wholeNumber(16, 8192));
     capture.cmd->add_option("--height", capture.source.height, "Synthetic frame height")
         ->capture_default_str()
-        ->check(CLI::Range(16, 8192));
+        ->transform(wholeNumber(16, 8192));
     capture.cmd->add_option("--seed", capture.source.seed, "Synthetic stream seed")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->transform(wholeNumber(0, kMaxCount));
     capture.cmd->add_option("--format", capture.format, "png or jpg")
         ->capture_default_str()
         ->check(CLI::IsMember({"png", "jpg"}));
@@ -522,7 +553,7 @@ void declareInspect(CLI::App& app, InspectCommand& inspect)
     inspect.cmd
         ->add_option("--batch", inspect.options.batch, "Batch to prepare for (0: leave it free)")
         ->capture_default_str()
-        ->check(CLI::Range(0, 4096));
+        ->transform(wholeNumber(0, 4096));
     inspect.cmd->add_option("--cache-dir", inspect.options.cacheDir,
         "Engine cache to prepare through (default: the user's cache, " +
             (defaultCacheDir().empty() ? std::string("none here") : defaultCacheDir()) + ")");
@@ -532,16 +563,16 @@ void declareInspect(CLI::App& app, InspectCommand& inspect)
         ->add_option("--profile", inspect.options.profileRuns,
             "Also run the compiled engine N times on a fixed input and show where the time goes:\n"
             "per operator and library, and the slowest steps (xnnpack; implies --prepared)")
-        ->check(CLI::Range(1, 100000));
+        ->transform(wholeNumber(1, 100000));
     inspect.cmd
         ->add_option("--warmup", inspect.options.warmupRuns, "Untimed runs before --profile's")
         ->capture_default_str()
-        ->check(CLI::Range(0, 100000));
+        ->transform(wholeNumber(0, 100000));
     inspect.cmd
         ->add_option("--threads", inspect.options.threads,
             "The profiled engine's threads (engine.threads; 0: the backend's default)")
         ->capture_default_str()
-        ->check(CLI::Range(0, 256));
+        ->transform(wholeNumber(0, 256));
     inspect.cmd->add_flag_callback(
         "--no-onednn", [&inspect] { inspect.options.onednn = false; },
         "xnnpack: keep every convolution and linear layer on XNNPACK (engine.onednn: false), as on "
@@ -705,19 +736,19 @@ void declareSweep(CLI::App& app, SweepCommand& sweep)
         "Agent config whose first task's preprocessing the --inputs frames get (default: "
         "torchvision's ImageNet resize 256/224, crop, normalisation)");
     sweep.cmd->add_option("-n,--iterations", o.flags.iterations, "Timed inferences per cell")
-        ->check(CLI::Range(1, 100000000))
+        ->transform(wholeNumber(1, 100000000))
         ->capture_default_str();
     sweep.cmd
         ->add_option("--duration", o.flags.durationS,
             "Seconds of timed inferences per cell instead of --iterations")
         ->check(CLI::Range(0.0, 86400.0));
     sweep.cmd->add_option("--warmup", o.flags.warmup, "Untimed inferences per cell first")
-        ->check(CLI::Range(0, 1000000))
+        ->transform(wholeNumber(0, 1000000))
         ->capture_default_str();
     sweep.cmd
         ->add_option("--rounds", o.flags.rounds,
             "Turns each engine of a group takes (the runs are split among them)")
-        ->check(CLI::Range(1, 100000))
+        ->transform(wholeNumber(1, 100000))
         ->capture_default_str();
     sweep.cmd
         ->add_option("--budget", o.flags.latencyBudgetMs,
