@@ -2,6 +2,7 @@
 // decode is refused before a decoder allocates its pixels.
 #include "jetagent/hal/image_header.h"
 
+#include "jetagent/base/format.h"
 #include <cstdio>
 #include <cstring>
 
@@ -234,8 +235,7 @@ std::string firstBytes(const uint8_t* data, size_t size)
 {
     std::string text;
     for (size_t i = 0; i < size && i < 8; ++i) {
-        char hex[4];
-        std::snprintf(hex, sizeof(hex), "%s%02x", i == 0 ? "" : " ", data[i]);
+        std::string hex = formatText("%s%02x", i == 0 ? "" : " ", data[i]);
         text += hex;
     }
     return text.empty() ? std::string("none: the file is empty") : text;

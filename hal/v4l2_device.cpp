@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 
+#include "jetagent/base/format.h"
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -43,8 +44,7 @@ std::vector<std::string> bitNames(uint32_t bits, const BitName* table, size_t co
             names.emplace_back(table[i].name);
     }
     if ((bits & ~known) != 0) {
-        char text[16];
-        std::snprintf(text, sizeof text, "0x%08x", bits & ~known);
+        std::string text = formatText("0x%08x", bits & ~known);
         names.emplace_back(text);
     }
     return names;
@@ -59,8 +59,7 @@ bool isMenuType(uint32_t type)
 
 std::string v4l2RateText(double fps)
 {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", fps);
+    std::string text = formatText("%.2f", fps);
     std::string s(text);
     while (!s.empty() && s.back() == '0')
         s.pop_back();

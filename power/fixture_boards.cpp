@@ -11,6 +11,7 @@
 #include <random>
 #include <utility>
 
+#include "jetagent/base/format.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,8 +39,7 @@ std::string line(const std::string& text)
 // "1-0040": the kernel's I2C client name for `bus` and `address`.
 std::string i2cName(int bus, int address)
 {
-    char text[32];
-    std::snprintf(text, sizeof text, "%d-%04x", bus, address);
+    std::string text = formatText("%d-%04x", bus, address);
     return text;
 }
 
@@ -415,8 +415,7 @@ private:
             // The keys readers look for, amid some of the others a real file has.
             std::string text;
             auto entry = [&](const char* key, int64_t kB) {
-                char row[64];
-                std::snprintf(row, sizeof row, "%-16s%8lld kB\n", key, static_cast<long long>(kB));
+                std::string row = formatText("%-16s%8lld kB\n", key, static_cast<long long>(kB));
                 text += row;
             };
             entry("MemTotal:", memory.totalKB);
@@ -433,12 +432,10 @@ private:
         if (!memory.buddyZones.empty()) {
             std::string text;
             for (const auto& [zone, counts] : memory.buddyZones) {
-                char head[64];
-                std::snprintf(head, sizeof head, "Node 0, zone %8s ", zone.c_str());
+                std::string head = formatText("Node 0, zone %8s ", zone.c_str());
                 text += head;
                 for (int64_t count : counts) {
-                    char cell[24];
-                    std::snprintf(cell, sizeof cell, "%6lld ", static_cast<long long>(count));
+                    std::string cell = formatText("%6lld ", static_cast<long long>(count));
                     text += cell;
                 }
                 text += "\n";
@@ -540,8 +537,7 @@ std::string nvpmodelConf(const std::vector<std::pair<int, std::string>>& modes, 
 
 std::string pmode(int id)
 {
-    char text[32];
-    std::snprintf(text, sizeof text, "pmode:%04d", id);
+    std::string text = formatText("pmode:%04d", id);
     return text;
 }
 

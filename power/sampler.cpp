@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/thread_guard.h"
 
@@ -50,8 +51,7 @@ constexpr double kMaxRailHz = 1000.0;
 // A rate or count as the user wrote it: "100", "0.5", "nan".
 std::string number(double value)
 {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", value);
+    std::string text = formatText("%g", value);
     return text;
 }
 

@@ -232,6 +232,35 @@ TEST(OverlayLines, WrapToTheImageAndSayWhoseResultIsShown)
     EXPECT_NE(own.find("source rate not yet known"), std::string::npos) << own;
 }
 
+// Labels and task names of 10,000 characters (a labels file may hold anything) are shown cut
+// to a readable length with "...", at a UTF-8 character boundary, and the panel is drawn as
+// usual; every line stays short.
+TEST(OverlayLines, CutLabelsAndNamesOfAnyLength)
+{
+    Overlay o = sampleOverlay();
+    o.tasks[0].name = std::string(10000, 'n');
+    o.tasks[0].top = {{std::string(10000, 'l'), 0.9f},
+        {std::string(44, 'm') + "\xc3\xa9" + std::string(9954, 'm'), 0.1f}};
+    OverlayTask waiting;
+    waiting.name = std::string(10000, 'w');
+    o.tasks.push_back(waiting);
+    const OverlayStyle style = overlayStyle({640, 480});
+    const auto lines = overlayLines(o, style, 640);
+    std::string all;
+    for (const auto& line : lines) {
+        all += line + "\n";
+        EXPECT_LT(line.size(), 200u) << line;
+    }
+    EXPECT_NE(all.find(std::string(45, 'n') + "...: " + std::string(45, 'l') + "... 0.90"),
+        std::string::npos)
+        << all;
+    EXPECT_NE(all.find(std::string(45, 'w') + "...: waiting"), std::string::npos) << all;
+    EXPECT_NE(all.find(std::string(44, 'm') + "... 0.10"), std::string::npos) << all;
+    cv::Mat image(480, 640, CV_8UC3, cv::Scalar(0, 0, 0));
+    drawOverlay(image, o);
+    EXPECT_GT(cv::countNonZero(image.reshape(1)), 0);
+}
+
 TEST(DisplaySink, BadOutputsAreClearErrors)
 {
     SourceInfo info;

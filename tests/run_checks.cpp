@@ -25,6 +25,18 @@ std::vector<std::string> split(const std::string& line)
     return fields;
 }
 
+// A text cell's value as written by csvEscape: unquoted (no comma or quote inside, as the tests'
+// labels are), without the apostrophe that marks text a spreadsheet would take for a formula.
+std::string cellText(std::string cell)
+{
+    if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"')
+        cell = cell.substr(1, cell.size() - 2);
+    if (cell.size() >= 2 && cell[0] == '\'' &&
+        std::string("=+-@\t\r").find(cell[1]) != std::string::npos)
+        cell.erase(0, 1);
+    return cell;
+}
+
 } // namespace
 
 RunFiles checkRun(const std::string& runDir, const std::string& task)
@@ -77,7 +89,7 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
         EXPECT_EQ(j["frame"].get<long long>(), id);
         EXPECT_NEAR(j["e2e_ms"].get<double>(), e2e, 1e-9);
         if (!f[9].empty())
-            EXPECT_EQ(j["top"][0]["label"].get<std::string>(), f[9]);
+            EXPECT_EQ(j["top"][0]["label"].get<std::string>(), cellText(f[9]));
         else
             EXPECT_TRUE(j["top"].empty()) << jsonl[i - 1];
         if (!action)

@@ -19,6 +19,7 @@
 #include <onnx/defs/shape_inference.h>
 #include <onnx/onnx_pb.h>
 
+#include "jetagent/base/format.h"
 #include "onnx_util.h"
 
 namespace jetagent {
@@ -45,8 +46,7 @@ std::string floatText(double value)
         return "nan";
     if (std::isinf(value))
         return value > 0 ? "inf" : "-inf";
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", value);
+    std::string text = formatText("%g", value);
     return text;
 }
 

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "jetagent/base/format.h"
 #include "jetagent/base/text_split.h"
 #include "steps.h"
 
@@ -403,9 +404,9 @@ void observeStep(const Plan& plan, size_t step, const float* arena, RangeTable* 
 std::string formatRanges(const RangeTable& ranges)
 {
     std::string text = std::string(kRangesHeader) + "\n";
-    char buffer[96];
+    std::string buffer;
     for (const auto& entry : ranges) {
-        std::snprintf(buffer, sizeof buffer, " %a %a\n", static_cast<double>(entry.second.min),
+        buffer = formatText(" %a %a\n", static_cast<double>(entry.second.min),
             static_cast<double>(entry.second.max));
         text += entry.first + buffer;
     }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
 #include "jetagent/engines/sha256.h"
 #include "jetagent/hal/file_sources.h"
@@ -39,8 +40,7 @@ std::string fileStamp(const std::string& path)
 // A float exactly, whatever the locale: hex notation round-trips every bit.
 std::string exact(float v)
 {
-    char text[64];
-    std::snprintf(text, sizeof(text), "%a", static_cast<double>(v));
+    std::string text = formatText("%a", static_cast<double>(v));
     return text;
 }
 

@@ -353,11 +353,15 @@ void readAction(
     m.finish();
 }
 
+// A task's name starts its log files' names ("<name>.frames_000001.jsonl"), which a file system
+// takes up to 255 bytes long.
+constexpr size_t kMaxTaskName = 200;
+
 bool validTaskName(const std::string& name)
 {
-    return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
-        return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-    });
+    return !name.empty() && name.size() <= kMaxTaskName &&
+        std::all_of(name.begin(), name.end(),
+            [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
 }
 
 void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string& baseDir,
@@ -402,7 +406,8 @@ void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string
         }
         if (m.string("name", task.name) && !validTaskName(task.name))
             m.error("name", t["name"],
-                "may hold only letters, digits, '_', '-' and '.' (it names log files)");
+                "may hold only letters, digits, '_', '-' and '.', at most " +
+                    std::to_string(kMaxTaskName) + " of them (it names log files)");
         m.finish();
 
         if (task.name.empty() && !task.model.empty())

@@ -11,6 +11,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/thread_guard.h"
 
@@ -83,11 +84,26 @@ void addWrapped(std::vector<std::string>& lines, const std::vector<std::string>&
     lines.push_back(line);
 }
 
+// `text` cut to at most `max` bytes, ending in "..." when cut (at a UTF-8 character boundary): a
+// label or task name of thousands of characters would otherwise be drawn glyph by glyph every
+// frame, far past the image's edge.
+std::string elide(const std::string& text, size_t max)
+{
+    if (text.size() <= max)
+        return text;
+    size_t cut = max - 3;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+        --cut;
+    return text.substr(0, cut) + "...";
+}
+
+// The longest label or task name the overlay shows whole.
+constexpr size_t kOverlayTextMax = 48;
+
 // A number with `decimals` decimals.
 std::string fixed(double value, int decimals)
 {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    std::string buffer = formatText("%.*f", decimals, value);
     return buffer;
 }
 
@@ -116,14 +132,15 @@ std::vector<std::string> overlayLines(const Overlay& overlay, const OverlayStyle
     for (const OverlayTask& t : overlay.tasks) {
         segments.clear();
         if (!t.haveResult) {
-            addWrapped(lines, {t.name + ": waiting"}, style, maxWidth);
+            addWrapped(lines, {elide(t.name, kOverlayTextMax) + ": waiting"}, style, maxWidth);
             continue;
         }
         if (t.failed || t.top.empty()) {
-            segments.push_back(t.name + ": inference failed");
+            segments.push_back(elide(t.name, kOverlayTextMax) + ": inference failed");
         } else {
             for (size_t i = 0; i < t.top.size(); ++i)
-                segments.push_back((i ? ", " : t.name + ": ") + t.top[i].first + " " +
+                segments.push_back((i ? ", " : elide(t.name, kOverlayTextMax) + ": ") +
+                    elide(t.top[i].first, kOverlayTextMax) + " " +
                     fixed(static_cast<double>(t.top[i].second), 2));
         }
         if (t.origin == OverlayTask::Origin::Clip)
@@ -143,7 +160,7 @@ std::vector<std::string> overlayLines(const Overlay& overlay, const OverlayStyle
     segments.push_back(overlay.sourceFps > 0.0 ? " | source " + fixed(overlay.sourceFps, 1) + " fps"
                                                : std::string(" | source rate not yet known"));
     if (!overlay.board.empty())
-        segments.push_back(" | " + overlay.board);
+        segments.push_back(" | " + elide(overlay.board, 2 * kOverlayTextMax));
     addWrapped(lines, segments, style, maxWidth);
     return lines;
 }

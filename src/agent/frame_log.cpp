@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/thread_guard.h"
@@ -240,9 +241,9 @@ std::string TaskLog::csvHeader() const
 
 std::string FrameLogFile::segmentPath(int segment) const
 {
-    char number[16] = "";
+    std::string number;
     if (segment > 0)
-        std::snprintf(number, sizeof number, "_%06d", segment);
+        number = formatText("_%06d", segment);
     return dir + "/" + stem + number + "." + ext;
 }
 

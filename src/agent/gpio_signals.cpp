@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/thread_guard.h"
 
@@ -469,18 +470,18 @@ json GpioSignals::summaryJson() const
 std::string GpioSignals::summaryText(const json& g)
 {
     std::string out;
-    char line[512];
+    std::string line;
     if (g.contains("marker")) {
         const json& m = g["marker"];
-        std::snprintf(line, sizeof line, "gpio      marker %s: %s, task %s, %" PRIu64 " changes\n",
+        line = formatText("gpio      marker %s: %s, task %s, %" PRIu64 " changes\n",
             m["line"].get<std::string>().c_str(), m["mode"].get<std::string>().c_str(),
             m["task"].get<std::string>().c_str(), m["changes"].get<uint64_t>());
         out += line;
     }
     if (g.contains("alert")) {
         const json& a = g["alert"];
-        std::snprintf(line, sizeof line,
-            "gpio      alert %s: %s >= %.3g in task %s, raised %" PRIu64 " times, %.2f s in all\n",
+        line = formatText("gpio      alert %s: %s >= %.3g in task %s, raised %" PRIu64
+                          " times, %.2f s in all\n",
             a["line"].get<std::string>().c_str(), a["label"].get<std::string>().c_str(),
             a["threshold"].get<double>(), a["task"].get<std::string>().c_str(),
             a["raised"].get<uint64_t>(), a["active_s"].get<double>());
@@ -488,24 +489,22 @@ std::string GpioSignals::summaryText(const json& g)
     }
     if (g.contains("trigger")) {
         const json& t = g["trigger"];
-        std::snprintf(line, sizeof line,
-            "gpio      trigger %s (%s): %zu windows, %" PRIu64 " edges, %" PRIu64
-            " bounces ignored\n",
+        line = formatText("gpio      trigger %s (%s): %zu windows, %" PRIu64 " edges, %" PRIu64
+                          " bounces ignored\n",
             t["line"].get<std::string>().c_str(), t["mode"].get<std::string>().c_str(),
             t["windows"].size(), t["edges"].get<uint64_t>(), t["bounces_ignored"].get<uint64_t>());
         out += line;
         for (const json& w : t["windows"]) {
-            std::snprintf(line, sizeof line, "          window %u: %.3f s to %.3f s (%.3f s)",
+            line = formatText("          window %u: %.3f s to %.3f s (%.3f s)",
                 w["id"].get<unsigned>(), w["start_s"].get<double>(), w["end_s"].get<double>(),
                 w["duration_s"].get<double>());
             out += line;
             for (const auto& [name, f] : w["tasks"].items()) {
-                std::snprintf(line, sizeof line, "; %s %" PRIu64 " frames", name.c_str(),
-                    f["frames"].get<uint64_t>());
+                line = formatText(
+                    "; %s %" PRIu64 " frames", name.c_str(), f["frames"].get<uint64_t>());
                 out += line;
                 if (!f["mean_e2e_ms"].is_null()) {
-                    std::snprintf(
-                        line, sizeof line, ", mean e2e %.3f ms", f["mean_e2e_ms"].get<double>());
+                    line = formatText(", mean e2e %.3f ms", f["mean_e2e_ms"].get<double>());
                     out += line;
                 }
             }
@@ -513,8 +512,8 @@ std::string GpioSignals::summaryText(const json& g)
         }
     }
     if (g.value("write_errors", uint64_t {0}) > 0) {
-        std::snprintf(line, sizeof line, "gpio      %" PRIu64 " output writes failed\n",
-            g["write_errors"].get<uint64_t>());
+        line = formatText(
+            "gpio      %" PRIu64 " output writes failed\n", g["write_errors"].get<uint64_t>());
         out += line;
     }
     return out;

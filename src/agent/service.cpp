@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/status.h"
 #include "jetagent/base/thread_guard.h"
@@ -172,8 +173,7 @@ StartupKeepAlive::~StartupKeepAlive()
 void StartupKeepAlive::overrun(const std::string& status)
 {
     const bool reload = notifier_.phaseIsReload();
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%g", notifier_.phaseLimitS());
+    std::string limit = formatText("%g", notifier_.phaseLimitS());
     const std::string why = std::string(reload ? "the reload" : "start-up") + " took longer than " +
         limit + " s (run.startup_timeout_s) while " + status;
     auto log = logger("service");

@@ -2,6 +2,7 @@
 #include "text.h"
 
 #include <cmath>
+#include <string_view>
 
 namespace jetagent {
 
@@ -15,9 +16,10 @@ void appendJsonNumber(std::string& out, double value, int decimals)
 
 std::string csvEscape(const std::string& s)
 {
-    if (s.find_first_of(",\"\r\n") == std::string::npos)
+    const bool formula = !s.empty() && std::string_view("=+-@\t\r").find(s[0]) != std::string::npos;
+    if (!formula && s.find_first_of(",\"\r\n") == std::string::npos)
         return s;
-    std::string out = "\"";
+    std::string out = formula ? "\"'" : "\"";
     for (char c : s) {
         if (c == '"')
             out += '"';

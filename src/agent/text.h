@@ -21,8 +21,11 @@ void appendFormat(std::string& out, const Format& format, Args&&... args)
 // or infinite (printf's "nan" and "inf" are not JSON: one such line and the log no longer parses).
 void appendJsonNumber(std::string& out, double value, int decimals);
 
-// `s` as one CSV cell (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a
-// line break; as it is otherwise.
+// `s` as one text CSV cell (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote
+// or a line break; as it is otherwise. Text that a spreadsheet would take for a formula (it starts
+// with '=', '+', '-', '@', a tab or a carriage return: a label "=cmd|' /C calc'!A0") is prefixed
+// with an apostrophe and quoted, as OWASP advises for CSV files bound for spreadsheets. For text
+// cells only: numbers are written as they are.
 std::string csvEscape(const std::string& s);
 
 } // namespace jetagent

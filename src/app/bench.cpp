@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "classification_task.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "latency_stats.h"
@@ -129,8 +130,7 @@ private:
 
 std::string describeEngine(const EngineDescription& e)
 {
-    char text[512];
-    std::snprintf(text, sizeof text,
+    std::string text = formatText(
         "%s (sha256 %.16s..., %llu bytes) on %s %s, %s, threads %s, fusion %s", e.modelPath.c_str(),
         e.modelSha256.c_str(), static_cast<unsigned long long>(e.modelBytes),
         e.backendVersion.c_str(), e.target.c_str(), precisionName(e.options.precision),

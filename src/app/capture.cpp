@@ -6,6 +6,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
 
 namespace fs = std::filesystem;
@@ -50,9 +51,8 @@ Status captureFrames(const SourceOptions& source, uint64_t frames, const std::st
             break;
         if (result.value() == ReadResult::NoFrame)
             continue; // a camera between frames, stalled or reconnecting: it logs that itself
-        char name[64];
-        std::snprintf(name, sizeof name, "%08llu.%s",
-            static_cast<unsigned long long>(frame.sequence), format.c_str());
+        std::string name = formatText(
+            "%08llu.%s", static_cast<unsigned long long>(frame.sequence), format.c_str());
         const fs::path dir = frame.truthClass >= 0
             ? fs::path(outDir) / classes[static_cast<size_t>(frame.truthClass)]
             : fs::path(outDir);

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/text_split.h"
 #include "jetagent/engines/model_prepare.h"
@@ -426,21 +427,17 @@ std::string formatMs(double ms)
 {
     if (ms < 0)
         return "-";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3f", ms);
+    std::string text = formatText("%.3f", ms);
     return text;
 }
 
 std::string describePreprocessing(const PreprocessConfig& p)
 {
-    char text[320];
-    const int written = p.resize == ResizeMode::ShorterSide
-        ? std::snprintf(text, sizeof text, "shorter side to %d, centre crop %dx%d", p.resizeSize,
-              p.cropWidth, p.cropHeight)
-        : std::snprintf(text, sizeof text, "stretch to %dx%d", p.cropWidth, p.cropHeight);
-    const size_t used = static_cast<size_t>(std::max(written, 0));
-    std::snprintf(text + used, sizeof text - used,
-        ", %s, %s, /%g, mean [%g, %g, %g], std [%g, %g, %g]",
+    std::string text = p.resize == ResizeMode::ShorterSide
+        ? formatText(
+              "shorter side to %d, centre crop %dx%d", p.resizeSize, p.cropWidth, p.cropHeight)
+        : formatText("stretch to %dx%d", p.cropWidth, p.cropHeight);
+    appendText(text, ", %s, %s, /%g, mean [%g, %g, %g], std [%g, %g, %g]",
         nameOf(kInterpolationNames, p.interpolation), nameOf(kColorOrderNames, p.color),
         static_cast<double>(p.divisor), static_cast<double>(p.mean[0]),
         static_cast<double>(p.mean[1]), static_cast<double>(p.mean[2]),
@@ -451,8 +448,7 @@ std::string describePreprocessing(const PreprocessConfig& p)
 
 std::string engineLine(const nlohmann::json& e)
 {
-    char text[512];
-    std::snprintf(text, sizeof text,
+    std::string text = formatText(
         "%s\n            %s, device %s (target %s), %s, batch %d, threads %s, fusion %s; built in "
         "%.1f ms (%s)",
         e["spec"].get<std::string>().c_str(), e["backend_version"].get<std::string>().c_str(),
@@ -953,7 +949,7 @@ Expected<nlohmann::json> judgeChecks(const CompareOptions& options, const std::s
     const std::vector<OutputAgreement>& agreements, std::vector<std::string>& failed)
 {
     nlohmann::json checks = nlohmann::json::array();
-    char line[256];
+    std::string line;
     if (options.maxRelError >= 0) {
         double worst = 0;
         std::string where = agreements.empty() ? "" : agreements[0].name;
@@ -963,8 +959,8 @@ Expected<nlohmann::json> judgeChecks(const CompareOptions& options, const std::s
                 where = a.name;
             }
         const bool ok = worst <= options.maxRelError;
-        std::snprintf(line, sizeof line, "relative error %.3g on output '%s' %s --max-rel-error %g",
-            worst, where.c_str(), ok ? "within" : "exceeds", options.maxRelError);
+        line = formatText("relative error %.3g on output '%s' %s --max-rel-error %g", worst,
+            where.c_str(), ok ? "within" : "exceeds", options.maxRelError);
         checks.push_back({{"check", "max_rel_error"}, {"threshold", options.maxRelError},
             {"value", std::isfinite(worst) ? nlohmann::json(worst) : nlohmann::json(nullptr)},
             {"output", where}, {"passed", ok}, {"message", line}});
@@ -983,8 +979,8 @@ Expected<nlohmann::json> judgeChecks(const CompareOptions& options, const std::s
             return Status::invalid(
                 "--min-top1: no output of '" + modelPath + "' has two or more values per input");
         const bool ok = worst >= options.minTop1;
-        std::snprintf(line, sizeof line, "top-1 agreement %.4f on output '%s' %s --min-top1 %g",
-            worst, where.c_str(), ok ? "meets" : "is below", options.minTop1);
+        line = formatText("top-1 agreement %.4f on output '%s' %s --min-top1 %g", worst,
+            where.c_str(), ok ? "meets" : "is below", options.minTop1);
         checks.push_back({{"check", "min_top1"}, {"threshold", options.minTop1}, {"value", worst},
             {"output", where}, {"passed", ok}, {"message", line}});
         if (!ok)
@@ -997,20 +993,19 @@ Expected<nlohmann::json> judgeChecks(const CompareOptions& options, const std::s
 std::string outputTable(const std::vector<OutputAgreement>& agreements)
 {
     std::string t;
-    char line[256];
+    std::string line;
     t += "relative error = max|cand - ref| / max|ref| over every value of every input\n";
-    std::snprintf(line, sizeof line, "%-20s %8s %12s %12s %12s %9s %9s\n", "output", "values",
-        "max abs err", "max |ref|", "rel error", "top-1", "top-5");
+    line = formatText("%-20s %8s %12s %12s %12s %9s %9s\n", "output", "values", "max abs err",
+        "max |ref|", "rel error", "top-1", "top-5");
     t += line;
     for (const OutputAgreement& a : agreements) {
-        char top1[32] = "-", top5[32] = "-";
+        std::string top1 = "-", top5 = "-";
         if (a.hasTop1())
-            std::snprintf(top1, sizeof top1, "%.2f%%", 100.0 * a.top1Agreement());
+            top1 = formatText("%.2f%%", 100.0 * a.top1Agreement());
         if (a.hasTop5())
-            std::snprintf(top5, sizeof top5, "%.2f%%", 100.0 * a.top5Overlap());
-        std::snprintf(line, sizeof line, "%-20s %8zu %12.4g %12.4g %12.4g %9s %9s\n",
-            a.name.c_str(), a.classes, a.maxAbsError, a.maxAbsReference, a.relativeError(), top1,
-            top5);
+            top5 = formatText("%.2f%%", 100.0 * a.top5Overlap());
+        line = formatText("%-20s %8zu %12.4g %12.4g %12.4g %9s %9s\n", a.name.c_str(), a.classes,
+            a.maxAbsError, a.maxAbsReference, a.relativeError(), top1.c_str(), top5.c_str());
         t += line;
         if (a.nonFinite > 0)
             t += "  " + std::to_string(a.nonFinite) + " values were NaN or infinite\n";
@@ -1022,16 +1017,14 @@ std::string outputTable(const std::vector<OutputAgreement>& agreements)
 std::string latencyTable(const CompareFigures& figures, int warmup)
 {
     std::string t;
-    char line[256];
-    std::snprintf(line, sizeof line, "\n%-12s %6s %9s %9s %9s %7s %9s %9s %9s %9s %8s %7s\n",
+    std::string line = formatText("\n%-12s %6s %9s %9s %9s %7s %9s %9s %9s %9s %8s %7s\n",
         "latency ms", "runs", "median", "p90", "p99", "p99/p50", "images/s", "H2D", "compute",
         "D2H", "CPU ms", "RSS MiB");
     t += line;
     auto latencyRow = [&](const char* name, const LatencyFigures& l) {
-        std::snprintf(line, sizeof line,
-            "%-12s %6zu %9.3f %9.3f %9.3f %7.2f %9.1f %9s %9s %9s %8s %7s\n", name, l.runs,
-            l.medianMs, l.p90Ms, l.p99Ms, l.medianMs > 0 ? l.p99Ms / l.medianMs : 0.0, l.imagesPerS,
-            formatMs(l.hostToDeviceMs).c_str(), formatMs(l.computeMs).c_str(),
+        line = formatText("%-12s %6zu %9.3f %9.3f %9.3f %7.2f %9.1f %9s %9s %9s %8s %7s\n", name,
+            l.runs, l.medianMs, l.p90Ms, l.p99Ms, l.medianMs > 0 ? l.p99Ms / l.medianMs : 0.0,
+            l.imagesPerS, formatMs(l.hostToDeviceMs).c_str(), formatMs(l.computeMs).c_str(),
             formatMs(l.deviceToHostMs).c_str(), formatMs(l.cpuMsPerRun).c_str(),
             std::isfinite(l.rssMb) ? std::to_string(static_cast<long>(std::lround(l.rssMb))).c_str()
                                    : "-");
@@ -1039,7 +1032,7 @@ std::string latencyTable(const CompareFigures& figures, int warmup)
     };
     latencyRow("reference", figures.referenceLatency);
     latencyRow("candidate", figures.candidateLatency);
-    std::snprintf(line, sizeof line,
+    line = formatText(
         "(Session::run wall time, one run per batch, after %d warm-up runs, the engines taking "
         "turns\nbatch by batch; H2D/compute/D2H: means of the backend's own timing; CPU ms: "
         "process CPU time\nper run; RSS: resident memory the engine and its session added)\n",
@@ -1055,9 +1048,9 @@ std::string compareReport(const CompareOptions& options, const ComparePlan& plan
     const ModelFile& file = *plan.model;
     const TensorInfo& input = plan.input();
     std::string t;
-    char line[256];
+    std::string line;
     t += "== jetagent compare: candidate against reference, on the same inputs ==\n";
-    std::snprintf(line, sizeof line, "model       %s (sha256 %.16s..., %llu bytes), input %s %s\n",
+    line = formatText("model       %s (sha256 %.16s..., %llu bytes), input %s %s\n",
         plan.modelPath.c_str(), file.sha256.c_str(),
         static_cast<unsigned long long>(file.fileBytes), input.name.c_str(),
         input.shapeString().c_str());
