@@ -2,6 +2,12 @@
 // NaN, text that is not UTF-8, a full disk, memory that runs out, configs that ask for more memory
 // than the machine has, and a second stop signal. Each run must end with a clear error or a
 // complete, parseable summary, and never lose what was recorded.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <limits>
@@ -12,9 +18,11 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "jetagent/hal/synthetic_shapes.h"
 #include "onnx_builder.h"
+#include "run_checks.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -344,6 +352,258 @@ TEST(Hardening, ASecondSignalRightAfterTheFirstStillLeavesASummary)
             EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos)
                 << "gap " << gapMs << " ms: a temporary file was left: " << entry.path();
     }
+}
+
+// --- round two: hostile inputs (issue 38) ------------------------------------------------------
+
+// A GET on the run's HTTP server over a plain socket: the body, "" when nothing answered.
+std::string httpGet(int port, const std::string& path)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return "";
+    sockaddr_in address {};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string response;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+        const std::string request =
+            "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(request.size())) {
+            char buffer[65536];
+            ssize_t n;
+            while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+                response.append(buffer, static_cast<size_t>(n));
+        }
+    }
+    ::close(fd);
+    const size_t body = response.find("\r\n\r\n");
+    return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// Waits until `csv` holds a frame line (after its header); false after `timeoutMs`.
+bool waitForAFrameLine(const std::string& csv, int timeoutMs)
+{
+    for (int waited = 0; waited < timeoutMs; waited += 10) {
+        const std::string text = test::readFile(csv);
+        if (std::count(text.begin(), text.end(), '\n') >= 2)
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+// A 1,000-character label once wrote past the 320-byte buffer of the status line (SIGSEGV, no
+// summary), and a 240-character task name did too. Labels of 10,000 characters and a task name of
+// the longest length allowed now reach every output whole: the status lines, the CSV and JSON Lines
+// logs, the summary and the live view's status; and a label that a spreadsheet would take for a
+// formula is quoted as text in the CSV.
+TEST(Hardening, TenThousandCharacterLabelsReachEveryOutputWhole)
+{
+    TempDir dir;
+    std::vector<std::string> labels;
+    std::string labelsFile;
+    for (int i = 0; i < 6; ++i) {
+        labels.push_back((i == 0 ? std::string("=") : std::string(1, static_cast<char>('A' + i))) +
+            std::string(9999, static_cast<char>('a' + i)));
+        labelsFile += labels.back() + "\n";
+    }
+    test::writeFile(dir / "labels.txt", labelsFile);
+    const std::string name(200, 't');
+    const int port = test::unusedLoopbackPort();
+    ASSERT_GT(port, 0);
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: synthetic://shapes, width: 64, height: 48, fps: 30, seed: 4}\n"
+        "run: {duration_s: 3}\n"
+        "tasks:\n"
+        "  - name: " +
+            name + "\n    model: " + sourcePath("models/shapes_cnn.onnx") +
+            "\n    labels: labels.txt\n"
+            "logging: {dir: logs, status_interval_s: 0.2}\n"
+            "http: {listen: \"127.0.0.1:" +
+            std::to_string(port) + "\"}\n");
+    const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
+    std::string runDir;
+    for (int i = 0; i < 3000 && runDir.empty(); ++i) {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(dir / "logs", ec))
+            runDir = entry.path().string();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(runDir.empty()) << test::readFile(dir / "spawn.err");
+    ASSERT_TRUE(waitForAFrameLine(runDir + "/" + name + ".frames.csv", 30'000));
+    const std::string status = httpGet(port, "/api/status");
+    ASSERT_TRUE(nlohmann::json::accept(status)) << status.substr(0, 200);
+    const auto live = nlohmann::json::parse(status);
+    ASSERT_FALSE(live["tasks"].empty()) << live;
+    EXPECT_EQ(live["tasks"][0]["name"], name);
+    const std::string liveText = live.dump();
+    EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](const std::string& l) {
+        return liveText.find(l) != std::string::npos;
+    })) << "no whole label in the live view's status";
+    const int exitCode = test::waitExit(pid, 30'000);
+    EXPECT_EQ(exitCode, 0) << test::readFile(dir / "spawn.err");
+
+    // Status lines: the task's name and a whole label, however long the line.
+    const std::string out = test::readFile(dir / "spawn.out");
+    bool wholeStatusLine = false;
+    for (const auto& line : test::readLines(dir / "spawn.out"))
+        if (line.rfind(name + ": frame ", 0) == 0 && line.find(" | e2e ") != std::string::npos)
+            wholeStatusLine = wholeStatusLine ||
+                std::any_of(labels.begin(), labels.end(),
+                    [&](const std::string& l) { return line.find(l) != std::string::npos; });
+    EXPECT_TRUE(wholeStatusLine) << out.substr(0, 400);
+
+    // The logs: every record whole, the formula quoted as text.
+    const auto files = test::checkRun(runDir, name);
+    EXPECT_GT(files.csvRecords, 10u);
+    const auto records = parseJsonLines(runDir + "/" + name + ".frames.jsonl");
+    ASSERT_EQ(records.size(), files.csvRecords);
+    size_t formulas = 0;
+    const auto csvLines = test::readLines(runDir + "/" + name + ".frames.csv");
+    for (size_t i = 1; i < csvLines.size(); ++i) {
+        const std::string top = records[i - 1]["top"][0]["label"].get<std::string>();
+        ASSERT_EQ(top.size(), 10000u);
+        EXPECT_NE(std::find(labels.begin(), labels.end(), top), labels.end());
+        if (top == labels[0]) {
+            ++formulas;
+            EXPECT_NE(csvLines[i].find(",\"'" + labels[0] + "\","), std::string::npos);
+        } else {
+            EXPECT_NE(csvLines[i].find("," + top + ","), std::string::npos);
+        }
+        EXPECT_EQ(csvLines[i].find(",=", 0), std::string::npos) << "an unquoted formula";
+    }
+    // The summary names the task whole.
+    EXPECT_NE(test::readFile(runDir + "/summary.txt").find("task " + name), std::string::npos);
+    EXPECT_EQ(files.summary["tasks"][0]["name"], name);
+    (void)formulas; // which classes the model saw depends on the seed; each was checked above
+}
+
+// A task name longer than log files' names can take is refused at its line.
+TEST(Hardening, ATaskNameTooLongForAFileNameIsRefusedAtItsLine)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: synthetic://shapes, width: 64, height: 48}\n"
+        "run: {frames: 2}\n"
+        "tasks:\n"
+        "  - name: " +
+            std::string(10000, 't') + "\n    model: " + sourcePath("models/shapes_cnn.onnx") +
+            "\n    labels: " + sourcePath("models/shapes_labels.txt") + "\n");
+    const auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    EXPECT_EQ(r.exitCode, 2) << r.err.substr(0, 400);
+    EXPECT_NE(r.err.find("tasks[0].name"), std::string::npos) << r.err.substr(0, 400);
+    EXPECT_NE(r.err.find("at most 200"), std::string::npos) << r.err.substr(0, 400);
+    EXPECT_LT(r.err.size(), 2000u) << "the error repeats the whole name";
+}
+
+// A supervisor that starts jetagent with stdin, stdout and stderr closed: the descriptors the run
+// opens first used to take numbers 0-2, so log text went into the stop signals' pipe (the run
+// ended at once) and status lines into a frame log. Now they are opened on /dev/null first.
+TEST(Hardening, ClosedStandardDescriptorsDoNotMixLogsIntoTheRun)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: synthetic://shapes, width: 64, height: 48, fps: 60}\n"
+        "run: {frames: 30}\n" +
+            demoTask(sourcePath("models/shapes_labels.txt")) +
+            "logging: {dir: logs, status_interval_s: 0.1}\n");
+    const auto r = test::runJetagentUnder(
+        "bash -c 'exec \"$@\" <&- >&- 2>&-' bash", {"run", "-c", "c.yaml"}, dir.path());
+    EXPECT_EQ(r.exitCode, 0);
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    EXPECT_EQ(files.csvRecords, 30u);
+    EXPECT_EQ(files.summary["run"]["stop_reason"], "frame limit reached");
+    EXPECT_EQ(files.summary["tasks"][0]["frames"]["processed"], 30);
+}
+
+// `jetagent run ... | head` used to die of SIGPIPE when head exited: exit 141, a CSV of its header
+// only, no summary. A closed console is no reason to stop measuring: the run goes on, and its logs
+// and summary are whole.
+TEST(Hardening, AConsoleClosedUnderTheRunLosesNothing)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: synthetic://shapes, width: 64, height: 48, fps: 60}\n"
+        "run: {frames: 90}\n" +
+            demoTask(sourcePath("models/shapes_labels.txt")) +
+            "logging: {dir: logs, status_interval_s: 0.1}\n");
+    const auto r =
+        test::runJetagentUnder("bash -c '\"$@\" 2>&1 | head -n 2; exit \"${PIPESTATUS[0]}\"' bash",
+            {"run", "-c", "c.yaml"}, dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto files = test::checkRun(run, "shapes");
+    EXPECT_EQ(files.csvRecords, 90u);
+    EXPECT_EQ(files.summary["tasks"][0]["frames"]["processed"], 90);
+    EXPECT_TRUE(fs::exists(run + "/summary.txt"));
+}
+
+// A frame that cannot be preprocessed (a 1x20000 image, whose shorter side to 64 would be 1.28
+// million pixels long) used to leave the previous frame's record in its place: the CSV held frame 0
+// twice, frame 1 not at all, and the summary said 0 failed. Now the frame has its own record, not
+// ok, with its reason; it counts as failed and is never scored.
+TEST(Hardening, AFrameThatFailsPreprocessingHasItsOwnFailedRecord)
+{
+    TempDir dir;
+    fs::create_directories(dir / "images");
+    cv::Mat good(48, 64, CV_8UC3, cv::Scalar(40, 80, 120));
+    cv::circle(good, {32, 24}, 15, cv::Scalar(0, 0, 255), -1);
+    ASSERT_TRUE(cv::imwrite(dir / "images/a.jpg", good));
+    ASSERT_TRUE(cv::imwrite(dir / "images/b.png", cv::Mat(1, 20000, CV_8UC3, cv::Scalar(1, 2, 3))));
+    ASSERT_TRUE(cv::imwrite(dir / "images/c.jpg", good));
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: images/}\n"
+        "run: {pacing: none}\n"
+        "tasks:\n"
+        "  - name: shapes\n"
+        "    model: " +
+            sourcePath("models/shapes_cnn.onnx") +
+            "\n    labels: " + sourcePath("models/shapes_labels.txt") +
+            "\n    preprocess: {resize: shorter_side, resize_size: 64, crop: 64}\n"
+            "logging: {dir: logs, status_interval_s: 0}\n");
+    const auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto records = parseJsonLines(run + "/shapes.frames.jsonl");
+    ASSERT_EQ(records.size(), 3u) << r.err;
+    for (size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(records[i]["frame"], i) << records[i];
+    EXPECT_TRUE(records[0]["ok"].get<bool>());
+    EXPECT_FALSE(records[1]["ok"].get<bool>()) << records[1];
+    EXPECT_EQ(records[1]["failure"], "preprocessing error") << records[1];
+    EXPECT_TRUE(records[1]["top"].empty()) << records[1];
+    EXPECT_NE(records[1]["capture_ns"], records[0]["capture_ns"]);
+    EXPECT_TRUE(records[2]["ok"].get<bool>());
+    const auto summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
+    EXPECT_EQ(summary["tasks"][0]["frames"]["failed"], 1) << summary["tasks"][0]["frames"];
+    EXPECT_NE(r.err.find("frame 1"), std::string::npos) << r.err;
+}
+
+// A process stopped for a while (SIGSTOP, a debugger, a suspended VM) measured nothing meanwhile:
+// the summary says so, as a gap in capture with its length, instead of passing over it.
+TEST(Hardening, AStoppedProcessShowsAsACaptureGapInTheSummary)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: synthetic://shapes, width: 64, height: 48, fps: 30}\n"
+        "run: {duration_s: 4}\n" +
+            demoTask(sourcePath("models/shapes_labels.txt")) +
+            "logging: {dir: logs, status_interval_s: 0}\n");
+    const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
+    ASSERT_TRUE(waitForALoggedFrame(dir / "logs", 30'000));
+    ::kill(pid, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+    ::kill(pid, SIGCONT);
+    EXPECT_EQ(test::waitExit(pid, 30'000), 0) << test::readFile(dir / "spawn.err");
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
+    const auto& gaps = summary["source"]["capture_gaps"];
+    EXPECT_GE(gaps["count"].get<int>(), 1) << gaps;
+    EXPECT_GE(gaps["longest_s"].get<double>(), 1.7) << gaps;
+    EXPECT_NE(test::readFile(run + "/summary.txt").find("gap(s) in capture"), std::string::npos);
 }
 
 } // namespace

@@ -22,6 +22,7 @@
 #include "frame_log.h"
 #include "gpio_signals.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/process_usage.h"
@@ -70,28 +71,23 @@ namespace {
 std::string statusLine(
     const std::string& name, const LiveView& v, const std::vector<std::string>& labels, double fps)
 {
-    char text[320];
-    if (!v.haveLast) {
-        std::snprintf(text, sizeof text, "%s: waiting for the first result", name.c_str());
-        return text;
-    }
+    if (!v.haveLast)
+        return name + ": waiting for the first result";
     auto label = [&](int i) {
         return i >= 0 && static_cast<size_t>(i) < labels.size()
             ? labels[static_cast<size_t>(i)].c_str()
             : "?";
     };
     const FrameRecord& r = v.last;
-    int n = std::snprintf(text, sizeof text, "%s: frame %llu -> %s %.3f", name.c_str(),
+    std::string text = formatText("%s: frame %llu -> %s %.3f", name.c_str(),
         static_cast<unsigned long long>(r.frameId), r.topK > 0 ? label(r.labels[0]) : "(failed)",
         r.topK > 0 ? static_cast<double>(r.scores[0]) : 0.0);
     if (r.truth >= 0)
-        n += std::snprintf(
-            text + n, sizeof text - static_cast<size_t>(n), " (truth %s)", label(r.truth));
-    n += std::snprintf(text + n, sizeof text - static_cast<size_t>(n),
-        " | e2e %.2f ms | %.1f fps | %llu frames", nsToMs(r.times.endToEndNs), fps,
+        appendText(text, " (truth %s)", label(r.truth));
+    appendText(text, " | e2e %.2f ms | %.1f fps | %llu frames", nsToMs(r.times.endToEndNs), fps,
         static_cast<unsigned long long>(v.frames));
     if (v.scored > 0)
-        std::snprintf(text + n, sizeof text - static_cast<size_t>(n), " | top-1 %.1f%%",
+        appendText(text, " | top-1 %.1f%%",
             100.0 * static_cast<double>(v.correct) / static_cast<double>(v.scored));
     return text;
 }
@@ -103,10 +99,8 @@ std::string powerStatus(const PowerMonitor& power)
     PowerSample sample;
     const PowerSampler& sampler = power.sampler();
     if (sampler.haveRails() && sampler.latest(sample)) {
-        char buffer[96];
-        std::snprintf(buffer, sizeof buffer, "%.3f W %s%s", static_cast<double>(sample.totalW),
+        text = formatText("%.3f W %s%s", static_cast<double>(sample.totalW),
             sampler.totalName().c_str(), sampler.totalIsEstimate() ? " (est.)" : "");
-        text = buffer;
     }
     BoardStateSample state;
     if (sampler.stateReader() && sampler.latestState(state)) {
@@ -118,11 +112,9 @@ std::string powerStatus(const PowerMonitor& power)
                     state.zones[i].celsius > state.zones[static_cast<size_t>(hottest)].celsius))
                 hottest = static_cast<int>(i);
         if (hottest >= 0) {
-            char buffer[96];
-            std::snprintf(buffer, sizeof buffer, "%s%.1f C (%s)", text.empty() ? "" : ", ",
+            appendText(text, "%s%.1f C (%s)", text.empty() ? "" : ", ",
                 state.zones[static_cast<size_t>(hottest)].celsius,
                 zones[static_cast<size_t>(hottest)].type.c_str());
-            text += buffer;
         }
     }
     return text;
@@ -372,8 +364,7 @@ Status checkMemoryBudget(const AgentConfig& config, const SourceInfo& source,
     }
     if (budget == 0 || total <= budget)
         return Status();
-    char text[512];
-    std::snprintf(text, sizeof text,
+    const std::string text = formatText(
         "this run may hold %zu frames of %dx%d at once (%llu MiB; the tasks' queues, "
         "run.queue_depth "
         "%d when pacing is none, and their batches) and %llu MiB of statistics: %llu MiB, more "
@@ -561,14 +552,12 @@ std::string serviceStatus(const AgentConfig& config, const Recorder& recorder,
     std::string text = config.source.uri;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const LiveView view = recorder.live(i);
-        char part[160];
         if (view.haveLast)
-            std::snprintf(part, sizeof part, " | %s: %.1f fps, last %.2f ms, %llu frames",
-                tasks[i]->name().c_str(), i < fps.size() ? fps[i] : 0.0,
-                nsToMs(view.last.times.endToEndNs), static_cast<unsigned long long>(view.frames));
+            appendText(text, " | %s: %.1f fps, last %.2f ms, %llu frames", tasks[i]->name().c_str(),
+                i < fps.size() ? fps[i] : 0.0, nsToMs(view.last.times.endToEndNs),
+                static_cast<unsigned long long>(view.frames));
         else
-            std::snprintf(part, sizeof part, " | %s: waiting for frames", tasks[i]->name().c_str());
-        text += part;
+            text += " | " + tasks[i]->name() + ": waiting for frames";
     }
     return text;
 }
@@ -623,6 +612,12 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     const bool joined = stopFailure.ok();
     const auto& tasks = c.tasks;
     outcome.framesCaptured = pipeline.framesCaptured();
+    const Pipeline::CaptureGaps gaps = pipeline.captureGaps();
+    outcome.captureGaps = gaps.count;
+    outcome.captureGapsNs = gaps.totalNs;
+    outcome.longestGapNs = gaps.longestNs;
+    outcome.longestGapAtNs = gaps.longestAtNs;
+    outcome.captureGapThresholdNs = gaps.thresholdNs;
     outcome.sourceStats = c.source->stats();
     if (c.display && joined) {
         DisplaySink& display = *c.display;

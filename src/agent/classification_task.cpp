@@ -138,6 +138,7 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
 
     const size_t rows = static_cast<size_t>(modelBatch > 0 ? modelBatch : config.engine.batch);
     task->input_.assign(rows * task->preprocessor_.outputElements(), 0.0f);
+    task->preprocessOk_.assign(rows, 0);
     task->probabilities_.assign(task->classes_, 0.0f);
     task->smoothed_.assign(task->classes_, 0.0f);
     return task;
@@ -167,26 +168,42 @@ Status ClassificationTask::process(
     const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records)
 {
     const size_t elements = preprocessor_.outputElements();
-    for (size_t i = 0; i < count; ++i)
-        if (Status s = preprocessor_.run(frames[i]->image, input_.data() + i * elements); !s)
-            return s;
+    // A frame that cannot be preprocessed fails on its own, with its own record: the batch's other
+    // frames still run (its row is zeros, and never scored).
+    Status preprocessFailure;
+    size_t preprocessed = 0;
+    for (size_t i = 0; i < count; ++i) {
+        Status s = preprocessor_.run(frames[i]->image, input_.data() + i * elements);
+        preprocessOk_[i] = s.ok();
+        if (s) {
+            ++preprocessed;
+            continue;
+        }
+        std::fill_n(input_.data() + i * elements, elements, 0.0f);
+        if (preprocessFailure)
+            preprocessFailure = s.withContext("frame " + std::to_string(frames[i]->sequence));
+    }
     // A model with a fixed batch runs full batches; the rows no frame filled are left as they were.
     const size_t rows = modelBatch_ > 0 ? static_cast<size_t>(modelBatch_) : count;
     const int64_t preprocessedNs = monotonicNs();
 
-    TensorView view;
-    view.data = input_.data();
-    view.shape = TensorShape {static_cast<int64_t>(rows), 3, preprocessor_.config().cropHeight,
-        preprocessor_.config().cropWidth};
     RunTiming timing;
-    Status status = session_->run(&view, 1, &timing);
-    const int64_t inferredNs = monotonicNs();
-    const ConstTensorView output = session_->output(0);
-    if (status)
+    Status status;
+    if (preprocessed > 0) {
+        TensorView view;
+        view.data = input_.data();
+        view.shape = TensorShape {static_cast<int64_t>(rows), 3, preprocessor_.config().cropHeight,
+            preprocessor_.config().cropWidth};
+        status = session_->run(&view, 1, &timing);
+    }
+    const int64_t inferredNs = preprocessed > 0 ? monotonicNs() : preprocessedNs;
+    const ConstTensorView output = preprocessed > 0 ? session_->output(0) : ConstTensorView {};
+    if (status && preprocessed > 0)
         status = checkOutput(output, rows);
 
-    const bool cold = firstRun_;
-    firstRun_ = false;
+    const bool cold = firstRun_ && preprocessed > 0;
+    if (preprocessed > 0)
+        firstRun_ = false;
     const FrameRecord* nonFinite = nullptr; // a frame whose scores held NaN or infinity
     for (size_t i = 0; i < count; ++i) {
         FrameRecord& r = records[i];
@@ -195,17 +212,19 @@ Status ClassificationTask::process(
         r.dequeuedNs = dequeuedNs;
         r.preprocessedNs = preprocessedNs;
         r.inferredNs = inferredNs;
-        r.computeNs = timing.computeNs;
+        r.computeNs = preprocessOk_[i] ? timing.computeNs : 0;
         r.batch = static_cast<int32_t>(count);
         const int truth = frames[i]->truthClass;
         r.truth = truth >= 0 && static_cast<size_t>(truth) < truthToLabel_.size()
             ? truthToLabel_[static_cast<size_t>(truth)]
             : -1;
-        r.ok = status.ok();
-        r.failure = status ? FrameFailure::None : FrameFailure::Inference;
-        r.coldStart = cold; // every frame of the first inference shares its warm-up
+        r.ok = status.ok() && preprocessOk_[i];
+        r.failure = !preprocessOk_[i] ? FrameFailure::Preprocess
+            : status                  ? FrameFailure::None
+                                      : FrameFailure::Inference;
+        r.coldStart = cold && preprocessOk_[i]; // every frame of the first inference shares it
         r.topK = 0;
-        if (!status)
+        if (!r.ok)
             continue;
         if (!scoreRow(output.data + i * classes_, classes_, config_.postprocess,
                 probabilities_.data(), smoothed_.data(), firstScores_, r))
@@ -213,6 +232,8 @@ Status ClassificationTask::process(
     }
     if (status && nonFinite)
         status = nonFiniteOutput(config_.model, nonFinite->frameId);
+    if (status && !preprocessFailure)
+        status = preprocessFailure;
     const int64_t doneNs = monotonicNs();
     for (size_t i = 0; i < count; ++i)
         records[i].doneNs = doneNs;

@@ -54,6 +54,7 @@ private:
     std::vector<int> truthToLabel_; // source class index -> label index, -1 when the labels lack it
     int modelBatch_ = -1; // fixed batch dimension of the model input, -1 when dynamic
     std::vector<float> input_; // modelBatch (or batch) x 3 x H x W
+    std::vector<uint8_t> preprocessOk_; // per frame of the batch being processed
     std::vector<float> probabilities_;
     std::vector<float> smoothed_;
     size_t classes_ = 0; // from the model file, or the labels when the model leaves it open

@@ -11,6 +11,8 @@ namespace jetagent {
 // Why a frame failed (FrameRecord::ok false).
 enum class FrameFailure : uint8_t {
     None,
+    Preprocess, // the frame could not be made into the model's input (an image too large to
+                // resize, say): it never reached the engine
     Inference, // the engine or the task returned an error
     NonFiniteOutput, // the model's scores held NaN or infinity: no result can be read from them
 };
@@ -20,6 +22,7 @@ inline const char* frameFailureName(FrameFailure failure)
 {
     switch (failure) {
     case FrameFailure::None: return "none";
+    case FrameFailure::Preprocess: return "preprocessing error";
     case FrameFailure::Inference: return "inference error";
     case FrameFailure::NonFiniteOutput: return "non-finite output";
     }

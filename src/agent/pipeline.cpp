@@ -83,11 +83,15 @@ void Pipeline::start()
     cpuAtStartNs_ = processCpuNs();
     running_ = static_cast<int>(workers_.size()) + 1;
     // A thread that throws (memory ran out, a library's exception) ends the run as a failure, its
-    // queues closed so that no other thread waits on it, and the summary is still written.
+    // queues closed so that no other thread waits on it, and the summary is still written. So
+    // does a thread the system cannot start (a tight `ulimit -v`): the run ends with what the
+    // threads already started measured, and the failure names the limit.
+    size_t started = 0;
+    Status refused;
     for (auto& w : workers_) {
         Worker* worker = w.get();
-        worker->thread = std::thread([this, worker] {
-            const std::string name = "task " + worker->task->name();
+        const std::string name = "task " + worker->task->name();
+        refused = startThread(worker->thread, name, [this, worker, name] {
             guardThread(
                 name, [&] { workerLoop(*worker); },
                 [&](const std::string& why) {
@@ -98,16 +102,30 @@ void Pipeline::start()
                     threadDone();
                 });
         });
+        if (!refused)
+            break;
+        ++started;
     }
-    sourceThread_ = std::thread([this] {
-        guardThread(
-            "source " + source_.info().uri, [&] { sourceLoop(); },
-            [&](const std::string& why) {
-                fail(Status::runtime(why), "source failed");
-                closeQueues();
-                threadDone();
-            });
-    });
+    if (refused)
+        refused = startThread(sourceThread_, "source", [this] {
+            guardThread(
+                "source " + source_.info().uri, [&] { sourceLoop(); },
+                [&](const std::string& why) {
+                    fail(Status::runtime(why), "source failed");
+                    closeQueues();
+                    threadDone();
+                });
+        });
+    if (refused)
+        return;
+    // The threads that did start drain and end; those that did not are done already.
+    fail(refused, "a thread could not be started");
+    closeQueues();
+    for (size_t i = started; i < workers_.size(); ++i)
+        if (view_)
+            view_->onTaskFinished(workers_[i]->index);
+    for (size_t i = started; i < workers_.size() + 1; ++i)
+        threadDone();
 }
 
 void Pipeline::requestStop(const std::string& reason)
@@ -169,6 +187,12 @@ std::string Pipeline::stopReason() const
     return stopReason_;
 }
 
+Pipeline::CaptureGaps Pipeline::captureGaps() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return gaps_;
+}
+
 Status Pipeline::failure() const
 {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -185,6 +209,14 @@ void Pipeline::sourceLoop()
     int64_t due = startNs_;
     uint64_t produced = 0;
     uint64_t lateRestarts = 0;
+    // Longer than this between two delivered frames is a gap in capture (see captureGaps()).
+    const int64_t gapNs = std::max(Pipeline::kCaptureGapNs,
+        info.fps > 0.0 ? static_cast<int64_t>(std::llround(4e9 / info.fps)) : int64_t(0));
+    int64_t lastDeliveredNs = 0; // none yet: the wait for the first frame is start-up, not a gap
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        gaps_.thresholdNs = gapNs;
+    }
 
     while (true) {
         if (run_.frames > 0 && produced >= run_.frames) {
@@ -223,6 +255,17 @@ void Pipeline::sourceLoop()
             continue; // a live source waiting (a stall, a reconnect): look at stop and go on
         ++produced;
         captured_.store(produced, std::memory_order_relaxed);
+        const int64_t delivered = monotonicNs();
+        if (lastDeliveredNs > 0 && delivered - lastDeliveredNs > gapNs) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ++gaps_.count;
+            gaps_.totalNs += delivered - lastDeliveredNs;
+            if (delivered - lastDeliveredNs > gaps_.longestNs) {
+                gaps_.longestNs = delivered - lastDeliveredNs;
+                gaps_.longestAtNs = delivered - startNs_;
+            }
+        }
+        lastDeliveredNs = delivered;
         for (auto& w : workers_)
             w->queue.push(frame);
         if (view_)
@@ -256,6 +299,36 @@ void Pipeline::closeQueues()
         view_->frames().close();
 }
 
+namespace {
+
+// The records of a batch whose processing failed, made whole where the task stopped before
+// writing them (doneNs still 0): the frame's own identity, its times up to now, no result, and
+// the failure; never a copy of another frame's.
+void completeFailedRecords(
+    const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records)
+{
+    const int64_t now = monotonicNs();
+    for (size_t i = 0; i < count; ++i) {
+        FrameRecord& r = records[i];
+        if (r.doneNs != 0)
+            continue;
+        r.frameId = frames[i]->sequence;
+        r.capturedNs = frames[i]->captureNs;
+        r.dequeuedNs = dequeuedNs;
+        r.preprocessedNs = std::max(r.preprocessedNs, dequeuedNs);
+        r.inferredNs = std::max(r.inferredNs, r.preprocessedNs);
+        r.doneNs = std::max(now, r.inferredNs);
+        r.batch = static_cast<int32_t>(count);
+        r.topK = 0;
+        r.truth = -1; // the task maps the source's classes to its labels; unknown here
+        r.ok = false;
+        if (r.failure == FrameFailure::None)
+            r.failure = FrameFailure::Inference;
+    }
+}
+
+} // namespace
+
 void Pipeline::workerLoop(Worker& worker)
 {
     auto log = logger("pipeline");
@@ -274,7 +347,13 @@ void Pipeline::workerLoop(Worker& worker)
             raw[i] = frames[i].get();
         if (hooks_)
             hooks_->beforeInference(worker.index, frames[0]->sequence);
+        // Each record starts afresh: a task that fails before it has written a frame's record
+        // must not leave the previous frame's result in it.
+        for (size_t i = 0; i < n; ++i)
+            records[i] = FrameRecord();
         Status status = task.process(raw.data(), n, dequeuedNs, records.data());
+        if (!status)
+            completeFailedRecords(raw.data(), n, dequeuedNs, records.data());
         const int64_t intervalStartNs = previousDoneNs > 0 ? previousDoneNs : dequeuedNs;
         previousDoneNs = records[n - 1].doneNs;
         for (size_t i = 0; i < n; ++i) {

@@ -113,6 +113,19 @@ public:
 
     uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
     uint64_t framesCaptured() const { return captured_.load(); }
+    static constexpr int64_t kCaptureGapNs = 1'000'000'000;
+    // Gaps in capture: times between two frames the source delivered longer than kCaptureGapNs
+    // and four of the source's periods. The process stopped
+    // (SIGSTOP, a debugger, a suspended VM) or a source that stalled: the run's figures do not
+    // cover that time. Read once the run has finished.
+    struct CaptureGaps {
+        uint64_t count = 0;
+        int64_t totalNs = 0;
+        int64_t longestNs = 0;
+        int64_t longestAtNs = 0; // when the longest ended, from the run's start
+        int64_t thresholdNs = kCaptureGapNs; // what counted as a gap in this run
+    };
+    CaptureGaps captureGaps() const;
     int64_t startNs() const { return startNs_; }
     int64_t processCpuAtStartNs() const { return cpuAtStartNs_; } // processCpuNs() at start()
     int64_t endNs() const { return endNs_; }
@@ -156,6 +169,7 @@ private:
     int64_t endNs_ = 0;
 
     mutable std::mutex mutex_; // guards the fields below
+    CaptureGaps gaps_;
     std::condition_variable changed_;
     bool stop_ = false;
     std::string stopReason_;

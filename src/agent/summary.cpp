@@ -556,6 +556,10 @@ json summaryJson(const RunOutcome& o)
         {"frames_captured", o.framesCaptured}, {"skipped_files", o.sourceStats.skippedFiles}};
     if (!o.source.detail.empty())
         j["source"]["detail"] = o.source.detail;
+    j["source"]["capture_gaps"] = {{"count", o.captureGaps},
+        {"threshold_s", round4(nsToS(o.captureGapThresholdNs))},
+        {"total_s", round4(nsToS(o.captureGapsNs))}, {"longest_s", round4(nsToS(o.longestGapNs))},
+        {"longest_ended_at_s", round4(nsToS(o.longestGapAtNs))}};
     if (o.source.live) {
         const SourceStats& st = o.sourceStats;
         j["source"]["stats"] = {{"delivered", st.delivered},
@@ -609,6 +613,15 @@ void sourceText(const json& j, std::string& out)
         out += fmt::format(
             "          {} image file(s) skipped: they could not be decoded (see the log)\n",
             src["skipped_files"].get<unsigned long long>());
+    if (src.contains("capture_gaps") && src["capture_gaps"].value("count", 0ULL) > 0) {
+        const json& g = src["capture_gaps"];
+        out += fmt::format("GAPS      {} gap(s) in capture over {} s, {:.2f} s in all; the longest "
+                           "{:.2f} s, ending at +{:.2f} s (the process was stopped or the source "
+                           "stalled: no figure covers that time)\n",
+            g["count"].get<unsigned long long>(), g.value("threshold_s", 0.0),
+            g["total_s"].get<double>(), g["longest_s"].get<double>(),
+            g["longest_ended_at_s"].get<double>());
+    }
     if (src.contains("stats")) {
         const json& st = src["stats"];
         out += fmt::format("camera    {} frames delivered at {:.2f} fps; {} dropped by the device, "

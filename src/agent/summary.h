@@ -55,6 +55,10 @@ struct RunOutcome {
     SourceInfo source;
     SourceStats sourceStats;
     uint64_t framesCaptured = 0;
+    // Gaps in capture longer than the threshold (Pipeline::captureGaps): count, total, longest, and
+    // when the longest ended from the start.
+    uint64_t captureGaps = 0;
+    int64_t captureGapsNs = 0, longestGapNs = 0, longestGapAtNs = 0, captureGapThresholdNs = 0;
     int64_t startNs = 0;
     int64_t endNs = 0;
     int64_t processCpuNs = -1; // CPU time of the process from the pipeline's start to its end

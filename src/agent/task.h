@@ -33,9 +33,11 @@ public:
     virtual nlohmann::json describe() const = 0;
 
     // Processes `count` frames (1..batchSize) that the worker took at `dequeuedNs`, filling one
-    // record per frame with its timestamps and result. Called from the task's worker thread only. A
-    // failed inference returns its error with the records marked not ok; the worker decides whether
-    // to go on.
+    // record per frame with its timestamps and result. Called from the task's worker thread only,
+    // with records reset to FrameRecord(). A frame that fails (its preprocessing, or the batch's
+    // inference) gets its own record marked not ok with its FrameFailure, and the first error is
+    // returned; the worker completes any record the task left unwritten (doneNs 0) as failed and
+    // decides whether to go on.
     virtual Status process(
         const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records) = 0;
 };

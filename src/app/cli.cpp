@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -28,6 +30,7 @@
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/text_split.h"
+#include "jetagent/base/thread_guard.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_prepare.h"
 #include "jetagent/hal/gpio.h"
@@ -54,6 +57,20 @@ const CLI::Validator kNonNegative(
         return std::string();
     },
     "NUMBER >= 0");
+
+// A time in seconds: 0 (no limit) or from a millisecond to ten years. A value in between (1e-300)
+// would round to 0 ns, which means no limit, and one past the range (1e300, inf) would overflow
+// the nanosecond clock.
+constexpr double kMinSeconds = 0.001, kMaxSeconds = 315'360'000.0;
+const CLI::Validator kSeconds(
+    [](const std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !(v == 0.0 || (v >= kMinSeconds && v <= kMaxSeconds)))
+            return "must be 0 (no limit) or from 0.001 to 315360000 seconds (got " + text + ")";
+        return std::string();
+    },
+    "SECONDS: 0 or 0.001 to 315360000");
 
 // A whole number from `lo` to `hi`, written in decimal digits, for an integer option. CLI11 2.1
 // reads integers with strtoull/strtoll in base 0: a value past the type's range was clamped or
@@ -366,7 +383,7 @@ void declareRun(CLI::App& app, RunCommand& run)
     run.cmd->add_option("-n,--frames", run.args.frames, "Stop after N source frames (0: no limit)")
         ->transform(wholeNumber(0, kMaxCount));
     run.cmd->add_option("-d,--duration", run.args.duration, "Stop after S seconds (0: no limit)")
-        ->check(kNonNegative);
+        ->check(kSeconds);
     run.cmd->add_option(
         "-o,--log-dir", run.args.logDir, "Directory for run logs, replacing logging.dir");
     run.cmd->add_flag("--as-fast-as-possible", run.args.asFastAsPossible,
@@ -393,7 +410,7 @@ void declareRun(CLI::App& app, RunCommand& run)
             "logs are flushed and jetagent exits with status 1 (a hung camera or engine). 0: no "
             "limit")
         ->capture_default_str()
-        ->check(kNonNegative);
+        ->check(kSeconds);
     run.cmd->footer(std::string("\nSources (--source or source.uri):\n") + frameSourceUriHelp() +
         "\nEach run writes into a new directory under the log directory: <task>.frames.csv and\n"
         "<task>.frames.jsonl (one line per frame: stage times, end-to-end latency, top-1 result),\n"
@@ -610,7 +627,7 @@ void declarePower(CLI::App& app, PowerCommand& power)
     power.cmd
         ->add_option("-d,--duration", power.options.durationS, "Stop after S seconds (0: Ctrl-C)")
         ->capture_default_str()
-        ->check(kNonNegative);
+        ->check(kSeconds);
     power.cmd
         ->add_option("--sysfs-root", power.options.sysfsRoot,
             "Read /sys, /proc and /etc under this directory (a copy of a board's tree)")
@@ -1068,6 +1085,17 @@ int runCli(int argc, char** argv)
     try {
         setupLogging(global.level("info"));
         return runCommand(commands, global);
+    } catch (const std::bad_alloc&) {
+        const std::string limits = threadLimitsText();
+        std::fprintf(
+            stderr, "jetagent: out of memory%s%s\n", limits.empty() ? "" : ": ", limits.c_str());
+        return kExitFailure;
+    } catch (const std::system_error& e) {
+        // Most often a thread the system would not start (EAGAIN): memory or threads ran out.
+        const std::string limits = threadLimitsText();
+        std::fprintf(stderr, "jetagent: the system refused a resource: %s%s%s\n", e.what(),
+            limits.empty() ? "" : "; ", limits.c_str());
+        return kExitFailure;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "jetagent: internal error: %s\n", e.what());
         return kExitFailure;
