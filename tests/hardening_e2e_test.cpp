@@ -85,6 +85,14 @@ std::string demoTask(const std::string& labels)
         labels + "\n";
 }
 
+// A config of the demo's task over `sourceAndRun` (its source: and run: lines), logging under
+// logs/ with a status line every `statusS` seconds (0: none).
+std::string demoConfig(const std::string& sourceAndRun, const std::string& statusS = "0")
+{
+    return sourceAndRun + demoTask(sourcePath("models/shapes_labels.txt")) +
+        "logging: {dir: logs, status_interval_s: " + statusS + "}\n";
+}
+
 // Waits up to `timeoutMs` until the one run directory under `logDir` has a frame line in the
 // shapes task's CSV log (the writer hands lines to the kernel within 0.1 s), so a run is known to
 // have processed a frame whatever the emulator's speed; false on timeout.
@@ -198,10 +206,8 @@ TEST(Hardening, AFullDiskLeavesNoTruncatedSummaryAndFailsTheRun)
     TempDir dir;
     fs::create_directories(dir / "logs");
     test::writeFile(dir / "c.yaml",
-        "source: {uri: synthetic://shapes, width: 64, height: 48}\n"
-        "run: {frames: 400, pacing: none}\n" +
-            demoTask(sourcePath("models/shapes_labels.txt")) +
-            "logging: {dir: logs, status_interval_s: 0}\n");
+        demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48}\n"
+                   "run: {frames: 400, pacing: none}\n"));
     // 64 KiB: room for the run directory and some frame lines, not for 400 frames and a summary.
     // What the tmpfs held is copied out before the namespace (and the tmpfs with it) goes.
     const auto r = test::runJetagentUnder(
@@ -270,10 +276,8 @@ TEST(Hardening, AnAllocationThatFailsInAThreadEndsTheRunWithItsSummary)
             << "qemu-user reserves the guest's address space itself: no RLIMIT_AS under it";
     TempDir dir;
     test::writeFile(dir / "c.yaml",
-        "source: {uri: synthetic://shapes, width: 8192, height: 8192}\n"
-        "run: {frames: 20, pacing: none, queue_depth: 8, memory_budget_mb: 1000000}\n" +
-            demoTask(sourcePath("models/shapes_labels.txt")) +
-            "logging: {dir: logs, status_interval_s: 0}\n");
+        demoConfig("source: {uri: synthetic://shapes, width: 8192, height: 8192}\n"
+                   "run: {frames: 20, pacing: none, queue_depth: 8, memory_budget_mb: 1000000}\n"));
     // 800 MB: the process and its libraries fit, a 192 MiB frame on top of them does not.
     const auto r =
         test::runJetagentUnder("prlimit --as=800000000 --", {"run", "-c", "c.yaml"}, dir.path());
@@ -291,10 +295,8 @@ TEST(Hardening, ASecondSignalQuitsAtOnceAfterWritingWhatWasMeasured)
 {
     TempDir dir;
     test::writeFile(dir / "c.yaml",
-        "source: {uri: synthetic://shapes, width: 64, height: 48}\n"
-        "run: {frames: 0, pacing: none, queue_depth: 1024}\n" +
-            demoTask(sourcePath("models/shapes_labels.txt")) +
-            "logging: {dir: logs, status_interval_s: 0}\n");
+        demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48}\n"
+                   "run: {frames: 0, pacing: none, queue_depth: 1024}\n"));
     const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
     for (int i = 0;
          i < 3000 && test::readFile(dir / "spawn.err").find("running 1 task") == std::string::npos;
@@ -326,10 +328,8 @@ TEST(Hardening, ASecondSignalRightAfterTheFirstStillLeavesASummary)
     for (const int gapMs : {0, 5, 10, 20, 40}) {
         TempDir dir;
         test::writeFile(dir / "c.yaml",
-            "source: {uri: synthetic://shapes, width: 64, height: 48}\n"
-            "run: {frames: 0}\n" +
-                demoTask(sourcePath("models/shapes_labels.txt")) +
-                "logging: {dir: logs, status_interval_s: 0}\n");
+            demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48}\n"
+                       "run: {frames: 0}\n"));
         const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
         for (int i = 0; i < 3000 &&
              test::readFile(dir / "spawn.err").find("running 1 task") == std::string::npos;
@@ -516,10 +516,9 @@ TEST(Hardening, ClosedStandardDescriptorsDoNotMixLogsIntoTheRun)
 {
     TempDir dir;
     test::writeFile(dir / "c.yaml",
-        "source: {uri: synthetic://shapes, width: 64, height: 48, fps: 60}\n"
-        "run: {frames: 30}\n" +
-            demoTask(sourcePath("models/shapes_labels.txt")) +
-            "logging: {dir: logs, status_interval_s: 0.1}\n");
+        demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48, fps: 60}\n"
+                   "run: {frames: 30}\n",
+            "0.1"));
     const auto r = test::runJetagentUnder(
         "bash -c 'exec \"$@\" <&- >&- 2>&-' bash", {"run", "-c", "c.yaml"}, dir.path());
     EXPECT_EQ(r.exitCode, 0);
@@ -537,10 +536,9 @@ TEST(Hardening, AConsoleClosedUnderTheRunLosesNothing)
 {
     TempDir dir;
     test::writeFile(dir / "c.yaml",
-        "source: {uri: synthetic://shapes, width: 64, height: 48, fps: 60}\n"
-        "run: {frames: 90}\n" +
-            demoTask(sourcePath("models/shapes_labels.txt")) +
-            "logging: {dir: logs, status_interval_s: 0.1}\n");
+        demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48, fps: 60}\n"
+                   "run: {frames: 90}\n",
+            "0.1"));
     const auto r =
         test::runJetagentUnder("bash -c '\"$@\" 2>&1 | head -n 2; exit \"${PIPESTATUS[0]}\"' bash",
             {"run", "-c", "c.yaml"}, dir.path());
@@ -598,10 +596,8 @@ TEST(Hardening, AStoppedProcessShowsAsACaptureGapInTheSummary)
 {
     TempDir dir;
     test::writeFile(dir / "c.yaml",
-        "source: {uri: synthetic://shapes, width: 64, height: 48, fps: 30}\n"
-        "run: {duration_s: 4}\n" +
-            demoTask(sourcePath("models/shapes_labels.txt")) +
-            "logging: {dir: logs, status_interval_s: 0}\n");
+        demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48, fps: 30}\n"
+                   "run: {duration_s: 4}\n"));
     const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
     ASSERT_TRUE(waitForALoggedFrame(dir / "logs", 30'000));
     ::kill(pid, SIGSTOP);
