@@ -9,6 +9,8 @@ namespace {
 
 // Appends the formatted text to `out`: one pass into the string's spare room (most texts fit a
 // small one), a second at the exact size when they did not.
+void appendV(std::string& out, const char* format, va_list args) JETAGENT_PRINTF(2, 0);
+
 void appendV(std::string& out, const char* format, va_list args)
 {
     const size_t start = out.size();
