@@ -2,8 +2,7 @@
 // decode is refused before a decoder allocates its pixels.
 #include "jetagent/hal/image_header.h"
 
-#include "jetagent/base/format.h"
-#include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 namespace jetagent {
@@ -231,14 +230,19 @@ Expected<ImageHeader> readWebp(const uint8_t* data, size_t size)
     return Status::invalid("its WebP data starts with an unknown chunk");
 }
 
-std::string firstBytes(const uint8_t* data, size_t size)
+// What a file that is none of the images read is, said without quoting it: an image directory may
+// hold (or link to) anything, and its bytes must not reach a log (a link to /etc/shadow once had
+// its first eight bytes printed).
+std::string notAnImage(const uint8_t* data, size_t size)
 {
-    std::string text;
-    for (size_t i = 0; i < size && i < 8; ++i) {
-        std::string hex = formatText("%s%02x", i == 0 ? "" : " ", data[i]);
-        text += hex;
-    }
-    return text.empty() ? std::string("none: the file is empty") : text;
+    if (size == 0)
+        return "the file is empty";
+    if (startsWith(data, size, "GIF8", 4))
+        return "it is a GIF, which is not read; convert it to PNG";
+    const size_t n = std::min<size_t>(size, 64);
+    const bool text = std::all_of(data, data + n,
+        [](uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r'; });
+    return text ? "it holds text, not an image" : "it starts with no known image signature";
 }
 
 } // namespace
@@ -260,9 +264,8 @@ Expected<ImageHeader> readImageHeader(const uint8_t* data, size_t size)
         return Status::invalid("it is a BigTIFF, which is not read; save it as a classic TIFF");
     if (startsWith(data, size, "RIFF", 4) && size >= 12 && std::memcmp(data + 8, "WEBP", 4) == 0)
         return readWebp(data, size);
-    return Status::invalid("it is not a PNG, JPEG, BMP, PNM (P1-P6), TIFF or WebP image (its first "
-                           "bytes: " +
-        firstBytes(data, size) + ")");
+    return Status::invalid("it is not a PNG, JPEG, BMP, PNM (P1-P6), TIFF or WebP image (" +
+        notAnImage(data, size) + ")");
 }
 
 } // namespace jetagent

@@ -4,11 +4,12 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 
-#include "jetagent/base/format.h"
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "jetagent/base/format.h"
 
 namespace jetagent {
 

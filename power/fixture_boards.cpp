@@ -11,10 +11,11 @@
 #include <random>
 #include <utility>
 
-#include "jetagent/base/format.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "jetagent/base/format.h"
 
 namespace fs = std::filesystem;
 

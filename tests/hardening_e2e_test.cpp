@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -588,6 +589,51 @@ TEST(Hardening, AFrameThatFailsPreprocessingHasItsOwnFailedRecord)
     const auto summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
     EXPECT_EQ(summary["tasks"][0]["frames"]["failed"], 1) << summary["tasks"][0]["frames"];
     EXPECT_NE(r.err.find("frame 1"), std::string::npos) << r.err;
+}
+
+// The other signals whose default action ends the process (SIGQUIT from Ctrl-\, SIGXCPU at a
+// CPU-time limit, a stray SIGUSR1) used to end it without a summary. They stop the run as SIGTERM
+// does: the frames in flight finish, the logs and the summary are written, exit 0.
+TEST(Hardening, OtherStopSignalsLeaveASummary)
+{
+    for (const int sig : {SIGQUIT, SIGXCPU, SIGUSR1, SIGALRM}) {
+        TempDir dir;
+        test::writeFile(dir / "c.yaml",
+            demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48, fps: 60}\n"
+                       "run: {frames: 0}\n"));
+        const int pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
+        ASSERT_TRUE(waitForALoggedFrame(dir / "logs", 30'000)) << strsignal(sig);
+        ::kill(pid, sig);
+        EXPECT_EQ(test::waitExit(pid, 30'000), 0) << strsignal(sig) << "\n"
+                                                  << test::readFile(dir / "spawn.err");
+        const std::string run = test::onlyRunDirectory(dir / "logs");
+        const auto files = test::checkRun(run, "shapes");
+        EXPECT_GT(files.csvRecords, 0u) << strsignal(sig);
+        EXPECT_EQ(files.summary["run"]["stop_reason"].get<std::string>().rfind("signal SIG", 0), 0u)
+            << files.summary["run"];
+    }
+}
+
+// A file-size limit (`ulimit -f`, systemd's LimitFSIZE=) used to end the run by SIGXFSZ: exit 153,
+// no summary, a JSON line torn at the limit. Now a write past it fails as on a full disk: the lines
+// are dropped and counted, every line written is whole, and the summary is written.
+TEST(Hardening, AFileSizeLimitIsHandledAsAFullDisk)
+{
+    TempDir dir;
+    test::writeFile(dir / "c.yaml",
+        demoConfig("source: {uri: synthetic://shapes, width: 64, height: 48}\n"
+                   "run: {frames: 3000, pacing: none}\n"));
+    const auto r =
+        test::runJetagentUnder("prlimit --fsize=51200 --", {"run", "-c", "c.yaml"}, dir.path());
+    EXPECT_TRUE(r.exitCode == 0 || r.exitCode == 1) << r.exitCode << "\n" << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
+    EXPECT_EQ(summary["tasks"][0]["frames"]["processed"], 3000) << summary["tasks"][0];
+    EXPECT_GT(summary["tasks"][0]["log"]["lines_dropped_disk"].get<long long>(), 0)
+        << summary["tasks"][0]["log"];
+    const auto records = parseJsonLines(run + "/shapes.frames.jsonl");
+    EXPECT_GT(records.size(), 10u);
+    EXPECT_LE(fs::file_size(run + "/shapes.frames.jsonl"), 51200u);
 }
 
 // A process stopped for a while (SIGSTOP, a debugger, a suspended VM) measured nothing meanwhile:

@@ -58,8 +58,8 @@ SignalGuard::SignalGuard(bool enabled, bool reload) : enabled_(enabled), reload_
     action.sa_handler = onSignal;
     action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previousInt_);
-    sigaction(SIGTERM, &action, &previousTerm_);
+    for (size_t i = 0; i < kStopSignalCount; ++i)
+        sigaction(kStopSignals[i], &action, &previousStop_[i]);
     if (reload_)
         sigaction(SIGHUP, &action, &previousHup_);
 }
@@ -68,8 +68,8 @@ SignalGuard::~SignalGuard()
 {
     if (!enabled_)
         return;
-    sigaction(SIGINT, &previousInt_, nullptr);
-    sigaction(SIGTERM, &previousTerm_, nullptr);
+    for (size_t i = 0; i < kStopSignalCount; ++i)
+        sigaction(kStopSignals[i], &previousStop_[i], nullptr);
     if (reload_)
         sigaction(SIGHUP, &previousHup_, nullptr);
     const int writeFd = g_writeFd.exchange(-1);
@@ -101,6 +101,13 @@ const char* signalName(int sig)
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGXCPU: return "SIGXCPU (the CPU-time limit)";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGALRM: return "SIGALRM";
+    case SIGVTALRM: return "SIGVTALRM";
+    case SIGPROF: return "SIGPROF";
     default: return "a signal";
     }
 }

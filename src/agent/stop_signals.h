@@ -1,9 +1,14 @@
 // Signals for commands that run until stopped: SIGINT/SIGTERM ask the main loop to stop cleanly (a
 // second one quits at once, after the summary of what was measured where a loop serves it), and
-// SIGHUP, where the command reloads, asks it to reload.
+// SIGHUP, where the command reloads, asks it to reload. The other signals whose default action
+// ends the process, and that something other than a bug sends (SIGQUIT from Ctrl-\, SIGXCPU at a
+// CPU-time limit such as systemd's LimitCPU=, SIGUSR1/2, SIGALRM, SIGVTALRM, SIGPROF from a stray
+// kill or timer), stop the run the same way: the summary of what was measured is written. nginx
+// takes SIGQUIT as a graceful stop too.
 #pragma once
 
 #include <csignal>
+#include <cstddef>
 
 namespace jetagent {
 
@@ -34,12 +39,14 @@ private:
     bool enabled_;
     bool reload_;
     int readFd_ = -1;
-    struct sigaction previousInt_ { };
-    struct sigaction previousTerm_ { };
+    static constexpr int kStopSignals[] = {
+        SIGINT, SIGTERM, SIGQUIT, SIGXCPU, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF};
+    static constexpr size_t kStopSignalCount = sizeof kStopSignals / sizeof kStopSignals[0];
+    struct sigaction previousStop_[kStopSignalCount] { };
     struct sigaction previousHup_ { };
 };
 
-// "SIGINT", "SIGTERM", "SIGHUP" or "a signal".
+// "SIGINT", "SIGTERM", "SIGHUP", the other stop signals' names, or "a signal".
 const char* signalName(int sig);
 
 } // namespace jetagent

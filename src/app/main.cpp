@@ -35,5 +35,9 @@ int main(int argc, char** argv)
     // A closed console is no reason to stop measuring (`jetagent run ... | head`): writes to it
     // fail with EPIPE, which the writers handle, and the run goes on to its logs and summary.
     std::signal(SIGPIPE, SIG_IGN);
+    // Nor is a file-size limit (`ulimit -f`, systemd's LimitFSIZE=): a write past it fails with
+    // EFBIG, which the logs handle as a full disk does (lines dropped and counted, no torn line),
+    // instead of SIGXFSZ ending the process without its summary.
+    std::signal(SIGXFSZ, SIG_IGN);
     return jetagent::runCli(argc, argv);
 }
