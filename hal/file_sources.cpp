@@ -130,8 +130,9 @@ Expected<std::unique_ptr<FrameSource>> VideoFileSource::open(
     source->info_.width = source->first_.cols;
     source->info_.height = source->first_.rows;
     double count = source->capture_.get(cv::CAP_PROP_FRAME_COUNT);
-    source->info_.frameCount =
-        (std::isfinite(count) && count > 0 && !options.loop) ? static_cast<int64_t>(count) : -1;
+    if (std::isfinite(count) && count > 0 && count < 1e15)
+        source->declaredFrames_ = std::llround(count);
+    source->info_.frameCount = options.loop ? -1 : source->declaredFrames_;
     return std::unique_ptr<FrameSource>(std::move(source));
 }
 
@@ -197,9 +198,31 @@ Status VideoFileSource::reopen()
     return Status();
 }
 
+void VideoFileSource::notePassEnd()
+{
+    if (declaredFrames_ <= 0 || passFrames_ >= declaredFrames_)
+        return;
+    const std::string counts =
+        std::to_string(passFrames_) + " of " + std::to_string(declaredFrames_) + " frames";
+    if (!loop_) {
+        endDetail_ = "after " + counts;
+        logger("source")->warn("video file '{}' ended after {}: the rest could not be decoded (a "
+                               "damaged or truncated file)",
+            path_, counts);
+    } else if (!warnedShortPass_) {
+        warnedShortPass_ = true;
+        logger("source")->warn("a pass over video file '{}' ended after {}: the rest could not be "
+                               "decoded (a damaged or truncated file); looping over the frames "
+                               "that decode",
+            path_, counts);
+    }
+}
+
 Expected<ReadResult> VideoFileSource::read(Frame& frame)
 {
     frame.captureNs = monotonicNs();
+    if (ended_)
+        return ReadResult::EndOfStream;
     if (haveFirst_) {
         first_.copyTo(frame.image);
         haveFirst_ = false;
@@ -208,17 +231,24 @@ Expected<ReadResult> VideoFileSource::read(Frame& frame)
         bool got = false;
         try {
             got = capture_.read(frame.image) && !frame.image.empty();
-            if (!got && loop_) {
-                if (Status s = reopen(); !s)
-                    return s;
-                got = capture_.read(frame.image) && !frame.image.empty();
+            if (!got) {
+                notePassEnd();
+                if (loop_) {
+                    if (Status s = reopen(); !s)
+                        return s;
+                    passFrames_ = 0;
+                    got = capture_.read(frame.image) && !frame.image.empty();
+                }
             }
         } catch (const cv::Exception& e) {
             return Status::io("decoding video file '" + path_ + "' failed: " + e.what());
         }
-        if (!got)
+        if (!got) {
+            ended_ = true;
             return ReadResult::EndOfStream;
+        }
     }
+    ++passFrames_;
     if (frame.image.type() != CV_8UC3)
         return Status::invalid("video file '" + path_ + "' decodes to an unsupported pixel type");
     // A stream may change its size midway; a frame over the limit goes no further.

@@ -75,6 +75,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -142,25 +143,6 @@ const char* const kAppsinkTail = "appsink drop=true max-buffers=1 sync=false";
 bool startsWith(const std::string& text, const char* prefix)
 {
     return text.rfind(prefix, 0) == 0;
-}
-
-// user:password@ becomes user:***@ in every URI of `text`, so logs and summaries do not carry
-// RTSP credentials.
-std::string withoutPasswords(std::string text)
-{
-    for (size_t scheme = text.find("://"); scheme != std::string::npos;
-         scheme = text.find("://", scheme + 3)) {
-        const size_t authority = scheme + 3;
-        const size_t end = text.find_first_of("/ \"!?#", authority);
-        const size_t at = text.rfind('@', end == std::string::npos ? std::string::npos : end - 1);
-        if (at == std::string::npos || at < authority)
-            continue;
-        const size_t colon = text.find(':', authority);
-        if (colon == std::string::npos || colon > at)
-            continue;
-        text.replace(colon + 1, at - colon - 1, "***");
-    }
-    return text;
 }
 
 // A frame rate as GStreamer's fraction: whole rates as N/1, NTSC rates (29.97) as N*1000/1001,
@@ -791,7 +773,7 @@ public:
           label_(withoutPasswords(options.uri)),
           stallNs_(static_cast<int64_t>(options.camera.stallTimeoutS * 1e9))
     {
-        info_.uri = options.uri;
+        info_.uri = label_; // what logs, summaries and the live view show: no password
         info_.kind = kind;
         info_.live = true;
     }
@@ -997,6 +979,47 @@ Expected<std::unique_ptr<FrameSource>> openGStreamerSource(const SourceOptions& 
                    "them",
                 withoutPasswords(options.uri), kind);
     return openGStreamerPipeline(options, *pipeline, kind);
+}
+
+std::string withoutPasswords(std::string text)
+{
+    // Ends a URI's authority (RFC 3986: '/', '?', '#'), or the URI itself where it is quoted or
+    // followed by more of a pipeline. Not '!': it may stand unencoded in a password.
+    const char* const kAuthorityEnd = "/?#\"' \t\r\n";
+    for (size_t scheme = text.find("://"); scheme != std::string::npos;
+         scheme = text.find("://", scheme + 3)) {
+        const size_t authority = scheme + 3;
+        const size_t end = std::min(text.find_first_of(kAuthorityEnd, authority), text.size());
+        const size_t at = end == authority ? std::string::npos : text.rfind('@', end - 1);
+        if (at == std::string::npos || at < authority)
+            continue;
+        const size_t colon = text.find(':', authority);
+        if (colon == std::string::npos || colon > at)
+            continue;
+        text.replace(colon + 1, at - colon - 1, "***");
+    }
+    // GStreamer elements also take credentials as properties (rtspsrc and souphttpsrc user-pw,
+    // souphttpsrc proxy-pw), in gst:// pipelines.
+    for (const char* property : {"user-pw=", "proxy-pw="}) {
+        const size_t length = std::strlen(property);
+        for (size_t at = text.find(property); at != std::string::npos;
+             at = text.find(property, at + length)) {
+            if (at > 0 &&
+                (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '-' ||
+                    text[at - 1] == '_'))
+                continue;
+            const size_t value = at + length;
+            size_t valueEnd;
+            if (value < text.size() && (text[value] == '"' || text[value] == '\'')) {
+                valueEnd = text.find(text[value], value + 1);
+                valueEnd = valueEnd == std::string::npos ? text.size() : valueEnd + 1;
+            } else {
+                valueEnd = std::min(text.find_first_of(" \t\r\n!", value), text.size());
+            }
+            text.replace(value, valueEnd - value, "***");
+        }
+    }
+    return text;
 }
 
 } // namespace jetagent

@@ -3,16 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -422,6 +426,110 @@ TEST(LiveServerHttp, SinceAndBearerEdges)
             << wrong;
 }
 
+// The connections held at once follow the descriptor limit: half of what it leaves beyond the
+// reserve (32, the server's own 4 and those open), at most kMaxConnections, none when nothing
+// is left.
+TEST(LiveServerHttp, ConnectionBudgetFollowsTheDescriptorLimit)
+{
+    EXPECT_EQ(LiveServer::connectionBudget(64, 20), 4u); // (64 - 56) / 2
+    EXPECT_EQ(LiveServer::connectionBudget(256, 20), 100u);
+    EXPECT_EQ(LiveServer::connectionBudget(1024, 20), LiveServer::kMaxConnections);
+    EXPECT_EQ(LiveServer::connectionBudget(1u << 20, 0), LiveServer::kMaxConnections);
+    EXPECT_EQ(LiveServer::connectionBudget(56, 20), 0u);
+    EXPECT_EQ(LiveServer::connectionBudget(10, 20), 0u);
+    EXPECT_EQ(LiveServer::kMaxConnections, 128u + 64u + 40u);
+}
+
+// The descriptors open in this process.
+int openDescriptorsHere()
+{
+    int n = 0;
+    for (int fd = 0; fd < 65536; ++fd)
+        n += ::fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+    return n;
+}
+
+// A server started under a low descriptor limit holds at most its budget of connections,
+// whatever clients do: 60 that never finish their request head are refused (503) or closed past
+// it, and a whole request is still answered at once (the oldest arriving make room).
+TEST(LiveServerHttp, HangingConnectionsStayWithinTheDescriptorBudget)
+{
+    rlimit was {};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &was), 0);
+    constexpr int kBudget = 6;
+    rlimit low = was;
+    low.rlim_cur = static_cast<rlim_t>(openDescriptorsHere() + 32 + 4 + 2 * kBudget);
+    ASSERT_LE(low.rlim_cur, was.rlim_max);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    auto server = startServer("");
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &was), 0); // the test's own sockets need more
+    ASSERT_TRUE(server);
+    EXPECT_GE(server->maxConnections(), static_cast<size_t>(kBudget - 1));
+    EXPECT_LE(server->maxConnections(), static_cast<size_t>(kBudget));
+    std::vector<int> hanging;
+    int most = 0;
+    for (int i = 0; i < 60; ++i) {
+        const int fd = connectLoopback(server->port());
+        ASSERT_GE(fd, 0);
+        sendAll(fd, "GET /api/status HTTP/1.1\r\n");
+        hanging.push_back(fd);
+        most = std::max(most, server->counters().connections);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto asked = Clock::now();
+    const std::string answer = askOnce(server->port(), getRequest("/api/status"), 3000);
+    const double took = secondsSince(asked);
+    EXPECT_EQ(statusOf(answer), 200) << answer.substr(0, 200);
+    EXPECT_LT(took, 1.0);
+    const json s = json::parse(bodyOf(answer), nullptr, false);
+    ASSERT_TRUE(s.is_object());
+    const LiveCounters c = server->counters();
+    std::printf("budget %zu: 60 hanging connections, at most %d held, %llu refused busy; status "
+                "http: %s\n",
+        server->maxConnections(), most, static_cast<unsigned long long>(c.busy),
+        s["http"].dump().c_str());
+    EXPECT_LE(most, static_cast<int>(server->maxConnections()));
+    EXPECT_LE(c.connections, static_cast<int>(server->maxConnections()));
+    EXPECT_GE(c.busy, 60u - server->maxConnections());
+    EXPECT_EQ(s["http"]["max_connections"].get<size_t>(), server->maxConnections());
+    EXPECT_EQ(s["http"]["descriptor_limit"].get<uint64_t>(), static_cast<uint64_t>(low.rlim_cur));
+    for (int fd : hanging)
+        ::close(fd);
+}
+
+// /api/events refusals are counted apart from the video's: 20 events clients and no video
+// client make 4 events refusals and no video one.
+TEST(LiveServerHttp, EventClientsRefusedAreCountedApart)
+{
+    auto server = startServer("");
+    ASSERT_TRUE(server);
+    constexpr int kClients = LiveServer::kMaxEvents + 4;
+    std::vector<int> clients;
+    for (int i = 0; i < kClients; ++i) {
+        const int fd = connectLoopback(server->port());
+        ASSERT_GE(fd, 0);
+        ASSERT_TRUE(sendAll(fd, getRequest("/api/events")));
+        clients.push_back(fd);
+    }
+    int refused = 0;
+    for (int fd : clients) {
+        const std::string head = readUntilClosed(fd, 300);
+        refused += statusOf(head) == 503 ? 1 : 0;
+    }
+    const json s = json::parse(bodyOf(askOnce(server->port(), getRequest("/api/status"))));
+    for (int fd : clients)
+        ::close(fd);
+    const LiveCounters c = server->counters();
+    std::printf("%d events clients: %d refused; http %s; video clients_refused %s\n", kClients,
+        refused, s["http"].dump().c_str(), s["video"]["clients_refused"].dump().c_str());
+    EXPECT_EQ(refused, kClients - LiveServer::kMaxEvents);
+    EXPECT_EQ(c.eventsRefused, static_cast<uint64_t>(kClients - LiveServer::kMaxEvents));
+    EXPECT_EQ(c.refused, 0u);
+    EXPECT_EQ(s["http"]["events_clients_refused"].get<int>(), kClients - LiveServer::kMaxEvents);
+    EXPECT_EQ(s["http"]["max_events_clients"].get<int>(), LiveServer::kMaxEvents);
+    EXPECT_EQ(s["video"]["clients_refused"].get<int>(), 0);
+}
+
 // --- against a real run ----------------------------------------------------------------------
 
 constexpr const char* kToken = "s3cret-token";
@@ -734,6 +842,76 @@ TEST(LiveServerRun, RangeAttackAndSlowClientsDoNotHoldTheRun)
         code, exitAfter);
     EXPECT_EQ(code, 0) << test::readFile(agent.dir / "spawn.err");
     EXPECT_LT(exitAfter, 2.0);
+}
+
+// A connection to 127.0.0.1:port that sends a request head it never finishes, or -1 when the
+// connection is not made within 200 ms (the server's backlog full).
+int hangingConnection(int port)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    sockaddr_in to {};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    pollfd p {fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::poll(&p, 1, 200) != 1 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 ||
+        error != 0) {
+        ::close(fd);
+        return -1;
+    }
+    const std::string head = "GET /api/status HTTP/1.1\r\n";
+    ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    return fd;
+}
+
+// As the issue met it: a run under ulimit -n 64 while clients keep opening connections that
+// never finish their request head still writes its summary and exits 0 (it failed with "Too
+// many open files" and no summary.json): the server holds only what the limit leaves beyond
+// the run's reserve.
+TEST(LiveServerRun, HangingConnectionsUnderALowDescriptorLimitLeaveTheSummary)
+{
+    TempDir dir;
+    const int port = test::unusedLoopbackPort();
+    test::writeFile(dir / "c.yaml", runConfig(port, 160, 120, 6.0, ""));
+    std::atomic<bool> done {false};
+    test::CommandResult r;
+    std::thread run([&] {
+        r = test::runJetagentUnder(
+            "timeout -s KILL 60 prlimit --nofile=64:64 --", {"run", "-c", "c.yaml"}, dir.path());
+        done = true;
+    });
+    std::deque<int> held;
+    int opened = 0;
+    while (!done) {
+        const int fd = hangingConnection(port);
+        if (fd < 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            continue;
+        }
+        ++opened;
+        held.push_back(fd);
+        if (held.size() > 300) {
+            ::close(held.front());
+            held.pop_front();
+        }
+    }
+    run.join();
+    for (int fd : held)
+        ::close(fd);
+    std::printf("ulimit -n 64, %d hanging connections opened during the run: exit %d\n", opened,
+        r.exitCode);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.err.find("Too many open files"), std::string::npos) << r.err;
+    EXPECT_GT(opened, 100);
+    const std::string runDir = test::onlyRunDirectory(dir / "logs");
+    const json summary = json::parse(test::readFile(runDir + "/summary.json"), nullptr, false);
+    ASSERT_TRUE(summary.is_object()) << r.err;
+    EXPECT_GT(summary["tasks"][0]["frames"]["processed"].get<int>(), 0) << summary.dump();
 }
 
 // Results per second of a run's only task, from its summary.

@@ -13,8 +13,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -239,6 +242,76 @@ TEST(LocalFilesRun, AFifoAsTheSourceIsRefusedAtOnce)
         << r.err;
     // The whole run, model load included; a blocked open would never return.
     EXPECT_LT(seconds, 30.0 * test::kSanitizerSlowdown);
+}
+
+// A 60-frame MJPEG AVI of noise, as a camera's would be; damaged, as a hostile-input trial did, by
+// 2000 random bytes over its middle or by a cut at half its size.
+void writeNoiseVideo(const std::string& path)
+{
+    cv::VideoWriter writer(
+        path, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), 25.0, cv::Size(64, 48));
+    ASSERT_TRUE(writer.isOpened());
+    cv::RNG rng(7);
+    cv::Mat m(48, 64, CV_8UC3);
+    for (int i = 0; i < 60; ++i) {
+        rng.fill(m, cv::RNG::UNIFORM, 0, 256);
+        writer.write(m);
+    }
+}
+
+// The run's stop reason and frames captured, from its summary.json; the logs are removed after.
+std::pair<std::string, uint64_t> stopReasonAndFrames(const TempDir& dir)
+{
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    const auto summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
+    EXPECT_NE(test::readFile(run + "/summary.txt")
+                  .find("stopped: " + summary["run"]["stop_reason"].get<std::string>()),
+        std::string::npos);
+    fs::remove_all(dir / "logs");
+    return {summary["run"]["stop_reason"].get<std::string>(),
+        summary["source"]["frames_captured"].get<uint64_t>()};
+}
+
+TEST(LocalFilesRun, AVideoThatStopsDecodingEarlySaysSoInTheSummaryAndStillSucceeds)
+{
+    TempDir dir;
+    writeConfig(dir);
+    writeNoiseVideo(dir / "intact.avi");
+    writeNoiseVideo(dir / "damaged.avi");
+    {
+        std::fstream file(dir / "damaged.avi", std::ios::in | std::ios::out | std::ios::binary);
+        ASSERT_TRUE(file.is_open());
+        file.seekp(static_cast<std::streamoff>(fs::file_size(dir / "damaged.avi") / 2));
+        std::mt19937 random(1);
+        for (int i = 0; i < 2000; ++i)
+            file.put(static_cast<char>(random() & 0xff));
+        ASSERT_TRUE(file.good());
+    }
+    writeNoiseVideo(dir / "truncated.avi");
+    fs::resize_file(dir / "truncated.avi", fs::file_size(dir / "truncated.avi") / 2);
+
+    const CommandResult intact = runBare(
+        {"run", "-c", "c.yaml", "--source", "intact.avi", "--as-fast-as-possible"}, dir.path());
+    EXPECT_EQ(intact.exitCode, 0) << intact.err;
+    EXPECT_EQ(intact.err.find("could not be decoded"), std::string::npos) << intact.err;
+    EXPECT_EQ(
+        stopReasonAndFrames(dir), std::make_pair(std::string("end of stream"), uint64_t {60}));
+
+    for (const std::string name : {"damaged.avi", "truncated.avi"}) {
+        SCOPED_TRACE(name);
+        const CommandResult r =
+            runBare({"run", "-c", "c.yaml", "--source", name, "--as-fast-as-possible"}, dir.path());
+        EXPECT_EQ(r.exitCode, 0) << r.err; // the frames read were measured
+        const auto [reason, frames] = stopReasonAndFrames(dir);
+        EXPECT_GT(frames, 0u);
+        EXPECT_LT(frames, 60u);
+        const std::string counts = std::to_string(frames) + " of 60 frames";
+        EXPECT_EQ(reason, "end of stream after " + counts);
+        EXPECT_NE(r.err.find("video file '" + name + "' ended after " + counts +
+                      ": the rest could not be decoded (a damaged or truncated file)"),
+            std::string::npos)
+            << r.err;
+    }
 }
 
 } // namespace

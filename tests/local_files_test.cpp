@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -245,6 +248,101 @@ TEST(LocalFiles, ThePixelLimitIsAConfigKey)
         expectContains(bad.status().message(), "test.yaml:1:");
         expectContains(bad.status().message(), "source.max_image_pixels");
     }
+}
+
+// A 60-frame MJPEG AVI of noise (frames of a few kilobytes each, like a camera's), written with
+// OpenCV's built-in writer; then damaged as a hostile-input trial did: 2000 random bytes written
+// over its middle, or the file cut at half its size.
+std::string writeNoiseVideo(const std::string& path)
+{
+    cv::VideoWriter writer(
+        path, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), 25.0, cv::Size(160, 120));
+    EXPECT_TRUE(writer.isOpened());
+    cv::RNG rng(7);
+    cv::Mat m(120, 160, CV_8UC3);
+    for (int i = 0; i < 60; ++i) {
+        rng.fill(m, cv::RNG::UNIFORM, 0, 256);
+        writer.write(m);
+    }
+    return path;
+}
+
+void overwriteMiddle(const std::string& path)
+{
+    const auto size = std::filesystem::file_size(path);
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(file.is_open()) << path;
+    file.seekp(static_cast<std::streamoff>(size / 2));
+    std::mt19937 random(1);
+    for (int i = 0; i < 2000; ++i)
+        file.put(static_cast<char>(random() & 0xff));
+    ASSERT_TRUE(file.good()) << path;
+}
+
+void cutInHalf(const std::string& path)
+{
+    std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+}
+
+// Reads `source` to its end; the frames read.
+int64_t readToEnd(FrameSource& source)
+{
+    Frame frame;
+    int64_t frames = 0;
+    while (true) {
+        auto read = source.read(frame);
+        EXPECT_TRUE(read.ok()) << read.status().message();
+        if (!read.ok() || read.value() == ReadResult::EndOfStream)
+            return frames;
+        ++frames;
+    }
+}
+
+TEST(LocalFiles, AnIntactVideoEndsWithNoDetail)
+{
+    TempDir dir;
+    auto opened = openFrameSource(uri(writeNoiseVideo(dir / "clip.avi")));
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    EXPECT_EQ(opened.value()->info().frameCount, 60);
+    EXPECT_EQ(readToEnd(*opened.value()), 60);
+    EXPECT_EQ(opened.value()->endDetail(), "");
+}
+
+TEST(LocalFiles, ADamagedOrTruncatedVideoSaysWhereItEnded)
+{
+    TempDir dir;
+    const std::string damaged = writeNoiseVideo(dir / "damaged.avi");
+    overwriteMiddle(damaged);
+    const std::string truncated = writeNoiseVideo(dir / "truncated.avi");
+    cutInHalf(truncated);
+    for (const std::string& path : {damaged, truncated}) {
+        SCOPED_TRACE(path);
+        auto opened = openFrameSource(uri(path));
+        ASSERT_TRUE(opened.ok()) << opened.status().message();
+        ASSERT_EQ(opened.value()->info().frameCount, 60);
+        const int64_t frames = readToEnd(*opened.value());
+        EXPECT_GT(frames, 0);
+        EXPECT_LT(frames, 60);
+        EXPECT_EQ(opened.value()->endDetail(), "after " + std::to_string(frames) + " of 60 frames");
+        // The end stays the end, said once.
+        Frame frame;
+        auto again = opened.value()->read(frame);
+        ASSERT_TRUE(again.ok()) << again.status().message();
+        EXPECT_EQ(again.value(), ReadResult::EndOfStream);
+    }
+
+    // Looping, the frames that decode go round and round; the stream does not end.
+    SourceOptions options = uri(truncated);
+    options.loop = true;
+    auto looping = openFrameSource(options);
+    ASSERT_TRUE(looping.ok()) << looping.status().message();
+    Frame frame;
+    for (int i = 0; i < 90; ++i) {
+        auto read = looping.value()->read(frame);
+        ASSERT_TRUE(read.ok()) << read.status().message();
+        ASSERT_EQ(read.value(), ReadResult::Frame) << i;
+    }
+    EXPECT_EQ(looping.value()->endDetail(), "");
 }
 
 } // namespace

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +29,7 @@
 #include "jetagent/base/log.h"
 #include "jetagent/base/process_usage.h"
 #include "jetagent/engines/cache_file.h"
+#include "jetagent/hal/gstreamer_source.h"
 #include "jetagent/power/power_monitor.h"
 #include "live_server.h"
 #include "pipeline.h"
@@ -329,8 +332,11 @@ void adoptKeptTasks(Components& next, Components& old)
 Expected<std::unique_ptr<FrameSource>> openSource(const AgentConfig& config)
 {
     auto opened = openFrameSource(config.source);
-    if (!opened)
-        return opened.status().withContext(config.where("source.uri"));
+    if (!opened) {
+        const Status& s = opened.status();
+        return Status::error(s.kind(), withoutPasswords(s.message()))
+            .withContext(config.where("source.uri"));
+    }
     return std::move(opened).value();
 }
 
@@ -417,7 +423,7 @@ Status openComponents(
     if (Status s = checkHttpConfig(config); !s)
         return s;
     {
-        StartupKeepAlive keepAlive(notify, "opening " + config.source.uri);
+        StartupKeepAlive keepAlive(notify, "opening " + withoutPasswords(config.source.uri));
         auto source = openSource(config);
         if (!source)
             return source.status();
@@ -506,7 +512,7 @@ Status finishReload(const AgentConfig& current, Components& running, ServiceNoti
     Status problem;
     if (reload.sourceChanged) {
         running.source.reset();
-        StartupKeepAlive keepAlive(notify, "opening " + reload.config.source.uri);
+        StartupKeepAlive keepAlive(notify, "opening " + withoutPasswords(reload.config.source.uri));
         auto source = openSource(reload.config);
         if (source) {
             reload.next.source = std::move(source).value();
@@ -549,7 +555,7 @@ Status finishReload(const AgentConfig& current, Components& running, ServiceNoti
 std::string serviceStatus(const AgentConfig& config, const Recorder& recorder,
     const std::vector<std::unique_ptr<Task>>& tasks, const std::vector<double>& fps)
 {
-    std::string text = config.source.uri;
+    std::string text = withoutPasswords(config.source.uri);
     for (size_t i = 0; i < tasks.size(); ++i) {
         const LiveView view = recorder.live(i);
         if (view.haveLast)
@@ -812,16 +818,43 @@ Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOption
     return loop.run();
 }
 
-// Copies the config file into the run directory, beside the logs it explains.
+// Copies the config file into the run directory, beside the logs it explains. The copy is the
+// record of the run, so it keeps what the user wrote, secrets included (a source URI's password,
+// http.token); it is therefore created readable by its owner only (0600, never wider even for a
+// moment), whatever the umask or the original's mode.
 void keepConfigCopy(const AgentConfig& config, const std::string& runDirectory)
 {
     if (config.path.empty())
         return;
-    std::error_code ec;
-    fs::copy_file(config.path, fs::path(runDirectory) / "config.yaml", ec);
-    if (ec)
-        logger("agent")->warn(
-            "could not copy {} into {}: {}", config.path, runDirectory, ec.message());
+    const std::string copy = (fs::path(runDirectory) / "config.yaml").string();
+    std::string problem;
+    std::ifstream in(config.path, std::ios::binary);
+    const int fd = in ? ::open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+    if (!in)
+        problem = "cannot read it";
+    else if (fd < 0)
+        problem = std::strerror(errno);
+    else {
+        const std::string text(
+            (std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        size_t done = 0;
+        while (done < text.size()) {
+            const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                problem = std::strerror(errno);
+                break;
+            }
+            done += static_cast<size_t>(n);
+        }
+        if (::close(fd) != 0 && problem.empty())
+            problem = std::strerror(errno);
+        if (in.bad() && problem.empty())
+            problem = "reading it failed";
+    }
+    if (!problem.empty())
+        logger("agent")->warn("could not copy {} into {}: {}", config.path, runDirectory, problem);
 }
 
 // One run's frame logs, recorder, log writer and pipeline, torn down (members in reverse order)
@@ -973,10 +1006,10 @@ void startRun(Components& c, RunParts& parts, bool firstRun, const std::string& 
     Pipeline& pipeline = *parts.pipeline;
     parts.recorder->start();
     auto log = logger("agent");
-    log->info("running {} task(s) on {} ({}); logs in {}", c.tasks.size(), source.uri, source.kind,
-        runDirectory);
+    log->info("running {} task(s) on {} ({}); logs in {}", c.tasks.size(),
+        withoutPasswords(source.uri), source.kind, runDirectory);
     if (firstRun && !source.detail.empty())
-        log->info("source: {}", source.detail);
+        log->info("source: {}", withoutPasswords(source.detail));
     if (c.display && c.live) {
         LiveServer* live = c.live.get();
         c.display->setCanvasListener(
@@ -1055,8 +1088,12 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     outcome.context = collectRunContext(
         c.monitor ? c.monitor->setup().identity : detectBoard(SysfsRoot(config.power.sysfsRoot)));
     outcome.config = &config;
-    outcome.overrides = options.overrides;
+    // What the summaries and the live view show: no source password, wherever it was given.
+    for (const std::string& o : options.overrides)
+        outcome.overrides.push_back(withoutPasswords(o));
     outcome.source = c.source->info();
+    outcome.source.uri = withoutPasswords(outcome.source.uri);
+    outcome.source.detail = withoutPasswords(outcome.source.detail);
     outcome.runDirectory = c.runDirectory;
     keepConfigCopy(config, outcome.runDirectory);
 

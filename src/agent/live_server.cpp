@@ -8,10 +8,13 @@
 #include <cstring>
 #include <ctime>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,10 +43,10 @@ constexpr auto kStreamPoll = std::chrono::milliseconds(500);
 // A video or events client that cannot take a write for this long (it stopped reading) is
 // dropped; until then it only skips frames.
 constexpr int kWriteTimeoutMs = 5000;
-// Workers answering whole requests: every stream and events client holds one, and a few more
-// answer the short requests (the page, status, frames, snapshot, refusals) beside them. Requests
-// still arriving hold none (one thread reads them all).
-constexpr size_t kWorkers = LiveServer::kMaxStreams + LiveServer::kMaxEvents + 8;
+// Connections the kernel keeps for the accept thread to take (listen(2)'s backlog).
+constexpr int kListenBacklog = 64;
+// The server's own descriptors: the listening socket, two eventfds and the reading thread's epoll.
+constexpr size_t kOwnDescriptors = 4;
 // What respond() keeps of an answer: more than any answer but a stream's.
 constexpr size_t kMaxRespondBytes = 4 * 1024 * 1024;
 constexpr size_t kMaxFramesPerAnswer = 1000;
@@ -330,12 +333,56 @@ private:
     std::string out_;
 };
 
-// The accept thread hands each connection over at once (LiveServer::handOver): it never waits.
-class InlineQueue final : public httplib::TaskQueue {
-public:
-    void enqueue(std::function<void()> fn) override { fn(); }
-    void shutdown() override { }
-};
+// The descriptors open now (/proc/self/fd; without it, those below `limit` that are valid).
+size_t openDescriptors(uint64_t limit)
+{
+    if (DIR* dir = ::opendir("/proc/self/fd")) {
+        size_t n = 0;
+        while (const dirent* entry = ::readdir(dir))
+            n += entry->d_name[0] != '.' ? 1 : 0;
+        ::closedir(dir);
+        return n > 0 ? n - 1 : 0; // not the directory's own
+    }
+    size_t n = 0;
+    const int last = static_cast<int>(std::min<uint64_t>(limit, 65536));
+    for (int fd = 0; fd < last; ++fd)
+        n += ::fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+    return n;
+}
+
+// A listening socket on host:port (0: any free port), its port in `bound`; -1 when none could
+// be made or bound. SO_REUSEADDR alone: with SO_REUSEPORT, a second jetagent on the same port
+// would bind too and share the clients instead of being told the port is in use.
+int listenOn(const std::string& host, int port, int& bound)
+{
+    addrinfo hints {};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
+        return -1;
+    int fd = -1;
+    for (const addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+        fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        int yes = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, kListenBacklog) != 0) {
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    ::freeaddrinfo(found);
+    sockaddr_storage address {};
+    socklen_t length = sizeof address;
+    if (fd >= 0 && ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+        bound = ntohs(address.ss_family == AF_INET6
+                ? reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port
+                : reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+    return fd;
+}
 
 // "Bearer TOKEN", the scheme in any case (RFC 7235), then one or more spaces.
 bool bearerMatches(const std::string& header, const std::string& token)
@@ -350,28 +397,17 @@ bool bearerMatches(const std::string& header, const std::string& token)
 
 } // namespace
 
-// cpp-httplib's server, whose accepted connections go to LiveServer's threads instead of its
-// own: a request's head is read there, as a whole within a deadline, before any worker sees it.
+// cpp-httplib's parser and routes, without its listening and threads: LiveServer accepts the
+// connections and reads each request's head, as a whole within a deadline, before a worker
+// hands it to serveOne.
 class LiveServer::HttpServer final : public httplib::Server {
 public:
-    explicit HttpServer(LiveServer& owner) : owner_(owner)
-    {
-        new_task_queue = [] { return new InlineQueue(); };
-    }
     // Answers the one request `stream` holds (the connection closes after it).
     void serveOne(httplib::Stream& stream)
     {
         bool closed = true;
         process_request(stream, true, closed, nullptr);
     }
-
-private:
-    bool process_and_close_socket(socket_t sock) override
-    {
-        owner_.handOver(sock);
-        return true;
-    }
-    LiveServer& owner_;
 };
 
 struct LiveServer::Arriving {
@@ -491,43 +527,39 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
         s->tasks_.push_back(std::make_unique<TaskState>());
         s->sinks_.push_back(std::make_unique<TaskSink>(*s, i));
     }
-    s->server_ = std::make_unique<HttpServer>(*s);
-    httplib::Server& server = *s->server_;
+    // Connections take descriptors the run needs (its logs, its summary): they get at most
+    // what the limit leaves beyond a reserve, counted before the server opens its own.
+    rlimit files {};
+    const bool limited = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY;
+    s->descriptorLimit_ = limited ? static_cast<uint64_t>(files.rlim_cur) : 0;
+    const size_t openAtStart = openDescriptors(limited ? s->descriptorLimit_ : 65536);
+    s->maxConnections_ =
+        limited ? connectionBudget(s->descriptorLimit_, openAtStart) : kMaxConnections;
+    s->maxArriving_ = std::max<size_t>(1, s->maxConnections_ * kMaxArriving / kMaxConnections);
+    s->maxWaiting_ = std::max<size_t>(1, s->maxConnections_ * kMaxWaiting / kMaxConnections);
+    s->server_ = std::make_unique<HttpServer>();
     // Any body a GET carries is read (and dropped): a small one only.
-    server.set_payload_max_length(kMaxHeadBytes);
-    // SO_REUSEADDR alone: cpp-httplib's default adds SO_REUSEPORT, with which a second jetagent
-    // on the same port would bind too and share the clients instead of being told the port is in
-    // use.
-    server.set_socket_options([](socket_t sock) {
-        int yes = 1;
-        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    });
+    s->server_->set_payload_max_length(kMaxHeadBytes);
     s->setUpRoutes();
     const std::string& host = s->address_.host;
-    if (s->address_.port == 0) {
-        s->port_ = server.bind_to_any_port(host);
-        if (s->port_ <= 0)
-            return Status::io("http.listen " + config.listen + ": cannot listen on " + host +
-                " (is it an address of this machine?)");
-    } else {
-        if (!server.bind_to_port(host, s->address_.port))
-            return Status::io("http.listen " + config.listen + ": cannot listen on port " +
-                std::to_string(s->address_.port) + " of " + host +
-                ": the port is in use (another jetagent or server?) or the address is not "
-                "this machine's; choose another with --serve [ADDR:]PORT");
-        s->port_ = s->address_.port;
-    }
+    s->listenFd_ = listenOn(host, s->address_.port, s->port_);
+    if (s->listenFd_ < 0 && s->address_.port == 0)
+        return Status::io("http.listen " + config.listen + ": cannot listen on " + host +
+            " (is it an address of this machine?)");
+    if (s->listenFd_ < 0)
+        return Status::io("http.listen " + config.listen + ": cannot listen on port " +
+            std::to_string(s->address_.port) + " of " + host +
+            ": the port is in use (another jetagent or server?) or the address is not "
+            "this machine's; choose another with --serve [ADDR:]PORT");
     LiveServer* raw = s.get();
     s->wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (s->wakeFd_ < 0)
+    s->stopFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->wakeFd_ < 0 || s->stopFd_ < 0)
         return Status::io(std::string("http: cannot make an eventfd: ") + std::strerror(errno));
     s->reader_ = std::thread([raw] { raw->readLoop(); });
     for (size_t i = 0; i < kWorkers; ++i)
         s->workers_.emplace_back([raw] { raw->workerLoop(); });
-    s->listener_ = std::thread([raw] { raw->server_->listen_after_bind(); });
-    // Until the server runs, stop() would not reach it: wait for it (it starts at once).
-    for (int i = 0; i < 200 && !server.is_running(); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    s->listener_ = std::thread([raw] { raw->acceptLoop(); });
     s->encoder_ = std::thread([raw] { raw->encoderLoop(); });
     s->ticker_ = std::thread([raw] { raw->tickerLoop(); });
     auto log = logger("http");
@@ -535,7 +567,23 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
         config.token.empty()
             ? ""
             : " (a token is required: Authorization: Bearer TOKEN or ?token=TOKEN)");
+    if (s->maxConnections_ == 0)
+        log->warn("the live view turns every connection away: ulimit -n is {} and {} descriptors "
+                  "are open, which leaves none beyond the {} kept for the run; raise ulimit -n",
+            s->descriptorLimit_, openAtStart, kReservedDescriptors);
+    else if (s->maxConnections_ < kMaxConnections)
+        log->warn("the live view holds at most {} connections at once (ulimit -n is {}, {} "
+                  "descriptors open); raise ulimit -n for more",
+            s->maxConnections_, s->descriptorLimit_, openAtStart);
     return s;
+}
+
+size_t LiveServer::connectionBudget(uint64_t limit, size_t openAtStart)
+{
+    const uint64_t reserve = uint64_t(kReservedDescriptors) + kOwnDescriptors + openAtStart;
+    if (limit <= reserve)
+        return 0;
+    return static_cast<size_t>(std::min<uint64_t>(kMaxConnections, (limit - reserve) / 2));
 }
 
 std::string LiveServer::url() const
@@ -563,10 +611,15 @@ void LiveServer::stop()
     statusChanged_.notify_all();
     // No new connection, then none still arriving, then none being answered: a shut-down socket
     // ends any wait on it at once, whatever the client does.
-    if (server_)
-        server_->stop();
+    if (stopFd_ >= 0) {
+        const uint64_t one = 1;
+        [[maybe_unused]] const ssize_t written = ::write(stopFd_, &one, sizeof one);
+    }
     if (listener_.joinable())
         listener_.join();
+    if (listenFd_ >= 0)
+        ::close(listenFd_);
+    listenFd_ = -1;
     if (wakeFd_ >= 0) {
         const uint64_t one = 1;
         [[maybe_unused]] const ssize_t written = ::write(wakeFd_, &one, sizeof one);
@@ -579,10 +632,10 @@ void LiveServer::stop()
         for (int fd : serving_)
             ::shutdown(fd, SHUT_RDWR);
         for (Waiting& w : waiting_)
-            sendAndClose(w.fd, "");
+            closeConnection(w.fd, "");
         waiting_.clear();
         for (int fd : handed_)
-            sendAndClose(fd, "");
+            closeConnection(fd, "");
         handed_.clear();
     }
     waitingReady_.notify_all();
@@ -596,6 +649,55 @@ void LiveServer::stop()
     if (wakeFd_ >= 0)
         ::close(wakeFd_);
     wakeFd_ = -1;
+    if (stopFd_ >= 0)
+        ::close(stopFd_);
+    stopFd_ = -1;
+}
+
+// Takes each new connection while the connections held stay within maxConnections_ (past it,
+// closes it at once); when no descriptor is free, rests kAcceptBackoffMs rather than spinning on
+// the connection left in the backlog.
+void LiveServer::acceptLoop()
+{
+    pollfd fds[2] = {{listenFd_, POLLIN, 0}, {stopFd_, POLLIN, 0}};
+    bool warned = false;
+    while (!stopping_) {
+        const int ready = ::poll(fds, 2, -1);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0 || fds[1].revents != 0)
+            break;
+        if ((fds[0].revents & (POLLERR | POLLNVAL)) != 0) {
+            logger("http")->error("the live view stopped taking connections: its socket failed");
+            break;
+        }
+        const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                descriptorShortages_.fetch_add(1, std::memory_order_relaxed);
+                if (!warned)
+                    logger("http")->warn("the live view cannot take a connection: {}; it tries "
+                                         "again every {} ms meanwhile (raise ulimit -n)",
+                        std::strerror(errno), kAcceptBackoffMs);
+                warned = true;
+                ::poll(&fds[1], 1, kAcceptBackoffMs);
+            }
+            continue; // EAGAIN, EINTR, ECONNABORTED: the next one
+        }
+        if (connections_.fetch_add(1) >= static_cast<int>(maxConnections_)) {
+            connections_.fetch_sub(1);
+            busy_.fetch_add(1, std::memory_order_relaxed);
+            sendAndClose(fd, busyAnswer());
+            continue;
+        }
+        handOver(fd);
+    }
+}
+
+void LiveServer::closeConnection(int fd, const std::string& answer)
+{
+    sendAndClose(fd, answer);
+    connections_.fetch_sub(1);
 }
 
 void LiveServer::handOver(int fd)
@@ -603,7 +705,7 @@ void LiveServer::handOver(int fd)
     {
         std::lock_guard<std::mutex> lock(connMutex_);
         if (closing_ || stopping_) {
-            sendAndClose(fd, "");
+            closeConnection(fd, "");
             return;
         }
         handed_.push_back(fd);
@@ -613,8 +715,8 @@ void LiveServer::handOver(int fd)
 }
 
 // One thread reads every request still arriving (epoll): a slow or silent client holds no
-// worker, only one of kMaxArriving places, and only until kRequestTimeoutMs after it connected.
-// A whole request goes to the workers' queue.
+// worker, only one of maxArriving_ places (kMaxArriving with descriptors enough), and only until
+// kRequestTimeoutMs after it connected. A whole request goes to the workers' queue.
 void LiveServer::readLoop()
 {
     const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
@@ -631,7 +733,7 @@ void LiveServer::readLoop()
     auto drop = [&](int fd, const std::string& answer) {
         ::epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
         arriving.erase(fd);
-        sendAndClose(fd, answer);
+        closeConnection(fd, answer);
     };
     const int64_t timeoutNs = int64_t(kRequestTimeoutMs) * 1'000'000;
     while (!stopping_) {
@@ -654,7 +756,7 @@ void LiveServer::readLoop()
                     handed.swap(handed_);
                 }
                 for (int newFd : handed) {
-                    if (arriving.size() >= kMaxArriving) {
+                    if (arriving.size() >= maxArriving_) {
                         // The oldest is the likeliest to be slow on purpose: a browser's request
                         // arrives in one piece just after it connects.
                         auto oldest = std::min_element(
@@ -668,7 +770,7 @@ void LiveServer::readLoop()
                     in.events = EPOLLIN;
                     in.data.fd = newFd;
                     if (::epoll_ctl(epoll, EPOLL_CTL_ADD, newFd, &in) != 0) {
-                        sendAndClose(newFd, busyAnswer());
+                        closeConnection(newFd, busyAnswer());
                         continue;
                     }
                     arriving[newFd].acceptedNs = monotonicNs();
@@ -700,10 +802,10 @@ void LiveServer::readLoop()
             ::epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
             arriving.erase(it);
             std::unique_lock<std::mutex> lock(connMutex_);
-            if (waiting_.size() >= kMaxWaiting) {
+            if (waiting_.size() >= maxWaiting_) {
                 lock.unlock();
                 busy_.fetch_add(1, std::memory_order_relaxed);
-                sendAndClose(fd, busyAnswer());
+                closeConnection(fd, busyAnswer());
                 continue;
             }
             waiting_.push_back(std::move(whole));
@@ -721,7 +823,7 @@ void LiveServer::readLoop()
         }
     }
     for (const auto& entry : arriving)
-        sendAndClose(entry.first, "");
+        closeConnection(entry.first, "");
     ::close(epoll);
 }
 
@@ -755,7 +857,7 @@ void LiveServer::serveConnection(Waiting waiting)
         std::lock_guard<std::mutex> lock(connMutex_);
         serving_.erase(std::find(serving_.begin(), serving_.end(), fd));
     }
-    sendAndClose(fd, "");
+    closeConnection(fd, "");
 }
 
 std::string LiveServer::respond(const std::string& request)
@@ -1101,8 +1203,13 @@ json LiveServer::buildStatus(json& point)
                 c.encoderBusyS > 0 ? json(round3(100.0 * c.encoderCpuS / c.encoderBusyS))
                                    : json(nullptr)}};
     }
-    status["http"] = {{"events_clients", c.events}, {"unauthorized", c.unauthorized},
-        {"requests_too_slow", c.slowRequests}, {"connections_refused_busy", c.busy}};
+    status["http"] = {{"events_clients", c.events}, {"max_events_clients", kMaxEvents},
+        {"events_clients_refused", c.eventsRefused}, {"unauthorized", c.unauthorized},
+        {"requests_too_slow", c.slowRequests}, {"connections", c.connections},
+        {"max_connections", maxConnections_},
+        {"descriptor_limit", descriptorLimit_ > 0 ? json(descriptorLimit_) : json(nullptr)},
+        {"connections_refused_busy", c.busy},
+        {"accept_descriptor_shortages", c.descriptorShortages}};
     status["uptime_s"] = round3(nsToS(now - startNs_));
     point["names"] = names;
     {
@@ -1130,6 +1237,9 @@ LiveCounters LiveServer::counters() const
     c.sent = sent_.load();
     c.skipped = skipped_.load();
     c.refused = refused_.load();
+    c.eventsRefused = eventsRefused_.load();
+    c.descriptorShortages = descriptorShortages_.load();
+    c.connections = connections_.load();
     c.unauthorized = unauthorized_.load();
     c.slowRequests = slowRequests_.load();
     c.busy = busy_.load();
@@ -1387,7 +1497,7 @@ void LiveServer::serveEvents(httplib::Response& res)
 {
     if (events_.fetch_add(1) >= kMaxEvents) {
         events_.fetch_sub(1);
-        refused_.fetch_add(1, std::memory_order_relaxed);
+        eventsRefused_.fetch_add(1, std::memory_order_relaxed);
         refuseOverLimit(res, "event", kMaxEvents, "poll /api/status instead");
         return;
     }

@@ -76,10 +76,17 @@ struct LiveCounters {
     uint64_t encoded = 0; // JPEGs encoded (only while someone watches)
     uint64_t sent = 0; // JPEGs written to video clients
     uint64_t skipped = 0; // JPEGs a client never got because it was still sending an older one
-    uint64_t refused = 0; // clients turned away (503) because the stream limit was reached
+    uint64_t refused = 0; // video clients turned away (503): kMaxStreams were watching
+    uint64_t eventsRefused = 0; // /api/events clients turned away (503): kMaxEvents were reading
     uint64_t unauthorized = 0; // requests without the token (401)
     uint64_t slowRequests = 0; // connections closed because their request was not whole in time
-    uint64_t busy = 0; // connections turned away (503) because too many were waiting
+    // Connections turned away (503): too many were arriving or waiting, or the connections
+    // held at once had reached maxConnections.
+    uint64_t busy = 0;
+    // Times accept() found no descriptor free (EMFILE, ENFILE): the server waited
+    // kAcceptBackoffMs before taking connections again, which waited in the backlog meanwhile.
+    uint64_t descriptorShortages = 0;
+    int connections = 0; // connections held now (arriving, waiting or answered)
     int streams = 0; // video clients now
     int events = 0; // Server-Sent Events clients now
     double encoderCpuS = 0.0; // CPU time of the video: the view's hand-off and the encodings
@@ -103,6 +110,24 @@ public:
     static constexpr size_t kMaxArriving = 128;
     // Whole requests waiting for a worker; past this many, more get 503 at once.
     static constexpr size_t kMaxWaiting = 64;
+    // Workers answering whole requests: every stream and events client holds one, and a few more
+    // answer the short requests (the page, status, frames, snapshot, refusals) beside them.
+    static constexpr size_t kWorkers = kMaxStreams + kMaxEvents + 8;
+    // Connections held at once when descriptors are plentiful: arriving, waiting and answered.
+    static constexpr size_t kMaxConnections = kMaxArriving + kMaxWaiting + kWorkers;
+    // Descriptors the server leaves to the run whatever clients do, beyond those open when it
+    // starts and its own four (listening socket, two eventfds, epoll): the logs, the summary,
+    // the report, a reload's sources and engines.
+    static constexpr size_t kReservedDescriptors = 32;
+    // How long accept() rests when it finds no descriptor free (EMFILE, ENFILE).
+    static constexpr int kAcceptBackoffMs = 100;
+
+    // The connections the server may hold at once under a descriptor limit of `limit` (the soft
+    // RLIMIT_NOFILE) with `openAtStart` descriptors open: half of what the limit leaves after
+    // the reserve (kReservedDescriptors, the server's own four and those open), at most
+    // kMaxConnections; 0 when nothing is left. The caps on arriving and waiting connections
+    // shrink in proportion. A connection accepted past it is closed at once (503, busy).
+    static size_t connectionBudget(uint64_t limit, size_t openAtStart);
 
     // Binds `config.listen` and starts serving; `chartJs` is Chart.js, inlined into the page;
     // `power` (may be null) is read for rails and temperatures and must outlive the server.
@@ -126,6 +151,8 @@ public:
     // The page's address ("http://127.0.0.1:8080/"), with the port actually bound.
     std::string url() const;
     int port() const { return port_; }
+    // The connections this server holds at most (connectionBudget at start).
+    size_t maxConnections() const { return maxConnections_; }
 
     // The sink that receives task `task`'s records (the recorder's thread; never blocks beyond a
     // short lock). Valid for the server's life.
@@ -176,8 +203,10 @@ private:
     nlohmann::json framesJson(std::optional<uint64_t> since, size_t limit) const;
     std::string page() const;
     // Connections: the accept thread hands each to the reading thread, which hands the whole
-    // requests to the workers.
+    // requests to the workers; every connection handed over is closed by closeConnection.
+    void acceptLoop();
     void handOver(int fd);
+    void closeConnection(int fd, const std::string& answer);
     void readLoop();
     void workerLoop();
     void serveConnection(Waiting waiting);
@@ -191,7 +220,14 @@ private:
     std::thread listener_;
     std::thread reader_;
     std::vector<std::thread> workers_;
+    int listenFd_ = -1;
+    int stopFd_ = -1; // an eventfd: stop, for the accept thread
     int wakeFd_ = -1; // an eventfd: new connections for the reading thread, or stop
+    uint64_t descriptorLimit_ = 0; // the soft RLIMIT_NOFILE at start (0: none)
+    size_t maxConnections_ = kMaxConnections;
+    size_t maxArriving_ = kMaxArriving;
+    size_t maxWaiting_ = kMaxWaiting;
+    std::atomic<int> connections_ {0}; // accepted and not yet closed
 
     // Connections, guarded by connMutex_.
     std::mutex connMutex_;
@@ -241,6 +277,8 @@ private:
     std::atomic<uint64_t> sent_ {0};
     std::atomic<uint64_t> skipped_ {0};
     std::atomic<uint64_t> refused_ {0};
+    std::atomic<uint64_t> eventsRefused_ {0};
+    std::atomic<uint64_t> descriptorShortages_ {0};
     std::atomic<uint64_t> unauthorized_ {0};
     std::atomic<uint64_t> slowRequests_ {0};
     std::atomic<uint64_t> busy_ {0};

@@ -248,7 +248,8 @@ void Pipeline::sourceLoop()
             break;
         }
         if (result.value() == ReadResult::EndOfStream) {
-            requestStop("end of stream");
+            requestStop(source_.endDetail().empty() ? std::string("end of stream")
+                                                    : "end of stream " + source_.endDetail());
             break;
         }
         if (result.value() == ReadResult::NoFrame)

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "gpio_signals.h"
 #include "jetagent/base/clock.h"
+#include "jetagent/hal/gstreamer_source.h"
 #include "latency_stats.h"
 
 namespace jetagent {
@@ -549,13 +550,18 @@ json summaryJson(const RunOutcome& o)
         {"machine", o.context.machine}, {"cpu", o.context.cpu}, {"cores", o.context.cores},
         {"opencv", o.context.opencvVersion}, {"compiler", o.context.compiler},
         {"build_type", o.context.buildType}};
-    j["config"] = {{"path", o.config ? o.config->path : ""}, {"overrides", o.overrides}};
-    j["source"] = {{"uri", o.source.uri}, {"kind", o.source.kind}, {"width", o.source.width},
-        {"height", o.source.height}, {"fps", round4(o.source.fps)}, {"live", o.source.live},
+    // No source password reaches a summary, whoever filled the outcome.
+    json overrides = json::array();
+    for (const std::string& item : o.overrides)
+        overrides.push_back(withoutPasswords(item));
+    j["config"] = {{"path", o.config ? o.config->path : ""}, {"overrides", overrides}};
+    j["source"] = {{"uri", withoutPasswords(o.source.uri)}, {"kind", o.source.kind},
+        {"width", o.source.width}, {"height", o.source.height}, {"fps", round4(o.source.fps)},
+        {"live", o.source.live},
         {"pacing", o.config && o.config->run.pacing == Pacing::None ? "none" : "realtime"},
         {"frames_captured", o.framesCaptured}, {"skipped_files", o.sourceStats.skippedFiles}};
     if (!o.source.detail.empty())
-        j["source"]["detail"] = o.source.detail;
+        j["source"]["detail"] = withoutPasswords(o.source.detail);
     j["source"]["capture_gaps"] = {{"count", o.captureGaps},
         {"threshold_s", round4(nsToS(o.captureGapThresholdNs))},
         {"total_s", round4(nsToS(o.captureGapsNs))}, {"longest_s", round4(nsToS(o.longestGapNs))},

@@ -796,8 +796,11 @@ void declareReport(CLI::App& app, ReportCommand& report)
         "report", "One run's logs (a run's or the service's) as an offline HTML page with charts");
     report.cmd->add_option("run_dir", o.runDir, "The run's directory (under logging.dir)")
         ->required();
-    report.cmd->add_option(
-        "-o,--output", o.output, "The page's path (default RUN_DIR/report.html)");
+    report.cmd->add_option("-o,--output", o.output,
+        "The page's path: a new file, never overwritten without --force (default "
+        "RUN_DIR/report.html, which replaces the run's earlier report)");
+    report.cmd->add_flag("--force", o.force,
+        "Let -o replace an existing regular file (never a link, device, FIFO or directory)");
     report.cmd->add_option("--chart-js", o.chartJs,
         std::string("Chart.js to inline (default ") + kDebianChartJsPath + ")");
     report.cmd->footer(kReportHelp);

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -141,6 +142,42 @@ std::string headerFault(const std::string& line)
     return "";
 }
 
+// Why `header` cannot be a table's header, or empty when it can: a name twice would put two
+// columns' values in one.
+std::string duplicateColumnFault(const std::vector<std::string>& header)
+{
+    std::set<std::string> seen;
+    for (const std::string& name : header)
+        if (!seen.insert(name).second)
+            return "a header that names column '" + escapedExcerpt(name) +
+                "' twice (a damaged segment, skipped whole)";
+    return "";
+}
+
+// The order a table's lines keep across its segments (CsvOrder) and the last line taken.
+struct OrderState {
+    const CsvOrder& order;
+    std::optional<uint64_t> lastId;
+    double lastTime = -std::numeric_limits<double>::infinity();
+};
+
+// An id cell (CsvOrder::idColumn) as a uint64; why it is none, or empty when it is one.
+std::string parseId(const std::string& name, const std::string& text, uint64_t& id)
+{
+    const bool digits = !text.empty() &&
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits)
+        return escapedExcerpt(name) + " is not a non-negative integer: '" + escapedExcerpt(text) +
+            "'";
+    errno = 0;
+    const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE || value > std::numeric_limits<uint64_t>::max())
+        return escapedExcerpt(name) + " is out of range (more than 2^64-1): '" +
+            escapedExcerpt(text) + "'";
+    id = static_cast<uint64_t>(value);
+    return "";
+}
+
 // Maps a segment's header onto the table's columns, adding the new ones; false (and the table
 // untouched) when the table would get more than kMaxCsvColumns.
 bool mapHeader(
@@ -165,28 +202,51 @@ bool mapHeader(
 
 // One data line into `table` through `slots`; why it is damaged, or empty when it was taken.
 std::string addRow(const std::string& line, const std::vector<size_t>& slots,
-    const std::set<std::string>& textColumns, CsvColumns& table)
+    const std::set<std::string>& textColumns, OrderState& order, CsvColumns& table)
 {
     const std::vector<std::string> fields = splitCsvLine(line);
     if (fields.size() != slots.size())
         return std::to_string(fields.size()) + " fields, the header has " +
             std::to_string(slots.size());
     std::vector<double> row(table.names.size(), kNaN);
+    std::optional<uint64_t> id;
+    double time = kNaN;
     for (size_t i = 0; i < fields.size(); ++i) {
         const std::string& name = table.names[slots[i]];
+        if (name == order.order.idColumn) {
+            uint64_t value = 0;
+            if (std::string why = parseId(name, fields[i], value); !why.empty())
+                return why;
+            id = value;
+        }
         if (fields[i].empty() || textColumns.count(name))
             continue;
         if (!parseNumber(fields[i], row[slots[i]]))
             return escapedExcerpt(name) + " is not a number: '" + escapedExcerpt(fields[i]) + "'";
+        if (name == order.order.timeColumn)
+            time = row[slots[i]];
     }
+    // A repeated or misplaced line (rows appended twice, a segment copied) would be counted as
+    // frames of their own: the stage tables would hold more frames than the run had.
+    if (id && order.lastId && *id <= *order.lastId)
+        return fmt::format("{} {} is not greater than the previous line's {} (a repeated or "
+                           "out-of-order line)",
+            escapedExcerpt(order.order.idColumn), *id, *order.lastId);
+    if (std::isfinite(time) && time < order.lastTime)
+        return fmt::format("{} goes back ({} after {}: a repeated or out-of-order line)",
+            escapedExcerpt(order.order.timeColumn), time, order.lastTime);
+    if (id)
+        order.lastId = id;
+    if (std::isfinite(time))
+        order.lastTime = time;
     for (size_t c = 0; c < row.size(); ++c)
         table.values[c].push_back(row[c]);
     return "";
 }
 
 // Reads one segment into `table`, mapping its header's names onto the table's columns.
-Status readSegment(
-    const std::string& path, const std::set<std::string>& textColumns, CsvColumns& table)
+Status readSegment(const std::string& path, const std::set<std::string>& textColumns,
+    OrderState& order, CsvColumns& table)
 {
     uint64_t size = 0;
     auto fd = openRegularFile(path, path, size, FileLinks::Refuse);
@@ -218,6 +278,8 @@ Status readSegment(
                 fault = headerFault(line);
             const std::vector<std::string> header =
                 fault.empty() ? splitCsvLine(line) : std::vector<std::string>();
+            if (fault.empty())
+                fault = duplicateColumnFault(header);
             if (fault.empty() && header.size() > kMaxCsvColumns)
                 fault = fmt::format(
                     "no header ({} columns, more than {})", header.size(), kMaxCsvColumns);
@@ -245,7 +307,7 @@ Status readSegment(
         }
         if (line.empty())
             continue;
-        if (std::string why = addRow(line, slots, textColumns, table); !why.empty())
+        if (std::string why = addRow(line, slots, textColumns, order, table); !why.empty())
             table.damaged.add(path, lineNumber, why);
     }
     return Status();
@@ -362,12 +424,13 @@ std::string escapedExcerpt(const std::string& text, size_t maxBytes)
     return out;
 }
 
-Expected<CsvColumns> readCsvSegments(
-    const std::vector<std::string>& files, const std::set<std::string>& textColumns)
+Expected<CsvColumns> readCsvSegments(const std::vector<std::string>& files,
+    const std::set<std::string>& textColumns, const CsvOrder& order)
 {
     CsvColumns table;
+    OrderState state {order, std::nullopt};
     for (const std::string& file : files) {
-        Status s = readSegment(file, textColumns, table);
+        Status s = readSegment(file, textColumns, state, table);
         if (!s)
             return s;
     }

@@ -42,18 +42,30 @@ inline constexpr size_t kMaxCsvLineBytes = 64 * 1024;
 // The most columns a table takes, all segments' headers together (a frame CSV has about 30).
 inline constexpr size_t kMaxCsvColumns = 1024;
 
+// Columns that order a table's lines, across all its segments. A writer appends in this order, so
+// a line out of it is a repeated or misplaced one (a damaged copy), never a frame of its own.
+struct CsvOrder {
+    // Each line's value is a non-negative integer that fits uint64 (digits only) and is greater
+    // than the last line taken: frame_id. Empty: no such column.
+    std::string idColumn;
+    // Each line's value, when it has one, is not less than the last line taken's: time_ns.
+    std::string timeColumn;
+};
+
 // Reads `files` in order as one table, streaming: each file line by line through a fixed buffer.
 // A line is damaged, skipped and counted (never fatal) when its field count differs from its
 // segment's header, when a cell of a column outside `textColumns` is neither empty nor a finite
-// number, when it is longer than kMaxCsvLineBytes, or when it is the file's last line and has no
-// line end (a crash cut it). A segment whose header is empty, cut, longer than kMaxCsvLineBytes,
-// holds control bytes (a binary file) or would make more than kMaxCsvColumns columns is counted
-// as one damaged line and skipped whole. A damaged line's text is quoted at most as a short
-// escaped excerpt (escapedExcerpt()). Each file is opened as a regular file without following a
-// symbolic link: InvalidInput naming the file and why when it is a link, a directory, a FIFO, a
-// device or a socket; NotFound when it is gone; Io when it cannot be read.
-Expected<CsvColumns> readCsvSegments(
-    const std::vector<std::string>& files, const std::set<std::string>& textColumns = {});
+// number, when it breaks `order` (an id that is no integer, out of range, repeated or out of
+// order; a time that goes back), when it is longer than kMaxCsvLineBytes, or when it is the file's
+// last line and has no line end (a crash cut it). A segment whose header is empty, cut, longer
+// than kMaxCsvLineBytes, holds control bytes (a binary file), names a column twice or would make
+// more than kMaxCsvColumns columns is counted as one damaged line and skipped whole. A damaged
+// line's text is quoted at most as a short escaped excerpt (escapedExcerpt()). Each file is opened
+// as a regular file without following a symbolic link: InvalidInput naming the file and why when it
+// is a link, a directory, a FIFO, a device or a socket; NotFound when it is gone; Io when it cannot
+// be read.
+Expected<CsvColumns> readCsvSegments(const std::vector<std::string>& files,
+    const std::set<std::string>& textColumns = {}, const CsvOrder& order = {});
 
 // At most `maxBytes` of `text` for a message: printable ASCII kept, a backslash and every other
 // byte written as \xNN, "..." appended when cut. What a damaged line may show of itself.

@@ -2,7 +2,9 @@
 #include "run_report.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <set>
@@ -510,7 +512,7 @@ Expected<json> powerSection(HtmlPage& page, const RunFiles& run, const std::vect
         page.omittedChart("chart-clocks", "Clocks over time", why);
         return json();
     }
-    auto read = readCsvSegments(run.power);
+    auto read = readCsvSegments(run.power, {}, {"", "time_ns"});
     if (!read)
         return read.status();
     const CsvColumns& power = *read;
@@ -585,7 +587,7 @@ Expected<std::vector<TaskView>> readTasks(
     std::vector<TaskView> tasks;
     double first = std::numeric_limits<double>::infinity();
     for (const RunFiles::Task& t : run.tasks) {
-        auto frames = readCsvSegments(t.csv, kFrameTextColumns);
+        auto frames = readCsvSegments(t.csv, kFrameTextColumns, {"frame_id", ""});
         if (!frames)
             return frames.status();
         tasks.push_back(
@@ -681,6 +683,83 @@ Expected<json> readSummary(const std::string& path)
     return summary;
 }
 
+// Why the page may not be written at `path`, or OK: an existing file only when `replace`, and
+// then only a regular one. The path itself is examined (lstat): a link is refused, not followed.
+Status outputFault(const std::string& path, bool replace)
+{
+    struct stat st { };
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT)
+            return Status();
+        return Status::io("cannot write '" + path + "': " + errnoText(errno));
+    }
+    if (!S_ISREG(st.st_mode))
+        return Status::invalid(path + " is " + fileTypeText(st.st_mode) +
+            ": the report replaces only a regular file; name a new file with -o");
+    if (!replace)
+        return Status::invalid(path +
+            " exists: the report overwrites nothing unless asked; name a new file with -o, or "
+            "pass --force to replace it");
+    return Status();
+}
+
+// Creates `path` from a temporary file: whole or not at all, and never over a file that appeared
+// since it was checked (a rename that does not replace; a hard link where the file system has no
+// such rename).
+Status renameWithoutReplacing(const std::string& tmpPath, const std::string& path)
+{
+    if (::renameat2(AT_FDCWD, tmpPath.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0)
+        return Status();
+    int error = errno;
+    if (error == EINVAL || error == ENOSYS) {
+        if (::link(tmpPath.c_str(), path.c_str()) == 0) {
+            ::unlink(tmpPath.c_str());
+            return Status();
+        }
+        error = errno;
+    }
+    if (error == EEXIST)
+        return outputFault(path, false);
+    return Status::io("cannot rename into '" + path + "': " + errnoText(error));
+}
+
+// The page written to `path` through a synced temporary file in its directory, renamed over it;
+// outputFault()'s refusals, checked again just before the rename.
+Status writeReportFile(const std::string& path, const std::string& bytes, bool replace)
+{
+    const std::pair<int, std::string> tmp = makeTemporaryFile(path);
+    if (tmp.first < 0)
+        return Status::io("cannot write '" + path + "': " + errnoText(errno));
+    const FileDescriptor fd(tmp.first);
+    const std::string& tmpPath = tmp.second;
+    auto fail = [&](const std::string& what, int error) {
+        ::unlink(tmpPath.c_str());
+        return Status::io("cannot write '" + path + "': " + what + ": " + errnoText(error));
+    };
+    // mkstemp creates 0600; a report is meant to be read (served, copied) by others too.
+    if (::fchmod(fd.get(), 0644) != 0)
+        return fail("chmod", errno);
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return fail("write", errno);
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0)
+        return fail("fsync", errno);
+    Status s = outputFault(path, replace);
+    if (s && !replace)
+        s = renameWithoutReplacing(tmpPath, path);
+    else if (s && ::rename(tmpPath.c_str(), path.c_str()) != 0)
+        s = Status::io("cannot rename into '" + path + "': " + errnoText(errno));
+    if (!s)
+        ::unlink(tmpPath.c_str());
+    return s;
+}
+
 } // namespace
 
 Expected<std::string> runReportHtml(
@@ -729,6 +808,13 @@ Expected<RunReportResult> writeRunReport(const RunReportOptions& options)
     auto run = findRunFiles(options.runDir);
     if (!run)
         return run.status();
+    // Re-running `report` on a run is normal: its own page is replaced; a path given is not.
+    const bool replace = options.output.empty() || options.force;
+    const std::string path =
+        options.output.empty() ? options.runDir + "/report.html" : options.output;
+    // Refused before the run is read (a long one takes a while), and again when written.
+    if (Status s = outputFault(path, replace); !s)
+        return s;
     auto chartJs = chartJsSource(options.chartJs);
     if (!chartJs)
         return chartJs.status();
@@ -737,10 +823,10 @@ Expected<RunReportResult> writeRunReport(const RunReportOptions& options)
     auto html = runReportHtml(*run, *chartJs, result.damaged, result.charts);
     if (!html)
         return html.status();
-    result.path = options.output.empty() ? options.runDir + "/report.html" : options.output;
+    result.path = path;
     result.bytes = html->size();
-    if (Status s = writeFileAtomically(result.path, *html); !s)
-        return s.withContext("writing the report");
+    if (Status s = writeReportFile(path, *html, replace); !s)
+        return s.isUsageError() ? s : s.withContext("writing the report");
     return result;
 }
 
@@ -763,10 +849,19 @@ on the page and on stderr, each quoted at most as a short escaped excerpt; a lin
 damaged too, and never held whole. A run that crashed before its summary.json is reported from
 its CSVs. The run's files are read only as regular files in RUN_DIR: a symbolic link (even to a
 file inside), a FIFO, a device or a directory by a run file's name is refused, naming it.
+A frame CSV's frame_id must be a non-negative integer (at most 2^64-1) greater than the line
+before's, and power.csv's time_ns must never go back: a repeated or out-of-order line is damaged,
+skipped and counted like the others; a segment whose header names a column twice is skipped.
+
+The page: -o PATH names a new file; an existing one is refused (exit 2) unless --force is given,
+and even then only a regular file is replaced, never a link, a device, a FIFO or a directory.
+Without -o the page is RUN_DIR/report.html, and running report again replaces it (if it is a
+regular file). The page is written to a temporary file beside it and renamed into place.
 
 Examples:
   jetagent report jetagent-logs/20260101T120000Z         writes .../report.html
-  jetagent report RUN -o /tmp/run.html                   elsewhere
+  jetagent report RUN -o /tmp/run.html                   elsewhere (a new file)
+  jetagent report RUN -o /tmp/run.html --force           replacing an earlier page there
   chromium --headless --screenshot RUN/report.html       a picture of it
 )";
 

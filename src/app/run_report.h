@@ -14,7 +14,10 @@ inline constexpr size_t kReportMaxPoints = 4000;
 
 struct RunReportOptions {
     std::string runDir;
-    std::string output; // the page's path; empty: RUN_DIR/report.html
+    // The page's path; empty: RUN_DIR/report.html, which replaces an earlier report there (a
+    // regular file only). A path given is never overwritten unless `force`.
+    std::string output;
+    bool force = false; // `output` may replace an existing regular file (never a link, a device)
     std::string chartJs; // Chart.js to inline; empty: Debian's (kDebianChartJsPath)
 };
 
@@ -35,8 +38,11 @@ struct RunReportResult {
 Expected<std::string> runReportHtml(
     const RunFiles& run, const std::string& chartJs, DamagedLines& damaged, size_t& charts);
 
-// Finds the run's files, builds the page and writes it (whole or not at all). NotFound when
-// RUN_DIR is not a run or Chart.js is missing; Io when a file cannot be read or written.
+// Finds the run's files, builds the page and writes it (whole or not at all) through a temporary
+// file in the page's directory, renamed into place. NotFound when RUN_DIR is not a run or Chart.js
+// is missing; InvalidInput naming the page's path when it exists and may not be replaced (see
+// RunReportOptions::output) or is not a regular file (a device, a FIFO, a directory, a link); Io
+// when a file cannot be read or written.
 Expected<RunReportResult> writeRunReport(const RunReportOptions& options);
 
 // The text after `jetagent report --help`'s options: what it reads, what it draws, examples.

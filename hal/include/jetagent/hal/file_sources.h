@@ -34,11 +34,18 @@ public:
         const SourceOptions& options, const std::string& path);
 
     const SourceInfo& info() const override { return info_; }
+    // A pass that stops before the frame count the container declares (a damaged or truncated
+    // file: the decoder gave up) is not a failure, since the frames read were measured, but it is
+    // logged as a warning naming the file, and without loop the end says so ("after 2 of 60
+    // frames"; see endDetail).
     Expected<ReadResult> read(Frame& frame) override;
+    std::string endDetail() const override { return endDetail_; }
 
 private:
     VideoFileSource() = default;
     Status reopen();
+    // Called when a pass over the file ends: warns when it ended short of declaredFrames_.
+    void notePassEnd();
 
     SourceInfo info_;
     std::string path_;
@@ -49,6 +56,11 @@ private:
     cv::Mat first_; // the frame decoded by open(), delivered by the first read()
     bool haveFirst_ = false;
     uint64_t next_ = 0;
+    int64_t declaredFrames_ = -1; // CAP_PROP_FRAME_COUNT at open; -1 when unknown
+    int64_t passFrames_ = 0; // frames delivered in this pass over the file
+    bool ended_ = false; // EndOfStream returned (without loop)
+    bool warnedShortPass_ = false; // with loop, a short pass is logged once
+    std::string endDetail_;
 };
 
 // An image directory's images in the order ImageDirectorySource gives them: the top-level images,

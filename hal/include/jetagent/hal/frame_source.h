@@ -127,6 +127,11 @@ public:
 
     // Counters so far. Safe to call from any thread while another one reads.
     virtual SourceStats stats() const { return {}; }
+
+    // Why the stream ended, once read() returned EndOfStream, when it ended short of what the
+    // source declared ("after 2 of 60 frames"); empty after a complete pass and for sources that
+    // cannot tell. Called by the thread that reads.
+    virtual std::string endDetail() const { return {}; }
 };
 
 // Opens the source a URI names. Errors name the URI and what is wrong (missing file, undecodable

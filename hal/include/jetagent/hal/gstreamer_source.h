@@ -15,6 +15,11 @@ namespace jetagent {
 // id or flip method, or a gst:// pipeline that does not end in an appsink.
 Expected<std::string> gstreamerPipelineFor(const SourceOptions& options);
 
+// `text` with the password of every URI in it shown as *** (rtsp://user:***@host/path), and the
+// values of user-pw= and proxy-pw= properties of a gst:// pipeline too: what logs, summaries,
+// the live view and error messages show of a source. A URI without a password is left as it is.
+std::string withoutPasswords(std::string text);
+
 // True when GStreamer initialises (gst_init).
 bool gstreamerAvailable();
 
