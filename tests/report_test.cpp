@@ -2,6 +2,10 @@
 // them (percentiles, decimation, inference and GPIO windows) and the command on a real run.
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cmath>
 #include <filesystem>
@@ -526,6 +530,169 @@ TEST(RunReport, DamagedLinesAreCountedAndQuotedOnlyAsShortEscapedExcerpts)
     ASSERT_TRUE(data.is_object());
     EXPECT_EQ(data["damaged_lines"], 3);
     EXPECT_EQ(data["tasks"][0]["rows"], 4);
+}
+
+// Damaged copies where the user meets them: rows appended again to a frame CSV, frame ids out of
+// range or negative, power rows whose time goes back and a power segment naming a column twice
+// are counted as damaged (stderr and the page) and left out of the tables, which count the run's
+// frames once.
+TEST(RunReport, RepeatedOrOutOfRangeFrameIdsAndBackwardPowerTimesAreDamaged)
+{
+    constexpr int kFrames = 10;
+    TempDir dir;
+    const std::string run = dir / "run";
+    fs::create_directories(run);
+    std::string csv = std::string(kHeader) + "\n";
+    std::string lines;
+    for (int i = 1; i <= kFrames; ++i)
+        lines += frameLine(i, 1'000'000'000LL + i * 33'000'000LL, 1, 2, 10, 1);
+    csv += lines;
+    // Lines 2-5 appended again (4 repeated frames), then two ids that are no uint64.
+    std::istringstream again(lines);
+    std::string line;
+    for (int i = 1; i <= 5 && std::getline(again, line); ++i)
+        if (i >= 2)
+            csv += line + "\n";
+    std::string huge = frameLine(11, 1'400'000'000, 1, 2, 10, 1);
+    huge.replace(0, 2, "99999999999999999999999");
+    std::string negative = frameLine(12, 1'500'000'000, 1, 2, 10, 1);
+    negative.replace(0, 2, "-5");
+    csv += huge + negative;
+    writeFile(run + "/shapes.frames.csv", csv);
+    writeFile(run + "/power.csv",
+        "time_ns,VDD_IN_W\n1000000000,5\n1100000000,5\n1050000000,9\n1200000000,5\n");
+    writeFile(run + "/power_000001.csv", "time_ns,VDD_IN_W,VDD_IN_W\n1300000000,5,6\n");
+    writeFile(dir / "js", kFakeChartJs);
+    auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("8 damaged CSV line(s) skipped"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("shapes.frames.csv:12: frame_id 2 is not greater than the previous "
+                         "line's 10 (a repeated or out-of-order line)"),
+        std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("shapes.frames.csv:16: frame_id is out of range"), std::string::npos)
+        << r.err;
+    // Only the first five damaged lines are quoted; the rest are counted.
+    const std::string page = test::readFile(run + "/report.html");
+    EXPECT_NE(page.find("8 damaged CSV line(s) skipped"), std::string::npos);
+    const json data = reportData(page);
+    ASSERT_TRUE(data.is_object());
+    EXPECT_EQ(data["damaged_lines"], 8);
+    EXPECT_EQ(data["tasks"][0]["rows"], kFrames);
+    EXPECT_EQ(data["tasks"][0]["stages_ms"]["end_to_end"]["count"], kFrames);
+    EXPECT_EQ(data["power"]["rows"], 3);
+    EXPECT_EQ(data["power"]["damaged_lines"], 2);
+    EXPECT_EQ(data["power"]["rails_W"]["VDD_IN_W"]["max"], 5.0) << "the backward row is left out";
+
+    // The reasons of the lines not quoted above (five are kept), read directly.
+    writeFile(dir / "negative.csv", "frame_id,e2e_ms\n-5,1\n");
+    auto frames = readCsvSegments({dir / "negative.csv"}, {}, {"frame_id", ""});
+    ASSERT_TRUE(frames.ok());
+    ASSERT_EQ(frames->damaged.examples.size(), 1u);
+    EXPECT_NE(frames->damaged.examples[0].find(
+                  "negative.csv:2: frame_id is not a non-negative integer: '-5'"),
+        std::string::npos)
+        << frames->damaged.examples[0];
+    auto power =
+        readCsvSegments({run + "/power.csv", run + "/power_000001.csv"}, {}, {"", "time_ns"});
+    ASSERT_TRUE(power.ok());
+    ASSERT_EQ(power->damaged.examples.size(), 2u);
+    EXPECT_NE(power->damaged.examples[0].find("power.csv:4: time_ns goes back"), std::string::npos)
+        << power->damaged.examples[0];
+    EXPECT_NE(power->damaged.examples[1].find(
+                  "power_000001.csv:1: a header that names column 'VDD_IN_W' twice"),
+        std::string::npos)
+        << power->damaged.examples[1];
+}
+
+// `report -o` overwrites nothing unless --force, and even then replaces only a regular file: a
+// device, a FIFO, a directory or a link at the path stays what it was. The run's own report.html
+// is replaced when report runs again, unless it is no regular file.
+TEST(RunReport, AnExistingOutputIsRefusedUnlessForcedAndNeverReplacedWhenNotARegularFile)
+{
+    TempDir dir;
+    const std::string run = writeGoodRun(dir);
+    const std::vector<std::string> js = {"--chart-js", dir / "js"};
+    auto report = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"report", run};
+        args.insert(args.end(), js.begin(), js.end());
+        args.insert(args.end(), extra.begin(), extra.end());
+        return runJetagent(args, dir.path());
+    };
+    const std::string kept = dir / "kept.html";
+    writeFile(kept, "an earlier page");
+    auto r = report({"-o", kept});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("jetagent: " + kept + " exists"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+    EXPECT_EQ(test::readFile(kept), "an earlier page");
+    r = report({"-o", kept, "--force"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(test::readFile(kept).find("report-data"), std::string::npos) << "--force replaced it";
+
+    struct Target {
+        std::string name;
+        std::function<bool(const std::string&)> make;
+        std::function<bool(const fs::path&)> still;
+        const char* kind;
+    };
+    const std::vector<Target> targets = {
+        {"fifo", [](const std::string& p) { return ::mkfifo(p.c_str(), 0644) == 0; },
+            [](const fs::path& p) { return fs::is_fifo(fs::symlink_status(p)); },
+            "is a FIFO (named pipe)"},
+        {"dir", [](const std::string& p) { return fs::create_directory(p); },
+            [](const fs::path& p) { return fs::is_directory(fs::symlink_status(p)); },
+            "is a directory"},
+        {"link",
+            [&](const std::string& p) {
+                fs::create_symlink(kept, p);
+                return true;
+            },
+            [](const fs::path& p) { return fs::is_symlink(fs::symlink_status(p)); },
+            "is a symbolic link"},
+        // /dev/null's numbers (1, 3): mknod needs root, skipped (said so) without it.
+        {"null",
+            [](const std::string& p) {
+                return ::mknod(p.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0;
+            },
+            [](const fs::path& p) { return fs::is_character_file(fs::symlink_status(p)); },
+            "is a character device"},
+    };
+    for (const Target& target : targets) {
+        SCOPED_TRACE(target.name);
+        const std::string path = dir / target.name;
+        if (!target.make(path)) {
+            std::printf("[  SKIPPED ] %s: cannot be made here (%s)\n", target.name.c_str(),
+                std::strerror(errno));
+            continue;
+        }
+        for (const std::vector<std::string>& extra : {std::vector<std::string> {"-o", path},
+                 std::vector<std::string> {"-o", path, "--force"}}) {
+            r = report(extra);
+            EXPECT_EQ(r.exitCode, 2) << r.err;
+            EXPECT_NE(r.err.find("jetagent: " + path + " "), std::string::npos) << r.err;
+            EXPECT_TRUE(target.still(path)) << "replaced";
+        }
+        EXPECT_NE(report({"-o", path, "--force"}).err.find(target.kind), std::string::npos);
+    }
+    EXPECT_EQ(test::readFile(kept).find("an earlier page"), std::string::npos);
+
+    // The default page: replaced when report runs again, refused when it is no regular file.
+    ASSERT_EQ(report({}).exitCode, 0);
+    r = report({});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    fs::remove(run + "/report.html");
+    ASSERT_EQ(::mkfifo((run + "/report.html").c_str(), 0644), 0);
+    r = report({});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find(run + "/report.html is a FIFO"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(run + "/report.html")));
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+        EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)
+            << "a temporary file left behind: " << entry.path();
+    for (const auto& entry : fs::directory_iterator(run))
+        EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)
+            << "a temporary file left behind: " << entry.path();
 }
 
 // The largest resident set of any child waited for so far, in KiB (RUSAGE_CHILDREN keeps the

@@ -268,6 +268,11 @@ void applyRunOverrides(const RunArgs& args, const CLI::App& cmd, AgentConfig& co
 
 int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App& cmd)
 {
+    // CLI11 runs no check on an empty value: `--serve ''` would run without a server.
+    if (cmd.count("--serve") && args.serve.empty()) {
+        std::fprintf(stderr, "jetagent run: --serve: an address is needed: [ADDR:]PORT\n");
+        return kExitUsage;
+    }
     auto loaded = loadConfig(args.config);
     if (!loaded)
         return report(loaded.status());
@@ -402,7 +407,8 @@ void declareRun(CLI::App& app, RunCommand& run)
         "client plays)");
     run.cmd->add_option("--serve", run.args.serve,
         "[ADDR:]PORT: serve a live web view of the run (video, results, latency, power and\n"
-        "temperature charts; JSON at /api/status, /api/frames, /api/events) on 127.0.0.1:PORT,\n"
+        "temperature charts; JSON at /api/status, /api/frames, /api/events) on "
+        "127.0.0.1:PORT,\n"
         "or on ADDR, which needs http.token in the config unless it is loopback");
     run.cmd
         ->add_option("--stop-timeout", run.args.stopTimeout,
