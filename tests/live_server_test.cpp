@@ -466,19 +466,30 @@ TEST(LiveServerHttp, HangingConnectionsStayWithinTheDescriptorBudget)
     ASSERT_TRUE(server);
     EXPECT_GE(server->maxConnections(), static_cast<size_t>(kBudget - 1));
     EXPECT_LE(server->maxConnections(), static_cast<size_t>(kBudget));
+    std::atomic<bool> sampling {true};
+    std::atomic<int> most {0};
+    std::thread sampler([&] {
+        while (sampling) {
+            most = std::max(most.load(), server->counters().connections);
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
     std::vector<int> hanging;
-    int most = 0;
     for (int i = 0; i < 60; ++i) {
         const int fd = connectLoopback(server->port());
-        ASSERT_GE(fd, 0);
+        if (fd < 0) {
+            ADD_FAILURE() << "connection " << i << " not made";
+            break;
+        }
         sendAll(fd, "GET /api/status HTTP/1.1\r\n");
         hanging.push_back(fd);
-        most = std::max(most, server->counters().connections);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const auto asked = Clock::now();
     const std::string answer = askOnce(server->port(), getRequest("/api/status"), 3000);
     const double took = secondsSince(asked);
+    sampling = false;
+    sampler.join();
     EXPECT_EQ(statusOf(answer), 200) << answer.substr(0, 200);
     EXPECT_LT(took, 1.0);
     const json s = json::parse(bodyOf(answer), nullptr, false);
@@ -486,9 +497,10 @@ TEST(LiveServerHttp, HangingConnectionsStayWithinTheDescriptorBudget)
     const LiveCounters c = server->counters();
     std::printf("budget %zu: 60 hanging connections, at most %d held, %llu refused busy; status "
                 "http: %s\n",
-        server->maxConnections(), most, static_cast<unsigned long long>(c.busy),
+        server->maxConnections(), most.load(), static_cast<unsigned long long>(c.busy),
         s["http"].dump().c_str());
-    EXPECT_LE(most, static_cast<int>(server->maxConnections()));
+    EXPECT_GT(most.load(), 0);
+    EXPECT_LE(most.load(), static_cast<int>(server->maxConnections()));
     EXPECT_LE(c.connections, static_cast<int>(server->maxConnections()));
     EXPECT_GE(c.busy, 60u - server->maxConnections());
     EXPECT_EQ(s["http"]["max_connections"].get<size_t>(), server->maxConnections());
@@ -513,7 +525,7 @@ TEST(LiveServerHttp, EventClientsRefusedAreCountedApart)
     }
     int refused = 0;
     for (int fd : clients) {
-        const std::string head = readUntilClosed(fd, 300);
+        const std::string head = readUntilClosed(fd, 150);
         refused += statusOf(head) == 503 ? 1 : 0;
     }
     const json s = json::parse(bodyOf(askOnce(server->port(), getRequest("/api/status"))));

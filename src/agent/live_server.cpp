@@ -402,6 +402,9 @@ bool bearerMatches(const std::string& header, const std::string& token)
 // hands it to serveOne.
 class LiveServer::HttpServer final : public httplib::Server {
 public:
+    // The socket LiveServer listens on, or -1 once it stops: cpp-httplib ends the streams (the
+    // video, the events) when its own listening socket is invalid, as it is shutting down.
+    void listeningOn(int fd) { svr_sock_ = fd < 0 ? INVALID_SOCKET : fd; }
     // Answers the one request `stream` holds (the connection closes after it).
     void serveOne(httplib::Stream& stream)
     {
@@ -551,6 +554,7 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
             std::to_string(s->address_.port) + " of " + host +
             ": the port is in use (another jetagent or server?) or the address is not "
             "this machine's; choose another with --serve [ADDR:]PORT");
+    s->server_->listeningOn(s->listenFd_);
     LiveServer* raw = s.get();
     s->wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->stopFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -617,6 +621,8 @@ void LiveServer::stop()
     }
     if (listener_.joinable())
         listener_.join();
+    if (server_)
+        server_->listeningOn(-1);
     if (listenFd_ >= 0)
         ::close(listenFd_);
     listenFd_ = -1;
