@@ -89,6 +89,15 @@ TEST(Cli, UsageErrorsExitWithTwo)
     auto missing = runJetagent({"run", "--config", "absent.yaml"}, dir.path());
     EXPECT_EQ(missing.exitCode, 2);
     EXPECT_TRUE(has(missing.err, "config file 'absent.yaml' does not exist")) << missing.err;
+    // An empty --serve used to run without a server and without a word.
+    auto serve = runJetagent({"run", "-c", "x.yaml", "--serve", ""}, dir.path());
+    EXPECT_EQ(serve.exitCode, 2);
+    EXPECT_TRUE(has(serve.err, "--serve")) << serve.err;
+    EXPECT_TRUE(has(serve.err, "an address is needed")) << serve.err;
+    // So did a --duration too small to be anything but "no limit".
+    auto tiny = runJetagent({"run", "-c", "x.yaml", "--duration", "1e-300"}, dir.path());
+    EXPECT_EQ(tiny.exitCode, 2);
+    EXPECT_TRUE(has(tiny.err, "0 (no limit) or from 0.001")) << tiny.err;
 }
 
 // CLI11 2.1 reads integers in base 0 without a range check: --frames 18446744073709551616 became

@@ -272,6 +272,13 @@ TEST(Config, DuplicateAndInvalidTaskNames)
                                   "  - {model: c.onnx, name: 'bad name'}\n");
     EXPECT_NE(e.find("task name 'm' is used twice"), std::string::npos) << e;
     EXPECT_NE(e.find("tasks[2].name: may hold only letters"), std::string::npos) << e;
+    // ".." and hidden names would make log files no listing shows ("...frames.csv").
+    for (const char* name : {"..", ".", ".hidden"}) {
+        const std::string h =
+            errorOf(std::string("tasks:\n  - {model: a.onnx, name: '") + name + "'}\n");
+        EXPECT_NE(h.find("tasks[0].name: may hold only"), std::string::npos) << name << ": " << h;
+        EXPECT_NE(h.find("not start with '.'"), std::string::npos) << h;
+    }
 }
 
 TEST(Config, SyntaxErrorsGiveTheLine)

@@ -215,5 +215,26 @@ TEST(Labels, FileFormat)
     EXPECT_FALSE(loadLabels(dir / "empty.txt").ok());
 }
 
+// A blank line inside a labels file would be a class with no name, and a NUL or an escape would
+// reach the CSV and the console raw: both are refused at their line.
+TEST(Labels, BlankLinesAndControlCharactersAreRefusedAtTheirLine)
+{
+    test::TempDir dir;
+    test::writeFile(dir / "blank.txt", "cat\n \ndog\n");
+    auto blank = loadLabels(dir / "blank.txt");
+    ASSERT_FALSE(blank.ok());
+    EXPECT_NE(blank.status().message().find("line 2 is blank"), std::string::npos)
+        << blank.status().message();
+    test::writeFile(dir / "nul.txt", std::string("cat\ndo\0g\n", 9));
+    auto nul = loadLabels(dir / "nul.txt");
+    ASSERT_FALSE(nul.ok());
+    EXPECT_NE(nul.status().message().find("line 2 holds a control character"), std::string::npos)
+        << nul.status().message();
+    test::writeFile(dir / "esc.txt", "cat\n\x1b[31mred\n");
+    EXPECT_FALSE(loadLabels(dir / "esc.txt").ok());
+    test::writeFile(dir / "tab.txt", "cat\tfelis\ndog\n");
+    EXPECT_TRUE(loadLabels(dir / "tab.txt").ok());
+}
+
 } // namespace
 } // namespace jetagent

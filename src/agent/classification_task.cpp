@@ -37,6 +37,22 @@ Expected<std::vector<std::string>> loadLabels(const std::string& path)
         labels.pop_back();
     if (labels.empty())
         return Status::invalid("labels file '" + path + "' is empty");
+    // Line N names output N: a blank line would be a class with no name (shown as nothing in
+    // every output), and a control character (a NUL, an escape) would be written raw into the CSV
+    // and the console. Both are refused at their line.
+    for (size_t i = 0; i < labels.size(); ++i) {
+        const std::string& label = labels[i];
+        const std::string where = "labels file '" + path + "', line " + std::to_string(i + 1);
+        if (label.find_first_not_of(" \t") == std::string::npos)
+            return Status::invalid(where +
+                " is blank: each line names the class of that output "
+                "(write a name, e.g. 'background')");
+        if (std::any_of(label.begin(), label.end(),
+                [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; }))
+            return Status::invalid(where +
+                " holds a control character (a NUL or an escape, "
+                "say): a class name is text");
+    }
     return labels;
 }
 

@@ -359,7 +359,8 @@ constexpr size_t kMaxTaskName = 200;
 
 bool validTaskName(const std::string& name)
 {
-    return !name.empty() && name.size() <= kMaxTaskName &&
+    // Not "." or "..", nor a hidden file's name: "..frames.csv" would not show in a listing.
+    return !name.empty() && name.size() <= kMaxTaskName && name[0] != '.' &&
         std::all_of(name.begin(), name.end(),
             [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
 }
@@ -407,7 +408,8 @@ void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string
         if (m.string("name", task.name) && !validTaskName(task.name))
             m.error("name", t["name"],
                 "may hold only letters, digits, '_', '-' and '.', at most " +
-                    std::to_string(kMaxTaskName) + " of them (it names log files)");
+                    std::to_string(kMaxTaskName) +
+                    " of them, and not start with '.' (it names log files)");
         m.finish();
 
         if (task.name.empty() && !task.model.empty())
