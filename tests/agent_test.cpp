@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 
+#include "jetagent/hal/gstreamer_source.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "run_checks.h"
 #include "test_support.h"
@@ -353,6 +356,95 @@ TEST(AgentRun, DisplayWithoutADisplayIsAUsageErrorBeforeAnythingIsWritten)
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("no display to open a window on"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir / "logs"));
+}
+
+TEST(SourceRedaction, HidesEveryPasswordAndNothingElse)
+{
+    EXPECT_EQ(withoutPasswords("rtsp://admin:Hunter2pw@10.0.0.5:554/live"),
+        "rtsp://admin:***@10.0.0.5:554/live");
+    EXPECT_EQ(withoutPasswords("rtsp://10.0.0.5:554/live"), "rtsp://10.0.0.5:554/live");
+    EXPECT_EQ(withoutPasswords("rtsp://admin@10.0.0.5/live"), "rtsp://admin@10.0.0.5/live");
+    EXPECT_EQ(withoutPasswords("rtsp://admin@10.0.0.5:554/live"), "rtsp://admin@10.0.0.5:554/live");
+    // '@' after the authority is the path's or the query's, not user information.
+    EXPECT_EQ(withoutPasswords("rtsp://10.0.0.5:554/a@b:c"), "rtsp://10.0.0.5:554/a@b:c");
+    EXPECT_EQ(withoutPasswords("rtsp://10.0.0.5:554?user=a@b"), "rtsp://10.0.0.5:554?user=a@b");
+    EXPECT_EQ(withoutPasswords("rtsp://u:pw@10.0.0.5/a@b"), "rtsp://u:***@10.0.0.5/a@b");
+    // Percent-encoded passwords, and raw characters users type into them ('@', ':', '!').
+    EXPECT_EQ(withoutPasswords("rtsp://u:p%40ss%2Fw@host/x"), "rtsp://u:***@host/x");
+    EXPECT_EQ(withoutPasswords("rtsp://u:p@ss:w!rd@host:8554/x"), "rtsp://u:***@host:8554/x");
+    EXPECT_EQ(withoutPasswords("rtsp://u:Hunter2!@host"), "rtsp://u:***@host");
+    EXPECT_EQ(withoutPasswords("rtsp://u:@host/x"), "rtsp://u:***@host/x");
+    // In messages and pipelines: every URI, quoted or not, and rtspsrc's own properties.
+    EXPECT_EQ(withoutPasswords("'rtsp://a:x@h/1' then 'http://b:y@g'; mail me@here"),
+        "'rtsp://a:***@h/1' then 'http://b:***@g'; mail me@here");
+    EXPECT_EQ(withoutPasswords("rtspsrc location=\"rtsp://a:x@h/1\" ! decodebin"),
+        "rtspsrc location=\"rtsp://a:***@h/1\" ! decodebin");
+    EXPECT_EQ(withoutPasswords("rtspsrc location=rtsp://h/1 user-id=a user-pw=Hunter2pw ! x"),
+        "rtspsrc location=rtsp://h/1 user-id=a user-pw=*** ! x");
+    EXPECT_EQ(withoutPasswords("souphttpsrc proxy-pw=\"a b\" user-pw='c d'"),
+        "souphttpsrc proxy-pw=*** user-pw=***");
+    EXPECT_EQ(withoutPasswords("synthetic://shapes"), "synthetic://shapes");
+    EXPECT_EQ(withoutPasswords(""), "");
+    EXPECT_EQ(withoutPasswords("rtsp://"), "rtsp://");
+    EXPECT_EQ(withoutPasswords("x://@"), "x://@");
+}
+
+// A source's password reaches no output: not the messages, the summaries or their overrides; the
+// run's copy of the config keeps it (and http.token), readable by its owner only.
+TEST(SourceRedaction, NoRunOutputShowsTheSourcePassword)
+{
+    const std::string secret = "Hunter2pw";
+    const auto expectNoSecret = [&](const std::string& what, const std::string& text) {
+        EXPECT_EQ(text.find(secret), std::string::npos) << what << ":\n" << text;
+        EXPECT_EQ(text.find("S3cretTok3n"), std::string::npos) << what << ":\n" << text;
+    };
+    TempDir dir;
+    // A server that is not there: the open fails, and its message names the URI without password.
+    const std::string unreachable = "rtsp://admin:" + secret +
+        "@127.0.0.1:" + std::to_string(test::unusedLoopbackPort()) + "/test";
+    test::writeFile(dir / "c.yaml",
+        "source: {uri: \"" + unreachable + "\"}\nhttp: {token: S3cretTok3n}\ntasks:\n" +
+            task("shapes", "{threads: 0}") + "logging: {dir: logs, status_interval_s: 0}\n");
+    auto failed = runJetagent({"run", "-c", "c.yaml", "--frames", "5"}, dir.path());
+    EXPECT_EQ(failed.exitCode, 2) << failed.err;
+    EXPECT_NE(failed.err.find("rtsp://admin:***@127.0.0.1:"), std::string::npos) << failed.err;
+    expectNoSecret("stdout", failed.out);
+    expectNoSecret("stderr", failed.err);
+
+    // A run that succeeds, with the password in the --source pipeline (an override): the start
+    // line, summary.json's source and overrides, and summary.txt show it as ***.
+    const std::string pipeline = "gst://videotestsrc num-buffers=20 ! taginject "
+                                 "tags=\"location=rtsp://admin:" +
+        secret +
+        "@127.0.0.1/test\" ! videoconvert ! video/x-raw,format=BGR,width=320,height=240 ! appsink";
+    const mode_t oldMask = ::umask(022); // a umask that would let others read a plain copy
+    auto r =
+        runJetagent({"run", "-c", "c.yaml", "--source", pipeline, "--frames", "10"}, dir.path());
+    ::umask(oldMask);
+    if (r.exitCode != 0 && r.err.find("taginject") != std::string::npos)
+        GTEST_SKIP() << "GStreamer's taginject (gstreamer1.0-plugins-good) is missing: " << r.err;
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    expectNoSecret("stdout", r.out);
+    expectNoSecret("stderr", r.err);
+    EXPECT_NE(r.err.find("location=rtsp://admin:***@127.0.0.1/test"), std::string::npos) << r.err;
+    std::vector<fs::path> runs;
+    for (const auto& entry : fs::directory_iterator(dir / "logs"))
+        runs.push_back(entry.path());
+    ASSERT_EQ(runs.size(), 1u);
+    const std::string summaryJson = test::readFile((runs[0] / "summary.json").string());
+    expectNoSecret("summary.json", summaryJson);
+    expectNoSecret("summary.txt", test::readFile((runs[0] / "summary.txt").string()));
+    const auto summary = nlohmann::json::parse(summaryJson);
+    EXPECT_NE(summary["source"]["uri"].get<std::string>().find("rtsp://admin:***@127.0.0.1/test"),
+        std::string::npos)
+        << summaryJson;
+    EXPECT_NE(summary["config"]["overrides"].dump().find("rtsp://admin:***@"), std::string::npos)
+        << summaryJson;
+    // The config's copy is the record of the run: as written, but the owner's only.
+    const fs::path copy = runs[0] / "config.yaml";
+    EXPECT_NE(test::readFile(copy.string()).find("S3cretTok3n"), std::string::npos);
+    EXPECT_EQ(fs::status(copy).permissions() & fs::perms::all,
+        fs::perms::owner_read | fs::perms::owner_write);
 }
 
 } // namespace
