@@ -160,6 +160,12 @@ Expected<ImageHeader> readPnm(const uint8_t* data, size_t size)
             if (side > 0xffffffffu)
                 return Status::invalid("its PNM header gives a side of more than 2^32 pixels");
         }
+        // The format puts white space after each size. A '#' (or anything else) right after the
+        // digits is read differently by decoders: "30000# 30000\n255" is 30000x255 by the comment
+        // rule and 30000x30000 to OpenCV, which then allocated 2.7 GB for a 25-byte file.
+        if (pos < size && !(data[pos] == ' ' || (data[pos] >= '\t' && data[pos] <= '\r')))
+            return Status::invalid("its PNM header has no white space after a size (decoders "
+                                   "read such a header differently)");
     }
     return sized("PNM", sides[0], sides[1]);
 }

@@ -240,6 +240,8 @@ TEST(ImageHeader, MalformedHeadersAreRefusedWithTheReason)
     Bytes tiffNoLength = tiffHeader(10, 10);
     tiffNoLength[22] = 0x11; // tag 257 becomes 273 (StripOffsets)
     const std::string pnmNoSize = "P5\n# nothing else\n";
+    // "30000# 30000\n255": 30000x255 by the comment rule, 30000x30000 to OpenCV's decoder.
+    const std::string pnmCommentAfterSize = "P5\n30000# 30000\n255\n\x01\x02\x03";
     const std::string text = "#EXTM3U\nhttp://127.0.0.1/a.ts\n";
     const struct {
         const char* name;
@@ -267,6 +269,9 @@ TEST(ImageHeader, MalformedHeadersAreRefusedWithTheReason)
             "unknown size"},
         {"bmp negative width", bmpHeader(-10, 10), "negative width"},
         {"pnm without size", Bytes(pnmNoSize.begin(), pnmNoSize.end()), "PNM header is cut short"},
+        {"pnm comment right after a size",
+            Bytes(pnmCommentAfterSize.begin(), pnmCommentAfterSize.end()),
+            "no white space after a size"},
         {"bigtiff", bigTiff, "BigTIFF"},
         {"tiff directory past the end", tiffPastTheEnd, "TIFF header is cut short"},
         {"tiff without length", tiffNoLength, "no image width or length"},

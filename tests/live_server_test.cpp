@@ -288,8 +288,12 @@ TEST(LiveServerHttp, NoRequestMakesALargeAnswer)
     const long grown = procStatusKb(self, "VmHWM") - before;
     std::printf(
         "peak RSS grew by %ld kB over %d rounds of %zu requests\n", grown, kRounds, cases.size());
+    // AddressSanitizer keeps freed memory in quarantine (256 MB by default) instead of reusing
+    // it: there the answers' sizes above are the bound, and the peak RSS says nothing.
     constexpr long kMaxGrowthKb = 8 * 1024;
-    EXPECT_LT(grown, kMaxGrowthKb);
+    if (!test::kAddressSanitizer) {
+        EXPECT_LT(grown, kMaxGrowthKb);
+    }
 }
 
 // Clients that send their request a byte now and then (slowloris), far more of them than the

@@ -559,7 +559,7 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
     s->wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->stopFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wakeFd_ < 0 || s->stopFd_ < 0)
-        return Status::io(std::string("http: cannot make an eventfd: ") + std::strerror(errno));
+        return Status::io(std::string("http: cannot make an eventfd: ") + errnoText(errno));
     s->reader_ = std::thread([raw] { raw->readLoop(); });
     for (size_t i = 0; i < kWorkers; ++i)
         s->workers_.emplace_back([raw] { raw->workerLoop(); });
@@ -684,7 +684,7 @@ void LiveServer::acceptLoop()
                 if (!warned)
                     logger("http")->warn("the live view cannot take a connection: {}; it tries "
                                          "again every {} ms meanwhile (raise ulimit -n)",
-                        std::strerror(errno), kAcceptBackoffMs);
+                        errnoText(errno), kAcceptBackoffMs);
                 warned = true;
                 ::poll(&fds[1], 1, kAcceptBackoffMs);
             }
@@ -728,7 +728,7 @@ void LiveServer::readLoop()
     const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
     if (epoll < 0) {
         logger("http")->error(
-            "the live view cannot read requests: epoll_create1: {}", std::strerror(errno));
+            "the live view cannot read requests: epoll_create1: {}", errnoText(errno));
         return;
     }
     epoll_event wake {};

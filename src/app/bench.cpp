@@ -17,6 +17,7 @@
 #include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
+#include "jetagent/hal/gstreamer_source.h"
 #include "latency_stats.h"
 #include "preprocess.h"
 #include "run_context.h"
@@ -158,7 +159,8 @@ Expected<std::vector<Frame>> readFramePool(FrameSource& source, const std::strin
             pool.push_back(std::move(frame));
     }
     if (pool.empty())
-        return Status::invalid("source " + uri + " gave no frame to benchmark with");
+        return Status::invalid(
+            "source " + withoutPasswords(uri) + " gave no frame to benchmark with");
     return pool;
 }
 
@@ -247,8 +249,9 @@ void printActionBench(const AgentConfig& config, const RunContext& context, cons
         pre.cropHeight, pre.cropWidth,
         task.describe()["action"]["clip_input"].get<std::string>().c_str(), task.ring().planes(),
         static_cast<double>(task.ring().mappedBytes()) / 1024.0);
-    std::printf("source      %s, %dx%d, %zu frames replayed\n", config.source.uri.c_str(),
-        pool[0].image.cols, pool[0].image.rows, pool.size());
+    std::printf("source      %s, %dx%d, %zu frames replayed\n",
+        withoutPasswords(config.source.uri).c_str(), pool[0].image.cols, pool[0].image.rows,
+        pool.size());
     std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
         context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
         context.buildType.c_str());
@@ -288,7 +291,7 @@ nlohmann::json actionBenchJson(const AgentConfig& config, const BenchOptions& op
         engineList.push_back(engineJson(e));
     return {{"bench", "action"}, {"config", config.path},
         {"source",
-            {{"uri", config.source.uri}, {"width", pool[0].image.cols},
+            {{"uri", withoutPasswords(config.source.uri)}, {"width", pool[0].image.cols},
                 {"height", pool[0].image.rows}, {"frames_replayed", pool.size()}}},
         {"mode", streaming ? "streaming" : "clip"}, {"clip_length", task.clipLength()},
         {"frame_step", action.frameStep}, {"stride", action.stride}, {"engines", engineList},
@@ -380,7 +383,7 @@ Status reportBench(const AgentConfig& config, const BenchOptions& options, const
         e.options.threads > 0 ? std::to_string(e.options.threads).c_str() : "default (all cores)",
         e.options.fusion ? "on" : "off");
     std::printf("source      %s, %dx%d, as fast as possible (FIFO depth %d)\n",
-        config.source.uri.c_str(), setup.width, setup.height, setup.fifoDepth);
+        withoutPasswords(config.source.uri).c_str(), setup.width, setup.height, setup.fifoDepth);
     std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
         context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
         context.buildType.c_str());
@@ -427,8 +430,8 @@ Status reportBench(const AgentConfig& config, const BenchOptions& options, const
     const nlohmann::json doc = {{"bench", "agent_vs_engine"}, {"config", config.path},
         {"engine", engineJson(e)}, {"input_shape", {batch, 3, pre.cropHeight, pre.cropWidth}},
         {"source",
-            {{"uri", config.source.uri}, {"width", setup.width}, {"height", setup.height},
-                {"fifo_depth", setup.fifoDepth}}},
+            {{"uri", withoutPasswords(config.source.uri)}, {"width", setup.width},
+                {"height", setup.height}, {"fifo_depth", setup.fifoDepth}}},
         {"host", contextJson(context)},
         {"method",
             {{"rounds", options.rounds}, {"iterations", options.iterations},
@@ -479,7 +482,8 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
     while (read && read.value() == ReadResult::NoFrame && monotonicNs() < giveUp)
         read = source.value()->read(frame);
     if (!read || read.value() != ReadResult::Frame)
-        return Status::invalid("source " + config.source.uri + " gave no frame to benchmark with");
+        return Status::invalid(
+            "source " + withoutPasswords(config.source.uri) + " gave no frame to benchmark with");
     Preprocessor preprocessor(pre);
     std::vector<float> input(preprocessor.outputElements() * static_cast<size_t>(batch));
     for (int b = 0; b < batch; ++b)

@@ -8,6 +8,7 @@
 
 #include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
+#include "jetagent/hal/gstreamer_source.h"
 
 namespace fs = std::filesystem;
 
@@ -28,8 +29,8 @@ Status captureFrames(const SourceOptions& source, uint64_t frames, const std::st
     FrameSource& reader = *opened.value();
     const auto& classes = reader.info().classNames;
     if (frames == 0 && reader.info().frameCount < 0)
-        return Status::invalid(
-            "source '" + source.uri + "' does not end by itself; say how many frames to save");
+        return Status::invalid("source '" + withoutPasswords(source.uri) +
+            "' does not end by itself; say how many frames to save");
 
     fs::create_directories(outDir, ec);
     if (ec)
@@ -61,7 +62,8 @@ Status captureFrames(const SourceOptions& source, uint64_t frames, const std::st
             return Status::io("cannot write '" + path + "'");
         ++written;
     }
-    logger("capture")->info("wrote {} frames from {} into {}", written, source.uri, outDir);
+    logger("capture")->info(
+        "wrote {} frames from {} into {}", written, withoutPasswords(source.uri), outDir);
     return Status();
 }
 

@@ -16,6 +16,7 @@
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/text_split.h"
 #include "jetagent/engines/model_prepare.h"
+#include "jetagent/hal/gstreamer_source.h"
 #include "latency_stats.h"
 #include "preprocess.h"
 #include "sweep_measure.h"
@@ -848,7 +849,7 @@ Expected<CompareFigures> runEngines(const CompareOptions& options, const Compare
     if (!firstWindow)
         return firstWindow.status();
     if (firstWindow.value() == 0)
-        return Status::invalid("--inputs " + plan.source.uri + " gave no frame");
+        return Status::invalid("--inputs " + withoutPasswords(plan.source.uri) + " gave no frame");
 
     // Each engine is built, its session opened and warmed up before the next is built: the
     // resident memory each adds is then its own. One that cannot be built still fails before any
@@ -916,7 +917,7 @@ nlohmann::json compareDocument(
     nlohmann::json doc;
     doc["model"] = {{"path", plan.modelPath}, {"sha256", file.sha256}, {"bytes", file.fileBytes},
         {"input", input.name}, {"input_shape", input.shapeString()}};
-    doc["inputs"] = {{"uri", plan.source.uri}, {"frames", figures.count},
+    doc["inputs"] = {{"uri", withoutPasswords(plan.source.uri)}, {"frames", figures.count},
         {"config",
             options.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.agent.path)},
         {"task", options.config.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.task)},
@@ -1055,7 +1056,8 @@ std::string compareReport(const CompareOptions& options, const ComparePlan& plan
         static_cast<unsigned long long>(file.fileBytes), input.name.c_str(),
         input.shapeString().c_str());
     t += line;
-    t += "inputs      " + plan.source.uri + ", " + std::to_string(figures.count) + " frames\n";
+    t += "inputs      " + withoutPasswords(plan.source.uri) + ", " + std::to_string(figures.count) +
+        " frames\n";
     t += "preprocess  " + describePreprocessing(plan.pre) +
         (options.config.empty() ? std::string(" (torchvision's ImageNet defaults)")
                                 : " (" + plan.agent.path + " " + plan.key + ")") +
