@@ -265,7 +265,9 @@ Expected<BoardProfile> parseBoardProfile(const std::string& yamlText, const std:
     if (!root.IsMap())
         return Status::invalid(name +
             ": a board profile is a mapping with id, name, match, rails, thermal and notes; got " +
-            describeYamlNode(root));
+            (root.IsScalar() ? "text of " + std::to_string(root.Scalar().size()) +
+                        " bytes (is it a board profile at all?)"
+                             : describeYamlNode(root)));
 
     BoardProfile profile;
     profile.source = name;

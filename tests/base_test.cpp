@@ -142,6 +142,18 @@ TEST(YamlReader, TypedReadsNameFileLineAndKey)
 }
 
 // A number whose 0 has a meaning of its own takes 0 or its range, nothing between.
+// A file named where a YAML file belongs (power.board: /etc/passwd) is one long scalar: errors
+// quote 40 bytes of it at most, escaped, never the whole.
+TEST(YamlReader, MessagesQuoteAShortEscapedExcerptOfAScalar)
+{
+    EXPECT_EQ(describeYamlNode(YAML::Node("abc")), "'abc'");
+    const std::string secret = "root:x:0:0:root:/root:/bin/bash daemon:x:1:1:SECRET-TAIL";
+    const std::string d = describeYamlNode(YAML::Node(secret));
+    EXPECT_EQ(d, "'" + secret.substr(0, 40) + "...' (" + std::to_string(secret.size()) + " bytes)");
+    EXPECT_EQ(d.find("SECRET-TAIL"), std::string::npos);
+    EXPECT_EQ(describeYamlNode(YAML::Node(std::string("a\x1b[31mb"))), "'a\\x1b[31mb'");
+}
+
 TEST(YamlReader, NumberOrZeroRefusesWhatLiesBetween)
 {
     auto document = parseYamlDocument("off: 0\ntiny: 1e-300\nlow: 0.5\nok: 2\nneg: -1\n", "r.yaml");

@@ -48,7 +48,25 @@ std::string describeYamlNode(const YAML::Node& node)
         return "a list";
     if (node.IsNull())
         return "nothing";
-    return "'" + node.Scalar() + "'";
+    // Quoted up to 40 bytes, control characters escaped: a file named where a YAML file belongs
+    // (power.board: /etc/passwd) is one long scalar, and an error must not print it.
+    constexpr size_t kQuoted = 40;
+    const std::string& text = node.Scalar();
+    std::string quoted;
+    for (size_t i = 0; i < text.size() && i < kQuoted; ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c == 0x7f) {
+            static const char kHex[] = "0123456789abcdef";
+            quoted += "\\x";
+            quoted += kHex[c >> 4];
+            quoted += kHex[c & 15];
+        } else {
+            quoted += static_cast<char>(c);
+        }
+    }
+    if (text.size() > kQuoted)
+        return "'" + quoted + "...' (" + std::to_string(text.size()) + " bytes)";
+    return "'" + quoted + "'";
 }
 
 bool yamlInteger(const YAML::Node& node, int64_t& out)

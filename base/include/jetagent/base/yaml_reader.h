@@ -14,7 +14,8 @@
 
 namespace jetagent {
 
-// A node as messages name it: "a mapping", "a list", "nothing" or the scalar quoted ("'x'").
+// A node as messages name it: "a mapping", "a list", "nothing" or the scalar quoted ("'x'"), at
+// most 40 bytes of it with control characters escaped ("'root:x:0:0:...' (1262 bytes)").
 std::string describeYamlNode(const YAML::Node& node);
 
 // One scalar as a type; false, `out` untouched, when `node` is no such scalar.
