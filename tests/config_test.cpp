@@ -273,7 +273,7 @@ TEST(Config, DuplicateAndInvalidTaskNames)
     EXPECT_NE(e.find("task name 'm' is used twice"), std::string::npos) << e;
     EXPECT_NE(e.find("tasks[2].name: may hold only letters"), std::string::npos) << e;
     // ".." and hidden names would make log files no listing shows ("...frames.csv").
-    for (const char* name : {"..", ".", ".hidden"}) {
+    for (const char* name : {"..", ".", ".hidden", "-x"}) {
         const std::string h =
             errorOf(std::string("tasks:\n  - {model: a.onnx, name: '") + name + "'}\n");
         EXPECT_NE(h.find("tasks[0].name: may hold only"), std::string::npos) << name << ": " << h;

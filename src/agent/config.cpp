@@ -359,8 +359,9 @@ constexpr size_t kMaxTaskName = 200;
 
 bool validTaskName(const std::string& name)
 {
-    // Not "." or "..", nor a hidden file's name: "..frames.csv" would not show in a listing.
-    return !name.empty() && name.size() <= kMaxTaskName && name[0] != '.' &&
+    // Not "." or "..", nor a hidden file's name ("...frames.csv" would not show in a listing), nor
+    // one that shell tools would take for an option ("-x.frames.csv").
+    return !name.empty() && name.size() <= kMaxTaskName && name[0] != '.' && name[0] != '-' &&
         std::all_of(name.begin(), name.end(),
             [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
 }
@@ -409,7 +410,7 @@ void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string
             m.error("name", t["name"],
                 "may hold only letters, digits, '_', '-' and '.', at most " +
                     std::to_string(kMaxTaskName) +
-                    " of them, and not start with '.' (it names log files)");
+                    " of them, and not start with '.' or '-' (it names log files)");
         m.finish();
 
         if (task.name.empty() && !task.model.empty())

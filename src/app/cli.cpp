@@ -81,8 +81,7 @@ CLI::Validator wholeNumber(uint64_t lo, uint64_t hi)
     const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
     return CLI::Validator(
         [lo, hi, range](std::string& text) -> std::string {
-            const std::string refusal =
-                "must be a whole number from " + range + " (got " + text + ")";
+            std::string refusal = "must be a whole number from " + range + " (got " + text + ")";
             if (text.empty() || text.size() > 40 ||
                 text.find_first_not_of("0123456789") != std::string::npos)
                 return refusal;
