@@ -833,7 +833,7 @@ void keepConfigCopy(const AgentConfig& config, const std::string& runDirectory)
     if (!in)
         problem = "cannot read it";
     else if (fd < 0)
-        problem = std::strerror(errno);
+        problem = errnoText(errno);
     else {
         const std::string text(
             (std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -843,13 +843,13 @@ void keepConfigCopy(const AgentConfig& config, const std::string& runDirectory)
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0) {
-                problem = std::strerror(errno);
+                problem = errnoText(errno);
                 break;
             }
             done += static_cast<size_t>(n);
         }
         if (::close(fd) != 0 && problem.empty())
-            problem = std::strerror(errno);
+            problem = errnoText(errno);
         if (in.bad() && problem.empty())
             problem = "reading it failed";
     }

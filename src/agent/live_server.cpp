@@ -8,7 +8,6 @@
 #include <cstring>
 #include <ctime>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -18,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <limits>
 #include <map>
 
@@ -336,11 +336,14 @@ private:
 // The descriptors open now (/proc/self/fd; without it, those below `limit` that are valid).
 size_t openDescriptors(uint64_t limit)
 {
-    if (DIR* dir = ::opendir("/proc/self/fd")) {
+    std::error_code ec;
+    std::filesystem::directory_iterator entries("/proc/self/fd", ec);
+    if (!ec) {
         size_t n = 0;
-        while (const dirent* entry = ::readdir(dir))
-            n += entry->d_name[0] != '.' ? 1 : 0;
-        ::closedir(dir);
+        for (const auto& entry : entries) {
+            (void)entry;
+            ++n;
+        }
         return n > 0 ? n - 1 : 0; // not the directory's own
     }
     size_t n = 0;
