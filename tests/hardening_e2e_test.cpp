@@ -525,9 +525,13 @@ TEST(Hardening, ClosedStandardDescriptorsDoNotMixLogsIntoTheRun)
     EXPECT_EQ(r.exitCode, 0);
     const std::string run = test::onlyRunDirectory(dir / "logs");
     const auto files = test::checkRun(run, "shapes");
-    EXPECT_EQ(files.csvRecords, 30u);
     EXPECT_EQ(files.summary["run"]["stop_reason"], "frame limit reached");
-    EXPECT_EQ(files.summary["tasks"][0]["frames"]["processed"], 30);
+    // Every frame captured is logged, or counted as dropped where a slow worker (qemu, a
+    // sanitizer build) let the paced queue drop it.
+    const auto& frames = files.summary["tasks"][0]["frames"];
+    EXPECT_GT(frames["processed"].get<size_t>(), 0u) << frames;
+    EXPECT_EQ(frames["processed"].get<size_t>() + frames["dropped"].get<size_t>(), 30u) << frames;
+    EXPECT_EQ(files.csvRecords, frames["processed"].get<size_t>());
 }
 
 // `jetagent run ... | head` used to die of SIGPIPE when head exited: exit 141, a CSV of its header
