@@ -203,15 +203,23 @@ bool YamlMapReader::integer(const std::string& key, int64_t& out, int64_t lo, in
     return true;
 }
 
+bool YamlMapReader::takeNumber(const std::string& key, YAML::Node& n, double& v)
+{
+    n = take(key);
+    if (!n.IsDefined())
+        return false;
+    if (!yamlNumber(n, v))
+        return fail(key, n, "expected a number, got " + describeYamlNode(n));
+    return true;
+}
+
 bool YamlMapReader::number(
     const std::string& key, double& out, double lo, double hi, bool loInclusive)
 {
-    const YAML::Node n = take(key);
-    if (!n.IsDefined())
-        return false;
+    YAML::Node n;
     double v = 0.0;
-    if (!yamlNumber(n, v))
-        return fail(key, n, "expected a number, got " + describeYamlNode(n));
+    if (!takeNumber(key, n, v))
+        return false;
     if (!(loInclusive ? v >= lo : v > lo) || v > hi) {
         std::ostringstream range;
         range << "must be " << (loInclusive ? "at least " : "greater than ") << lo
@@ -225,12 +233,10 @@ bool YamlMapReader::number(
 bool YamlMapReader::numberOrZero(
     const std::string& key, double& out, double lo, double hi, const std::string& zeroMeans)
 {
-    const YAML::Node n = take(key);
-    if (!n.IsDefined())
-        return false;
+    YAML::Node n;
     double v = 0.0;
-    if (!yamlNumber(n, v))
-        return fail(key, n, "expected a number, got " + describeYamlNode(n));
+    if (!takeNumber(key, n, v))
+        return false;
     if (v != 0.0 && !(v >= lo && v <= hi)) {
         std::ostringstream range;
         range << "must be 0 (" << zeroMeans << ") or from " << lo << " to " << hi << " (got "

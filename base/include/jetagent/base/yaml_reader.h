@@ -137,6 +137,9 @@ private:
         error(key, at, message);
         return false;
     }
+    // The value at `key` as a number in `v`, its node in `n`; false when absent or not a number
+    // (that one reported).
+    bool takeNumber(const std::string& key, YAML::Node& n, double& v);
 
     YamlFileReader& file_;
     YAML::Node node_;
