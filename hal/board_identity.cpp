@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 
 namespace jetagent {
 

@@ -16,7 +16,7 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/regular_file.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/hal/image_header.h"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 
 #include <gpiod.h>
 
-#include "jetagent/hal/natural_order.h"
+#include "jetagent/base/text.h"
 
 namespace fs = std::filesystem;
 

@@ -89,7 +89,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/base/thread_guard.h"
 #include "jetagent/hal/reconnect.h"
 

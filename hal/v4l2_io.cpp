@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "jetagent/hal/natural_order.h"
+#include "jetagent/base/text.h"
 
 namespace jetagent {
 

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "jetagent/base/log.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 
 namespace jetagent {
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
 
 namespace jetagent {
 
@@ -159,6 +160,33 @@ Expected<std::unique_ptr<PowerMonitor>> PowerMonitor::open(const PowerMonitorOpt
     monitor->sampler_ = std::make_unique<PowerSampler>(
         std::move(discovery.rails), total, std::move(state), options.sampler);
     return monitor;
+}
+
+std::string powerStatusText(const PowerMonitor& power)
+{
+    std::string text;
+    PowerSample sample;
+    const PowerSampler& sampler = power.sampler();
+    if (sampler.haveRails() && sampler.latest(sample)) {
+        text = formatText("%.3f W %s%s", static_cast<double>(sample.totalW),
+            sampler.totalName().c_str(), sampler.totalIsEstimate() ? " (est.)" : "");
+    }
+    BoardStateSample state;
+    if (sampler.stateReader() && sampler.latestState(state)) {
+        const auto& zones = sampler.stateReader()->zones();
+        int hottest = -1;
+        for (size_t i = 0; i < zones.size() && i < state.zones.size(); ++i)
+            if (zones[i].shown && state.zones[i].online &&
+                (hottest < 0 ||
+                    state.zones[i].celsius > state.zones[static_cast<size_t>(hottest)].celsius))
+                hottest = static_cast<int>(i);
+        if (hottest >= 0) {
+            appendText(text, "%s%.1f C (%s)", text.empty() ? "" : ", ",
+                state.zones[static_cast<size_t>(hottest)].celsius,
+                zones[static_cast<size_t>(hottest)].type.c_str());
+        }
+    }
+    return text;
 }
 
 } // namespace jetagent

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "jetagent/base/log.h"
-#include "jetagent/hal/natural_order.h"
+#include "jetagent/base/text.h"
 
 namespace jetagent {
 

@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include "action_task.h"
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/base/clock.h"
 #include "onnx_builder.h"
+#include "tasks/action_task.h"
 #include "test_support.h"
 
 namespace jetagent {

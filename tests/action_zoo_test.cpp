@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "action_task.h"
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/synthetic_motion.h"
-#include "scores.h"
+#include "tasks/action_task.h"
+#include "tasks/scores.h"
 #include "test_support.h"
 
 namespace jetagent {

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/base/enum_names.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/base/yaml_document.h"
 #include "jetagent/base/yaml_reader.h"
 #include "jetagent/engines/engine.h"

@@ -12,8 +12,8 @@
 #include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "bilinear_crop.h"
-#include "preprocess.h"
+#include "tasks/bilinear_crop.h"
+#include "tasks/preprocess.h"
 
 namespace jetagent {
 namespace {

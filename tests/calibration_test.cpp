@@ -11,12 +11,12 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 
-#include "action_task.h"
-#include "calibration.h"
-#include "classification_task.h"
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/hal/frame_source.h"
-#include "preprocess.h"
+#include "tasks/action_task.h"
+#include "tasks/calibration.h"
+#include "tasks/classification_task.h"
+#include "tasks/preprocess.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -26,10 +26,10 @@
 
 #include <opencv2/core.hpp>
 
-#include "clip_ring.h"
-#include "config.h"
-#include "preprocess.h"
-#include "run_context.h"
+#include "config/config.h"
+#include "run/run_context.h"
+#include "tasks/clip_ring.h"
+#include "tasks/preprocess.h"
 
 namespace jetagent {
 namespace {

@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "clip_ring.h"
+#include "tasks/clip_ring.h"
 
 namespace jetagent {
 namespace {

@@ -8,8 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include "config.h"
-#include "task_setup.h"
+#include "config/config.h"
+#include "tasks/image_input.h"
+#include "tasks/labels.h"
+#include "tasks/preprocess.h"
+#include "tasks/scores.h"
 #include "test_support.h"
 
 namespace jetagent {

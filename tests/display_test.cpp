@@ -8,7 +8,7 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
-#include "display.h"
+#include "display/display.h"
 #include "jetagent/base/clock.h"
 #include "test_support.h"
 

@@ -15,7 +15,7 @@
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/sha256.h"
 #include "jetagent/hal/synthetic_shapes.h"
-#include "preprocess.h"
+#include "tasks/preprocess.h"
 #include "test_support.h"
 
 namespace jetagent {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "task.h"
+#include "run/task.h"
 
 namespace jetagent::test {
 

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "jetagent/base/clock.h"
-#include "jetagent/hal/natural_order.h"
+#include "jetagent/base/text.h"
 
 namespace jetagent::test {
 

@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "frame_log.h"
 #include "jetagent/base/clock.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/power/sampler.h"
-#include "recorder.h"
+#include "output/frame_log.h"
+#include "run/recorder.h"
 #include "test_support.h"
 
 namespace jetagent {

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "frame_queue.h"
-#include "spsc_ring.h"
+#include "run/frame_queue.h"
+#include "run/spsc_ring.h"
 
 namespace jetagent {
 namespace {

@@ -7,13 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "fake_gpio.h"
 #include "fake_tasks.h"
-#include "frame_log.h"
-#include "gpio_signals.h"
 #include "jetagent/base/clock.h"
-#include "pipeline.h"
+#include "output/frame_log.h"
+#include "run/pipeline.h"
+#include "service/gpio_signals.h"
 
 namespace jetagent {
 namespace {

@@ -20,14 +20,14 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "clip_ring.h"
-#include "frame_log.h"
-#include "frame_queue.h"
 #include "jetagent/engines/engine.h"
-#include "preprocess.h"
-#include "recorder.h"
-#include "scores.h"
-#include "task_stats.h"
+#include "output/frame_log.h"
+#include "run/frame_queue.h"
+#include "run/recorder.h"
+#include "run/task_stats.h"
+#include "tasks/clip_ring.h"
+#include "tasks/preprocess.h"
+#include "tasks/scores.h"
 #include "test_paths.h"
 
 namespace {

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "latency_stats.h"
-#include "task_stats.h"
+#include "run/latency_stats.h"
+#include "run/task_stats.h"
 
 namespace jetagent {
 namespace {

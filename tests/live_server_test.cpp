@@ -27,9 +27,9 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "config.h"
-#include "live_page.h"
-#include "live_server.h"
+#include "config/config.h"
+#include "live/live_page.h"
+#include "live/live_server.h"
 #include "test_support.h"
 
 namespace jetagent {

@@ -19,10 +19,11 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 
-#include "classification_task.h"
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/hal/file_sources.h"
 #include "jetagent/hal/frame_source.h"
+#include "tasks/classification_task.h"
+#include "tasks/labels.h"
 #include "test_support.h"
 
 namespace jetagent {

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "frame_log.h"
+#include "output/frame_log.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -27,7 +27,7 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
-#include "display.h"
+#include "display/display.h"
 #include "gst_receiver.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "test_support.h"

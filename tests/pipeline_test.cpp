@@ -7,7 +7,7 @@
 
 #include "fake_tasks.h"
 #include "jetagent/base/clock.h"
-#include "pipeline.h"
+#include "run/pipeline.h"
 
 namespace jetagent {
 namespace {

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/hal/board_identity.h"
 #include "run_checks.h"
 #include "sysfs_fixture.h"

@@ -14,11 +14,11 @@
 
 #include <gtest/gtest.h>
 
-#include "frame_log.h"
 #include "jetagent/base/clock.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/power/sampler.h"
-#include "power_log.h"
+#include "output/frame_log.h"
+#include "output/power_log.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

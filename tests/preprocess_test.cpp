@@ -8,7 +8,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "preprocess.h"
+#include "tasks/preprocess.h"
 
 namespace jetagent {
 namespace {

@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "recorder.h"
+#include "run/recorder.h"
 
 namespace jetagent {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "recorder.h"
+#include "run/recorder.h"
 
 namespace jetagent {
 namespace {

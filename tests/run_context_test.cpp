@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "run_context.h"
+#include "run/run_context.h"
 #include "test_support.h"
 
 using namespace std::string_literals;

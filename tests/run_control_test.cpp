@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "event_loop.h"
 #include "jetagent/base/clock.h"
-#include "run_control.h"
-#include "service.h"
+#include "run/event_loop.h"
+#include "service/run_control.h"
+#include "service/service.h"
 
 namespace jetagent {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scores.h"
+#include "tasks/scores.h"
 
 namespace jetagent {
 namespace {

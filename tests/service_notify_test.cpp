@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "service.h"
+#include "service/service.h"
 #include "test_support.h"
 
 namespace jetagent {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "jetagent/base/clock.h"
-#include "recorder.h"
-#include "task_stats.h"
+#include "run/recorder.h"
+#include "run/task_stats.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "stop_signals.h"
+#include "service/stop_signals.h"
 
 namespace jetagent {
 namespace {

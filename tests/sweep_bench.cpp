@@ -18,7 +18,7 @@
 #include "compare.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/engines/model_file.h"
-#include "latency_stats.h"
+#include "run/latency_stats.h"
 #include "sweep_measure.h"
 
 namespace jetagent {

@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/hal/board_identity.h"
-#include "run_context.h"
+#include "run/run_context.h"
 #include "sweep.h"
 #include "sysfs_fixture.h"
 #include "test_support.h"

@@ -1,10 +1,11 @@
 // The classification task: checks against model and config, and what process() records.
 #include <gtest/gtest.h>
 
-#include "classification_task.h"
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/synthetic_shapes.h"
+#include "tasks/classification_task.h"
+#include "tasks/labels.h"
 #include "test_support.h"
 
 namespace jetagent {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/engines/model_prepare.h"
 #include "jetagent/engines/tensorrt_support.h"
 #include "test_support.h"

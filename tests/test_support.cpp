@@ -20,7 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "jetagent/base/log.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 
 namespace fs = std::filesystem;
 

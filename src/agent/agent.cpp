@@ -1,6 +1,8 @@
 // One run of the agent: open the source, build the tasks, run the pipeline, log and summarise.
 #include "agent.h"
 
+#include "components.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -17,12 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "action_task.h"
-#include "classification_task.h"
-#include "display.h"
-#include "event_loop.h"
-#include "frame_log.h"
-#include "gpio_signals.h"
+#include "display/display.h"
+#include "display/overlay_builder.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
@@ -31,14 +29,22 @@
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/hal/gstreamer_source.h"
 #include "jetagent/power/power_monitor.h"
-#include "live_server.h"
-#include "pipeline.h"
-#include "power_log.h"
-#include "run_context.h"
-#include "run_control.h"
-#include "service.h"
-#include "stop_signals.h"
-#include "summary.h"
+#include "live/live_server.h"
+#include "output/frame_log.h"
+#include "output/power_log.h"
+#include "output/run_directory.h"
+#include "output/status_lines.h"
+#include "output/summary.h"
+#include "run/event_loop.h"
+#include "run/memory_budget.h"
+#include "run/pipeline.h"
+#include "run/run_context.h"
+#include "service/gpio_signals.h"
+#include "service/run_control.h"
+#include "service/service.h"
+#include "service/stop_signals.h"
+#include "tasks/action_task.h"
+#include "tasks/classification_task.h"
 
 namespace fs = std::filesystem;
 
@@ -49,527 +55,7 @@ void setLogLevel(const std::string& level)
     spdlog::set_level(spdlog::level::from_str(level));
 }
 
-Expected<std::string> createRunDirectory(const std::string& base, const std::string& prefix)
-{
-    std::error_code ec;
-    fs::create_directories(base, ec);
-    if (ec)
-        return Status::invalid("cannot create log directory '" + base + "': " + ec.message());
-    const std::string stem = (fs::path(base) / (prefix + utcStamp())).string();
-    for (int attempt = 1; attempt < 1000; ++attempt) {
-        const std::string dir = attempt == 1 ? stem : stem + "-" + std::to_string(attempt);
-        // mkdir, not create_directories: an existing directory must fail, so no earlier run is
-        // overwritten.
-        if (::mkdir(dir.c_str(), 0755) == 0)
-            return dir;
-        if (errno != EEXIST)
-            return Status::invalid(
-                "cannot create run directory '" + dir + "': " + errnoText(errno));
-    }
-    return Status::invalid("cannot find a free run directory name under '" + base + "'");
-}
-
 namespace {
-
-std::string statusLine(
-    const std::string& name, const LiveView& v, const std::vector<std::string>& labels, double fps)
-{
-    if (!v.haveLast)
-        return name + ": waiting for the first result";
-    auto label = [&](int i) {
-        return i >= 0 && static_cast<size_t>(i) < labels.size()
-            ? labels[static_cast<size_t>(i)].c_str()
-            : "?";
-    };
-    const FrameRecord& r = v.last;
-    std::string text = formatText("%s: frame %llu -> %s %.3f", name.c_str(),
-        static_cast<unsigned long long>(r.frameId), r.topK > 0 ? label(r.labels[0]) : "(failed)",
-        r.topK > 0 ? static_cast<double>(r.scores[0]) : 0.0);
-    if (r.truth >= 0)
-        appendText(text, " (truth %s)", label(r.truth));
-    appendText(text, " | e2e %.2f ms | %.1f fps | %llu frames", nsToMs(r.times.endToEndNs), fps,
-        static_cast<unsigned long long>(v.frames));
-    if (v.scored > 0)
-        appendText(text, " | top-1 %.1f%%",
-            100.0 * static_cast<double>(v.correct) / static_cast<double>(v.scored));
-    return text;
-}
-
-// "5.231 W VDD_IN, 48.5 C (tj-thermal)" for the status line; "" when nothing is known yet.
-std::string powerStatus(const PowerMonitor& power)
-{
-    std::string text;
-    PowerSample sample;
-    const PowerSampler& sampler = power.sampler();
-    if (sampler.haveRails() && sampler.latest(sample)) {
-        text = formatText("%.3f W %s%s", static_cast<double>(sample.totalW),
-            sampler.totalName().c_str(), sampler.totalIsEstimate() ? " (est.)" : "");
-    }
-    BoardStateSample state;
-    if (sampler.stateReader() && sampler.latestState(state)) {
-        const auto& zones = sampler.stateReader()->zones();
-        int hottest = -1;
-        for (size_t i = 0; i < zones.size() && i < state.zones.size(); ++i)
-            if (zones[i].shown && state.zones[i].online &&
-                (hottest < 0 ||
-                    state.zones[i].celsius > state.zones[static_cast<size_t>(hottest)].celsius))
-                hottest = static_cast<int>(i);
-        if (hottest >= 0) {
-            appendText(text, "%s%.1f C (%s)", text.empty() ? "" : ", ",
-                state.zones[static_cast<size_t>(hottest)].celsius,
-                zones[static_cast<size_t>(hottest)].type.c_str());
-        }
-    }
-    return text;
-}
-
-// Opens the power monitor the config asks for; null (and no error) when sampling is off or the
-// board has nothing to sample.
-Expected<std::unique_ptr<PowerMonitor>> openPower(const AgentConfig& config)
-{
-    const PowerConfig& pc = config.power;
-    if (pc.sampling == PowerSampling::Off)
-        return std::unique_ptr<PowerMonitor>();
-    auto log = logger("power");
-    PowerMonitorOptions options;
-    options.sysfsRoot = pc.sysfsRoot;
-    options.board = pc.board;
-    options.sampler.railHz = pc.railHz;
-    options.sampler.stateHz = pc.stateHz;
-    options.sampler.ringCapacity = static_cast<size_t>(pc.ringCapacity);
-    // power.csv's rows lag the sampler by up to a second: 32 s of state samples at any state_hz.
-    constexpr double kStateHistoryS = 32.0;
-    options.sampler.stateHistory = std::max(
-        options.sampler.stateHistory, static_cast<size_t>(std::ceil(pc.stateHz * kStateHistoryS)));
-    auto opened = PowerMonitor::open(options);
-    if (!opened) {
-        const Status& s = opened.status();
-        return s.withContext(
-            config.where(s.kind() == ErrorKind::NotFound ? "power.sysfs_root" : "power.board"));
-    }
-    std::unique_ptr<PowerMonitor> monitor = std::move(opened).value();
-    const PowerSetup& setup = monitor->setup();
-    for (const auto& line : setup.describe())
-        log->info("{}", line);
-    if (!setup.board.matched)
-        log->warn("unknown board: using the sensors found, without a profile's total rail or "
-                  "known quirks");
-    if (setup.rails.empty() && config.power.sampling == PowerSampling::On)
-        return Status::unsupported(config.where("power.sampling") +
-            ": 'on', but no power rails were found under " + pc.sysfsRoot +
-            "; use 'auto' to run without energy figures");
-    if (setup.rails.empty() && setup.thermalZones == 0) {
-        log->info("nothing to sample: no rails, no thermal zones");
-        return std::unique_ptr<PowerMonitor>();
-    }
-    return monitor;
-}
-
-// Builds the live view's overlay from the tasks' results at the frame being drawn and the power
-// monitor; called from the view's thread, once per frame.
-class OverlayBuilder {
-public:
-    OverlayBuilder(const std::vector<std::unique_ptr<Task>>& tasks, const PowerMonitor* monitor)
-        : tasks_(&tasks), monitor_(monitor)
-    {
-    }
-
-    void operator()(const std::vector<TaskAtFrame>& atFrame, Overlay& overlay) const
-    {
-        constexpr int32_t kShownResults = 3;
-        for (size_t i = 0; i < tasks_->size() && i < atFrame.size(); ++i) {
-            const Task& task = *(*tasks_)[i];
-            const TaskAtFrame& a = atFrame[i];
-            OverlayTask t;
-            t.name = task.name();
-            t.haveResult = a.haveResult;
-            t.fps = a.fps;
-            if (a.haveResult) {
-                const FrameRecord& r = a.result;
-                t.failed = !r.ok || r.topK == 0;
-                for (int32_t k = 0; k < std::min(r.topK, kShownResults); ++k) {
-                    const int32_t label = r.labels[static_cast<size_t>(k)];
-                    const auto& labels = task.labels();
-                    t.top.emplace_back(label >= 0 && static_cast<size_t>(label) < labels.size()
-                            ? labels[static_cast<size_t>(label)]
-                            : "#" + std::to_string(label),
-                        r.scores[static_cast<size_t>(k)]);
-                }
-                t.endToEndMs = nsToMs(r.hasClip() ? r.resultLatencyNs() : r.endToEndNs());
-                t.resultFrame = r.frameId;
-                t.origin = !a.inferred ? OverlayTask::Origin::EarlierFrame
-                    : r.hasClip()      ? OverlayTask::Origin::Clip
-                                       : OverlayTask::Origin::ThisFrame;
-            }
-            overlay.tasks.push_back(std::move(t));
-        }
-        if (monitor_)
-            overlay.board = powerStatus(*monitor_);
-    }
-
-private:
-    const std::vector<std::unique_ptr<Task>>* tasks_;
-    const PowerMonitor* monitor_;
-};
-
-// Identity of a file a task reads, so that a reload rebuilds a task whose model or labels were
-// replaced on disk even when its config text is the same.
-std::string fileStamp(const std::string& path)
-{
-    if (path.empty())
-        return "-";
-    struct stat st { };
-    if (::stat(path.c_str(), &st) != 0)
-        return path + ": missing";
-    return path + ": " + std::to_string(st.st_size) + " bytes, " +
-        std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
-}
-
-std::string taskKey(const AgentConfig& config, size_t index)
-{
-    const TaskConfig& t = config.tasks[index];
-    return config.sectionText("tasks[" + std::to_string(index) + "]") + "\n" + fileStamp(t.model) +
-        "\n" + fileStamp(t.labels) + "\n" + fileStamp(t.action.head);
-}
-
-// What the tasks see of a source: a task built on one source can be kept on another only when
-// these are the same.
-std::string sourceShape(const SourceInfo& info)
-{
-    std::string text = std::to_string(info.width) + "x" + std::to_string(info.height);
-    for (const auto& name : info.classNames)
-        text += "," + name;
-    return text;
-}
-
-Expected<std::unique_ptr<Task>> createTask(
-    const AgentConfig& config, size_t index, const SourceInfo& info)
-{
-    if (config.tasks[index].type == "action") {
-        auto task = ActionTask::create(config, index, info);
-        if (!task)
-            return task.status();
-        return std::unique_ptr<Task>(std::move(task).value());
-    }
-    auto task = ClassificationTask::create(config, index, info);
-    if (!task)
-        return task.status();
-    return std::unique_ptr<Task>(std::move(task).value());
-}
-
-// What a config opens. A reload keeps the source and the tasks whose settings did not change.
-struct Components {
-    std::unique_ptr<FrameSource> source;
-    std::string sourceShape;
-    std::vector<std::unique_ptr<Task>> tasks;
-    std::vector<std::string> taskKeys;
-    std::vector<int> keptFrom; // per task: the index of the running task it keeps, or -1
-    std::unique_ptr<PowerMonitor> monitor;
-    // Before the view: the view's thread hands its frames to the server until it is stopped.
-    std::unique_ptr<LiveServer> live;
-    std::unique_ptr<DisplaySink> display;
-    std::unique_ptr<GpioSignals> gpio; // requested anew for each run: stop() releases the lines
-    std::string runDirectory;
-};
-
-// The tasks `next` will run, in order: its own, and those it keeps from `running`.
-std::vector<const Task*> tasksOf(const Components& next, const Components& running)
-{
-    std::vector<const Task*> tasks;
-    for (size_t i = 0; i < next.tasks.size(); ++i)
-        tasks.push_back(i < next.keptFrom.size() && next.keptFrom[i] >= 0
-                ? running.tasks[static_cast<size_t>(next.keptFrom[i])].get()
-                : next.tasks[i].get());
-    return tasks;
-}
-
-// Builds the tasks of `config` on `info` into `out`, except those for which `old` (when given, and
-// when it ran on the same source shape) has a task with the same key: those are only marked in
-// out.keptFrom, for adoptKeptTasks once `old` has stopped.
-Status buildTasks(const AgentConfig& config, const SourceInfo& info, Components* old,
-    ServiceNotifier& notify, Components& out)
-{
-    const bool sameSource = old && old->sourceShape == sourceShape(info);
-    std::vector<int> claims(config.tasks.size(), -1);
-    std::vector<bool> claimed(old ? old->tasks.size() : 0, false);
-    std::vector<std::string> keys;
-    for (size_t i = 0; i < config.tasks.size(); ++i) {
-        keys.push_back(taskKey(config, i));
-        for (size_t j = 0; sameSource && j < old->tasks.size(); ++j)
-            if (!claimed[j] && old->tasks[j] && old->taskKeys[j] == keys[i]) {
-                claims[i] = static_cast<int>(j);
-                claimed[j] = true;
-                break;
-            }
-    }
-    std::vector<std::unique_ptr<Task>> built(config.tasks.size());
-    for (size_t i = 0; i < config.tasks.size(); ++i) {
-        if (claims[i] >= 0)
-            continue;
-        StartupKeepAlive keepAlive(notify, "building task " + config.tasks[i].name);
-        auto task = createTask(config, i, info);
-        if (!task)
-            return task.status();
-        built[i] = std::move(task).value();
-    }
-    out.tasks = std::move(built);
-    out.taskKeys = keys;
-    out.keptFrom = claims;
-    return Status();
-}
-
-// Moves the tasks `next` keeps from `old` into place; once `old` has stopped using them.
-void adoptKeptTasks(Components& next, Components& old)
-{
-    for (size_t i = 0; i < next.keptFrom.size(); ++i)
-        if (next.keptFrom[i] >= 0) {
-            next.tasks[i] = std::move(old.tasks[static_cast<size_t>(next.keptFrom[i])]);
-            logger("agent")->info("task {}: unchanged, kept", next.tasks[i]->name());
-        }
-    next.keptFrom.clear();
-}
-
-Expected<std::unique_ptr<FrameSource>> openSource(const AgentConfig& config)
-{
-    auto opened = openFrameSource(config.source);
-    if (!opened) {
-        const Status& s = opened.status();
-        return Status::error(s.kind(), withoutPasswords(s.message()))
-            .withContext(config.where("source.uri"));
-    }
-    return std::move(opened).value();
-}
-
-// Everything a config needs before its first frame, opened from nothing: the start-up.
-// The most memory the run can take in frames in flight (each a BGR frame of the source's size) and
-// statistics, against run.memory_budget_mb (0: three quarters of the machine's memory). Refused at
-// start-up, naming the keys, rather than an allocation that fails in a worker an hour into the run.
-Status checkMemoryBudget(const AgentConfig& config, const SourceInfo& source,
-    const std::vector<const Task*>& tasks, DisplaySink* display)
-{
-    constexpr uint64_t kMiB = uint64_t(1) << 20;
-    const uint64_t frameBytes =
-        uint64_t(std::max(source.width, 1)) * uint64_t(std::max(source.height, 1)) * 3;
-    const size_t frames = Pipeline::framesInFlight(
-        config.run, tasks, display ? display->frames().capacity() : 0, display != nullptr);
-    const uint64_t statsBytes = tasks.size() *
-        (TaskStats::memoryBytesFor(config.logging.maxSummarySamples) +
-            uint64_t(std::max(config.logging.queueCapacity, 1)) * sizeof(FrameRecord));
-    const uint64_t total = frames * frameBytes + statsBytes;
-    const uint64_t machine = uint64_t(std::max(::sysconf(_SC_PHYS_PAGES), 0L)) *
-        uint64_t(std::max(::sysconf(_SC_PAGE_SIZE), 0L));
-    // A configured budget may be below the machine's memory, never above it: a plan that cannot
-    // fit in the machine is refused whatever the budget says.
-    const bool configured = config.run.memoryBudgetMb > 0;
-    uint64_t budget = configured ? uint64_t(config.run.memoryBudgetMb) * kMiB : machine / 4 * 3;
-    const char* limit =
-        configured ? "run.memory_budget_mb" : "three quarters of this machine's memory";
-    if (machine > 0 && budget > machine) {
-        budget = machine;
-        limit = "this machine's memory";
-    }
-    if (budget == 0 || total <= budget)
-        return Status();
-    const std::string text = formatText(
-        "this run may hold %zu frames of %dx%d at once (%llu MiB; the tasks' queues, "
-        "run.queue_depth "
-        "%d when pacing is none, and their batches) and %llu MiB of statistics: %llu MiB, more "
-        "than %s (%llu MiB). Lower run.queue_depth, the source's size or "
-        "logging.max_summary_samples, or raise run.memory_budget_mb",
-        frames, source.width, source.height,
-        static_cast<unsigned long long>(frames * frameBytes / kMiB), config.run.queueDepth,
-        static_cast<unsigned long long>(statsBytes / kMiB),
-        static_cast<unsigned long long>(total / kMiB), limit,
-        static_cast<unsigned long long>(budget / kMiB));
-    return Status::invalid(config.where("run.queue_depth") + ": " + text);
-}
-
-// http.listen and http.token, whether from the file or --serve: checked before anything opens.
-Status checkHttpConfig(const AgentConfig& config)
-{
-    std::string key;
-    const std::string problem = httpConfigProblem(config.http, key);
-    if (problem.empty())
-        return Status();
-    std::string text = config.where(key) + ": " + problem;
-    if (key != "http.listen")
-        text += " (the address is " + config.where("http.listen") + ")";
-    return Status::invalid(text);
-}
-
-// The live web view, when http.listen asks for one; it reads the power monitor, opened before.
-Status openLiveServer(const AgentConfig& config, const RunOptions& options, Components& c)
-{
-    if (config.http.listen.empty())
-        return Status();
-    if (Status s = checkHttpConfig(config); !s)
-        return s;
-    if (options.liveChartJs.empty())
-        return Status::unsupported(config.where("http.listen") +
-            ": this command does not serve the live view (its page needs Chart.js); use `jetagent "
-            "run`");
-    auto live =
-        LiveServer::start(config.http, options.liveChartJs, c.monitor.get(), c.tasks.size());
-    if (!live)
-        return live.status();
-    c.live = std::move(live).value();
-    return Status();
-}
-
-Status openComponents(
-    const AgentConfig& config, const RunOptions& options, ServiceNotifier& notify, Components& c)
-{
-    const std::string& runPrefix = options.runPrefix;
-    if (Status s = checkHttpConfig(config); !s)
-        return s;
-    {
-        StartupKeepAlive keepAlive(notify, "opening " + withoutPasswords(config.source.uri));
-        auto source = openSource(config);
-        if (!source)
-            return source.status();
-        c.source = std::move(source).value();
-        c.sourceShape = sourceShape(c.source->info());
-    }
-    if (Status s = buildTasks(config, c.source->info(), nullptr, notify, c); !s)
-        return s;
-    c.keptFrom.clear();
-    auto gpio = GpioSignals::open(config, tasksOf(c, c));
-    if (!gpio)
-        return gpio.status();
-    c.gpio = std::move(gpio).value();
-    auto power = openPower(config);
-    if (!power)
-        return power.status();
-    c.monitor = std::move(power).value();
-    if (Status s = openLiveServer(config, options, c); !s)
-        return s;
-    // The live view's video is the view's drawn frames, so the view runs for it too.
-    if (config.display.window || !config.display.output.empty() || c.live) {
-        size_t maxBatch = 1;
-        for (const auto& task : c.tasks)
-            maxBatch = std::max(maxBatch, static_cast<size_t>(std::max(task->batchSize(), 1)));
-        auto sink = DisplaySink::open(config.display, c.source->info(),
-            config.run.pacing == Pacing::None, c.tasks.size(), maxBatch);
-        if (!sink)
-            return sink.status();
-        c.display = std::move(sink).value();
-    }
-    if (Status s = checkMemoryBudget(config, c.source->info(), tasksOf(c, c), c.display.get()); !s)
-        return s;
-    auto runDir = createRunDirectory(config.logging.dir, runPrefix);
-    if (!runDir)
-        return runDir.status().withContext(config.where("logging.dir"));
-    c.runDirectory = runDir.value();
-    if (c.display)
-        c.display->setSdpFile((fs::path(c.runDirectory) / "stream.sdp").string());
-    return Status();
-}
-
-// A reload's new components, prepared while the current config runs. The source is only kept or
-// marked for reopening here: a camera cannot be opened twice, so a changed source is switched
-// after the current run has drained (finishReload).
-struct Reload {
-    AgentConfig config;
-    Components next;
-    bool sourceChanged = false;
-};
-
-Status prepareReload(const AgentConfig& current, Components& running, const RunOptions& options,
-    ServiceNotifier& notify, Reload& reload)
-{
-    const AgentConfig& config = reload.config;
-    if (running.display || config.display.window || !config.display.output.empty() ||
-        !config.http.listen.empty())
-        return Status::unsupported("reloading is not supported with a live window, a "
-                                   "recording or the live web view (display.window, "
-                                   "display.output, http.listen); restart instead");
-    reload.sourceChanged = config.sectionText("source") != current.sectionText("source") ||
-        config.source.uri != current.source.uri;
-    if (!reload.sourceChanged)
-        if (Status s = buildTasks(config, running.source->info(), &running, notify, reload.next);
-            !s)
-            return s;
-    auto power = openPower(config);
-    if (!power)
-        return power.status();
-    reload.next.monitor = std::move(power).value();
-    auto runDir = createRunDirectory(config.logging.dir, options.runPrefix);
-    if (!runDir)
-        return runDir.status().withContext(config.where("logging.dir"));
-    reload.next.runDirectory = runDir.value();
-    return Status();
-}
-
-// The half of a reload done once the current run has drained and let go of its devices: a changed
-// source is switched (a camera cannot be opened twice) and the GPIO lines are requested for the
-// new config. On failure the old source and lines are taken back and the old config goes on
-// (`switched` false); an error is returned only when even that fails.
-Status finishReload(const AgentConfig& current, Components& running, ServiceNotifier& notify,
-    Reload& reload, bool& switched)
-{
-    auto log = logger("agent");
-    switched = false;
-    Status problem;
-    if (reload.sourceChanged) {
-        running.source.reset();
-        StartupKeepAlive keepAlive(notify, "opening " + withoutPasswords(reload.config.source.uri));
-        auto source = openSource(reload.config);
-        if (source) {
-            reload.next.source = std::move(source).value();
-            reload.next.sourceShape = sourceShape(reload.next.source->info());
-            problem = buildTasks(
-                reload.config, reload.next.source->info(), &running, notify, reload.next);
-        } else {
-            problem = source.status();
-        }
-    }
-    if (problem.ok()) {
-        auto gpio = GpioSignals::open(reload.config, tasksOf(reload.next, running));
-        if (gpio)
-            reload.next.gpio = std::move(gpio).value();
-        else
-            problem = gpio.status();
-    }
-    if (problem.ok()) {
-        switched = true;
-        return Status();
-    }
-    log->error("reload failed, keeping the previous config: {}", problem.message());
-    reload.next.source.reset();
-    if (!running.source) {
-        auto old = openSource(current);
-        if (!old)
-            return old.status().withContext("reopening the previous source after a failed reload");
-        running.source = std::move(old).value();
-    }
-    Components none;
-    auto gpio = GpioSignals::open(current, tasksOf(running, none));
-    if (!gpio)
-        return gpio.status().withContext(
-            "requesting the previous config's GPIO lines again after a failed reload");
-    running.gpio = std::move(gpio).value();
-    return Status();
-}
-
-// The one-line state systemd shows in `systemctl status`.
-std::string serviceStatus(const AgentConfig& config, const Recorder& recorder,
-    const std::vector<std::unique_ptr<Task>>& tasks, const std::vector<double>& fps)
-{
-    std::string text = withoutPasswords(config.source.uri);
-    for (size_t i = 0; i < tasks.size(); ++i) {
-        const LiveView view = recorder.live(i);
-        if (view.haveLast)
-            appendText(text, " | %s: %.1f fps, last %.2f ms, %llu frames", tasks[i]->name().c_str(),
-                i < fps.size() ? fps[i] : 0.0, nsToMs(view.last.times.endToEndNs),
-                static_cast<unsigned long long>(view.frames));
-        else
-            text += " | " + tasks[i]->name() + ": waiting for frames";
-    }
-    return text;
-}
-
-// A run whose every frame failed in some task measured nothing there: it must not end as a
-// success. Ok when each task has at least one good frame (or none at all).
 Status everyFrameFailed(
     const std::vector<std::unique_ptr<Task>>& tasks, const std::vector<TaskStats>& stats)
 {
@@ -695,27 +181,6 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
 
 // SIGHUP: the config file read again and prepared beside the running one (its new tasks built,
 // its run directory made); `pending` holds it once it is ready.
-Status prepareReloadOf(const AgentConfig& config, Components& c, const RunOptions& options,
-    ServiceNotifier& notify, std::unique_ptr<Reload>& pending)
-{
-    auto next = options.reload();
-    if (!next)
-        return next.status();
-    auto reload = std::make_unique<Reload>();
-    reload->config = std::move(next).value();
-    notify.beginExtendedPhase(reload->config.run.startupTimeoutS, true);
-    if (Status problem = prepareReload(config, c, options, notify, *reload); !problem) {
-        if (!reload->next.runDirectory.empty())
-            fs::remove(reload->next.runDirectory);
-        return problem;
-    }
-    pending = std::move(reload);
-    return Status();
-}
-
-// The run's event loop: the signals, the end of the pipeline, and the timers of the status lines,
-// systemd's status, the stop deadline and a window's redraws. Returns once the pipeline has
-// finished or `control` has abandoned the run.
 Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOptions& options,
     SignalGuard& signals, ServiceNotifier& notify, Pipeline& pipeline, const Recorder& recorder,
     RunControl& control, std::vector<double>& fps)
@@ -792,7 +257,7 @@ Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOption
                 framesAtLastStatus[i] = view.frames;
                 std::string line = statusLine(tasks[i]->name(), view, tasks[i]->labels(), rate);
                 if (c.monitor) {
-                    const std::string p = powerStatus(*c.monitor);
+                    const std::string p = powerStatusText(*c.monitor);
                     if (!p.empty())
                         line += " | " + p;
                 }
@@ -816,45 +281,6 @@ Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOption
 
     signals.setServing(true);
     return loop.run();
-}
-
-// Copies the config file into the run directory, beside the logs it explains. The copy is the
-// record of the run, so it keeps what the user wrote, secrets included (a source URI's password,
-// http.token); it is therefore created readable by its owner only (0600, never wider even for a
-// moment), whatever the umask or the original's mode.
-void keepConfigCopy(const AgentConfig& config, const std::string& runDirectory)
-{
-    if (config.path.empty())
-        return;
-    const std::string copy = (fs::path(runDirectory) / "config.yaml").string();
-    std::string problem;
-    std::ifstream in(config.path, std::ios::binary);
-    const int fd = in ? ::open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
-    if (!in)
-        problem = "cannot read it";
-    else if (fd < 0)
-        problem = errnoText(errno);
-    else {
-        const std::string text(
-            (std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        size_t done = 0;
-        while (done < text.size()) {
-            const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                problem = errnoText(errno);
-                break;
-            }
-            done += static_cast<size_t>(n);
-        }
-        if (::close(fd) != 0 && problem.empty())
-            problem = errnoText(errno);
-        if (in.bad() && problem.empty())
-            problem = "reading it failed";
-    }
-    if (!problem.empty())
-        logger("agent")->warn("could not copy {} into {}: {}", config.path, runDirectory, problem);
 }
 
 // One run's frame logs, recorder, log writer and pipeline, torn down (members in reverse order)

@@ -7,8 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
-#include "task_stats.h"
+#include "config/config.h"
+#include "output/run_directory.h"
+#include "run/task_stats.h"
 
 namespace jetagent {
 
@@ -59,9 +60,5 @@ void exitIfAbandoned(const AgentRun& run);
 
 // Sets the level of every logger ("trace" .. "error").
 void setLogLevel(const std::string& level);
-
-// Creates a new directory for a run under `base` (named prefix + UTC time, with -2, -3 ... on a
-// clash).
-Expected<std::string> createRunDirectory(const std::string& base, const std::string& prefix);
 
 } // namespace jetagent

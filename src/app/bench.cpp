@@ -10,17 +10,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "action_task.h"
 #include "agent.h"
-#include "classification_task.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/hal/gstreamer_source.h"
-#include "latency_stats.h"
-#include "preprocess.h"
-#include "run_context.h"
+#include "run/latency_stats.h"
+#include "run/run_context.h"
+#include "tasks/action_task.h"
+#include "tasks/classification_task.h"
+#include "tasks/preprocess.h"
 
 namespace jetagent {
 

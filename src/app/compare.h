@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "calibration.h"
 #include "jetagent/engines/engine.h"
+#include "tasks/calibration.h"
 
 namespace jetagent {
 

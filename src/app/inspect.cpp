@@ -7,11 +7,11 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
+#include "jetagent/base/text.h"
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/model_info.h"
 #include "jetagent/engines/model_prepare.h"
-#include "text.h"
 
 namespace jetagent {
 

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
+#include "jetagent/base/text.h"
 #include "jetagent/power/fixture_boards.h"
 #include "jetagent/power/power_monitor.h"
-#include "stop_signals.h"
-#include "text.h"
+#include "service/stop_signals.h"
 
 namespace jetagent {
 

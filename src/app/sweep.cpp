@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "compare.h"
-#include "config.h"
+#include "config/config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/regular_file.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/model_info.h"
@@ -22,12 +22,14 @@
 #include "jetagent/hal/frame_source.h"
 #include "jetagent/hal/sysfs.h"
 #include "jetagent/power/power_monitor.h"
-#include "preprocess.h"
-#include "run_context.h"
-#include "stop_signals.h"
+#include "run/run_context.h"
+#include "service/stop_signals.h"
 #include "sweep_html.h"
 #include "sweep_measure.h"
-#include "task_setup.h"
+#include "tasks/image_input.h"
+#include "tasks/labels.h"
+#include "tasks/preprocess.h"
+#include "tasks/scores.h"
 
 namespace jetagent {
 

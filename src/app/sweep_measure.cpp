@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "jetagent/base/clock.h"
-#include "latency_stats.h"
+#include "run/latency_stats.h"
 
 namespace jetagent {
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "jetagent/base/text.h"
 #include "sweep.h"
-#include "text.h"
 
 namespace jetagent {
 

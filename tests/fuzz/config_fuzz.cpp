@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "config.h"
+#include "config/config.h"
 #include "fuzz_support.h"
 
 namespace {

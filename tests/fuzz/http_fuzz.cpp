@@ -9,8 +9,8 @@
 #include <string>
 
 #include "fuzz_support.h"
-#include "live_page.h"
-#include "live_server.h"
+#include "live/live_page.h"
+#include "live/live_server.h"
 
 namespace {
 

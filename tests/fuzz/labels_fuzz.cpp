@@ -9,10 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
-#include "frame_log.h"
+#include "config/config.h"
 #include "fuzz_support.h"
-#include "task_setup.h"
+#include "output/frame_log.h"
+#include "tasks/image_input.h"
+#include "tasks/labels.h"
+#include "tasks/preprocess.h"
+#include "tasks/scores.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 
 #include <opencv2/videoio.hpp>
 
+#include "jetagent/base/text.h"
 #include "jetagent/hal/frame_source.h"
-#include "jetagent/hal/natural_order.h"
 
 namespace jetagent {
 

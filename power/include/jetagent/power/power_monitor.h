@@ -57,4 +57,8 @@ private:
     std::unique_ptr<PowerSampler> sampler_;
 };
 
+// "5.231 W VDD_IN, 48.5 C (tj-thermal)": the latest total rail power and the hottest shown thermal
+// zone, for status lines and the demo's overlay; "" when nothing is known yet.
+std::string powerStatusText(const PowerMonitor& power);
+
 } // namespace jetagent

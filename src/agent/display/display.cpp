@@ -1,0 +1,587 @@
+// The live camera demo's view: overlay drawing, the window and the recording.
+#include "display/display.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <opencv2/highgui.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "jetagent/base/clock.h"
+#include "jetagent/base/format.h"
+#include "jetagent/base/log.h"
+#include "jetagent/base/thread_guard.h"
+
+namespace fs = std::filesystem;
+
+namespace jetagent {
+
+namespace {
+
+constexpr const char* kWindowTitle = "jetagent";
+constexpr double kDefaultFps = 30.0;
+constexpr size_t kLiveQueue = 2; // the newest frame, and one spare while the view draws
+constexpr size_t kOfflineQueue = 4;
+constexpr size_t kRecordsPerTask = 1024; // a live view may fall this far behind a task
+
+std::string lowerExtension(const std::string& path)
+{
+    std::string ext = fs::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return ext;
+}
+
+// MPEG-4 part 2 is in every FFmpeg build Debian ships, so .mp4 and .mkv always open; .avi takes
+// Motion JPEG, which any player reads.
+Expected<int> fourccFor(const std::string& path)
+{
+    if (std::string why = outputSchemeProblem(path); !why.empty())
+        return Status::invalid("display.output: " + why);
+    const std::string ext = lowerExtension(path);
+    if (ext == ".mp4" || ext == ".mkv" || ext == ".mov")
+        return cv::VideoWriter::fourcc('m', 'p', '4', 'v');
+    if (ext == ".avi")
+        return cv::VideoWriter::fourcc('M', 'J', 'P', 'G');
+    return Status::invalid("display.output '" + path +
+        "': cannot tell the container from the extension (use .mp4, .mkv, .mov or .avi)");
+}
+
+void putLine(cv::Mat& image, const std::string& text, cv::Point at, const OverlayStyle& style)
+{
+    cv::putText(image, text, at, cv::FONT_HERSHEY_SIMPLEX, style.scale, cv::Scalar(0, 0, 0),
+        style.thickness + 2, cv::LINE_AA);
+    cv::putText(image, text, at, cv::FONT_HERSHEY_SIMPLEX, style.scale, cv::Scalar(255, 255, 255),
+        style.thickness, cv::LINE_AA);
+}
+
+int textWidth(const std::string& text, const OverlayStyle& style)
+{
+    int baseline = 0;
+    return cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, style.scale, style.thickness, &baseline)
+        .width;
+}
+
+// Appends the line made of `segments` to `lines`, wrapped to `maxWidth` pixels: the segments after
+// the first begin with their separator (", ", " | ", " "), which a wrapped line drops for an
+// indent. A single segment wider than the image stays whole (the panel clips it).
+void addWrapped(std::vector<std::string>& lines, const std::vector<std::string>& segments,
+    const OverlayStyle& style, int maxWidth)
+{
+    std::string line = segments.front();
+    for (size_t i = 1; i < segments.size(); ++i) {
+        const std::string& segment = segments[i];
+        if (textWidth(line + segment, style) <= maxWidth) {
+            line += segment;
+            continue;
+        }
+        lines.push_back(line);
+        line = "  " + segment.substr(std::min(segment.find_first_not_of(",| "), segment.size()));
+    }
+    lines.push_back(line);
+}
+
+// `text` cut to at most `max` bytes, ending in "..." when cut (at a UTF-8 character boundary): a
+// label or task name of thousands of characters would otherwise be drawn glyph by glyph every
+// frame, far past the image's edge.
+std::string elide(const std::string& text, size_t max)
+{
+    if (text.size() <= max)
+        return text;
+    size_t cut = max - 3;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+        --cut;
+    return text.substr(0, cut) + "...";
+}
+
+// The longest label or task name the overlay shows whole.
+constexpr size_t kOverlayTextMax = 48;
+
+// A number with `decimals` decimals.
+std::string fixed(double value, int decimals)
+{
+    std::string buffer = formatText("%.*f", decimals, value);
+    return buffer;
+}
+
+} // namespace
+
+OverlayStyle overlayStyle(const cv::Size& image)
+{
+    OverlayStyle style;
+    // Text about 1/24 of the frame height, readable from 240 to 2160 lines.
+    style.scale = std::max(0.4, image.height / 720.0);
+    style.thickness = std::max(1, static_cast<int>(std::lround(style.scale * 1.5)));
+    int baseline = 0;
+    const cv::Size size =
+        cv::getTextSize("Ag", cv::FONT_HERSHEY_SIMPLEX, style.scale, style.thickness, &baseline);
+    style.baseline = baseline;
+    style.lineHeight = size.height + baseline + std::max(4, size.height / 3);
+    style.margin = std::max(6, size.height / 2);
+    return style;
+}
+
+std::vector<std::string> overlayLines(const Overlay& overlay, const OverlayStyle& style, int width)
+{
+    const int maxWidth = width - 2 * style.margin;
+    std::vector<std::string> lines;
+    std::vector<std::string> segments;
+    for (const OverlayTask& t : overlay.tasks) {
+        segments.clear();
+        if (!t.haveResult) {
+            addWrapped(lines, {elide(t.name, kOverlayTextMax) + ": waiting"}, style, maxWidth);
+            continue;
+        }
+        if (t.failed || t.top.empty()) {
+            segments.push_back(elide(t.name, kOverlayTextMax) + ": inference failed");
+        } else {
+            for (size_t i = 0; i < t.top.size(); ++i)
+                segments.push_back((i ? ", " : elide(t.name, kOverlayTextMax) + ": ") +
+                    elide(t.top[i].first, kOverlayTextMax) + " " +
+                    fixed(static_cast<double>(t.top[i].second), 2));
+        }
+        if (t.origin == OverlayTask::Origin::Clip)
+            segments.push_back(" | clip to frame " + std::to_string(t.resultFrame));
+        segments.push_back(" | " + fixed(t.endToEndMs, 1) + " ms");
+        if (t.fps > 0.0)
+            segments.push_back(" | " + fixed(t.fps, 1) + " fps");
+        addWrapped(lines, segments, style, maxWidth);
+        if (t.origin == OverlayTask::Origin::EarlierFrame)
+            addWrapped(lines,
+                {"  ^ result of frame " + std::to_string(t.resultFrame) + ":",
+                    " this frame was not inferred"},
+                style, maxWidth);
+    }
+    segments.clear();
+    segments.push_back("frame " + std::to_string(overlay.frame));
+    segments.push_back(overlay.sourceFps > 0.0 ? " | source " + fixed(overlay.sourceFps, 1) + " fps"
+                                               : std::string(" | source rate not yet known"));
+    if (!overlay.board.empty())
+        segments.push_back(" | " + elide(overlay.board, 2 * kOverlayTextMax));
+    addWrapped(lines, segments, style, maxWidth);
+    return lines;
+}
+
+void drawOverlay(cv::Mat& image, const Overlay& overlay)
+{
+    if (image.empty())
+        return;
+    const OverlayStyle style = overlayStyle(image.size());
+    const std::vector<std::string> lines = overlayLines(overlay, style, image.cols);
+    int width = 0;
+    for (const auto& l : lines)
+        width = std::max(width, textWidth(l, style));
+    const cv::Rect panel = cv::Rect(0, 0, width + 2 * style.margin,
+                               style.lineHeight * static_cast<int>(lines.size()) + style.margin) &
+        cv::Rect(0, 0, image.cols, image.rows);
+    cv::Mat region = image(panel);
+    region.convertTo(region, -1, 0.45, 0.0); // darken in place: the text stays readable on white
+    for (size_t i = 0; i < lines.size(); ++i)
+        putLine(image, lines[i],
+            cv::Point(style.margin,
+                style.margin / 2 + style.lineHeight * static_cast<int>(i + 1) - style.baseline),
+            style);
+}
+
+bool displayAvailable()
+{
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read at start-up, before threads
+    const char* x11 = std::getenv("DISPLAY");
+    // NOLINTNEXTLINE(concurrency-mt-unsafe)
+    const char* wayland = std::getenv("WAYLAND_DISPLAY");
+    return (x11 && *x11) || (wayland && *wayland);
+}
+
+Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& config,
+    const SourceInfo& source, bool offline, size_t tasks, size_t maxBatch)
+{
+    std::unique_ptr<DisplaySink> sink(new DisplaySink());
+    sink->config_ = config;
+    // A network stream is live whatever the source: it takes the newest frames, never holds
+    // capture.
+    const bool keepEvery = offline && !config.output.empty() && !isStreamUri(config.output);
+    // Offline, the view holds a frame until every task has inferred it, while capture waits for
+    // room in this queue: it must hold a whole batch, or a worker waiting for a full batch would
+    // wait for the view that waits for it.
+    const size_t capacity = keepEvery ? std::max(kOfflineQueue, maxBatch + 1) : kLiveQueue;
+    sink->queue_ = std::make_unique<FrameQueue>(
+        capacity, keepEvery ? FrameQueue::Policy::Block : FrameQueue::Policy::DropOldest);
+    // Offline, the workers run at most a queue and a batch ahead of the view, so the records
+    // never overflow; live, only a view stalled for many seconds loses some (then it skips the
+    // frames it cannot be sure of).
+    const size_t records = std::max(kRecordsPerTask, 4 * (capacity + maxBatch));
+    for (size_t i = 0; i < tasks; ++i)
+        sink->feeds_.push_back(std::make_unique<Feed>(records));
+
+    if (config.window) {
+        if (!displayAvailable())
+            return Status::unsupported(
+                "display.window: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are "
+                "unset); run headless without --display, or record with --output FILE.mp4");
+        try {
+            cv::namedWindow(kWindowTitle, cv::WINDOW_NORMAL | cv::WINDOW_KEEPRATIO);
+            if (source.width > 0 && source.height > 0)
+                cv::resizeWindow(kWindowTitle, source.width, source.height);
+        } catch (const cv::Exception& e) {
+            return Status::unsupported(
+                std::string("display.window: OpenCV cannot open a window: ") + e.what());
+        }
+        sink->windowOpen_ = true;
+    }
+
+    sink->writerFps_ = config.fps > 0 ? config.fps : source.fps > 0 ? source.fps : kDefaultFps;
+    if (isStreamUri(config.output)) {
+        auto target = parseStreamUri(config.output);
+        if (!target)
+            return target.status().withContext("display.output");
+        sink->streaming_ = true;
+        sink->streamTarget_ = target.value();
+        // Sources of a known size start the stream (and an RTSP server listening) now, so a
+        // missing encoder or a port in use fails before the run; the others at their first frame.
+        if (source.width > 0 && source.height > 0)
+            if (Status s = sink->openStream(cv::Size(source.width, source.height)); !s)
+                return s;
+    } else if (!config.output.empty()) {
+        auto fourcc = fourccFor(config.output);
+        if (!fourcc)
+            return fourcc.status();
+        sink->fourcc_ = fourcc.value();
+        const fs::path parent = fs::path(config.output).parent_path();
+        std::error_code ec;
+        // A recording is a measurement like the logs: never overwritten.
+        if (fs::exists(config.output, ec))
+            return Status::invalid("display.output '" + config.output +
+                "': the file exists; give a new path (a recording is never overwritten)");
+        if (!parent.empty() && !fs::is_directory(parent, ec))
+            return Status::notFound("display.output '" + config.output + "': directory '" +
+                parent.string() + "' does not exist");
+        // Sources of a known size open the file now, so a bad path fails before the run; the
+        // others (image directories) open it at their first frame.
+        if (source.width > 0 && source.height > 0) {
+            sink->writerSize_ = cv::Size(source.width, source.height);
+            if (!sink->writer_.open(config.output, cv::CAP_FFMPEG, sink->fourcc_, sink->writerFps_,
+                    sink->writerSize_))
+                return Status::invalid("display.output '" + config.output +
+                    "': OpenCV's FFmpeg writer cannot create it (unwritable, or no encoder)");
+        }
+    }
+    return sink;
+}
+
+DisplaySink::~DisplaySink()
+{
+    queue_->close();
+    // No worker is left to finish its feed: a frame still queued must not wait for one.
+    for (auto& feed : feeds_)
+        feed->finished.store(true, std::memory_order_release);
+    feedChanged_.notify_all();
+    stop();
+}
+
+void DisplaySink::onRecord(size_t task, const FrameRecord& record)
+{
+    Feed& feed = *feeds_[task];
+    Entry e;
+    e.record = record;
+    e.lostBefore = feed.pendingLost;
+    e.firstLost = feed.pendingFirstLost;
+    if (feed.ring.push(e))
+        feed.pendingLost = 0;
+    else if (feed.pendingLost++ == 0)
+        feed.pendingFirstLost = record.frameId;
+    // The view thread checks the ring under this lock before it sleeps: taking it here orders
+    // the push before the notification, so no wake-up is lost.
+    {
+        std::lock_guard<std::mutex> lock(feedMutex_);
+    }
+    feedChanged_.notify_one();
+}
+
+void DisplaySink::onTaskFinished(size_t task)
+{
+    Feed& feed = *feeds_[task];
+    if (feed.pendingLost > 0)
+        feed.lostAtEnd.store(feed.pendingFirstLost + 1, std::memory_order_relaxed);
+    feed.finished.store(true, std::memory_order_release);
+    {
+        std::lock_guard<std::mutex> lock(feedMutex_);
+    }
+    feedChanged_.notify_one();
+}
+
+void DisplaySink::start(OverlayFunction overlay, std::function<void()> quit)
+{
+    overlay_ = std::move(overlay);
+    quit_ = std::move(quit);
+    thread_ = std::thread([this] {
+        guardThread(
+            "the window and recording", [this] { loop(); },
+            [](const std::string& why) {
+                logger("display")->error("{}; no more frames are shown or recorded", why);
+            });
+    });
+}
+
+void DisplaySink::stop()
+{
+    if (thread_.joinable())
+        thread_.join();
+    if (stream_ && !streamReported_) {
+        streamReported_ = true;
+        logger("display")->info("streamed {} annotated frames to {} ({} dropped while the encoder "
+                                "was behind, {} with no client playing)",
+            stream_->framesSent(), stream_->address(), stream_->framesDropped(),
+            stream_->framesUnwatched());
+    }
+    if (writer_.isOpened()) {
+        writer_.release();
+        logger("display")->info("recorded {} annotated frames into {} ({} skipped, {} drawn with "
+                                "an earlier frame's result)",
+            recorded_.load(), config_.output, framesSkipped(), earlier_.load());
+    }
+    if (windowOpen_) {
+        try {
+            cv::destroyWindow(kWindowTitle);
+            cv::waitKey(1);
+        } catch (const cv::Exception&) {
+            // the window went with its display; nothing to clean up
+        }
+        windowOpen_ = false;
+    }
+}
+
+void DisplaySink::take(Feed& feed, uint64_t sequence)
+{
+    const Entry& e = feed.taken;
+    if (e.lostBefore > 0)
+        feed.unknown = true; // a result may have been among the lost records
+    if (e.record.frameId == sequence)
+        feed.inferred = true;
+    if (!e.record.hasResult)
+        return;
+    feed.result = e.record;
+    feed.haveResult = true;
+    feed.unknown = false;
+    feed.doneNs[feed.results++ % kRateWindow] = e.record.doneNs;
+}
+
+bool DisplaySink::gather(uint64_t sequence, std::vector<TaskAtFrame>& out)
+{
+    bool sure = true;
+    for (size_t t = 0; t < feeds_.size(); ++t) {
+        Feed& feed = *feeds_[t];
+        feed.inferred = false;
+        for (;;) {
+            const Entry* next = feed.ring.front();
+            for (; next && next->record.frameId <= sequence; next = feed.ring.front()) {
+                feed.ring.pop(feed.taken);
+                take(feed, sequence);
+            }
+            if (next) {
+                // The task has passed this frame. Records lost just before `next` may have
+                // included this frame's.
+                if (next->lostBefore > 0 && next->firstLost <= sequence)
+                    sure = false;
+                break;
+            }
+            if (feed.finished.load(std::memory_order_acquire)) {
+                if (feed.ring.front())
+                    continue; // pushed before the end: take them first
+                const uint64_t lost = feed.lostAtEnd.load(std::memory_order_relaxed);
+                if (lost > 0 && lost - 1 <= sequence)
+                    sure = false;
+                break;
+            }
+            std::unique_lock<std::mutex> lock(feedMutex_);
+            feedChanged_.wait_for(lock, std::chrono::milliseconds(50), [&] {
+                return feed.ring.front() != nullptr ||
+                    feed.finished.load(std::memory_order_acquire);
+            });
+        }
+        if (feed.unknown)
+            sure = false;
+        TaskAtFrame& a = out[t];
+        a.inferred = feed.inferred;
+        a.haveResult = feed.haveResult;
+        if (feed.haveResult)
+            a.result = feed.result;
+        const size_t n = std::min(feed.results, kRateWindow);
+        const int64_t span = n >= 2 ? feed.doneNs[(feed.results - 1) % kRateWindow] -
+                feed.doneNs[(feed.results - n) % kRateWindow]
+                                    : 0;
+        a.fps = span > 0 ? static_cast<double>(n - 1) / nsToS(span) : 0.0;
+    }
+    return sure;
+}
+
+double DisplaySink::sourceRate(const Frame& frame)
+{
+    captures_[frames_++ % kRateWindow] = {frame.sequence, frame.captureNs};
+    const size_t n = std::min(frames_, kRateWindow);
+    if (n < 2)
+        return 0.0;
+    const auto& newest = captures_[(frames_ - 1) % kRateWindow];
+    const auto& oldest = captures_[(frames_ - n) % kRateWindow];
+    const int64_t span = newest.second - oldest.second;
+    // Sequence numbers count the frames the view skipped too: this is the source's own rate.
+    return span > 0 && newest.first > oldest.first
+        ? static_cast<double>(newest.first - oldest.first) / nsToS(span)
+        : 0.0;
+}
+
+Status DisplaySink::openStream(const cv::Size& size)
+{
+    StreamOut::Options options;
+    // H.264's 4:2:0 chroma needs even sizes: an odd frame loses its last row or column.
+    options.width = size.width & ~1;
+    options.height = size.height & ~1;
+    options.fps = writerFps_;
+    options.bitrateKbps = config_.bitrateKbps;
+    auto stream = StreamOut::open(streamTarget_, options);
+    if (!stream)
+        return stream.status().withContext("display.output");
+    stream_ = std::move(stream).value();
+    logger("display")->info("annotated frames out: {}", stream_->describe());
+    writeSdp();
+    return {};
+}
+
+void DisplaySink::setSdpFile(std::string path)
+{
+    sdpFile_ = std::move(path);
+    writeSdp();
+}
+
+void DisplaySink::writeSdp() const
+{
+    if (!stream_ || sdpFile_.empty() || stream_->sdp().empty())
+        return;
+    std::ofstream out(sdpFile_, std::ios::trunc);
+    out << stream_->sdp();
+    out.close();
+    if (out)
+        logger("display")->info("the stream's SDP, for a receiver: {}", sdpFile_);
+    else
+        logger("display")->warn("cannot write the stream's SDP into {}", sdpFile_);
+}
+
+void DisplaySink::stream(const cv::Mat& canvas, cv::Mat& sized)
+{
+    if (streamFailed_)
+        return;
+    if (!stream_) {
+        if (Status s = openStream(canvas.size()); !s) {
+            logger("display")->error("{}; the run goes on without the stream", s.message());
+            streamFailed_ = true;
+            return;
+        }
+    }
+    const cv::Mat* out = &canvas;
+    if ((canvas.cols & 1) != 0 || (canvas.rows & 1) != 0) {
+        sized = canvas(cv::Rect(0, 0, canvas.cols & ~1, canvas.rows & ~1));
+        out = &sized;
+    }
+    if (!stream_->push(*out)) {
+        logger("display")->error("the stream {} failed ({}); the run goes on without it",
+            config_.output, stream_->error());
+        streamFailed_ = true;
+        return;
+    }
+    recorded_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void DisplaySink::record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFailed)
+{
+    if (streaming_) {
+        stream(canvas, sized);
+        return;
+    }
+    if (config_.output.empty() || writerFailed)
+        return;
+    if (!writer_.isOpened()) {
+        writerSize_ = canvas.size();
+        if (!writer_.open(config_.output, cv::CAP_FFMPEG, fourcc_, writerFps_, writerSize_)) {
+            logger("display")->error(
+                "cannot create the recording {}; the run goes on without it", config_.output);
+            writerFailed = true;
+            return;
+        }
+    }
+    const cv::Mat* out = &canvas;
+    if (canvas.size() != writerSize_) {
+        cv::resize(canvas, sized, writerSize_, 0, 0, cv::INTER_AREA);
+        out = &sized;
+    }
+    writer_.write(*out);
+    recorded_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void DisplaySink::loop()
+{
+    FramePtr frame;
+    cv::Mat canvas;
+    cv::Mat sized;
+    bool writerFailed = false;
+    std::vector<TaskAtFrame> tasks(feeds_.size());
+    Overlay overlay;
+    while (queue_->pop(&frame, 1) == 1) {
+        const uint64_t sequence = frame->sequence;
+        const double sourceFps = sourceRate(*frame);
+        if (!gather(sequence, tasks)) {
+            unsure_.fetch_add(1, std::memory_order_relaxed);
+            frame.reset();
+            continue;
+        }
+        frame->image.copyTo(canvas); // the frame is shared read-only with the tasks
+        frame.reset();
+        overlay.tasks.clear();
+        overlay.board.clear();
+        overlay.frame = sequence;
+        overlay.sourceFps = sourceFps;
+        if (overlay_)
+            overlay_(tasks, overlay);
+        for (const TaskAtFrame& t : tasks)
+            if (!t.inferred && t.haveResult) {
+                earlier_.fetch_add(1, std::memory_order_relaxed);
+                break;
+            }
+        drawOverlay(canvas, overlay);
+        record(canvas, sized, writerFailed);
+        if (windowOpen_) {
+            std::lock_guard<std::mutex> lock(latestMutex_);
+            canvas.copyTo(latest_); // same size every frame: no allocation after the first
+            fresh_ = true;
+        }
+        // Last: the listener may take the canvas, leaving a buffer the next frame is drawn into.
+        if (canvasListener_)
+            canvasListener_(canvas, sequence);
+    }
+}
+
+void DisplaySink::pumpWindow()
+{
+    if (!windowOpen_)
+        return;
+    try {
+        {
+            std::lock_guard<std::mutex> lock(latestMutex_);
+            if (fresh_) {
+                cv::imshow(kWindowTitle, latest_);
+                fresh_ = false;
+                shown_.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        const int key = cv::waitKey(1);
+        const bool closed = cv::getWindowProperty(kWindowTitle, cv::WND_PROP_VISIBLE) < 1;
+        if ((key == 'q' || key == 27 || closed) && !quitSent_.exchange(true) && quit_)
+            quit_();
+    } catch (const cv::Exception& e) {
+        logger("display")->error("the window failed ({}); the run goes on without it", e.what());
+        windowOpen_ = false;
+    }
+}
+
+} // namespace jetagent

@@ -1,0 +1,270 @@
+// The live web view of a run (`run --serve`): one page with the annotated video, each task's
+// latest result and latency, power and temperature charts, and JSON, MJPEG and Server-Sent Events
+// endpoints for scripts. Read-only, loopback by default, and never in the inference path: the
+// records come from the recorder's thread, the frames from the view's, and a slow client loses
+// frames (counted), never delays them.
+#pragma once
+
+#include "live/http_options.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/core/mat.hpp>
+
+#include "jetagent/base/status.h"
+#include "run/recorder.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+} // namespace httplib
+
+namespace jetagent {
+
+class PowerMonitor;
+
+// What the server knows of the run going on: its context and tasks, and the counters the pipeline
+// keeps. Replaced at each run (a reload), read under the server's lock.
+struct LiveRun {
+    struct TaskInfo {
+        std::string name;
+        std::vector<std::string> labels;
+        int64_t deadlineNs = 0; // 0: none judged
+    };
+    nlohmann::json context; // the run's context: board, source, engine, versions
+    std::vector<TaskInfo> tasks;
+    std::function<uint64_t(size_t)> dropped; // frames the task's live queue dropped
+    std::function<uint64_t(size_t)> lost; // records the recorder had no room for
+};
+
+// The counters /api/status shows under "video" and "http", for tests and the summary.
+struct LiveCounters {
+    uint64_t canvases = 0; // annotated frames the view handed over
+    uint64_t encoded = 0; // JPEGs encoded (only while someone watches)
+    uint64_t sent = 0; // JPEGs written to video clients
+    uint64_t skipped = 0; // JPEGs a client never got because it was still sending an older one
+    uint64_t refused = 0; // video clients turned away (503): kMaxStreams were watching
+    uint64_t eventsRefused = 0; // /api/events clients turned away (503): kMaxEvents were reading
+    uint64_t unauthorized = 0; // requests without the token (401)
+    uint64_t slowRequests = 0; // connections closed because their request was not whole in time
+    // Connections turned away (503): too many were arriving or waiting, or the connections
+    // held at once had reached maxConnections.
+    uint64_t busy = 0;
+    // Times accept() found no descriptor free (EMFILE, ENFILE): the server waited
+    // kAcceptBackoffMs before taking connections again, which waited in the backlog meanwhile.
+    uint64_t descriptorShortages = 0;
+    int connections = 0; // connections held now (arriving, waiting or answered)
+    int streams = 0; // video clients now
+    int events = 0; // Server-Sent Events clients now
+    double encoderCpuS = 0.0; // CPU time of the video: the view's hand-off and the encodings
+    double encoderBusyS = 0.0; // wall time since the encoder first had a viewer, while it had one
+};
+
+class LiveServer {
+public:
+    static constexpr int kMaxStreams = 16; // concurrent /video.mjpg clients; more get 503
+    static constexpr int kMaxEvents = 16; // concurrent /api/events clients; more get 503
+    static constexpr size_t kFrameRing = 2048; // frame records kept for /api/frames
+    static constexpr size_t kRollingResults = 300; // results the rolling percentiles cover
+    static constexpr size_t kHistorySeconds = 600; // points the charts keep (one a second)
+    // A request (its head and any body) must arrive whole within this of its connection being
+    // accepted; later, the connection is closed (408). Total, not per byte: a client that sends a
+    // byte now and then cannot hold a connection open.
+    static constexpr int kRequestTimeoutMs = 4000;
+    static constexpr size_t kMaxHeadBytes = 32 * 1024; // a longer request head gets 431
+    // Connections whose request is still arriving (unauthenticated: the token is in it). They are
+    // read by one thread, none holds a worker; past this many, the oldest is closed (503).
+    static constexpr size_t kMaxArriving = 128;
+    // Whole requests waiting for a worker; past this many, more get 503 at once.
+    static constexpr size_t kMaxWaiting = 64;
+    // Workers answering whole requests: every stream and events client holds one, and a few more
+    // answer the short requests (the page, status, frames, snapshot, refusals) beside them.
+    static constexpr size_t kWorkers = kMaxStreams + kMaxEvents + 8;
+    // Connections held at once when descriptors are plentiful: arriving, waiting and answered.
+    static constexpr size_t kMaxConnections = kMaxArriving + kMaxWaiting + kWorkers;
+    // Descriptors the server leaves to the run whatever clients do, beyond those open when it
+    // starts and its own four (listening socket, two eventfds, epoll): the logs, the summary,
+    // the report, a reload's sources and engines.
+    static constexpr size_t kReservedDescriptors = 32;
+    // How long accept() rests when it finds no descriptor free (EMFILE, ENFILE).
+    static constexpr int kAcceptBackoffMs = 100;
+
+    // The connections the server may hold at once under a descriptor limit of `limit` (the soft
+    // RLIMIT_NOFILE) with `openAtStart` descriptors open: half of what the limit leaves after
+    // the reserve (kReservedDescriptors, the server's own four and those open), at most
+    // kMaxConnections; 0 when nothing is left. The caps on arriving and waiting connections
+    // shrink in proportion. A connection accepted past it is closed at once (503, busy).
+    static size_t connectionBudget(uint64_t limit, size_t openAtStart);
+
+    // Binds `config.listen` and starts serving; `chartJs` is Chart.js, inlined into the page;
+    // `power` (may be null) is read for rails and temperatures and must outlive the server.
+    // Errors: InvalidInput for a bad address or a missing token (naming http.listen/http.token),
+    // Io when the address cannot be bound (the port is in use), naming it.
+    static Expected<std::unique_ptr<LiveServer>> start(
+        const HttpConfig& config, std::string chartJs, const PowerMonitor* power, size_t tasks);
+    ~LiveServer();
+    LiveServer(const LiveServer&) = delete;
+    LiveServer& operator=(const LiveServer&) = delete;
+
+    // Stops listening, closes every connection and ends every stream, within about half a
+    // second whatever the clients do; the destructor calls it. Idempotent.
+    void stop();
+
+    // The bytes the server answers to `request` arriving whole on a connection of its own,
+    // through the same framing, limits and routes as a socket's, without one: the fuzz target's
+    // way in. Call it after stop(): streams and waits for a frame then end at once.
+    std::string respond(const std::string& request);
+
+    // The page's address ("http://127.0.0.1:8080/"), with the port actually bound.
+    std::string url() const;
+    int port() const { return port_; }
+    // The connections this server holds at most (connectionBudget at start).
+    size_t maxConnections() const { return maxConnections_; }
+
+    // The sink that receives task `task`'s records (the recorder's thread; never blocks beyond a
+    // short lock). Valid for the server's life.
+    RecordSink* sink(size_t task);
+    // The run going on, and its end (before the pipeline it refers to goes away).
+    void attach(LiveRun run);
+    void detach();
+
+    // The view's thread: an annotated frame (8-bit BGR). Taken only while someone watches, by a
+    // swap with the slot the encoder takes the newest from (no copy): `canvas` is left holding a
+    // buffer of the video's own (one the encoder has done with, an unencoded older frame, or
+    // none), which the view draws the next frame into. Never waits for an encoding.
+    void onCanvas(cv::Mat& canvas, uint64_t frame);
+    // True while a client watches the video (the view may skip work otherwise).
+    bool watched() const { return viewers_.load(std::memory_order_relaxed) > 0; }
+
+    LiveCounters counters() const;
+
+private:
+    class HttpServer; // cpp-httplib's server, with connections handed to the threads below
+    struct Arriving; // a connection whose request is still arriving
+    // A connection whose request is whole (`bytes`, its head without Range lines, then what
+    // came after it), waiting for a worker; its reads must end by `deadlineNs`.
+    struct Waiting {
+        int fd = -1;
+        std::string bytes;
+        int64_t deadlineNs = 0;
+    };
+    class TaskSink;
+    struct Compact; // one frame record as /api/frames shows it
+    struct TaskState;
+
+    LiveServer();
+    void setUpRoutes();
+    // The routes: admit (before any, false when answered already), then one per endpoint.
+    bool admit(const httplib::Request& req, httplib::Response& res);
+    void serveStatus(httplib::Response& res);
+    void serveFrames(const httplib::Request& req, httplib::Response& res);
+    void serveSnapshot(httplib::Response& res);
+    void serveVideo(httplib::Response& res);
+    void serveEvents(httplib::Response& res);
+    void encoderLoop();
+    void tickerLoop();
+    void consume(size_t task, const FrameRecord& record);
+    // Builds the status document and the newest chart point; under no lock of the caller's.
+    nlohmann::json buildStatus(nlohmann::json& point);
+    nlohmann::json historyJson() const;
+    nlohmann::json framesJson(std::optional<uint64_t> since, size_t limit) const;
+    std::string page() const;
+    // Connections: the accept thread hands each to the reading thread, which hands the whole
+    // requests to the workers; every connection handed over is closed by closeConnection.
+    void acceptLoop();
+    void handOver(int fd);
+    void closeConnection(int fd, const std::string& answer);
+    void readLoop();
+    void workerLoop();
+    void serveConnection(Waiting waiting);
+
+    HttpConfig config_;
+    ListenAddress address_;
+    int port_ = 0;
+    std::string chartJs_;
+    const PowerMonitor* power_ = nullptr;
+    std::unique_ptr<HttpServer> server_;
+    std::thread listener_;
+    std::thread reader_;
+    std::vector<std::thread> workers_;
+    int listenFd_ = -1;
+    int stopFd_ = -1; // an eventfd: stop, for the accept thread
+    int wakeFd_ = -1; // an eventfd: new connections for the reading thread, or stop
+    uint64_t descriptorLimit_ = 0; // the soft RLIMIT_NOFILE at start (0: none)
+    size_t maxConnections_ = kMaxConnections;
+    size_t maxArriving_ = kMaxArriving;
+    size_t maxWaiting_ = kMaxWaiting;
+    std::atomic<int> connections_ {0}; // accepted and not yet closed
+
+    // Connections, guarded by connMutex_.
+    std::mutex connMutex_;
+    std::condition_variable waitingReady_;
+    std::vector<int> handed_; // accepted, not yet taken by the reading thread
+    std::deque<Waiting> waiting_;
+    std::vector<int> serving_; // the workers' connections (shut down by stop())
+    bool closing_ = false;
+
+    std::thread encoder_;
+    std::thread ticker_;
+    std::atomic<bool> stopping_ {false};
+
+    // Records, run and history, guarded by dataMutex_.
+    mutable std::mutex dataMutex_;
+    LiveRun run_;
+    bool attached_ = false;
+    std::vector<std::unique_ptr<TaskState>> tasks_;
+    std::vector<std::unique_ptr<TaskSink>> sinks_;
+    std::vector<Compact> ring_; // the newest frame records, a circle of kFrameRing
+    size_t ringNext_ = 0;
+    std::deque<nlohmann::json> history_;
+    nlohmann::json seriesNames_; // names of the chart series (tasks, rails, zones)
+    int64_t startNs_ = 0;
+
+    // The newest status document and its number, for /api/status and the SSE clients.
+    mutable std::mutex statusMutex_;
+    std::condition_variable statusChanged_;
+    std::shared_ptr<const std::string> status_;
+    uint64_t statusSeq_ = 0;
+
+    // The video: the view's newest canvas, and the newest JPEG.
+    std::atomic<int> viewers_ {0};
+    std::mutex canvasMutex_;
+    std::condition_variable canvasReady_;
+    cv::Mat pending_;
+    bool havePending_ = false;
+    mutable std::mutex jpegMutex_;
+    std::condition_variable jpegReady_;
+    std::shared_ptr<const std::string> jpeg_;
+    uint64_t jpegSeq_ = 0;
+    int jpegWidth_ = 0;
+    int jpegHeight_ = 0;
+
+    std::atomic<uint64_t> canvases_ {0};
+    std::atomic<uint64_t> encoded_ {0};
+    std::atomic<uint64_t> sent_ {0};
+    std::atomic<uint64_t> skipped_ {0};
+    std::atomic<uint64_t> refused_ {0};
+    std::atomic<uint64_t> eventsRefused_ {0};
+    std::atomic<uint64_t> descriptorShortages_ {0};
+    std::atomic<uint64_t> unauthorized_ {0};
+    std::atomic<uint64_t> slowRequests_ {0};
+    std::atomic<uint64_t> busy_ {0};
+    std::atomic<int> streams_ {0};
+    std::atomic<int> events_ {0};
+    std::atomic<int64_t> encoderCpuNs_ {0};
+    std::atomic<int64_t> encoderBusyNs_ {0};
+};
+
+} // namespace jetagent

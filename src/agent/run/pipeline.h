@@ -1,0 +1,159 @@
+// The running agent: a source thread feeding one worker thread per task.
+//
+//   source thread --frames--> FrameQueue (per task) --> worker: Task::process --> Recorder
+//
+// The workers only fill each record and hand it to the recorder (lock-free), which derives,
+// counts, attributes energy and passes it on to the logs (recorder.h).
+// Each frame is decoded once and shared read-only by every task. Paced sources hand over through
+// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped). A view
+// (FrameView: the window, the recording) gets every frame and every record beside the tasks.
+#pragma once
+
+#include "run/run_options.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jetagent/base/enum_names.h"
+#include "run/frame_queue.h"
+#include "run/recorder.h"
+#include "run/task.h"
+
+namespace jetagent {
+
+// Called by each task's worker around Task::process, for signals that follow inference (GPIO).
+// `task` is the task's index in the pipeline's slots. Implementations run on the hot path: no
+// allocation, no blocking beyond a short lock.
+class FrameHooks {
+public:
+    virtual ~FrameHooks() = default;
+    FrameHooks() = default;
+    FrameHooks(const FrameHooks&) = delete;
+    FrameHooks& operator=(const FrameHooks&) = delete;
+
+    // Before the task processes a batch starting with frame `frameId`.
+    virtual void beforeInference(size_t task, uint64_t frameId) = 0;
+    // After, once per record, before the record goes to the statistics and the log (so the hook
+    // may fill in fields such as the measurement window).
+    virtual void afterInference(size_t task, FrameRecord& record) = 0;
+};
+
+// A view of the run beside the tasks (the live window, the recording): it takes every captured
+// frame and every task's records, so that it can draw each frame with that frame's own results.
+// The workers call onRecord once per record, in frame order, and onTaskFinished when they end;
+// both run on the hot path: no allocation, no blocking beyond a short lock.
+class FrameView {
+public:
+    virtual ~FrameView() = default;
+    FrameView() = default;
+    FrameView(const FrameView&) = delete;
+    FrameView& operator=(const FrameView&) = delete;
+
+    // Where the source thread puts every frame it captures; closed with the tasks' queues.
+    virtual FrameQueue& frames() = 0;
+    virtual void onRecord(size_t task, const FrameRecord& record) = 0;
+    virtual void onTaskFinished(size_t task) = 0;
+};
+
+class Pipeline {
+public:
+    // The frames the run can hold at once (queued for each task, in the workers' hands, queued
+    // for the view): what the frame pool may grow to. `viewQueue`: the view's queue capacity.
+    static size_t framesInFlight(
+        const RunConfig& run, const std::vector<const Task*>& tasks, size_t viewQueue, bool view);
+    static size_t queueCapacity(const RunConfig& run, const Task& task);
+
+    // Each task's records go to `recorder` (its task index is the task's here). `view`, when
+    // given, receives every frame and every record too. Both must outlive the run.
+    Pipeline(FrameSource& source, const RunConfig& run, const std::vector<Task*>& tasks,
+        Recorder& recorder, FrameView* view = nullptr);
+    ~Pipeline();
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+
+    // Before start(): `hooks` (which must outlive the run) sees every inference.
+    void setHooks(FrameHooks* hooks) { hooks_ = hooks; }
+    void start();
+    // Stops capture; frames already taken are finished and logged. Thread-safe; the first reason
+    // stays.
+    void requestStop(const std::string& reason);
+    // True once the source has stopped and every worker has drained its queue.
+    bool finished() const { return running_.load() == 0; }
+    // An eventfd that becomes readable once every thread of the run has finished (for an event
+    // loop; waitFinished() is the blocking form). -1 if the kernel refused one.
+    int finishedFd() const { return finishedFd_; }
+    // Waits up to `timeoutMs` for finished(); returns finished().
+    bool waitFinished(int timeoutMs);
+    void join();
+
+    uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
+    uint64_t framesCaptured() const { return captured_.load(); }
+    static constexpr int64_t kCaptureGapNs = 1'000'000'000;
+    // Gaps in capture: times between two frames the source delivered longer than kCaptureGapNs
+    // and four of the source's periods. The process stopped
+    // (SIGSTOP, a debugger, a suspended VM) or a source that stalled: the run's figures do not
+    // cover that time. Read once the run has finished.
+    struct CaptureGaps {
+        uint64_t count = 0;
+        int64_t totalNs = 0;
+        int64_t longestNs = 0;
+        int64_t longestAtNs = 0; // when the longest ended, from the run's start
+        int64_t thresholdNs = kCaptureGapNs; // what counted as a gap in this run
+    };
+    CaptureGaps captureGaps() const;
+    int64_t startNs() const { return startNs_; }
+    int64_t processCpuAtStartNs() const { return cpuAtStartNs_; } // processCpuNs() at start()
+    int64_t endNs() const { return endNs_; }
+    std::string stopReason() const;
+    // The first failure that ended the run (source error, a task failing repeatedly); ok otherwise.
+    Status failure() const;
+
+    size_t taskCount() const { return workers_.size(); }
+
+private:
+    struct Worker {
+        Worker(Task* t, size_t i, size_t capacity, FrameQueue::Policy policy)
+            : task(t), index(i), queue(capacity, policy)
+        {
+        }
+        Task* task;
+        size_t index;
+        FrameQueue queue;
+        std::thread thread;
+    };
+
+    void sourceLoop();
+    void closeQueues(); // the source is done: workers drain what is queued, then end
+    void workerLoop(Worker& worker);
+    void fail(const Status& status, const std::string& reason);
+    void threadDone();
+
+    FrameSource& source_;
+    RunConfig run_;
+    Recorder& recorder_;
+    FrameView* view_ = nullptr;
+    FrameHooks* hooks_ = nullptr;
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::unique_ptr<FramePool> pool_;
+    std::thread sourceThread_;
+    std::atomic<int> running_ {0};
+    int finishedFd_ = -1;
+    std::atomic<uint64_t> captured_ {0};
+    int64_t startNs_ = 0;
+    int64_t cpuAtStartNs_ = 0;
+    int64_t endNs_ = 0;
+
+    mutable std::mutex mutex_; // guards the fields below
+    CaptureGaps gaps_;
+    std::condition_variable changed_;
+    bool stop_ = false;
+    std::string stopReason_;
+    Status failure_;
+};
+
+} // namespace jetagent

@@ -1,0 +1,90 @@
+// Action recognition over clips of frames, in two modes that share the source and the pipeline:
+//
+//   clip mode       frame -> preprocess into the clip ring -> every `stride` frames: the clip model
+//                   on the newest T frames (N x C x T x H x W, or N x T x C x H x W)
+//   streaming mode  frame -> preprocess -> backbone (N x 3 x H x W -> N x D) -> embedding ring ->
+//                   every `stride` frames: the temporal head on the newest T embeddings (N x T x D)
+//
+// In both, each frame is preprocessed and written once, and the model reads the clip in place from
+// the ring (clip_ring.h): no clip is assembled or shifted per inference.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "run/task.h"
+#include "tasks/clip_ring.h"
+#include "tasks/preprocess.h"
+#include "tasks/task_config.h"
+
+namespace jetagent {
+
+struct AgentConfig;
+
+class ActionTask final : public Task {
+public:
+    // Loads the model(s) and labels, builds the engines and the ring, and checks them against the
+    // config and the source. Errors name the config file, line and key they concern
+    // (action.clip_length, action.head, action.layout, model, labels, engine.batch, ...).
+    static Expected<std::unique_ptr<ActionTask>> create(
+        const AgentConfig& agent, size_t index, const SourceInfo& source);
+
+    const std::string& name() const override { return config_.name; }
+    int batchSize() const override { return 1; }
+    size_t liveQueueCapacity() const override;
+    const std::vector<std::string>& labels() const override { return labels_; }
+    std::vector<EngineDescription> engines() const override;
+    nlohmann::json describe() const override;
+    // One frame at a time (batchSize() is 1).
+    Status process(const Frame* const* frames, size_t count, int64_t dequeuedNs,
+        FrameRecord* records) override;
+
+    const TaskConfig& config() const { return config_; }
+    int clipLength() const { return ring_->length(); }
+    const PreprocessConfig& preprocessing() const { return preprocessor_.config(); }
+    // The ring the clip model or the head reads: preprocessed frames (clip mode) or embeddings
+    // (streaming mode).
+    const ClipRing& ring() const { return *ring_; }
+    // What the last clip inference was given: the data pointer of its input, and how many clip
+    // inferences ran. For tests of the mechanism (the input is the ring's own memory).
+    const float* lastClipInput() const { return lastClipInput_; }
+    uint64_t clipInferences() const { return clipInferences_; }
+
+private:
+    explicit ActionTask(TaskConfig config, const PreprocessConfig& resolved)
+        : config_(std::move(config)), preprocessor_(resolved)
+    {
+    }
+    // Clip mode: preprocesses the frame straight into the ring. Streaming: preprocesses it, runs
+    // the backbone and writes its embedding into the ring. Sets the time preprocessing ended and
+    // adds the backbone's compute time.
+    Status addFrame(const Frame& frame, int64_t* preprocessedNs, int64_t* computeNs);
+    Status inferClip(FrameRecord& record, int64_t* computeNs);
+
+    TaskConfig config_;
+    bool streaming_ = false;
+    std::shared_ptr<const Engine> clipEngine_; // the clip model, or the temporal head
+    std::unique_ptr<Session> clipSession_;
+    std::shared_ptr<const Engine> backbone_; // streaming mode only
+    std::unique_ptr<Session> backboneSession_;
+    TensorShape clipShape_; // the clip model's or head's input, batch 1
+    size_t embeddingSize_ = 0; // D, streaming mode
+    Preprocessor preprocessor_;
+    std::vector<float> frameInput_; // streaming: one preprocessed frame for the backbone
+    std::unique_ptr<ClipRing> ring_;
+    std::vector<std::string> labels_;
+    std::vector<int> truthToLabel_;
+    size_t classes_ = 0;
+    std::vector<float> probabilities_;
+    std::vector<float> smoothed_;
+    uint64_t received_ = 0; // frames the task has been given
+    uint64_t sampled_ = 0; // ... of which went into the ring (every frame_step-th)
+    bool firstFrame_ = true; // the next frame is the task's first (cold preprocessing/backbone)
+    bool firstClip_ = true; // the next clip inference is the engine's first
+    bool firstScores_ = true; // smoothing has no history yet
+    const float* lastClipInput_ = nullptr;
+    uint64_t clipInferences_ = 0;
+};
+
+} // namespace jetagent
