@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "jetagent/base/format.h"
-#include "jetagent/base/text_split.h"
+#include "jetagent/base/text.h"
 #include "steps.h"
 
 namespace jetagent {
