@@ -337,19 +337,26 @@ Status setBatchProfile(nv::INetworkDefinition& network, nv::IOptimizationProfile
     return Status();
 }
 
-Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
+// A network parsed from the prepared model, its builder configuration, and the parser, which owns
+// the network's weights until the plan is built.
+struct ParsedNetwork {
+    TrtPtr<nv::INetworkDefinition> network;
+    TrtPtr<nv::IBuilderConfig> config;
+    TrtPtr<nvonnxparser::IParser> parser;
+};
+
+Status parseNetwork(nv::IBuilder& builder, const BuildInputs& in, ParsedNetwork* parsed)
 {
-    const EngineOptions& options = in.options;
-    auto log = logger("tensorrt");
     uint32_t flags = 0;
 #if NV_TENSORRT_MAJOR < 10
     flags = 1U << static_cast<uint32_t>(nv::NetworkDefinitionCreationFlag::kEXPLICIT_BATCH);
 #endif
-    TrtPtr<nv::INetworkDefinition> network(builder.createNetworkV2(flags));
-    TrtPtr<nv::IBuilderConfig> config(builder.createBuilderConfig());
-    if (!network || !config)
+    parsed->network.reset(builder.createNetworkV2(flags));
+    parsed->config.reset(builder.createBuilderConfig());
+    if (!parsed->network || !parsed->config)
         return Status::runtime(withTrtErrors("TensorRT could not create a network definition"));
-    TrtPtr<nvonnxparser::IParser> parser(nvonnxparser::createParser(*network, trtLogger()));
+    parsed->parser.reset(nvonnxparser::createParser(*parsed->network, trtLogger()));
+    const TrtPtr<nvonnxparser::IParser>& parser = parsed->parser;
     if (!parser ||
         !parser->parse(
             in.prepared.bytes->data(), in.prepared.bytes->size(), in.model.path.c_str())) {
@@ -363,106 +370,158 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
         return Status::invalid("TensorRT's ONNX parser cannot load model '" + in.model.path +
             "': " + (why.empty() ? std::string("no reason given") : why));
     }
+    return Status();
+}
 
+// The workspace limit, the precision flags (weakly typed: layers without a fast kernel fall back)
+// and the DLA core with its GPU fallback.
+void setBuildFlags(nv::IBuilderConfig& config, const BuildInputs& in)
+{
+    const EngineOptions& options = in.options;
     if (options.workspaceMb > 0)
-        config->setMemoryPoolLimit(
+        config.setMemoryPoolLimit(
             nv::MemoryPoolType::kWORKSPACE, static_cast<size_t>(options.workspaceMb) << 20U);
 
     const bool dla = options.device == Device::Dla0 || options.device == Device::Dla1;
     JETAGENT_TRT_DEPRECATED_BEGIN
     if (options.precision == Precision::Fp16)
-        config->setFlag(nv::BuilderFlag::kFP16);
+        config.setFlag(nv::BuilderFlag::kFP16);
     if (options.precision == Precision::Int8) {
-        config->setFlag(nv::BuilderFlag::kINT8);
+        config.setFlag(nv::BuilderFlag::kINT8);
         // Layers without an int8 kernel fall back to fp16 rather than fp32 where fp16 is fast.
         if (in.platform.fastFp16 || dla)
-            config->setFlag(nv::BuilderFlag::kFP16);
+            config.setFlag(nv::BuilderFlag::kFP16);
     }
     JETAGENT_TRT_DEPRECATED_END
     if (dla) {
-        config->setDefaultDeviceType(nv::DeviceType::kDLA);
-        config->setDLACore(options.device == Device::Dla0 ? 0 : 1);
+        config.setDefaultDeviceType(nv::DeviceType::kDLA);
+        config.setDLACore(options.device == Device::Dla0 ? 0 : 1);
         if (options.gpuFallback)
-            config->setFlag(nv::BuilderFlag::kGPU_FALLBACK);
+            config.setFlag(nv::BuilderFlag::kGPU_FALLBACK);
     }
+}
+
+// int8: checks the calibration samples against the network's one input and sets up
+// `*calibrator` with its own profile, fixed at the calibration batch.
+Status setCalibration(nv::IBuilder& builder, const ParsedNetwork& parsed, const BuildInputs& in,
+    std::unique_ptr<EntropyCalibrator>* calibrator)
+{
+    nv::INetworkDefinition& network = *parsed.network;
+    CalibrationData& data = *in.options.calibration;
+    if (network.getNbInputs() != 1)
+        return Status::unsupported("int8 calibration feeds models of one input; '" + in.model.path +
+            "' has " + std::to_string(network.getNbInputs()));
+    const nv::Dims dims = network.getInput(0)->getDimensions();
+    const TensorShape& sample = data.sampleShape();
+    bool same = dims.nbDims == sample.rank + 1;
+    for (int d = 1; same && d < dims.nbDims; ++d)
+        same = dims.d[d] == sample[d - 1];
+    if (!same)
+        return Status::invalid("the calibration samples are " + sample.toString() +
+            ", but the model's input is " + dimsText(dims));
+    if (dims.d[0] >= 0 && dims.d[0] != data.batchSize())
+        return Status::invalid("the model's batch is fixed at " + std::to_string(dims.d[0]) +
+            ", so calibration.batch must be " + std::to_string(dims.d[0]) + ", not " +
+            std::to_string(data.batchSize()));
+    // Calibration runs its own profile, fixed at the calibration batch.
+    nv::IOptimizationProfile* calibrationProfile = builder.createOptimizationProfile();
+    bool calibrationDynamic = false;
+    if (Status s = setBatchProfile(network, *calibrationProfile, data.batchSize(), data.batchSize(),
+            data.batchSize(), &calibrationDynamic);
+        !s)
+        return s;
+    *calibrator = std::make_unique<EntropyCalibrator>(data, in.calibrationTable);
+    if (Status s = (*calibrator)->prepare(); !s)
+        return s;
+    JETAGENT_TRT_DEPRECATED_BEGIN
+    if (calibrationDynamic && !parsed.config->setCalibrationProfile(calibrationProfile))
+        return Status::invalid(withTrtErrors("TensorRT refused the calibration profile"));
+    parsed.config->setInt8Calibrator(calibrator->get());
+    JETAGENT_TRT_DEPRECATED_END
+    logger("tensorrt")->info("int8: calibrating on {}", data.description());
+    return Status();
+}
+
+// The timing cache spares the kernel timing of layers seen before (other models, other
+// precisions), which is most of a build's minutes. Loads it from the plan cache into `config`
+// and returns the path to keep it at; an empty path when there is none to keep.
+std::string useTimingCache(
+    nv::IBuilderConfig& config, const BuildInputs& in, TrtPtr<nv::ITimingCache>* timingCache)
+{
+    if (!in.options.timingCache || !in.cache.usable())
+        return std::string();
+    auto log = logger("tensorrt");
+    std::string timingPath =
+        in.cache.timingCachePath(kHeaderVersion.toString(), in.platform.describe());
+    std::string blob;
+    CacheEntryRead existing = readCacheEntry(timingPath);
+    if (existing.bytes)
+        blob = std::move(*existing.bytes);
+    else if (!existing.damaged.empty())
+        log->warn("the timing cache {} is damaged ({}); timing afresh and replacing it", timingPath,
+            existing.damaged);
+    timingCache->reset(config.createTimingCache(blob.data(), blob.size()));
+    if (!*timingCache || !config.setTimingCache(**timingCache, false)) {
+        log->warn("the timing cache {} cannot be used; building without it", timingPath);
+        trtLogger().takeErrors();
+        timingPath.clear();
+    }
+    return timingPath;
+}
+
+// Writes the timing cache back after a build; a failure only costs the next build its timings.
+void keepTimingCache(const TrtPtr<nv::ITimingCache>& timingCache, const std::string& timingPath)
+{
+    if (!timingCache || timingPath.empty())
+        return;
+    TrtPtr<nv::IHostMemory> blob(timingCache->serialize());
+    if (blob) {
+        Status s = writeCacheEntry(
+            timingPath, std::string(static_cast<const char*>(blob->data()), blob->size()));
+        if (!s)
+            logger("tensorrt")->warn("timing cache not kept: {}", s.message());
+    }
+}
+
+Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
+{
+    const EngineOptions& options = in.options;
+    auto log = logger("tensorrt");
+    ParsedNetwork parsed;
+    if (Status s = parseNetwork(builder, in, &parsed); !s)
+        return s;
+    nv::INetworkDefinition& network = *parsed.network;
+    nv::IBuilderConfig& config = *parsed.config;
+    setBuildFlags(config, in);
 
     // Profiles are owned by the builder.
     nv::IOptimizationProfile* profile = builder.createOptimizationProfile();
     bool dynamic = false;
-    if (Status s = setBatchProfile(*network, *profile, options.profileMin(), options.batch,
-            options.profileMax(), &dynamic);
+    if (Status s = setBatchProfile(
+            network, *profile, options.profileMin(), options.batch, options.profileMax(), &dynamic);
         !s)
         return s;
-    if (dynamic && config->addOptimizationProfile(profile) < 0)
+    if (dynamic && config.addOptimizationProfile(profile) < 0)
         return Status::invalid(withTrtErrors("TensorRT refused the optimization profile"));
 
     std::unique_ptr<EntropyCalibrator> calibrator;
-    if (options.precision == Precision::Int8) {
-        CalibrationData& data = *options.calibration;
-        if (network->getNbInputs() != 1)
-            return Status::unsupported("int8 calibration feeds models of one input; '" +
-                in.model.path + "' has " + std::to_string(network->getNbInputs()));
-        const nv::Dims dims = network->getInput(0)->getDimensions();
-        const TensorShape& sample = data.sampleShape();
-        bool same = dims.nbDims == sample.rank + 1;
-        for (int d = 1; same && d < dims.nbDims; ++d)
-            same = dims.d[d] == sample[d - 1];
-        if (!same)
-            return Status::invalid("the calibration samples are " + sample.toString() +
-                ", but the model's input is " + dimsText(dims));
-        if (dims.d[0] >= 0 && dims.d[0] != data.batchSize())
-            return Status::invalid("the model's batch is fixed at " + std::to_string(dims.d[0]) +
-                ", so calibration.batch must be " + std::to_string(dims.d[0]) + ", not " +
-                std::to_string(data.batchSize()));
-        // Calibration runs its own profile, fixed at the calibration batch.
-        nv::IOptimizationProfile* calibrationProfile = builder.createOptimizationProfile();
-        bool calibrationDynamic = false;
-        if (Status s = setBatchProfile(*network, *calibrationProfile, data.batchSize(),
-                data.batchSize(), data.batchSize(), &calibrationDynamic);
-            !s)
+    if (options.precision == Precision::Int8)
+        if (Status s = setCalibration(builder, parsed, in, &calibrator); !s)
             return s;
-        calibrator = std::make_unique<EntropyCalibrator>(data, in.calibrationTable);
-        if (Status s = calibrator->prepare(); !s)
-            return s;
-        JETAGENT_TRT_DEPRECATED_BEGIN
-        if (calibrationDynamic && !config->setCalibrationProfile(calibrationProfile))
-            return Status::invalid(withTrtErrors("TensorRT refused the calibration profile"));
-        config->setInt8Calibrator(calibrator.get());
-        JETAGENT_TRT_DEPRECATED_END
-        log->info("int8: calibrating on {}", data.description());
-    }
 
-    // The timing cache spares the kernel timing of layers seen before (other models, other
-    // precisions), which is most of a build's minutes.
     TrtPtr<nv::ITimingCache> timingCache;
-    std::string timingPath;
-    if (options.timingCache && in.cache.usable()) {
-        timingPath = in.cache.timingCachePath(kHeaderVersion.toString(), in.platform.describe());
-        std::string blob;
-        CacheEntryRead existing = readCacheEntry(timingPath);
-        if (existing.bytes)
-            blob = std::move(*existing.bytes);
-        else if (!existing.damaged.empty())
-            log->warn("the timing cache {} is damaged ({}); timing afresh and replacing it",
-                timingPath, existing.damaged);
-        timingCache.reset(config->createTimingCache(blob.data(), blob.size()));
-        if (!timingCache || !config->setTimingCache(*timingCache, false)) {
-            log->warn("the timing cache {} cannot be used; building without it", timingPath);
-            trtLogger().takeErrors();
-            timingPath.clear();
-        }
-    }
+    const std::string timingPath = useTimingCache(config, in, &timingCache);
 
 #if NV_TENSORRT_MAJOR >= 10
     BuildProgress progress;
-    config->setProgressMonitor(&progress);
+    config.setProgressMonitor(&progress);
 #endif
     log->info("building a {} {} plan for '{}' on {}: this takes minutes on a Nano; the plan is "
               "cached, so later starts load it in seconds",
         precisionName(options.precision), deviceName(options.device), in.model.path,
         in.platform.describe());
     const int64_t start = monotonicNs();
-    TrtPtr<nv::IHostMemory> plan(builder.buildSerializedNetwork(*network, *config));
+    TrtPtr<nv::IHostMemory> plan(builder.buildSerializedNetwork(network, config));
     if (calibrator && !calibrator->error().empty())
         return Status::invalid("int8 calibration failed: " + calibrator->error());
     if (!plan || plan->size() == 0)
@@ -474,16 +533,7 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
                                               : ", calibrated on " +
                                  std::to_string(calibrator->batches()) + " batches")
                    : std::string());
-
-    if (timingCache && !timingPath.empty()) {
-        TrtPtr<nv::IHostMemory> blob(timingCache->serialize());
-        if (blob) {
-            Status s = writeCacheEntry(
-                timingPath, std::string(static_cast<const char*>(blob->data()), blob->size()));
-            if (!s)
-                log->warn("timing cache not kept: {}", s.message());
-        }
-    }
+    keepTimingCache(timingCache, timingPath);
     return std::string(static_cast<const char*>(plan->data()), plan->size());
 }
 
@@ -885,6 +935,61 @@ std::shared_ptr<nv::ICudaEngine> deserialize(
     return std::shared_ptr<nv::ICudaEngine>(engine, [runtime](nv::ICudaEngine* e) { delete e; });
 }
 
+// The engine of the plan cached under `planKeyHex`; null when there is none, or it is damaged, or
+// this TensorRT cannot load it (the last two said in a warning: the caller rebuilds).
+std::shared_ptr<nv::ICudaEngine> cachedEngine(const std::shared_ptr<nv::IRuntime>& runtime,
+    const PlanCache& cache, const std::string& planKeyHex)
+{
+    if (!cache.usable())
+        return nullptr;
+    auto log = logger("tensorrt");
+    PlanLookup hit = cache.loadPlan(planKeyHex);
+    if (!hit.plan) {
+        if (!hit.damaged.empty())
+            log->warn("the cached plan {} is damaged ({}); rebuilding", cache.planPath(planKeyHex),
+                hit.damaged);
+        return nullptr;
+    }
+    std::shared_ptr<nv::ICudaEngine> engine = deserialize(runtime, hit.plan->bytes);
+    if (!engine)
+        log->warn("{}",
+            withTrtErrors("the cached plan " + planKeyHex +
+                " cannot be loaded by this TensorRT; rebuilding"));
+    return engine;
+}
+
+// Builds a plan, loads it and keeps it in the cache under `planKeyHex` (a cache that cannot keep
+// it costs the next start a build, not this one).
+Expected<std::shared_ptr<nv::ICudaEngine>> builtEngine(const std::shared_ptr<nv::IRuntime>& runtime,
+    BuildInputs in, const PlanKeyInputs& key, const std::string& planKeyHex)
+{
+    TrtPtr<nv::IBuilder> builder(nv::createInferBuilder(trtLogger()));
+    if (!builder)
+        return Status::runtime(withTrtErrors("TensorRT's builder cannot start"));
+    // The table depends on the model, the data and TensorRT, not on the device, so a GPU
+    // and a DLA build share it.
+    if (in.options.precision == Precision::Int8)
+        in.calibrationTable = in.cache.calibrationTablePath(calibrationTableKey(key));
+    const int64_t buildStart = monotonicNs();
+    auto built = buildPlan(*builder, in);
+    if (!built)
+        return built.status();
+    const std::string plan = std::move(built).value();
+    std::shared_ptr<nv::ICudaEngine> engine = deserialize(runtime, plan);
+    if (!engine)
+        return Status::runtime(withTrtErrors(
+            "TensorRT cannot load the plan it just built for '" + in.model.path + "'"));
+    if (in.cache.usable()) {
+        PlanMetadata meta;
+        meta.inputs = key;
+        meta.modelPath = in.model.path;
+        meta.buildMs = (monotonicNs() - buildStart) / 1'000'000;
+        if (Status s = in.cache.storePlan(planKeyHex, plan, std::move(meta)); !s)
+            logger("tensorrt")->warn("the plan is not kept in the cache: {}", s.message());
+    }
+    return engine;
+}
+
 struct RuntimeState {
     bool ok = false;
     std::string details;
@@ -962,54 +1067,14 @@ Expected<std::shared_ptr<const Engine>> buildTensorRTEngine(std::shared_ptr<cons
     if (!cache.usable())
         log->warn("{}", cache.warning());
 
-    std::string plan;
-    bool fromCache = false;
-    if (cache.usable()) {
-        PlanLookup hit = cache.loadPlan(planKeyHex);
-        if (hit.plan) {
-            plan = std::move(hit.plan->bytes);
-            fromCache = true;
-        } else if (!hit.damaged.empty()) {
-            log->warn("the cached plan {} is damaged ({}); rebuilding", cache.planPath(planKeyHex),
-                hit.damaged);
-        }
-    }
-    std::shared_ptr<nv::ICudaEngine> engine;
-    if (fromCache) {
-        engine = deserialize(runtime, plan);
-        if (!engine) {
-            log->warn("{}",
-                withTrtErrors("the cached plan " + planKeyHex +
-                    " cannot be loaded by this TensorRT; rebuilding"));
-            fromCache = false;
-        }
-    }
+    std::shared_ptr<nv::ICudaEngine> engine = cachedEngine(runtime, cache, planKeyHex);
+    const bool fromCache = engine != nullptr;
     if (!engine) {
-        TrtPtr<nv::IBuilder> builder(nv::createInferBuilder(trtLogger()));
-        if (!builder)
-            return Status::runtime(withTrtErrors("TensorRT's builder cannot start"));
-        BuildInputs in {*model, prepared, options, platform, cache, std::string()};
-        // The table depends on the model, the data and TensorRT, not on the device, so a GPU
-        // and a DLA build share it.
-        if (options.precision == Precision::Int8)
-            in.calibrationTable = cache.calibrationTablePath(calibrationTableKey(key));
-        const int64_t buildStart = monotonicNs();
-        auto built = buildPlan(*builder, in);
+        auto built = builtEngine(
+            runtime, {*model, prepared, options, platform, cache, std::string()}, key, planKeyHex);
         if (!built)
             return built.status();
-        plan = std::move(built).value();
-        engine = deserialize(runtime, plan);
-        if (!engine)
-            return Status::runtime(withTrtErrors(
-                "TensorRT cannot load the plan it just built for '" + model->path + "'"));
-        if (cache.usable()) {
-            PlanMetadata meta;
-            meta.inputs = key;
-            meta.modelPath = model->path;
-            meta.buildMs = (monotonicNs() - buildStart) / 1'000'000;
-            if (Status s = cache.storePlan(planKeyHex, plan, std::move(meta)); !s)
-                log->warn("the plan is not kept in the cache: {}", s.message());
-        }
+        engine = std::move(built).value();
     }
 
     auto tensors = describeTensors(*engine, *model);

@@ -149,6 +149,54 @@ struct FormatRequest {
     double fps = 0.0; // 0: the device's current rate
 };
 
+// What negotiate() works from: the device's formats and current settings, and the size and rate
+// asked for (the device's current size where the request leaves it at 0).
+struct FormatOffer {
+    V4L2Device* device = nullptr;
+    std::string name; // the device's label, for messages
+    std::vector<v4l2_fmtdesc> formats;
+    v4l2_format current {};
+    bool timePerFrame = false; // the driver takes a frame interval (V4L2_CAP_TIMEPERFRAME)
+    v4l2_fract currentInterval {0, 0};
+    bool currentSize = false; // the request left the size to the device
+    uint32_t width = 0;
+    uint32_t height = 0;
+    double fps = 0.0;
+    std::string asked; // the size and rate asked for, for messages
+
+    bool offers(uint32_t fourcc) const
+    {
+        return std::any_of(formats.begin(), formats.end(),
+            [&](const v4l2_fmtdesc& f) { return f.pixelformat == fourcc; });
+    }
+    bool sizeOk(uint32_t fourcc) const
+    {
+        V4L2FrameSizes sizes;
+        return device->enumFrameSizes(fourcc, sizes) == 0 && sizes.contains(width, height);
+    }
+    // Whether the rate is offered at the size; `interval` becomes the one to ask for.
+    bool rateOk(uint32_t fourcc, double rate, v4l2_fract& interval) const
+    {
+        V4L2FrameIntervals intervals;
+        if (device->enumFrameIntervals(fourcc, width, height, intervals) < 0)
+            return false;
+        if (intervals.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
+            for (const v4l2_fract& offered : intervals.discrete)
+                if (rateMatches(fpsOf(offered), rate)) {
+                    interval = offered;
+                    return true;
+                }
+            return false;
+        }
+        interval = intervalForFps(rate);
+        if (intervals.type == 0)
+            return true;
+        const double lowest = fpsOf(intervals.stepwise.max);
+        const double highest = fpsOf(intervals.stepwise.min);
+        return rate >= lowest * (1.0 - kRateTolerance) && rate <= highest * (1.0 + kRateTolerance);
+    }
+};
+
 // A control resolved against the device, kept to set it again after a reconnect.
 struct AppliedControl {
     std::string name;
@@ -181,7 +229,15 @@ public:
 private:
     std::string label() const { return path_ + " (" + card_ + ")"; }
     Status connect(const std::string& path, const FormatRequest& request, bool initial);
+    // negotiate() in steps: what the device offers, the format (chosen or checked), then the
+    // format and the rate set on the device.
     Status negotiate(V4L2Device& device, const FormatRequest& request, bool initial);
+    Status readOffer(V4L2Device& device, const FormatRequest& request, FormatOffer& offer);
+    Status chooseFormat(const FormatOffer& offer, uint32_t& fourcc, v4l2_fract& interval);
+    Status checkFormat(const FormatOffer& offer, uint32_t fourcc, v4l2_fract& interval);
+    Status setFormat(const FormatOffer& offer, uint32_t fourcc, v4l2_pix_format& pix);
+    Status setRate(
+        const FormatOffer& offer, const v4l2_fract& interval, bool initial, double& actualFps);
     std::string offerText(V4L2Device& device, const std::vector<v4l2_fmtdesc>& formats);
     Status setControls(V4L2Device& device);
     Status restoreControls(V4L2Device& device);
@@ -336,119 +392,96 @@ std::string V4L2Source::offerText(V4L2Device& device, const std::vector<v4l2_fmt
     return text;
 }
 
-Status V4L2Source::negotiate(V4L2Device& device, const FormatRequest& request, bool initial)
+Status V4L2Source::readOffer(V4L2Device& device, const FormatRequest& request, FormatOffer& offer)
 {
-    const std::string name = label();
-    std::vector<v4l2_fmtdesc> formats;
-    if (const int r = device.enumFormats(formats); r < 0)
+    offer.device = &device;
+    offer.name = label();
+    const std::string& name = offer.name;
+    if (const int r = device.enumFormats(offer.formats); r < 0)
         return Status::io(name + ": VIDIOC_ENUM_FMT failed: " + errnoText(-r));
-    v4l2_format current {};
+    v4l2_format& current = offer.current;
     if (const int r = device.getFormat(current); r < 0)
         return Status::io(name + ": VIDIOC_G_FMT failed: " + errnoText(-r));
     v4l2_streamparm parm {};
     const bool haveParm = device.getParm(parm) == 0;
-    const bool timePerFrame =
-        haveParm && (parm.parm.capture.capability & V4L2_CAP_TIMEPERFRAME) != 0;
-    const v4l2_fract currentInterval =
-        haveParm ? parm.parm.capture.timeperframe : v4l2_fract {0, 0};
+    offer.timePerFrame = haveParm && (parm.parm.capture.capability & V4L2_CAP_TIMEPERFRAME) != 0;
+    offer.currentInterval = haveParm ? parm.parm.capture.timeperframe : v4l2_fract {0, 0};
 
-    const bool currentSize = request.width == 0 && request.height == 0;
-    const uint32_t width = currentSize ? current.fmt.pix.width : request.width;
-    const uint32_t height = currentSize ? current.fmt.pix.height : request.height;
-    const double fps = request.fps;
-    const std::string asked =
-        sizeText(width, height) + (fps > 0.0 ? " @ " + v4l2RateText(fps) + " fps" : "");
+    offer.currentSize = request.width == 0 && request.height == 0;
+    offer.width = offer.currentSize ? current.fmt.pix.width : request.width;
+    offer.height = offer.currentSize ? current.fmt.pix.height : request.height;
+    offer.fps = request.fps;
+    offer.asked = sizeText(offer.width, offer.height) +
+        (offer.fps > 0.0 ? " @ " + v4l2RateText(offer.fps) + " fps" : "");
+    return Status();
+}
 
-    auto offers = [&](uint32_t fourcc) {
-        return std::any_of(formats.begin(), formats.end(),
-            [&](const v4l2_fmtdesc& f) { return f.pixelformat == fourcc; });
-    };
-    auto sizeOk = [&](uint32_t fourcc) {
-        V4L2FrameSizes sizes;
-        return device.enumFrameSizes(fourcc, sizes) == 0 && sizes.contains(width, height);
-    };
-    // Whether the rate is offered at the size; `interval` becomes the one to ask for.
-    auto rateOk = [&](uint32_t fourcc, double rate, v4l2_fract& interval) {
-        V4L2FrameIntervals intervals;
-        if (device.enumFrameIntervals(fourcc, width, height, intervals) < 0)
-            return false;
-        if (intervals.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
-            for (const v4l2_fract& offered : intervals.discrete)
-                if (rateMatches(fpsOf(offered), rate)) {
-                    interval = offered;
-                    return true;
-                }
-            return false;
-        }
-        interval = intervalForFps(rate);
-        if (intervals.type == 0)
-            return true;
-        const double lowest = fpsOf(intervals.stepwise.max);
-        const double highest = fpsOf(intervals.stepwise.min);
-        return rate >= lowest * (1.0 - kRateTolerance) && rate <= highest * (1.0 + kRateTolerance);
-    };
-
-    uint32_t fourcc = request.fourcc;
-    v4l2_fract interval {0, 0};
-    if (fourcc == 0) {
-        if (currentSize && PixelConverter::supports(current.fmt.pix.pixelformat) &&
-            (fps == 0.0 || rateOk(current.fmt.pix.pixelformat, fps, interval)))
-            fourcc = current.fmt.pix.pixelformat;
-        for (size_t i = 0; fourcc == 0 && i < PixelConverter::supportedFourccs().size(); ++i) {
-            const uint32_t candidate = PixelConverter::supportedFourccs()[i];
-            if (offers(candidate) && sizeOk(candidate) &&
-                (fps == 0.0 || rateOk(candidate, fps, interval)))
-                fourcc = candidate;
-        }
-        if (fourcc == 0) {
-            if (std::none_of(formats.begin(), formats.end(), [](const v4l2_fmtdesc& f) {
-                    return PixelConverter::supports(f.pixelformat);
-                })) {
-                std::string convertible;
-                for (const uint32_t f : PixelConverter::supportedFourccs())
-                    convertible += (convertible.empty() ? "" : ", ") + fourccName(f);
-                return Status::invalid(name + " offers no pixel format jetagent can convert (it " +
-                    "converts " + convertible +
-                    "); the device offers:" + offerText(device, formats));
-            }
-            return Status::invalid(name + " cannot capture " + asked +
-                " in any format jetagent converts; it offers:" + offerText(device, formats));
-        }
-    } else {
-        const std::string format = fourccName(fourcc);
-        if (!offers(fourcc))
-            return Status::invalid(name + " has no pixel format " + format +
-                "; it offers:" + offerText(device, formats));
-        if (!PixelConverter::supports(fourcc)) {
-            std::string usable;
-            for (const v4l2_fmtdesc& f : formats)
-                if (PixelConverter::supports(f.pixelformat))
-                    usable += (usable.empty() ? "" : ", ") + fourccName(f.pixelformat);
-            return Status::invalid("jetagent cannot convert " + format + " frames; formats of " +
-                name + " it converts: " + (usable.empty() ? std::string("none") : usable) +
-                " (or use format: auto)");
-        }
-        if (!sizeOk(fourcc))
-            return Status::invalid(name + " cannot capture " + format + " at " +
-                sizeText(width, height) + "; it offers:" + offerText(device, formats));
-        if (fps > 0.0 && !rateOk(fourcc, fps, interval))
-            return Status::invalid(name + " cannot capture " + format + " " + asked +
-                "; it offers:" + offerText(device, formats));
+Status V4L2Source::chooseFormat(const FormatOffer& offer, uint32_t& fourcc, v4l2_fract& interval)
+{
+    const v4l2_format& current = offer.current;
+    const double fps = offer.fps;
+    if (offer.currentSize && PixelConverter::supports(current.fmt.pix.pixelformat) &&
+        (fps == 0.0 || offer.rateOk(current.fmt.pix.pixelformat, fps, interval)))
+        fourcc = current.fmt.pix.pixelformat;
+    for (size_t i = 0; fourcc == 0 && i < PixelConverter::supportedFourccs().size(); ++i) {
+        const uint32_t candidate = PixelConverter::supportedFourccs()[i];
+        if (offer.offers(candidate) && offer.sizeOk(candidate) &&
+            (fps == 0.0 || offer.rateOk(candidate, fps, interval)))
+            fourcc = candidate;
     }
-    // fps 0 keeps the device's current interval where the chosen size offers it; otherwise the
-    // driver's own choice stands.
-    if (fps == 0.0 && fpsOf(currentInterval) > 0.0) {
-        v4l2_fract same {};
-        if (rateOk(fourcc, fpsOf(currentInterval), same))
-            interval = same;
+    if (fourcc != 0)
+        return Status();
+    const std::vector<v4l2_fmtdesc>& formats = offer.formats;
+    if (std::none_of(formats.begin(), formats.end(),
+            [](const v4l2_fmtdesc& f) { return PixelConverter::supports(f.pixelformat); })) {
+        std::string convertible;
+        for (const uint32_t f : PixelConverter::supportedFourccs())
+            convertible += (convertible.empty() ? "" : ", ") + fourccName(f);
+        return Status::invalid(offer.name + " offers no pixel format jetagent can convert (it " +
+            "converts " + convertible +
+            "); the device offers:" + offerText(*offer.device, formats));
     }
+    return Status::invalid(offer.name + " cannot capture " + offer.asked +
+        " in any format jetagent converts; it offers:" + offerText(*offer.device, formats));
+}
 
+Status V4L2Source::checkFormat(const FormatOffer& offer, uint32_t fourcc, v4l2_fract& interval)
+{
+    const std::string& name = offer.name;
+    const std::string format = fourccName(fourcc);
+    if (!offer.offers(fourcc))
+        return Status::invalid(name + " has no pixel format " + format +
+            "; it offers:" + offerText(*offer.device, offer.formats));
+    if (!PixelConverter::supports(fourcc)) {
+        std::string usable;
+        for (const v4l2_fmtdesc& f : offer.formats)
+            if (PixelConverter::supports(f.pixelformat))
+                usable += (usable.empty() ? "" : ", ") + fourccName(f.pixelformat);
+        return Status::invalid("jetagent cannot convert " + format + " frames; formats of " + name +
+            " it converts: " + (usable.empty() ? std::string("none") : usable) +
+            " (or use format: auto)");
+    }
+    if (!offer.sizeOk(fourcc))
+        return Status::invalid(name + " cannot capture " + format + " at " +
+            sizeText(offer.width, offer.height) +
+            "; it offers:" + offerText(*offer.device, offer.formats));
+    if (offer.fps > 0.0 && !offer.rateOk(fourcc, offer.fps, interval))
+        return Status::invalid(name + " cannot capture " + format + " " + offer.asked +
+            "; it offers:" + offerText(*offer.device, offer.formats));
+    return Status();
+}
+
+Status V4L2Source::setFormat(const FormatOffer& offer, uint32_t fourcc, v4l2_pix_format& pix)
+{
+    const std::string& name = offer.name;
+    const uint32_t width = offer.width;
+    const uint32_t height = offer.height;
     v4l2_format format {};
     format.fmt.pix.width = width;
     format.fmt.pix.height = height;
     format.fmt.pix.pixelformat = fourcc;
     format.fmt.pix.field = V4L2_FIELD_NONE;
-    if (const int r = device.setFormat(format); r < 0) {
+    if (const int r = offer.device->setFormat(format); r < 0) {
         if (r == -EBUSY)
             return Status::io(name + " is busy: another program is capturing from it");
         if (isDisappearance(-r))
@@ -456,37 +489,73 @@ Status V4L2Source::negotiate(V4L2Device& device, const FormatRequest& request, b
         return Status::invalid(name + ": VIDIOC_S_FMT " + fourccName(fourcc) + " " +
             sizeText(width, height) + " failed: " + errnoText(-r));
     }
-    const v4l2_pix_format& pix = format.fmt.pix;
+    pix = format.fmt.pix;
     if (pix.pixelformat != fourcc || pix.width != width || pix.height != height)
         return Status::invalid(name + ": asked for " + fourccName(fourcc) + " " +
             sizeText(width, height) + ", the driver set " + fourccName(pix.pixelformat) + " " +
-            sizeText(pix.width, pix.height) + " instead; it offers:" + offerText(device, formats));
+            sizeText(pix.width, pix.height) +
+            " instead; it offers:" + offerText(*offer.device, offer.formats));
+    return Status();
+}
 
-    double actualFps = 0.0;
-    if (timePerFrame && interval.numerator != 0 && interval.denominator != 0) {
+Status V4L2Source::setRate(
+    const FormatOffer& offer, const v4l2_fract& interval, bool initial, double& actualFps)
+{
+    const std::string& name = offer.name;
+    const double fps = offer.fps;
+    actualFps = 0.0;
+    if (offer.timePerFrame && interval.numerator != 0 && interval.denominator != 0) {
         v4l2_streamparm set {};
         set.parm.capture.timeperframe = interval;
-        if (const int r = device.setParm(set); r < 0)
+        if (const int r = offer.device->setParm(set); r < 0)
             return Status::io(name + ": VIDIOC_S_PARM " + v4l2RateText(fpsOf(interval)) +
                 " fps failed: " + errnoText(-r));
         actualFps = fpsOf(set.parm.capture.timeperframe);
         if (fps > 0.0 && !rateMatches(actualFps, fps))
             return Status::invalid(name + ": asked for " + v4l2RateText(fps) +
                 " fps, the driver set " + v4l2RateText(actualFps) +
-                " fps; it offers:" + offerText(device, formats));
-    } else {
-        v4l2_streamparm now {};
-        if (device.getParm(now) == 0)
-            actualFps = fpsOf(now.parm.capture.timeperframe);
-        if (fps > 0.0 && !timePerFrame) {
-            if (initial)
-                log_->info("{} cannot set its frame rate; keeping its {}", name,
-                    actualFps > 0.0 ? v4l2RateText(actualFps) + " fps" : "own rate");
-            else
-                log_->debug("{} cannot set its frame rate", name);
-        }
+                " fps; it offers:" + offerText(*offer.device, offer.formats));
+        return Status();
     }
+    v4l2_streamparm now {};
+    if (offer.device->getParm(now) == 0)
+        actualFps = fpsOf(now.parm.capture.timeperframe);
+    if (fps > 0.0 && !offer.timePerFrame) {
+        if (initial)
+            log_->info("{} cannot set its frame rate; keeping its {}", name,
+                actualFps > 0.0 ? v4l2RateText(actualFps) + " fps" : "own rate");
+        else
+            log_->debug("{} cannot set its frame rate", name);
+    }
+    return Status();
+}
 
+Status V4L2Source::negotiate(V4L2Device& device, const FormatRequest& request, bool initial)
+{
+    FormatOffer offer;
+    if (Status s = readOffer(device, request, offer); !s)
+        return s;
+    uint32_t fourcc = request.fourcc;
+    v4l2_fract interval {0, 0};
+    if (Status s = fourcc == 0 ? chooseFormat(offer, fourcc, interval)
+                               : checkFormat(offer, fourcc, interval);
+        !s)
+        return s;
+    // fps 0 keeps the device's current interval where the chosen size offers it; otherwise the
+    // driver's own choice stands.
+    if (offer.fps == 0.0 && fpsOf(offer.currentInterval) > 0.0) {
+        v4l2_fract same {};
+        if (offer.rateOk(fourcc, fpsOf(offer.currentInterval), same))
+            interval = same;
+    }
+    v4l2_pix_format pix {};
+    if (Status s = setFormat(offer, fourcc, pix); !s)
+        return s;
+    double actualFps = 0.0;
+    if (Status s = setRate(offer, interval, initial, actualFps); !s)
+        return s;
+
+    const std::string& name = offer.name;
     if (Status s = converter_.configure(fourcc, static_cast<int>(pix.width),
             static_cast<int>(pix.height), pix.bytesperline, pix.sizeimage);
         !s)

@@ -188,6 +188,170 @@ onnx::ModelProto shapeOnlyCopy(const onnx::ModelProto& model)
     return copy;
 }
 
+// Checks a shape given for `input` against its rank, its fixed dimensions and the size limits.
+Status checkGivenShape(const TensorInfo& input, const std::vector<int64_t>& dims)
+{
+    if (dims.size() != input.dims.size())
+        return Status::invalid("input '" + input.name + "' has rank " +
+            std::to_string(input.dims.size()) + " (" + input.shapeString() + "), the " +
+            "shape given has " + std::to_string(dims.size()) + " dimensions");
+    int64_t elements = 1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] < 1 || dims[d] > kMaxModelDimension ||
+            (input.dims[d] > 0 && input.dims[d] != dims[d]))
+            return Status::invalid("input '" + input.name + "': dimension " + std::to_string(d) +
+                " must be " +
+                (input.dims[d] > 0 ? std::to_string(input.dims[d])
+                                   : "1 to " + std::to_string(kMaxModelDimension)) +
+                ", not " + std::to_string(dims[d]));
+        if (elements > kMaxInputElements / dims[d])
+            return Status::invalid("input '" + input.name + "': the shape given has " +
+                "more than the " + std::to_string(kMaxInputElements) +
+                " elements jetagent accepts for one input");
+        elements *= dims[d];
+    }
+    return Status();
+}
+
+// Concrete shapes of every input into `stats->shapes`: the shape given, else the model's own with
+// an open batch dimension taken as 1; any other open dimension needs a shape given.
+Status concreteInputShapes(const ModelFile& model,
+    const std::map<std::string, std::vector<int64_t>>& inputShapes, ModelStats* stats)
+{
+    for (const auto& given : inputShapes) {
+        const std::string& name = given.first;
+        const bool known = std::any_of(model.inputs.begin(), model.inputs.end(),
+            [&](const TensorInfo& t) { return t.name == name; });
+        if (!known) {
+            std::string names;
+            for (const auto& t : model.inputs)
+                names += (names.empty() ? "" : ", ") + t.name;
+            return Status::invalid("model '" + model.path + "' has no input '" + name +
+                "' (its inputs: " + names + ")");
+        }
+    }
+    for (const auto& input : model.inputs) {
+        std::vector<int64_t> dims;
+        const auto given = inputShapes.find(input.name);
+        if (given != inputShapes.end()) {
+            dims = given->second;
+            if (Status s = checkGivenShape(input, dims); !s)
+                return s;
+        } else {
+            dims = input.dims;
+            for (size_t d = 0; d < dims.size(); ++d)
+                if (dims[d] < 0) {
+                    if (d != 0)
+                        return Status::invalid("input '" + input.name + "' (" +
+                            input.shapeString() + ") has an open dimension " + std::to_string(d) +
+                            "; give its shape to count MACs (--input-shape " + input.name +
+                            ":1x3x224x224)");
+                    dims[d] = 1;
+                }
+        }
+        stats->shapes[input.name] = dims;
+    }
+    return Status();
+}
+
+// Makes `copy` the shape-only copy of the model with the concrete input shapes, Einsums lowered to
+// MatMul, identities removed, constants folded and shapes inferred. `einsumOutputs` receives the
+// outputs of the model's own Einsums, whose multiply-accumulates are still reported as Einsum's.
+Status shapedCopy(const ModelFile& model, const std::map<std::string, std::vector<int64_t>>& shapes,
+    onnx::ModelProto& copy, std::unordered_set<std::string>* einsumOutputs)
+{
+    copy = shapeOnlyCopy(*model.proto);
+    for (auto& value : *copy.mutable_graph()->mutable_input()) {
+        const auto it = shapes.find(value.name());
+        if (it == shapes.end())
+            continue;
+        auto* shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
+        shape->clear_dim();
+        for (int64_t d : it->second)
+            shape->add_dim()->set_dim_value(d);
+    }
+    PassReport ignored;
+    // ONNX's shape inference gives an Einsum's output a rank and no dimensions, which would leave
+    // everything after it uncounted: the batched matrix products among them become MatMul first,
+    // their multiply-accumulates still reported as Einsum's.
+    for (const auto& node : copy.graph().node())
+        if (node.op_type() == "Einsum" && node.output_size() == 1)
+            einsumOutputs->insert(node.output(0));
+    if (Status s = einsumToMatMul(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    if (Status s = eliminateIdentity(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    if (Status s = inferShapes(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    if (Status s = foldConstants(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    if (Status s = inferShapes(copy, &ignored); !s)
+        return s.withContext("counting MACs of '" + model.path + "'");
+    return Status();
+}
+
+// The multiply-accumulates of one Einsum, Conv, ConvTranspose, Gemm or MatMul node; nullopt when
+// its shapes are not known or do not fit the operator.
+std::optional<int64_t> nodeMacs(const onnx::NodeProto& node, const onnxutil::ShapeIndex& shapes)
+{
+    const std::string& op = node.op_type();
+    if (op == "Einsum") {
+        std::vector<std::vector<int64_t>> operands(static_cast<size_t>(node.input_size()));
+        bool known = true;
+        for (int k = 0; k < node.input_size(); ++k)
+            known = known && shapes.staticShape(node.input(k), &operands[static_cast<size_t>(k)]);
+        return known ? einsumMacs(onnxutil::stringAttribute(node, "equation", ""), operands)
+                     : std::nullopt;
+    }
+    std::vector<int64_t> out, a, b;
+    const bool shapesKnown = node.input_size() >= 2 && node.output_size() >= 1 &&
+        shapes.staticShape(node.output(0), &out) && shapes.staticShape(node.input(0), &a) &&
+        shapes.staticShape(node.input(1), &b);
+    if (!shapesKnown)
+        return std::nullopt;
+    if (op == "Conv" && b.size() >= 3) {
+        // Each output element sums over its group's input channels and the kernel window:
+        // W is [Cout, Cin/group, k...].
+        return product(out) * product(b, 1);
+    }
+    if (op == "ConvTranspose" && b.size() >= 3) {
+        // Each input element scatters into Cout/group channels over the kernel window:
+        // W is [Cin, Cout/group, k...].
+        return product(a) * product(b, 1);
+    }
+    if (op == "Gemm" && a.size() == 2) {
+        const int64_t k = onnxutil::intAttribute(node, "transA", 0) ? a[0] : a[1];
+        return product(out) * k;
+    }
+    if (op == "MatMul" && !a.empty())
+        return product(out) * a.back();
+    return std::nullopt;
+}
+
+// Adds the multiply-accumulates of the shaped copy's nodes to `stats->macs` and, per operator,
+// to `macs`; the nodes whose count is unknown go to `stats->uncounted`.
+void countMacs(const onnx::GraphProto& g, const std::unordered_set<std::string>& einsumOutputs,
+    std::unordered_map<std::string, int64_t>& macs, ModelStats* stats)
+{
+    const onnxutil::ShapeIndex shapes(g);
+    for (int i = 0; i < g.node_size(); ++i) {
+        const auto& node = g.node(i);
+        const std::string& op = node.op_type();
+        if (!node.domain().empty() && node.domain() != "ai.onnx")
+            continue;
+        if (op != "Einsum" && op != "Conv" && op != "ConvTranspose" && op != "Gemm" &&
+            op != "MatMul")
+            continue;
+        const std::optional<int64_t> n = nodeMacs(node, shapes);
+        if (!n) {
+            stats->uncounted.push_back(onnxutil::nodeLabel(node, i));
+            continue;
+        }
+        macs[op == "Einsum" || einsumOutputs.count(node.output(0)) ? "Einsum" : op] += *n;
+        stats->macs += *n;
+    }
+}
+
 } // namespace
 
 Expected<ModelStats> modelStats(
@@ -210,143 +374,14 @@ Expected<ModelStats> modelStats(
     stats.nodes = graph.node_size();
     countParameters(graph, &stats);
 
-    // Concrete input shapes.
-    for (const auto& given : inputShapes) {
-        const std::string& name = given.first;
-        const bool known = std::any_of(model.inputs.begin(), model.inputs.end(),
-            [&](const TensorInfo& t) { return t.name == name; });
-        if (!known) {
-            std::string names;
-            for (const auto& t : model.inputs)
-                names += (names.empty() ? "" : ", ") + t.name;
-            return Status::invalid("model '" + model.path + "' has no input '" + name +
-                "' (its inputs: " + names + ")");
-        }
-    }
-    for (const auto& input : model.inputs) {
-        std::vector<int64_t> dims;
-        const auto given = inputShapes.find(input.name);
-        if (given != inputShapes.end()) {
-            dims = given->second;
-            if (dims.size() != input.dims.size())
-                return Status::invalid("input '" + input.name + "' has rank " +
-                    std::to_string(input.dims.size()) + " (" + input.shapeString() + "), the " +
-                    "shape given has " + std::to_string(dims.size()) + " dimensions");
-            int64_t elements = 1;
-            for (size_t d = 0; d < dims.size(); ++d) {
-                if (dims[d] < 1 || dims[d] > kMaxModelDimension ||
-                    (input.dims[d] > 0 && input.dims[d] != dims[d]))
-                    return Status::invalid("input '" + input.name + "': dimension " +
-                        std::to_string(d) + " must be " +
-                        (input.dims[d] > 0 ? std::to_string(input.dims[d])
-                                           : "1 to " + std::to_string(kMaxModelDimension)) +
-                        ", not " + std::to_string(dims[d]));
-                if (elements > kMaxInputElements / dims[d])
-                    return Status::invalid("input '" + input.name + "': the shape given has " +
-                        "more than the " + std::to_string(kMaxInputElements) +
-                        " elements jetagent accepts for one input");
-                elements *= dims[d];
-            }
-        } else {
-            dims = input.dims;
-            for (size_t d = 0; d < dims.size(); ++d)
-                if (dims[d] < 0) {
-                    if (d != 0)
-                        return Status::invalid("input '" + input.name + "' (" +
-                            input.shapeString() + ") has an open dimension " + std::to_string(d) +
-                            "; give its shape to count MACs (--input-shape " + input.name +
-                            ":1x3x224x224)");
-                    dims[d] = 1;
-                }
-        }
-        stats.shapes[input.name] = dims;
-    }
-
-    onnx::ModelProto copy = shapeOnlyCopy(*model.proto);
-    for (auto& value : *copy.mutable_graph()->mutable_input()) {
-        const auto it = stats.shapes.find(value.name());
-        if (it == stats.shapes.end())
-            continue;
-        auto* shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
-        shape->clear_dim();
-        for (int64_t d : it->second)
-            shape->add_dim()->set_dim_value(d);
-    }
-    PassReport ignored;
-    // ONNX's shape inference gives an Einsum's output a rank and no dimensions, which would leave
-    // everything after it uncounted: the batched matrix products among them become MatMul first,
-    // their multiply-accumulates still reported as Einsum's.
+    if (Status s = concreteInputShapes(model, inputShapes, &stats); !s)
+        return s;
     std::unordered_set<std::string> einsumOutputs;
-    for (const auto& node : copy.graph().node())
-        if (node.op_type() == "Einsum" && node.output_size() == 1)
-            einsumOutputs.insert(node.output(0));
-    if (Status s = einsumToMatMul(copy, &ignored); !s)
-        return s.withContext("counting MACs of '" + model.path + "'");
-    if (Status s = eliminateIdentity(copy, &ignored); !s)
-        return s.withContext("counting MACs of '" + model.path + "'");
-    if (Status s = inferShapes(copy, &ignored); !s)
-        return s.withContext("counting MACs of '" + model.path + "'");
-    if (Status s = foldConstants(copy, &ignored); !s)
-        return s.withContext("counting MACs of '" + model.path + "'");
-    if (Status s = inferShapes(copy, &ignored); !s)
-        return s.withContext("counting MACs of '" + model.path + "'");
-
-    const auto& g = copy.graph();
-    const onnxutil::ShapeIndex shapes(g);
+    onnx::ModelProto copy;
+    if (Status s = shapedCopy(model, stats.shapes, copy, &einsumOutputs); !s)
+        return s;
     std::unordered_map<std::string, int64_t> macs;
-    for (int i = 0; i < g.node_size(); ++i) {
-        const auto& node = g.node(i);
-        const std::string& op = node.op_type();
-        if (!node.domain().empty() && node.domain() != "ai.onnx")
-            continue;
-        if (op == "Einsum") {
-            std::vector<std::vector<int64_t>> operands(static_cast<size_t>(node.input_size()));
-            bool known = true;
-            for (int k = 0; k < node.input_size(); ++k)
-                known =
-                    known && shapes.staticShape(node.input(k), &operands[static_cast<size_t>(k)]);
-            const auto n = known
-                ? einsumMacs(onnxutil::stringAttribute(node, "equation", ""), operands)
-                : std::nullopt;
-            if (!n) {
-                stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
-                continue;
-            }
-            macs[op] += *n;
-            stats.macs += *n;
-            continue;
-        }
-        if (op != "Conv" && op != "ConvTranspose" && op != "Gemm" && op != "MatMul")
-            continue;
-        std::vector<int64_t> out, a, b;
-        const bool shapesKnown = node.input_size() >= 2 && node.output_size() >= 1 &&
-            shapes.staticShape(node.output(0), &out) && shapes.staticShape(node.input(0), &a) &&
-            shapes.staticShape(node.input(1), &b);
-        if (!shapesKnown) {
-            stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
-            continue;
-        }
-        int64_t n = 0;
-        if (op == "Conv" && b.size() >= 3) {
-            // Each output element sums over its group's input channels and the kernel window:
-            // W is [Cout, Cin/group, k...].
-            n = product(out) * product(b, 1);
-        } else if (op == "ConvTranspose" && b.size() >= 3) {
-            // Each input element scatters into Cout/group channels over the kernel window:
-            // W is [Cin, Cout/group, k...].
-            n = product(a) * product(b, 1);
-        } else if (op == "Gemm" && a.size() == 2) {
-            const int64_t k = onnxutil::intAttribute(node, "transA", 0) ? a[0] : a[1];
-            n = product(out) * k;
-        } else if (op == "MatMul" && !a.empty()) {
-            n = product(out) * a.back();
-        } else {
-            stats.uncounted.push_back(onnxutil::nodeLabel(node, i));
-            continue;
-        }
-        macs[einsumOutputs.count(node.output(0)) ? "Einsum" : op] += n;
-        stats.macs += n;
-    }
+    countMacs(copy.graph(), einsumOutputs, macs, &stats);
 
     for (const auto& key : order)
         stats.operators.push_back({key, count[key], macs.count(key) ? macs[key] : 0});

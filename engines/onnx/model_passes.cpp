@@ -254,100 +254,94 @@ Status eliminateIdentity(onnx::ModelProto& model, PassReport* report)
     return Status();
 }
 
-Status foldBatchNorm(onnx::ModelProto& model, PassReport* report)
+namespace {
+
+// The Conv node that BatchNormalization node `bn` folds into, or -1: `bn` runs in inference mode
+// with constant statistics and unused extra outputs, and is the only reader of a Conv whose
+// weight and bias are constant.
+int foldTarget(const onnx::GraphProto& graph, const GraphIndex& index, const onnx::NodeProto& bn)
 {
-    begin(report, "fold-batchnorm");
-    auto* graph = model.mutable_graph();
-    const GraphIndex index(*graph);
-    // Built when the first name is needed: most graphs fold nothing that needs one.
-    std::optional<onnxutil::UniqueNames> unique;
-    auto newName = [&](const std::string& base) {
-        if (!unique)
-            unique.emplace(*graph);
-        return unique->make(base);
-    };
-    std::unordered_map<std::string, int> initializerIndex;
-    for (int i = 0; i < graph->initializer_size(); ++i)
-        initializerIndex.emplace(graph->initializer(i).name(), i);
-    // Weights read by more than the Conv being folded are copied first, so the other readers keep
-    // the original values.
-    auto privateInitializer = [&](const std::string& name, onnx::NodeProto* conv, int slot) {
-        const int at = initializerIndex.at(name);
-        if (index.consumers(name).size() <= 1 && !index.isGraphOutput(name))
-            return graph->mutable_initializer(at);
-        const std::string copyName = newName(name + "_folded");
-        auto* copy = graph->add_initializer();
-        *copy = graph->initializer(at);
-        copy->set_name(copyName);
-        initializerIndex.emplace(copyName, graph->initializer_size() - 1);
-        conv->set_input(slot, copyName);
-        return copy;
-    };
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5)
+        return -1;
+    if (onnxutil::intAttribute(bn, "training_mode", 0) != 0)
+        return -1;
+    bool extraOutputsUsed = false;
+    for (int o = 1; o < bn.output_size(); ++o)
+        extraOutputsUsed |= !bn.output(o).empty() &&
+            (!index.consumers(bn.output(o)).empty() || index.isGraphOutput(bn.output(o)));
+    if (extraOutputsUsed)
+        return -1;
+    const std::string& x = bn.input(0);
+    const int convAt = index.producer(x);
+    if (convAt < 0 || graph.node(convAt).op_type() != "Conv" || index.consumers(x).size() != 1 ||
+        index.isGraphOutput(x))
+        return -1;
+    const auto& conv = graph.node(convAt);
+    if (conv.input_size() < 2 || !index.initializer(conv.input(1)))
+        return -1;
+    if (conv.input_size() >= 3 && !conv.input(2).empty() && !index.initializer(conv.input(2)))
+        return -1;
+    for (int slot = 1; slot <= 4; ++slot)
+        if (!index.initializer(bn.input(slot)))
+            return -1; // statistics computed at run time: nothing to fold
+    return convAt;
+}
 
-    std::vector<bool> drop(static_cast<size_t>(graph->node_size()), false);
-    for (int i = 0; i < graph->node_size(); ++i) {
-        const auto& bn = graph->node(i);
-        if (bn.op_type() != "BatchNormalization" || bn.input_size() != 5)
-            continue;
-        if (onnxutil::intAttribute(bn, "training_mode", 0) != 0)
-            continue;
-        bool extraOutputsUsed = false;
-        for (int o = 1; o < bn.output_size(); ++o)
-            extraOutputsUsed |= !bn.output(o).empty() &&
-                (!index.consumers(bn.output(o)).empty() || index.isGraphOutput(bn.output(o)));
-        if (extraOutputsUsed)
-            continue;
-        const std::string& x = bn.input(0);
-        const int convAt = index.producer(x);
-        if (convAt < 0 || graph->node(convAt).op_type() != "Conv" ||
-            index.consumers(x).size() != 1 || index.isGraphOutput(x))
-            continue;
-        auto* conv = graph->mutable_node(convAt);
-        if (conv->input_size() < 2 || !index.initializer(conv->input(1)))
-            continue;
-        if (conv->input_size() >= 3 && !conv->input(2).empty() &&
-            !index.initializer(conv->input(2)))
-            continue;
+// The weight and bias of Conv node `conv` (node `convAt`) with BatchNormalization node `bn` (node
+// `at`) folded in: each output channel scaled by scale / sqrt(var + epsilon) and shifted.
+Status foldedParameters(const onnx::NodeProto& bn, int at, const onnx::NodeProto& conv, int convAt,
+    const GraphIndex& index, std::vector<float>* weight, std::vector<float>* bias)
+{
+    std::vector<float> scale, shift, mean, var;
+    const std::string label = nodeLabel(bn, at);
+    if (!onnxutil::readFloat(*index.initializer(bn.input(1)), &scale) ||
+        !onnxutil::readFloat(*index.initializer(bn.input(2)), &shift) ||
+        !onnxutil::readFloat(*index.initializer(bn.input(3)), &mean) ||
+        !onnxutil::readFloat(*index.initializer(bn.input(4)), &var))
+        return Status::invalid(label + ": parameters are not float tensors");
+    if (!onnxutil::readFloat(*index.initializer(conv.input(1)), weight))
+        return Status::invalid(
+            nodeLabel(conv, convAt) + ": weight '" + conv.input(1) + "' is not float");
+    const auto& wdims = index.initializer(conv.input(1))->dims();
+    if (wdims.size() < 3)
+        return Status::invalid(nodeLabel(conv, convAt) + ": weight '" + conv.input(1) +
+            "' has rank " + std::to_string(wdims.size()) + "; Conv weights have rank 3 or more");
+    const auto channels = static_cast<size_t>(wdims[0]);
+    for (const auto* p : {&scale, &shift, &mean, &var})
+        if (p->size() != channels)
+            return Status::invalid(label + ": " + std::to_string(p->size()) +
+                " parameters for a Conv of " + std::to_string(channels) + " output channels");
+    bias->assign(channels, 0.0f);
+    if (conv.input_size() >= 3 && !conv.input(2).empty() &&
+        (!onnxutil::readFloat(*index.initializer(conv.input(2)), bias) || bias->size() != channels))
+        return Status::invalid(nodeLabel(conv, convAt) + ": bias '" + conv.input(2) +
+            "' does not hold " + std::to_string(channels) + " floats");
 
-        std::vector<float> scale, shift, mean, var, weight, bias;
-        const auto* s = index.initializer(bn.input(1));
-        const auto* b = index.initializer(bn.input(2));
-        const auto* m = index.initializer(bn.input(3));
-        const auto* v = index.initializer(bn.input(4));
-        if (!s || !b || !m || !v)
-            continue; // statistics computed at run time: nothing to fold
-        const std::string label = nodeLabel(bn, i);
-        if (!onnxutil::readFloat(*s, &scale) || !onnxutil::readFloat(*b, &shift) ||
-            !onnxutil::readFloat(*m, &mean) || !onnxutil::readFloat(*v, &var))
-            return Status::invalid(label + ": parameters are not float tensors");
-        if (!onnxutil::readFloat(*index.initializer(conv->input(1)), &weight))
-            return Status::invalid(
-                nodeLabel(*conv, convAt) + ": weight '" + conv->input(1) + "' is not float");
-        const auto& wdims = index.initializer(conv->input(1))->dims();
-        if (wdims.size() < 3)
-            return Status::invalid(nodeLabel(*conv, convAt) + ": weight '" + conv->input(1) +
-                "' has rank " + std::to_string(wdims.size()) +
-                "; Conv weights have rank 3 or more");
-        const auto channels = static_cast<size_t>(wdims[0]);
-        for (const auto* p : {&scale, &shift, &mean, &var})
-            if (p->size() != channels)
-                return Status::invalid(label + ": " + std::to_string(p->size()) +
-                    " parameters for a Conv of " + std::to_string(channels) + " output channels");
-        bias.assign(channels, 0.0f);
-        if (conv->input_size() >= 3 && !conv->input(2).empty() &&
-            (!onnxutil::readFloat(*index.initializer(conv->input(2)), &bias) ||
-                bias.size() != channels))
-            return Status::invalid(nodeLabel(*conv, convAt) + ": bias '" + conv->input(2) +
-                "' does not hold " + std::to_string(channels) + " floats");
+    const double epsilon = onnxutil::floatAttribute(bn, "epsilon", 1e-5f);
+    const size_t perChannel = weight->size() / channels;
+    for (size_t c = 0; c < channels; ++c) {
+        const double k = scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
+        for (size_t j = 0; j < perChannel; ++j)
+            (*weight)[c * perChannel + j] = static_cast<float>((*weight)[c * perChannel + j] * k);
+        (*bias)[c] = static_cast<float>(((*bias)[c] - mean[c]) * k + shift[c]);
+    }
+    return Status();
+}
 
-        const double epsilon = onnxutil::floatAttribute(bn, "epsilon", 1e-5f);
-        const size_t perChannel = weight.size() / channels;
-        for (size_t c = 0; c < channels; ++c) {
-            const double k = scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
-            for (size_t j = 0; j < perChannel; ++j)
-                weight[c * perChannel + j] = static_cast<float>(weight[c * perChannel + j] * k);
-            bias[c] = static_cast<float>((bias[c] - mean[c]) * k + shift[c]);
-        }
+// Writes folded weights and biases into the graph's initializers. Weights read by more than the
+// Conv being folded are copied first, so the other readers keep the original values; a Conv
+// without a bias gets a new one.
+class FoldedWriter {
+public:
+    FoldedWriter(onnx::GraphProto* graph, const GraphIndex& index) : graph_(graph), index_(index)
+    {
+        for (int i = 0; i < graph->initializer_size(); ++i)
+            initializerIndex_.emplace(graph->initializer(i).name(), i);
+    }
+
+    void write(
+        onnx::NodeProto* conv, const std::vector<float>& weight, const std::vector<float>& bias)
+    {
         auto* w = privateInitializer(conv->input(1), conv, 1);
         w->clear_float_data();
         w->set_raw_data(weight.data(), weight.size() * sizeof(float));
@@ -355,16 +349,66 @@ Status foldBatchNorm(onnx::ModelProto& model, PassReport* report)
             auto* bt = privateInitializer(conv->input(2), conv, 2);
             bt->clear_float_data();
             bt->set_raw_data(bias.data(), bias.size() * sizeof(float));
-        } else {
-            const std::string biasName =
-                newName(conv->name().empty() ? "conv_bias" : conv->name() + "_bias");
-            *graph->add_initializer() =
-                onnxutil::makeFloatTensor(biasName, {static_cast<int64_t>(channels)}, bias);
-            initializerIndex.emplace(biasName, graph->initializer_size() - 1);
-            while (conv->input_size() < 3)
-                conv->add_input("");
-            conv->set_input(2, biasName);
+            return;
         }
+        const std::string biasName =
+            newName(conv->name().empty() ? "conv_bias" : conv->name() + "_bias");
+        *graph_->add_initializer() =
+            onnxutil::makeFloatTensor(biasName, {static_cast<int64_t>(bias.size())}, bias);
+        initializerIndex_.emplace(biasName, graph_->initializer_size() - 1);
+        while (conv->input_size() < 3)
+            conv->add_input("");
+        conv->set_input(2, biasName);
+    }
+
+private:
+    std::string newName(const std::string& base)
+    {
+        if (!unique_)
+            unique_.emplace(*graph_);
+        return unique_->make(base);
+    }
+
+    onnx::TensorProto* privateInitializer(const std::string& name, onnx::NodeProto* conv, int slot)
+    {
+        const int at = initializerIndex_.at(name);
+        if (index_.consumers(name).size() <= 1 && !index_.isGraphOutput(name))
+            return graph_->mutable_initializer(at);
+        const std::string copyName = newName(name + "_folded");
+        auto* copy = graph_->add_initializer();
+        *copy = graph_->initializer(at);
+        copy->set_name(copyName);
+        initializerIndex_.emplace(copyName, graph_->initializer_size() - 1);
+        conv->set_input(slot, copyName);
+        return copy;
+    }
+
+    onnx::GraphProto* graph_;
+    const GraphIndex& index_;
+    // Built when the first name is needed: most graphs fold nothing that needs one.
+    std::optional<onnxutil::UniqueNames> unique_;
+    std::unordered_map<std::string, int> initializerIndex_;
+};
+
+} // namespace
+
+Status foldBatchNorm(onnx::ModelProto& model, PassReport* report)
+{
+    begin(report, "fold-batchnorm");
+    auto* graph = model.mutable_graph();
+    const GraphIndex index(*graph);
+    FoldedWriter writer(graph, index);
+    std::vector<bool> drop(static_cast<size_t>(graph->node_size()), false);
+    for (int i = 0; i < graph->node_size(); ++i) {
+        const auto& bn = graph->node(i);
+        const int convAt = foldTarget(*graph, index, bn);
+        if (convAt < 0)
+            continue;
+        auto* conv = graph->mutable_node(convAt);
+        std::vector<float> weight, bias;
+        if (Status s = foldedParameters(bn, i, *conv, convAt, index, &weight, &bias); !s)
+            return s;
+        writer.write(conv, weight, bias);
         conv->set_output(0, bn.output(0));
         drop[static_cast<size_t>(i)] = true;
         if (report)
