@@ -1,6 +1,6 @@
-// The command line as users meet it: help texts, exit codes, and error messages. The README's
-// table of exit codes has a test here for each row (or in compare_test, power_e2e_test and
-// service_e2e_test, named beside the row's test below).
+// The command line as users meet it: help texts, exit codes, and error messages. The table of
+// exit codes in docs/running.md has a test here for each row (or in compare_test, power_e2e_test
+// and service_e2e_test, named beside the row's test below).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -641,11 +641,11 @@ TEST(Cli, BenchOfAnActionTaskWritesJsonToo)
     EXPECT_TRUE(has(logs.err, "--log-dir: an action task's bench")) << logs.err;
 }
 
-// The README's "Trying it without a board" commands, as written there.
+// The "Trying it without a board" commands of docs/power.md, as written there.
 TEST(Cli, ReadmeTryingItWithoutABoardRunsAsWritten)
 {
-    std::ifstream readme(sourcePath("README.md"));
-    ASSERT_TRUE(readme) << "README.md";
+    std::ifstream readme(sourcePath("docs/power.md"));
+    ASSERT_TRUE(readme) << "docs/power.md";
     std::string line;
     bool inSection = false, inBlock = false;
     std::vector<std::string> commands;
