@@ -69,8 +69,8 @@ const BackendEntry kBackends[] = {
     {"xnnpack", [] { return false; },
         [] {
             return std::string("not compiled in (XNNPACK was not found when this jetagent was "
-                               "built: install libxnnpack-dev and libpthreadpool-dev, or see the "
-                               "README for releases that lack them)");
+                               "built: install libxnnpack-dev and libpthreadpool-dev, or see "
+                               "docs/cpu-engine.md for releases that lack them)");
         },
         nullptr, nullptr},
 #endif

@@ -1,4 +1,5 @@
-// Power-rail discovery under a sysfs root, and one reader per driver (layouts: JETSON-SYSFS.md).
+// Power-rail discovery under a sysfs root, and one reader per driver (the layouts are described in
+// docs/jetson-sysfs.md).
 #include "jetagent/power/rails.h"
 
 #include <algorithm>

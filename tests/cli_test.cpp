@@ -1,6 +1,6 @@
-// The command line as users meet it: help texts, exit codes, and error messages. The README's
-// table of exit codes has a test here for each row (or in compare_test, power_e2e_test and
-// service_e2e_test, named beside the row's test below).
+// The command line as users meet it: help texts, exit codes, and error messages. The table of
+// exit codes in docs/running.md has a test here for each row (or in compare_test, power_e2e_test
+// and service_e2e_test, named beside the row's test below).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -641,11 +641,36 @@ TEST(Cli, BenchOfAnActionTaskWritesJsonToo)
     EXPECT_TRUE(has(logs.err, "--log-dir: an action task's bench")) << logs.err;
 }
 
-// The README's "Trying it without a board" commands, as written there.
+// Every command's help ends by naming its page of docs/, one that the source tree holds, and where
+// the package installs it.
+TEST(Cli, EveryHelpEndsWithItsDocumentationPage)
+{
+    TempDir dir;
+    const std::vector<std::vector<std::string>> commands = {{}, {"run"}, {"bench"}, {"compare"},
+        {"sweep"}, {"report"}, {"capture"}, {"inspect"}, {"power"}, {"probe"}, {"probe", "cameras"},
+        {"probe", "gpio"}, {"backends"}, {"version"}};
+    for (std::vector<std::string> args : commands) {
+        args.push_back("--help");
+        const auto r = runJetagent(args, dir.path());
+        EXPECT_EQ(r.exitCode, 0) << args[0];
+        const std::string marker = "\nDocumentation: docs/";
+        const size_t at = r.out.rfind(marker);
+        ASSERT_NE(at, std::string::npos) << args[0] << ":\n" << r.out;
+        const size_t pageStart = at + marker.size() - std::string("docs/").size();
+        const std::string page = r.out.substr(pageStart, r.out.find(' ', pageStart) - pageStart);
+        EXPECT_TRUE(fs::is_regular_file(sourcePath(page))) << page << " named by " << args[0];
+        EXPECT_TRUE(has(r.out.substr(at), "(installed: /")) << r.out.substr(at);
+        EXPECT_EQ(r.out.find_first_not_of(" \n", r.out.find('\n', at + 1)), std::string::npos)
+            << "the page is not the help's last line:\n"
+            << r.out.substr(at);
+    }
+}
+
+// The "Trying it without a board" commands of docs/power.md, as written there.
 TEST(Cli, ReadmeTryingItWithoutABoardRunsAsWritten)
 {
-    std::ifstream readme(sourcePath("README.md"));
-    ASSERT_TRUE(readme) << "README.md";
+    std::ifstream readme(sourcePath("docs/power.md"));
+    ASSERT_TRUE(readme) << "docs/power.md";
     std::string line;
     bool inSection = false, inBlock = false;
     std::vector<std::string> commands;

@@ -37,7 +37,7 @@ using test::CommandResult;
 using test::sourcePath;
 using test::TempDir;
 
-constexpr int kExitUsage = 2; // README: a source that cannot be opened
+constexpr int kExitUsage = 2; // docs/running.md: a source that cannot be opened
 // Bounds each run: a reader blocked on a FIFO would otherwise hold the test forever.
 constexpr double kRunLimitS = 60.0;
 

@@ -2,7 +2,7 @@
 // whose operators are all among those the backend claims (BackendInfo::operators) must either
 // pass, or be refused at build time with an error naming the node or its operator; a test that
 // builds, runs and gives a wrong shape or wrong values (a mis-run) fails here, as does a crash.
-// A table of the outcomes per operator is printed at the end (the README quotes it).
+// A table of the outcomes per operator is printed at the end (docs/cpu-engine.md quotes it).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

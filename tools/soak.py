@@ -11,7 +11,7 @@ own) that a filler file fills and then frees, so writing fails and resumes.
 Its own check fails (exit 1) when, after the warm-up, resident memory grows faster than
 --max-rss-growth-mb-per-h (1 MB an hour), or the descriptors or threads of a quiet process are
 more than they were after the warm-up. A benchmark, not a test: run it for an hour on the machine
-in question (the README gives that figure) and read what it prints.
+in question (docs/fuzzing-and-soak.md gives that figure) and read what it prints.
 
     tools/soak.py --duration 3600 [--fill-disk] [--binary build/src/jetagent] [--out soak-out]
 """

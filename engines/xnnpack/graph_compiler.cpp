@@ -687,7 +687,7 @@ Status Compiler::conv(const onnx::NodeProto& node, int)
 
 // Which library runs a convolution: oneDNN for dense ones (one group) of at least 16 input
 // channels where this build has it (x86-64); XNNPACK otherwise. Measured per step with `inspect
-// --profile` on the zoo and the demo models (README, "Convolutions and linear layers on oneDNN"):
+// --profile` on the zoo and the demo models (docs/cpu-engine.md, on oneDNN's convolutions):
 // oneDNN was faster on all but a few within the noise, from 0.6 to 600 M multiply-adds, except for
 // convolutions of few input channels (resnet50's first, 3 channels: 3.4 ms against 1.4 ms).
 void chooseConvLibrary(ConvStep& step, bool oneDnn)
@@ -703,8 +703,8 @@ void chooseConvLibrary(ConvStep& step, bool oneDnn)
 // Which library runs a fully connected layer: oneDNN for one of at least 16 rows (two bands of 8,
 // onednn_steps.cpp) where this build has it (x86-64); XNNPACK otherwise, and for fewer rows, where
 // the product is a matrix-vector one bound by reading the weights. Measured on the transformer
-// set's linear layers (README, "Convolutions and linear layers on oneDNN"): oneDNN ran them
-// at 110-135 GFLOP/s on two cores against XNNPACK's 50.
+// set's linear layers (docs/cpu-engine.md, "Convolutions and linear layers on oneDNN"): oneDNN ran
+// them at 110-135 GFLOP/s on two cores against XNNPACK's 50.
 void chooseFullyConnectedLibrary(FullyConnectedStep& step, bool oneDnn)
 {
     step.onednn = oneDnn && step.rows >= 16 && oneDnnAvailable();

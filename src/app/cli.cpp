@@ -811,6 +811,37 @@ void declareReport(CLI::App& app, ReportCommand& report)
     report.cmd->footer(kReportHelp);
 }
 
+// Ends a command's help with the page of docs/ that describes it: its path in the source tree and
+// where the package installs it (the configured prefix's documentation directory).
+void pointToPage(CLI::App& cmd, const std::string& page)
+{
+    std::string footer = cmd.get_footer();
+    if (!footer.empty() && footer.back() != '\n')
+        footer += '\n';
+    cmd.footer(footer + "\nDocumentation: docs/" + page + " (installed: " + JETAGENT_DOC_DIR +
+        "/docs/" + page + ")");
+}
+
+// The page each command's help names: the top level and `run` the running page, the measuring
+// commands theirs.
+void pointToPages(CLI::App& app, const Commands& c)
+{
+    pointToPage(app, "running.md");
+    pointToPage(*c.run.cmd, "running.md");
+    pointToPage(*c.bench.cmd, "sweeps-and-reports.md");
+    pointToPage(*c.compare.cmd, "sweeps-and-reports.md");
+    pointToPage(*c.sweep.cmd, "sweeps-and-reports.md");
+    pointToPage(*c.report.cmd, "sweeps-and-reports.md");
+    pointToPage(*c.capture.cmd, "cameras.md");
+    pointToPage(*c.inspect.cmd, "models.md");
+    pointToPage(*c.power.cmd, "power.md");
+    pointToPage(*c.probe.cmd, "cameras.md");
+    pointToPage(*c.probe.cameras, "cameras.md");
+    pointToPage(*c.probe.gpio, "service.md");
+    pointToPage(*c.backends, "cpu-engine.md");
+    pointToPage(*c.version, "running.md");
+}
+
 // Every command, declared in the order `jetagent --help` lists them.
 void declareCommands(CLI::App& app, Commands& c)
 {
@@ -826,6 +857,7 @@ void declareCommands(CLI::App& app, Commands& c)
     c.backends = app.add_subcommand(
         "backends", "List inference backends and whether this build can use them");
     c.version = app.add_subcommand("version", "Print the version of jetagent and of its libraries");
+    pointToPages(app, c);
 }
 int commandBench(const BenchCommand& bench, const GlobalOptions& global)
 {

@@ -26,7 +26,7 @@ constexpr size_t kMaxInputBytes = 4096;
 constexpr int kMaxEdits = 8;
 constexpr size_t kMaxFileText = 96;
 
-// The errors a sysfs read gives in the field (see JETSON-SYSFS.md), for the fault seam.
+// The errors a sysfs read gives in the field (see docs/jetson-sysfs.md), for the fault seam.
 constexpr int kReadErrors[] = {ENODATA, EAGAIN, EIO, EINVAL, ENXIO, EACCES, ENOENT};
 
 using jetagent::fuzz::fail;

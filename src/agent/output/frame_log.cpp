@@ -613,7 +613,7 @@ void FrameLogWriter::start()
 
 void FrameLogWriter::loop()
 {
-    // Named, so that its CPU time can be told apart in /proc/PID/task (top -H, the README's cost).
+    // Named, so that its CPU time can be told apart in /proc/PID/task (top -H; the costs in docs/).
     pthread_setname_np(pthread_self(), "jetagent-log");
     auto log = logger("log");
     std::string scratch;

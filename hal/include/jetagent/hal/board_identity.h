@@ -1,5 +1,5 @@
 // What board this is: model, chip, L4T release and JetPack generation, read from the device tree,
-// /etc/nv_tegra_release and the tegra_fuse module (see ../shared/JETSON-SYSFS.md for the layouts).
+// /etc/nv_tegra_release and the tegra_fuse module (see docs/jetson-sysfs.md for the layouts).
 #pragma once
 
 #include <string>

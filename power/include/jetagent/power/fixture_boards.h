@@ -1,6 +1,6 @@
 // Fixture sysfs trees for six Jetson boards and an x86 host, built from declarative descriptions.
 //
-// The trees follow JETSON-SYSFS.md file for file, with the kernel's relative symlinks and quirks.
+// The trees follow docs/jetson-sysfs.md file for file, with the kernel's relative links and quirks.
 // A BoardSpec says what the board has (INA3221 chips and their channels, thermal zones, GPU, CPUs,
 // fan, power mode, identity) and what discovery should find on it. lowerBoard() turns it into a
 // SysfsTree, a plain list of files, links and injected read faults, which write() puts on disk.
