@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/regular_file.h"
-#include "jetagent/power/fixture_boards.h"
+#include "jetagent/fixtures/fixture_boards.h"
 #include "run_log.h"
 #include "run_report.h"
 #include "sysfs_fixture.h"

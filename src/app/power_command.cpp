@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jetagent/base/clock.h"
-#include "jetagent/power/fixture_boards.h"
+#include "jetagent/fixtures/fixture_boards.h"
 #include "jetagent/power/power_monitor.h"
 #include "stop_signals.h"
 #include "text.h"
