@@ -39,6 +39,7 @@ for path in /usr/bin/jetagent /lib/systemd/system/jetagent.service /usr/lib/sysu
     /usr/lib/tmpfiles.d/jetagent.conf /etc/jetagent/agent.yaml \
     /usr/share/jetagent/models/shapes_cnn.onnx /usr/share/jetagent/models/shapes_labels.txt \
     /usr/share/jetagent/boards/orin-nano-nx.yaml /usr/share/jetagent/configs/agent.yaml \
+    /usr/share/jetagent/fixtures/orin-nano-jp6.yaml \
     /usr/share/doc/jetagent/rtsp-cameras.conf.example /usr/share/doc/jetagent/README.md \
     /usr/share/doc/jetagent/docs/running.md /usr/share/doc/jetagent/docs/service.md \
     /usr/share/doc/jetagent/docs/jetson-sysfs.md; do

@@ -15,8 +15,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "html_report.h"
 #include "jetagent/base/regular_file.h"
-#include "jetagent/power/fixture_boards.h"
+#include "jetagent/fixtures/fixture_boards.h"
+#include "live/live_page.h"
 #include "run_log.h"
 #include "run_report.h"
 #include "sysfs_fixture.h"
@@ -905,6 +907,30 @@ TEST(RunReport, ARealRunsPageAgreesWithItsSummary)
     }
     EXPECT_EQ(data["power"]["rows"], powerRows.size() - 1); // every row but the header
     EXPECT_TRUE(data["power"]["rails_W"].contains("VDD_IN_W"));
+}
+
+// The pages are web/'s files with their {{placeholders}} filled: none is left on a report page or
+// the live page, and the text put in (Chart.js here) is never itself searched for placeholders.
+TEST(WebPages, EveryPlaceholderIsFilledAndWhatIsPutInIsNotRescanned)
+{
+    const std::string chartJs = "var chartJs = '{{title}} {{body}} {{chart_js}}';";
+    HtmlPage report("A report");
+    report.paragraph("Some text.");
+    const std::string live = livePageHtml(chartJs);
+    for (std::string page : {report.render(chartJs, nlohmann::json::object()), live}) {
+        const size_t at = page.find(chartJs);
+        ASSERT_NE(at, std::string::npos);
+        page.erase(at, chartJs.size());
+        EXPECT_EQ(page.find(chartJs), std::string::npos) << "Chart.js inlined twice";
+        EXPECT_EQ(page.find("{{"), std::string::npos) << page.substr(page.find("{{"), 40);
+    }
+    const std::string html = report.render(chartJs, nlohmann::json::object());
+    EXPECT_NE(html.find("<title>A report</title>"), std::string::npos);
+    EXPECT_NE(html.find("<body data-charts-expected=\"0\">"), std::string::npos);
+    EXPECT_NE(
+        html.find("<p>Some text.</p>\n<script type=\"application/json\" id=\"report-charts\">[]"),
+        std::string::npos);
+    EXPECT_NE(live.find("<title>jetagent live view</title>"), std::string::npos);
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // Fixture sysfs trees on disk for the tests: SysfsFixture writes a board's tree (from
-// jetagent/power/fixture_boards.h) under a fresh temporary directory and registers its read faults
-// with the sysfs fault seam (setSysfsReadFaults) for as long as it lives. Tests may edit a spec
-// before building it.
+// jetagent/fixtures/fixture_boards.h) under a fresh temporary directory and registers its read
+// faults with the sysfs fault seam (setSysfsReadFaults) for as long as it lives. Tests may edit a
+// spec before building it.
 #pragma once
 
 #include <map>
@@ -9,8 +9,8 @@
 #include <string>
 
 #include "jetagent/base/status.h"
+#include "jetagent/fixtures/fixture_boards.h"
 #include "jetagent/hal/sysfs.h"
-#include "jetagent/power/fixture_boards.h"
 
 namespace jetagent::test {
 

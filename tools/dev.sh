@@ -73,10 +73,11 @@ fi
 # (tests/vm/vivid-test.sh); systemd-analyze and systemd-sysusers for the unit's test
 # (systemd/verify-unit.sh), dpkg-shlibdeps (dpkg-dev) for the .deb's Depends, and ONNX's own node
 # tests (libonnx-testdata) for the xnnpack backend's conformance test (tests/onnx_node_test.cpp);
-# headless chromium opens the HTML reports (tools/check_html_page.py); the network video outputs'
-# tests encode and decode H.264 with openh264 (gstreamer1.0-plugins-bad, libopenh264-7).
+# headless chromium opens the HTML reports (tools/check_html_page.py); node checks the scripts under
+# web/ (tests/check_web_scripts.sh); the network video outputs' tests encode and decode H.264 with
+# openh264 (gstreamer1.0-plugins-bad, libopenh264-7).
 test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad libopenh264-7 xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
-    libonnx-testdata chromium)
+    libonnx-testdata chromium nodejs)
 lint_packages=(clang-format clang-tidy)
 # The sanitizer build: clang, its sanitizer and libFuzzer runtimes, and (for oneDNN's OpenMP on
 # x86-64) clang's OpenMP library.
@@ -314,7 +315,7 @@ install_test() { # DIR
 # before committing): they were half of its CPU time (src/agent/pipeline.cpp: 17 of 33 CPU-s), and
 # with them the 98 sources' 3,000-odd CPU-s no longer fitted in the cycles the stages leave idle,
 # so that the last stage waited for most of it with both cores.
-tidy_sources='(base|hal|engines|power|src)/.*\.cpp$'
+tidy_sources='(base|hal|engines|power|src|web)/.*\.cpp$'
 tidy_pid=""
 tidy_start() {
     step "clang-tidy starts in the background (nice 19; its log: $build_dir/clang-tidy.log)"
@@ -431,7 +432,7 @@ for c in commands:
     c["command"] = re.sub(r" -Winvalid-pch| -include \S*cmake_pch\.hxx", "", c["command"])
 json.dump(commands, open(sys.argv[2], "w"), indent=1)
 PY
-    run-clang-tidy-14 -p "$build_dir/tidy" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests)/.*\.cpp$"
+    run-clang-tidy-14 -p "$build_dir/tidy" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests|web)/.*\.cpp$"
     ;;
 check-tensorrt)
     shift

@@ -16,7 +16,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/text.h"
-#include "jetagent/power/fixture_boards.h"
+#include "jetagent/fixtures/fixture_boards.h"
 #include "jetagent/power/power_monitor.h"
 #include "service/stop_signals.h"
 

@@ -5,9 +5,9 @@
 #include <cstdlib>
 
 #include "fuzz_support.h"
+#include "jetagent/fixtures/fixture_boards.h"
 #include "jetagent/power/board_profile.h"
 #include "jetagent/power/board_state.h"
-#include "jetagent/power/fixture_boards.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The live view's one page (`run --serve`): HTML, style and script, Chart.js inlined.
+// The live view's one page (`run --serve`): web/live's HTML, style and script, Chart.js inlined.
 #pragma once
 
 #include <string>
