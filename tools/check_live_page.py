@@ -5,7 +5,7 @@
 
 A live page never finishes loading (its video and event stream go on), so chromium is driven
 through its DevTools protocol on a pipe (--remote-debugging-pipe) instead of --dump-dom: the
-script opens URL, reads the page's own record of itself on <body> (src/agent/live_page.cpp) every
+script opens URL, reads the page's own record of itself on <body> (src/agent/live/live_page.cpp) every
 half second, and collects every console message and uncaught exception. Passes (exit 0) when,
 within S seconds (default 30),
   - the page finished setting up (data-done) and drew N charts (data-charts-drawn and

@@ -312,7 +312,7 @@ install_test() { # DIR
 # servers, VMs and clocks) and the packaging leave idle; `lint`, the last stage, runs clang-format
 # and waits for it. Its own session, so that a failing run can stop it with everything it started.
 # Without clang-analyzer's checks (clang-analyzer-*, which `tools/dev.sh tidy` runs, with the rest,
-# before committing): they were half of its CPU time (src/agent/pipeline.cpp: 17 of 33 CPU-s), and
+# before committing): they were half of its CPU time (src/agent/run/pipeline.cpp: 17 of 33 CPU-s), and
 # with them the 98 sources' 3,000-odd CPU-s no longer fitted in the cycles the stages leave idle,
 # so that the last stage waited for most of it with both cores.
 tidy_sources='(base|hal|engines|power|src|web)/.*\.cpp$'

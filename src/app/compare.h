@@ -102,7 +102,4 @@ struct CompareResult {
 // unavailable backend) are returned; failed thresholds are in the result.
 Expected<CompareResult> runCompare(const CompareOptions& options);
 
-// The --help footer.
-extern const char* const kCompareHelp;
-
 } // namespace jetagent

@@ -12,53 +12,6 @@
 
 namespace jetagent {
 
-const char* const kCompareHelp =
-    "\nRuns MODEL through the REFERENCE engine and the CANDIDATE engine on the same inputs, read\n"
-    "from --inputs and preprocessed once (so both see identical tensors), and reports how far\n"
-    "the candidate's outputs are from the reference's, and both engines' latencies. Inputs are\n"
-    "read 32 at a time (so memory does not grow with --frames) and the engines take turns batch\n"
-    "by batch, so that drift on a shared machine reaches both alike. Use it to trust a TensorRT "
-    "fp16/int8 engine, or the CPU's own int8, against an\n"
-    "fp32 engine before deploying it.\n\n"
-    "Engine specs: BACKEND[:DEVICE[:PRECISION]][,key=value...]\n"
-    "  BACKEND    auto, xnnpack, opencv, tensorrt (`jetagent backends` lists what this build\n"
-    "             has; auto: tensorrt for gpu/dla, xnnpack for cpu)\n"
-    "  DEVICE     cpu, gpu, dla0, dla1              PRECISION  fp32, fp16, int8\n"
-    "  keys       the config's engine keys: fusion=on|off, onednn=on|off (xnnpack:\n"
-    "             convolutions and linear layers on oneDNN, x86-64), threads=N, batch=N,\n"
-    "             batch_min=N, batch_max=N, workspace_mb=N, dla_gpu_fallback=on|off,\n"
-    "             timing_cache=on|off, cuda_graph=on|off, io_memory=auto|mapped|device\n"
-    "  What a spec leaves out comes from --config's task engine section, else the defaults\n"
-    "  (cpu, fp32, batch 1, fusion on). The opencv backend's thread pool is shared by the whole\n"
-    "  process, so two opencv engines must have the same threads.\n\n"
-    "Preprocessing: --config's task preprocess section; without --config torchvision's ImageNet\n"
-    "evaluation (shorter side resized to crop x 256/224, centre crop of the model's H x W,\n"
-    "RGB, /255, ImageNet mean and std).\n\n"
-    "Per output tensor:\n"
-    "  max abs error     max |cand - ref| over every value of every input\n"
-    "  relative error    max |cand - ref| / max |ref| over the same (one scale for the whole\n"
-    "                    output: a per-value ratio explodes where the reference is near zero)\n"
-    "  top-1 agreement   fraction of inputs whose argmax is the same (outputs of >= 2 values)\n"
-    "  top-5 overlap     mean of |top5(ref) & top5(cand)| / 5 (outputs of >= 5 values)\n"
-    "Latency per engine: median, p90 and p99 of Session::run wall time over one run per batch\n"
-    "of inputs, after --warmup untimed runs; and the means of the parts the backend times\n"
-    "(host-to-device, compute, device-to-host; '-' where it does not separate them).\n\n"
-    "--reference-model runs the reference on another model with the same input (the model\n"
-    "before simplification or quantization); both engines default to MODEL.\n\n"
-    "int8 engines calibrate on --calibration (or the task's engine.calibration), preprocessed\n"
-    "as the inputs are.\n\n"
-    "Exit codes: 0 every threshold given holds; 1 one does not (the report names it); 2 usage,\n"
-    "configuration or input error, or a backend this build does not have.\n\n"
-    "Examples:\n"
-    "  jetagent compare models/shapes_cnn.onnx --candidate opencv:cpu:fp32,fusion=off \\\n"
-    "      --config firmware-config/demo.yaml --frames 100\n"
-    "  jetagent compare resnet18.onnx --candidate tensorrt:gpu:fp16 --min-top1 0.99 --json r.json\n"
-    "  jetagent compare resnet18.onnx --candidate tensorrt:gpu:int8 --calibration calib/ \\\n"
-    "      --inputs file://images/\n"
-    "  jetagent compare models/shapes_cnn.onnx --config firmware-config/demo.yaml \\\n"
-    "      --reference xnnpack:cpu:fp32 --candidate xnnpack:cpu:int8 --calibration calib/ \\\n"
-    "      --min-top1 0.99          int8 on the CPU (calib/: `jetagent capture --seed 7 ...`)\n";
-
 namespace {
 
 constexpr double kNsPerMs = 1e6;

@@ -15,6 +15,7 @@
 #include "html_report.h"
 #include "jetagent/base/regular_file.h"
 #include "jetagent/engines/cache_file.h"
+#include "report_file.h"
 
 namespace jetagent {
 
@@ -683,83 +684,6 @@ Expected<json> readSummary(const std::string& path)
     return summary;
 }
 
-// Why the page may not be written at `path`, or OK: an existing file only when `replace`, and
-// then only a regular one. The path itself is examined (lstat): a link is refused, not followed.
-Status outputFault(const std::string& path, bool replace)
-{
-    struct stat st { };
-    if (::lstat(path.c_str(), &st) != 0) {
-        if (errno == ENOENT)
-            return Status();
-        return Status::io("cannot write '" + path + "': " + errnoText(errno));
-    }
-    if (!S_ISREG(st.st_mode))
-        return Status::invalid(path + " is " + fileTypeText(st.st_mode) +
-            ": the report replaces only a regular file; name a new file with -o");
-    if (!replace)
-        return Status::invalid(path +
-            " exists: the report overwrites nothing unless asked; name a new file with -o, or "
-            "pass --force to replace it");
-    return Status();
-}
-
-// Creates `path` from a temporary file: whole or not at all, and never over a file that appeared
-// since it was checked (a rename that does not replace; a hard link where the file system has no
-// such rename).
-Status renameWithoutReplacing(const std::string& tmpPath, const std::string& path)
-{
-    if (::renameat2(AT_FDCWD, tmpPath.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0)
-        return Status();
-    int error = errno;
-    if (error == EINVAL || error == ENOSYS) {
-        if (::link(tmpPath.c_str(), path.c_str()) == 0) {
-            ::unlink(tmpPath.c_str());
-            return Status();
-        }
-        error = errno;
-    }
-    if (error == EEXIST)
-        return outputFault(path, false);
-    return Status::io("cannot rename into '" + path + "': " + errnoText(error));
-}
-
-// The page written to `path` through a synced temporary file in its directory, renamed over it;
-// outputFault()'s refusals, checked again just before the rename.
-Status writeReportFile(const std::string& path, const std::string& bytes, bool replace)
-{
-    const std::pair<int, std::string> tmp = makeTemporaryFile(path);
-    if (tmp.first < 0)
-        return Status::io("cannot write '" + path + "': " + errnoText(errno));
-    const FileDescriptor fd(tmp.first);
-    const std::string& tmpPath = tmp.second;
-    auto fail = [&](const std::string& what, int error) {
-        ::unlink(tmpPath.c_str());
-        return Status::io("cannot write '" + path + "': " + what + ": " + errnoText(error));
-    };
-    // mkstemp creates 0600; a report is meant to be read (served, copied) by others too.
-    if (::fchmod(fd.get(), 0644) != 0)
-        return fail("chmod", errno);
-    size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return fail("write", errno);
-        done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd.get()) != 0)
-        return fail("fsync", errno);
-    Status s = outputFault(path, replace);
-    if (s && !replace)
-        s = renameWithoutReplacing(tmpPath, path);
-    else if (s && ::rename(tmpPath.c_str(), path.c_str()) != 0)
-        s = Status::io("cannot rename into '" + path + "': " + errnoText(errno));
-    if (!s)
-        ::unlink(tmpPath.c_str());
-    return s;
-}
-
 } // namespace
 
 Expected<std::string> runReportHtml(
@@ -829,40 +753,5 @@ Expected<RunReportResult> writeRunReport(const RunReportOptions& options)
         return s.isUsageError() ? s : s.withContext("writing the report");
     return result;
 }
-
-static_assert(kMaxCsvLineBytes == 64 * 1024, "kReportHelp names the line bound: 64 KiB");
-
-const char* const kReportHelp = R"(
-Reads one run directory, as `jetagent run` or the service writes it under logging.dir:
-summary.json, every <task>.frames.csv segment and, when the run read power rails, power.csv.
-Writes one HTML page that opens offline (Chart.js from Debian's libjs-chart.js inlined):
-  - the run: config, board and power mode, tasks, frame counts, drops, failures
-  - per task: end-to-end and inference latency over time, with deadline misses, failed frames
-    and gaps in frame_id marked; a histogram and a percentile table (min, p50, p90, p99, max,
-    mean, count; nearest rank, from every CSV row) per stage; energy per frame over time;
-    the GPIO measurement windows (time, frames, energy)
-  - power per rail over time with the frames' inference windows, temperatures and clocks
-A chart without data is left out with a line saying why. Plotted series are cut to about 4000
-points, each bucket's min and max kept, so spikes stay; the tables use every row. Damaged CSV
-lines (a wrong field count, a non-number, a last line cut by a crash) are skipped and counted,
-on the page and on stderr, each quoted at most as a short escaped excerpt; a line over 64 KiB is
-damaged too, and never held whole. A run that crashed before its summary.json is reported from
-its CSVs. The run's files are read only as regular files in RUN_DIR: a symbolic link (even to a
-file inside), a FIFO, a device or a directory by a run file's name is refused, naming it.
-A frame CSV's frame_id must be a non-negative integer (at most 2^64-1) greater than the line
-before's, and power.csv's time_ns must never go back: a repeated or out-of-order line is damaged,
-skipped and counted like the others; a segment whose header names a column twice is skipped.
-
-The page: -o PATH names a new file; an existing one is refused (exit 2) unless --force is given,
-and even then only a regular file is replaced, never a link, a device, a FIFO or a directory.
-Without -o the page is RUN_DIR/report.html, and running report again replaces it (if it is a
-regular file). The page is written to a temporary file beside it and renamed into place.
-
-Examples:
-  jetagent report jetagent-logs/20260101T120000Z         writes .../report.html
-  jetagent report RUN -o /tmp/run.html                   elsewhere (a new file)
-  jetagent report RUN -o /tmp/run.html --force           replacing an earlier page there
-  chromium --headless --screenshot RUN/report.html       a picture of it
-)";
 
 } // namespace jetagent

@@ -45,7 +45,4 @@ Expected<std::string> runReportHtml(
 // when a file cannot be read or written.
 Expected<RunReportResult> writeRunReport(const RunReportOptions& options);
 
-// The text after `jetagent report --help`'s options: what it reads, what it draws, examples.
-extern const char* const kReportHelp;
-
 } // namespace jetagent

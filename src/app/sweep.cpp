@@ -678,62 +678,6 @@ Status measureIdlePower(SweepState& s)
     return Status();
 }
 
-Expected<Study> resolveOptions(const SweepOptions& options)
-{
-    Study study;
-    if (!options.studyFile.empty()) {
-        auto loaded = loadStudy(options.studyFile, options.modelDir, false);
-        if (!loaded)
-            return loaded.status();
-        study = std::move(loaded).value();
-    }
-    auto given = [&](const char* name) {
-        return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
-    };
-    const Study& f = options.flags;
-    if (given("models"))
-        study.models = f.models;
-    if (given("engines"))
-        study.engines = f.engines;
-    if (given("baseline"))
-        study.baseline = f.baseline;
-    if (given("batch"))
-        study.batches = f.batches;
-    if (given("threads"))
-        study.threads = f.threads;
-    if (given("inputs"))
-        study.inputs = f.inputs;
-    if (given("labels"))
-        study.labels = f.labels;
-    if (given("config"))
-        study.config = f.config;
-    if (given("iterations"))
-        study.iterations = f.iterations;
-    if (given("duration"))
-        study.durationS = f.durationS;
-    if (given("warmup"))
-        study.warmup = f.warmup;
-    if (given("rounds"))
-        study.rounds = f.rounds;
-    if (given("budget"))
-        study.latencyBudgetMs = f.latencyBudgetMs;
-    if (given("sysfs-root"))
-        study.sysfsRoot = f.sysfsRoot;
-    if (given("board"))
-        study.board = f.board;
-    if (given("idle"))
-        study.idleSeconds = f.idleSeconds;
-    if (given("cache-dir"))
-        study.cacheDir = f.cacheDir;
-    if (given("name"))
-        study.name = f.name;
-    if (Status s = resolveStudy(study, options.modelDir); !s)
-        return options.studyFile.empty() ? s : s.withContext(options.studyFile);
-    if (study.rounds > study.iterations && study.durationS <= 0)
-        study.rounds = study.iterations;
-    return study;
-}
-
 Expected<std::vector<std::string>> readLabels(const std::string& path)
 {
     std::vector<std::string> labels;
@@ -753,7 +697,7 @@ Status runSweep(const SweepOptions& options)
 {
     if (options.out.empty())
         return Status::invalid("no output directory (-o, --out DIR)");
-    auto study = resolveOptions(options);
+    auto study = studyOfOptions(options);
     if (!study)
         return study.status();
     SweepState s;
@@ -836,23 +780,5 @@ Status runSweep(const SweepOptions& options)
         s.interrupted ? "; interrupted (--resume continues)" : "");
     return reports;
 }
-
-const char* const kSweepHelp = R"(
-A cell is one model x engine x batch size x thread count. The engines of one model, batch and
-thread count take turns in --rounds rounds, so that drift on a shared machine hits each alike.
-Each cell: its engine built twice (cold, with an empty cache, then warm, from the cache), --warmup
-untimed runs, then --iterations timed runs (or --duration seconds) of Session::run.
-
-Writes into OUT: results.csv (one row per cell, units in the column names), sweep.json (the cells,
-the derived tables and the context), sweep.md (tables for papers and issues) and report.html (an
-offline page with charts; needs Debian's libjs-chart.js). A cell that fails is recorded with its
-error and the sweep goes on. Ctrl-C stops within the current run (or build) and writes the
-groups done; --resume continues a sweep in the same directory, skipping the cells in its results.csv.
-
-Examples:
-  jetagent sweep --models models/reference --engines xnnpack,opencv -o out/cnn
-  jetagent sweep --models mobilenet_v2 --batch 1,2,4,8,16 --iterations 100 -o out/scaling
-  jetagent sweep firmware-config/studies/cnn-pre-post.yaml -o out/pre-post
-)";
 
 } // namespace jetagent

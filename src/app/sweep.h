@@ -176,11 +176,13 @@ struct SweepOptions {
     std::function<void(double idleW)> onIdleMeasured;
 };
 
+// The study a sweep runs: --study's file, if any, with the flags given on the command line over
+// it, resolved against --model-dir and checked.
+Expected<Study> studyOfOptions(const SweepOptions& options);
+
 // Runs the study into options.out. Cells that fail are recorded and the sweep goes on; SIGINT
 // stops it after the current cell's turn and everything done is written. Errors: a bad study,
 // an output directory holding another study, files that cannot be written.
 Status runSweep(const SweepOptions& options);
-
-extern const char* const kSweepHelp;
 
 } // namespace jetagent

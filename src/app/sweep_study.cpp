@@ -225,4 +225,60 @@ Status resolveStudy(Study& study, const std::string& modelDir)
     return Status();
 }
 
+Expected<Study> studyOfOptions(const SweepOptions& options)
+{
+    Study study;
+    if (!options.studyFile.empty()) {
+        auto loaded = loadStudy(options.studyFile, options.modelDir, false);
+        if (!loaded)
+            return loaded.status();
+        study = std::move(loaded).value();
+    }
+    auto given = [&](const char* name) {
+        return std::find(options.given.begin(), options.given.end(), name) != options.given.end();
+    };
+    const Study& f = options.flags;
+    if (given("models"))
+        study.models = f.models;
+    if (given("engines"))
+        study.engines = f.engines;
+    if (given("baseline"))
+        study.baseline = f.baseline;
+    if (given("batch"))
+        study.batches = f.batches;
+    if (given("threads"))
+        study.threads = f.threads;
+    if (given("inputs"))
+        study.inputs = f.inputs;
+    if (given("labels"))
+        study.labels = f.labels;
+    if (given("config"))
+        study.config = f.config;
+    if (given("iterations"))
+        study.iterations = f.iterations;
+    if (given("duration"))
+        study.durationS = f.durationS;
+    if (given("warmup"))
+        study.warmup = f.warmup;
+    if (given("rounds"))
+        study.rounds = f.rounds;
+    if (given("budget"))
+        study.latencyBudgetMs = f.latencyBudgetMs;
+    if (given("sysfs-root"))
+        study.sysfsRoot = f.sysfsRoot;
+    if (given("board"))
+        study.board = f.board;
+    if (given("idle"))
+        study.idleSeconds = f.idleSeconds;
+    if (given("cache-dir"))
+        study.cacheDir = f.cacheDir;
+    if (given("name"))
+        study.name = f.name;
+    if (Status s = resolveStudy(study, options.modelDir); !s)
+        return options.studyFile.empty() ? s : s.withContext(options.studyFile);
+    if (study.rounds > study.iterations && study.durationS <= 0)
+        study.rounds = study.iterations;
+    return study;
+}
+
 } // namespace jetagent
