@@ -63,6 +63,11 @@ public:
 
 struct Plan;
 
+// What a step is in a pass that lowers a plan to int8 or fp16 (quantize.h): it stays in fp32;
+// it computes its lowered output with a scale of its own (convolutions, additions); or it moves
+// lowered values, which its inputs and outputs share one scale and zero point for.
+enum class LowRole { Float, Compute, PassThrough };
+
 // One node (or a fused group of nodes) of the model.
 class StepDef {
 public:
@@ -80,6 +85,34 @@ public:
     // spinning for the next job (the agent's own threads need the cores between inferences).
     virtual Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const = 0;
+
+    // The lowering passes (quantize.cpp), each step saying what it can do (step_lowering.cpp).
+    // Its role in a pass to `type` (QS8 or F16), given whether any and whether all of its inputs
+    // are held in that type already; Float where it has no such kernel.
+    virtual LowRole lowRole(DType /*type*/, bool /*anyLow*/, bool /*allLow*/) const
+    {
+        return LowRole::Float;
+    }
+    // A Compute step's int8 kernel takes these scales (`in`: its inputs' int8 parameters, `out`:
+    // its output's).
+    virtual bool int8ScalesFit(const std::vector<Value>& /*in*/, const Value& /*out*/) const
+    {
+        return true;
+    }
+    // The int8 step doing this one's work, over `plan`'s values with their int8 parameters set;
+    // nullptr from a step with no int8 form.
+    virtual std::unique_ptr<StepDef> toInt8(const Plan& /*plan*/) const { return nullptr; }
+    // Becomes its fp16 form in place (weights rounded to fp16).
+    virtual void toHalf() { half = true; }
+    // The weights the lowering passes re-make, in floats' worth of memory.
+    virtual int64_t lowerableWeights() const { return 0; }
+    // Reads value `to` wherever it read value `from`.
+    virtual void replaceInput(int from, int to)
+    {
+        for (int& id : inputs)
+            if (id == from)
+                id = to;
+    }
 };
 
 struct Plan {

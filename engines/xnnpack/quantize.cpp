@@ -46,14 +46,6 @@ void setParams(Value* v, const ValueRange& r)
     v->zeroPoint = static_cast<int32_t>(std::clamp<long>(zero, -128, 127));
 }
 
-int8_t quantize(float x, const Value& v)
-{
-    if (std::isnan(x))
-        return static_cast<int8_t>(v.zeroPoint);
-    const double q = std::nearbyint(static_cast<double>(x) / v.scale) + v.zeroPoint;
-    return static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
-}
-
 class UnionFind {
 public:
     explicit UnionFind(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
@@ -68,70 +60,6 @@ public:
 private:
     std::vector<size_t> parent_;
 };
-
-enum class Kind {
-    Float, // stays fp32
-    Compute, // int8 in, int8 out with its own scale (convolution, fully connected, add, mean)
-    PassThrough, // moves int8 values; its inputs and outputs share one scale and zero point
-};
-
-// int8 weights with one symmetric scale per output channel of `channels` rows of `per` weights.
-void quantizeWeights(const std::vector<float>& weights, size_t channels, std::vector<int8_t>* q,
-    std::vector<float>* scales)
-{
-    const size_t per = channels ? weights.size() / channels : 0;
-    q->resize(weights.size());
-    scales->resize(channels);
-    for (size_t c = 0; c < channels; ++c) {
-        float absMax = 0;
-        for (size_t i = 0; i < per; ++i)
-            absMax = std::max(absMax, std::fabs(weights[c * per + i]));
-        const float scale = absMax > 0 ? absMax / 127.0f : 1.0f;
-        (*scales)[c] = scale;
-        for (size_t i = 0; i < per; ++i)
-            (*q)[c * per + i] = static_cast<int8_t>(
-                std::clamp(std::nearbyint(weights[c * per + i] / scale), -127.0f, 127.0f));
-    }
-}
-
-std::vector<int32_t> quantizeBias(
-    const std::vector<float>& bias, size_t channels, float inputScale, const std::vector<float>& k)
-{
-    std::vector<int32_t> out(channels, 0);
-    for (size_t c = 0; c < channels && c < bias.size(); ++c) {
-        const double q = std::nearbyint(bias[c] / (double(inputScale) * k[c]));
-        out[c] = static_cast<int32_t>(std::clamp(q, -2147483647.0, 2147483647.0));
-    }
-    return out;
-}
-
-bool ratioIn(double ratio, double lo, double hi)
-{
-    return std::isfinite(ratio) && ratio >= lo && ratio < hi;
-}
-
-// The largest per-channel absolute weight over `per` weights per channel.
-std::vector<float> channelAbsMax(const std::vector<float>& weights, size_t channels)
-{
-    std::vector<float> out(channels, 0);
-    const size_t per = channels ? weights.size() / channels : 0;
-    for (size_t c = 0; c < channels; ++c)
-        for (size_t i = 0; i < per; ++i)
-            out[c] = std::max(out[c], std::fabs(weights[c * per + i]));
-    return out;
-}
-
-// XNNPACK's qc8 convolution takes input scale x weight scale / output scale below 256.
-bool convScalesFit(
-    const std::vector<float>& weights, size_t channels, const Value& in, const Value& out)
-{
-    for (float m : channelAbsMax(weights, channels)) {
-        const double k = m > 0 ? m / 127.0 : 1.0;
-        if (!ratioIn(double(in.scale) * k / out.scale, 0x1.0p-32, 256.0))
-            return false;
-    }
-    return true;
-}
 
 // What the int8 and fp16 passes share: the step list made again, each step's inputs converted to
 // the type it runs in, and the model's outputs converted back to float.
@@ -183,21 +111,8 @@ Status rebuildSteps(Plan* plan, const Lowering& lowering, size_t* converts)
         ++*converts;
         return id;
     };
-    auto remap = [](StepDef* s, int from, int to) {
-        for (int& id : s->inputs)
-            if (id == from)
-                id = to;
-        if (auto* copy = dynamic_cast<CopyRowsStep*>(s))
-            for (auto& p : copy->pieces)
-                if (p.input == from)
-                    p.input = to;
-    };
-    for (const auto& s : steps) {
-        if (auto* c = dynamic_cast<const ConvStep*>(s.get()))
-            plan->weightFloats -= static_cast<int64_t>(c->kernel.size() + c->bias.size());
-        else if (auto* f = dynamic_cast<const FullyConnectedStep*>(s.get()))
-            plan->weightFloats -= static_cast<int64_t>(f->kernel.size() + f->bias.size());
-    }
+    for (const auto& s : steps)
+        plan->weightFloats -= s->lowerableWeights();
     for (size_t i = 0; i < steps.size(); ++i) {
         std::unique_ptr<StepDef> s = std::move(steps[i]);
         const std::vector<int> inputs = s->inputs;
@@ -206,7 +121,7 @@ Status rebuildSteps(Plan* plan, const Lowering& lowering, size_t* converts)
             if (!lowering.lowStep[i] && lowering.lowRoot[r]) {
                 if (floatCopy[r] < 0)
                     floatCopy[r] = addConvert(r, DType::F32);
-                remap(s.get(), id, floatCopy[r]);
+                s->replaceInput(id, floatCopy[r]);
             } else if (lowering.lowStep[i] && !lowering.lowRoot[r]) {
                 if (lowCopy[r] < 0) {
                     const int copy = addConvert(r, lowering.type);
@@ -215,7 +130,7 @@ Status rebuildSteps(Plan* plan, const Lowering& lowering, size_t* converts)
                         return st;
                     lowCopy[r] = copy;
                 }
-                remap(s.get(), id, lowCopy[r]);
+                s->replaceInput(id, lowCopy[r]);
             }
         }
         if (!lowering.lowStep[i]) {
@@ -249,20 +164,38 @@ Status rebuildSteps(Plan* plan, const Lowering& lowering, size_t* converts)
         id = converted;
     }
     // Weights: the lowered steps' replace the float ones they were made from.
-    for (const auto& s : out) {
-        if (auto* c = dynamic_cast<const ConvStep*>(s.get()))
-            plan->weightFloats += static_cast<int64_t>(c->kernel.size() + c->bias.size() +
-                (c->halfKernel.size() + c->halfBias.size() + 1) / 2);
-        else if (auto* f = dynamic_cast<const FullyConnectedStep*>(s.get()))
-            plan->weightFloats += static_cast<int64_t>(f->kernel.size() + f->bias.size() +
-                (f->halfKernel.size() + f->halfBias.size() + 1) / 2);
-        else if (auto* q = dynamic_cast<const QConvStep*>(s.get()))
-            plan->weightFloats += static_cast<int64_t>(
-                (q->kernel.size() + 3) / 4 + q->kernelScale.size() + q->bias.size());
-    }
+    for (const auto& s : out)
+        plan->weightFloats += s->lowerableWeights();
     steps = std::move(out);
     planMemory(plan);
     return Status();
+}
+
+// Each step's role in a pass to `type`, in order: a step lowers (unless forced to stay fp32) as
+// its lowRole says given its inputs, and then its outputs are held lowered (`lowRoot`, per root
+// value).
+std::vector<LowRole> assignRoles(
+    const Plan& plan, DType type, const std::vector<char>& forcedFloat, std::vector<char>* lowRoot)
+{
+    lowRoot->assign(plan.values.size(), 0);
+    auto root = [&](int id) { return static_cast<size_t>(&plan.rootOf(id) - plan.values.data()); };
+    std::vector<LowRole> roles(plan.steps.size(), LowRole::Float);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+        const StepDef& s = *plan.steps[i];
+        bool any = false, all = !s.inputs.empty();
+        for (int id : s.inputs) {
+            any = any || (*lowRoot)[root(id)];
+            all = all && (*lowRoot)[root(id)];
+        }
+        roles[i] = forcedFloat[i] ? LowRole::Float : s.lowRole(type, any, all);
+        if (roles[i] == LowRole::Float)
+            continue;
+        if (s.output >= 0)
+            (*lowRoot)[root(s.output)] = 1;
+        for (int id : s.extraOutputs)
+            (*lowRoot)[root(id)] = 1;
+    }
+    return roles;
 }
 
 } // namespace
@@ -298,86 +231,20 @@ uint16_t halfBits(float x)
     return static_cast<uint16_t>(sign | half);
 }
 
-namespace {
-
-std::vector<uint16_t> toHalf(const std::vector<float>& values)
-{
-    std::vector<uint16_t> out(values.size());
-    for (size_t i = 0; i < values.size(); ++i)
-        out[i] = halfBits(values[i]);
-    return out;
-}
-
-} // namespace
-
 QuantizeSummary halvePlan(Plan* plan)
 {
-    auto& values = plan->values;
-    auto& steps = plan->steps;
-    auto root = [&](int id) {
-        while (values[static_cast<size_t>(id)].root >= 0)
-            id = values[static_cast<size_t>(id)].root;
-        return static_cast<size_t>(id);
-    };
     Lowering lowering;
     lowering.type = DType::F16;
-    lowering.lowStep.assign(steps.size(), 0);
-    lowering.lowRoot.assign(values.size(), 0);
+    const std::vector<LowRole> roles =
+        assignRoles(*plan, DType::F16, std::vector<char>(plan->steps.size(), 0), &lowering.lowRoot);
     QuantizeSummary summary;
-    for (size_t i = 0; i < steps.size(); ++i) {
-        StepDef* s = steps[i].get();
-        bool any = false, all = !s->inputs.empty();
-        for (int id : s->inputs) {
-            any = any || lowering.lowRoot[root(id)];
-            all = all && lowering.lowRoot[root(id)];
-        }
-        bool low = false;
-        if (auto* conv = dynamic_cast<ConvStep*>(s))
-            low = !conv->onednn && !conv->residual;
-        else if (dynamic_cast<FullyConnectedStep*>(s))
-            low = true;
-        else if (auto* bin = dynamic_cast<BinaryStep*>(s))
-            low = (bin->kind == BinaryKind::Add || bin->kind == BinaryKind::Multiply) &&
-                bin->constantA.empty() && bin->constantB.empty() && bin->inputs.size() == 2 && any;
-        else if (dynamic_cast<GlobalAveragePoolStep*>(s))
-            low = any;
-        else if (auto* pool = dynamic_cast<PoolStep*>(s))
-            low = pool->max && all;
-        else if (auto* unary = dynamic_cast<UnaryStep*>(s))
-            low = (unary->kind == UnaryKind::Clamp || unary->kind == UnaryKind::HardSwish ||
-                      unary->kind == UnaryKind::LeakyRelu) &&
-                all;
-        else if (dynamic_cast<PadStep*>(s))
-            low = all;
-        else if (auto* copy = dynamic_cast<CopyRowsStep*>(s)) {
-            bool computed = copy->constants.empty();
-            for (const auto& p : copy->pieces)
-                computed = computed && p.input >= 0;
-            low = computed && all;
-        }
-        lowering.lowStep[i] = low;
-        ++(low ? summary.int8Steps : summary.floatSteps);
-        if (!low)
-            continue;
-        if (s->output >= 0)
-            lowering.lowRoot[root(s->output)] = 1;
-        for (int id : s->extraOutputs)
-            lowering.lowRoot[root(id)] = 1;
+    for (LowRole role : roles) {
+        lowering.lowStep.push_back(role != LowRole::Float);
+        ++(role != LowRole::Float ? summary.int8Steps : summary.floatSteps);
     }
     lowering.lowCopy = [](size_t, Value*) { return Status(); };
     lowering.lower = [](std::unique_ptr<StepDef> s) {
-        s->half = true;
-        if (auto* conv = dynamic_cast<ConvStep*>(s.get())) {
-            conv->halfKernel = toHalf(conv->kernel);
-            conv->halfBias = toHalf(conv->bias);
-            conv->kernel = {};
-            conv->bias = {};
-        } else if (auto* fc = dynamic_cast<FullyConnectedStep*>(s.get())) {
-            fc->halfKernel = toHalf(fc->kernel);
-            fc->halfBias = toHalf(fc->bias);
-            fc->kernel = {};
-            fc->bias = {};
-        }
+        s->toHalf();
         return s;
     };
     // Nothing in the fp16 pass can fail: the conversions need no parameters.
@@ -444,175 +311,148 @@ Expected<RangeTable> parseRanges(const std::string& text)
     return table;
 }
 
+namespace {
+
+size_t rootIndex(const Plan& plan, int id)
+{
+    return static_cast<size_t>(&plan.rootOf(id) - plan.values.data());
+}
+
+Expected<ValueRange> rangeOf(const Plan& plan, const RangeTable& ranges, size_t r)
+{
+    const std::string& name = plan.values[r].name;
+    auto found = ranges.find(name);
+    if (found == ranges.end())
+        return Status::invalid("the calibration ranges have no value '" + name +
+            "' (they were made for another model or compilation)");
+    return found->second;
+}
+
+// Every value a step writes, and every model input, must have a range: checked before anything
+// changes, so that a table from elsewhere leaves the plan as it was.
+Status checkCovered(const Plan& plan, const RangeTable& ranges)
+{
+    std::vector<int> written(plan.inputs);
+    for (const auto& step : plan.steps) {
+        written.push_back(step->output);
+        written.insert(written.end(), step->extraOutputs.begin(), step->extraOutputs.end());
+    }
+    for (int id : written)
+        if (id >= 0) {
+            auto r = rangeOf(plan, ranges, rootIndex(plan, id));
+            if (!r)
+                return r.status();
+        }
+    return Status();
+}
+
+// One scale and zero point per class of int8 values that int8 data movement joins, from the
+// class's widest range.
+Status setClassParams(Plan* plan, const RangeTable& ranges, const std::vector<LowRole>& roles,
+    const std::vector<char>& isInt8)
+{
+    auto& values = plan->values;
+    const size_t valueCount = values.size();
+    UnionFind classes(valueCount);
+    for (size_t i = 0; i < plan->steps.size(); ++i) {
+        if (roles[i] != LowRole::PassThrough)
+            continue;
+        const StepDef& s = *plan->steps[i];
+        for (int id : s.inputs)
+            classes.join(rootIndex(*plan, id), rootIndex(*plan, s.output));
+        for (int id : s.extraOutputs)
+            classes.join(rootIndex(*plan, id), rootIndex(*plan, s.output));
+    }
+    std::vector<ValueRange> classRange(valueCount);
+    for (size_t v = 0; v < valueCount; ++v) {
+        if (!isInt8[v] || values[v].root >= 0)
+            continue;
+        auto r = rangeOf(*plan, ranges, v);
+        if (!r)
+            return r.status();
+        ValueRange& c = classRange[classes.find(v)];
+        c.min = std::min(c.min, r.value().min);
+        c.max = std::max(c.max, r.value().max);
+    }
+    for (size_t v = 0; v < valueCount; ++v)
+        if (isInt8[v] && values[v].root < 0)
+            setParams(&values[v], classRange[classes.find(v)]);
+    return Status();
+}
+
+// Marks in `forcedFloat` the compute steps whose scales their int8 kernel cannot take (a float
+// input of an int8 step is quantized with its own range); true when it marked any.
+Expected<bool> forceMisfits(const Plan& plan, const RangeTable& ranges,
+    const std::vector<LowRole>& roles, const std::vector<char>& isInt8,
+    std::vector<char>* forcedFloat)
+{
+    auto paramsOfInput = [&](int id) -> Expected<Value> {
+        const size_t r = rootIndex(plan, id);
+        if (isInt8[r])
+            return plan.values[r];
+        auto range = rangeOf(plan, ranges, r);
+        if (!range)
+            return range.status();
+        Value v;
+        setParams(&v, range.value());
+        return v;
+    };
+    bool changed = false;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+        if (roles[i] != LowRole::Compute)
+            continue;
+        const StepDef& s = *plan.steps[i];
+        std::vector<Value> in;
+        for (int id : s.inputs) {
+            auto p = paramsOfInput(id);
+            if (!p)
+                return p.status();
+            in.push_back(p.value());
+        }
+        if (!s.int8ScalesFit(in, plan.rootOf(s.output))) {
+            (*forcedFloat)[i] = 1;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+} // namespace
+
 Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
 {
     auto& values = plan->values;
     auto& steps = plan->steps;
-    const size_t valueCount = values.size();
-    auto root = [&](int id) {
-        while (values[static_cast<size_t>(id)].root >= 0)
-            id = values[static_cast<size_t>(id)].root;
-        return static_cast<size_t>(id);
-    };
-    auto rangeOf = [&](size_t r) -> Expected<ValueRange> {
-        auto found = ranges.find(values[r].name);
-        if (found == ranges.end())
-            return Status::invalid("the calibration ranges have no value '" + values[r].name +
-                "' (they were made for another model or compilation)");
-        return found->second;
-    };
+    if (Status covered = checkCovered(*plan, ranges); !covered.ok())
+        return covered;
 
-    // Every value a step writes, and every model input, must have a range: checked before
-    // anything changes, so that a table from elsewhere leaves the plan as it was.
-    {
-        std::vector<int> written(plan->inputs);
-        for (const auto& step : steps) {
-            written.push_back(step->output);
-            written.insert(written.end(), step->extraOutputs.begin(), step->extraOutputs.end());
-        }
-        for (int id : written)
-            if (id >= 0) {
-                auto r = rangeOf(root(id));
-                if (!r)
-                    return r.status();
-            }
-    }
-
-    // Which steps run int8: convolutions and fully connected layers always (their inputs are
-    // quantized where they are float), additions and means where an input is int8 already, data
-    // movement where every input is. A step whose scales XNNPACK cannot take stays float, and the
-    // choice is made again around it.
-    std::vector<Kind> kinds(steps.size(), Kind::Float);
+    // Which steps run int8 (their lowRole): convolutions and fully connected layers always (their
+    // inputs are quantized where they are float), additions and means where an input is int8
+    // already, data movement where every input is. A step whose scales XNNPACK cannot take stays
+    // float, and the choice is made again around it.
     std::vector<char> forcedFloat(steps.size(), 0);
     // The steps that compute a model output stay float, so that outputs (logits) keep their
     // resolution: 8 bits over a logit range of 30 would make near-ties into ties.
     for (size_t i = 0; i < steps.size(); ++i)
         for (int o : plan->outputs)
-            if (steps[i]->output >= 0 && root(steps[i]->output) == root(o))
+            if (steps[i]->output >= 0 && rootIndex(*plan, steps[i]->output) == rootIndex(*plan, o))
                 forcedFloat[i] = 1;
     std::vector<char> isInt8;
+    std::vector<LowRole> roles;
     for (;;) {
-        isInt8.assign(valueCount, 0);
-        for (size_t i = 0; i < steps.size(); ++i) {
-            StepDef* s = steps[i].get();
-            bool any = false, all = !s->inputs.empty();
-            for (int id : s->inputs) {
-                any = any || isInt8[root(id)];
-                all = all && isInt8[root(id)];
-            }
-            Kind k = Kind::Float;
-            if (forcedFloat[i]) {
-            } else if (auto* conv = dynamic_cast<ConvStep*>(s)) {
-                if (!conv->onednn && !conv->residual)
-                    k = Kind::Compute;
-            } else if (dynamic_cast<FullyConnectedStep*>(s)) {
-                k = Kind::Compute;
-            } else if (auto* bin = dynamic_cast<BinaryStep*>(s)) {
-                if (bin->kind == BinaryKind::Add && bin->constantA.empty() &&
-                    bin->constantB.empty() && bin->inputs.size() == 2 && any)
-                    k = Kind::Compute;
-            } else if (dynamic_cast<GlobalAveragePoolStep*>(s)) {
-                if (any)
-                    k = Kind::Compute;
-            } else if (auto* pool = dynamic_cast<PoolStep*>(s)) {
-                if (pool->max && all)
-                    k = Kind::PassThrough;
-            } else if (auto* unary = dynamic_cast<UnaryStep*>(s)) {
-                if (unary->kind == UnaryKind::Clamp && all)
-                    k = Kind::PassThrough;
-            } else if (dynamic_cast<ChannelShuffleStep*>(s) || dynamic_cast<PadStep*>(s)) {
-                if (all)
-                    k = Kind::PassThrough;
-            } else if (auto* copy = dynamic_cast<CopyRowsStep*>(s)) {
-                bool computed = copy->constants.empty();
-                for (const auto& p : copy->pieces)
-                    computed = computed && p.input >= 0;
-                if (computed && all)
-                    k = Kind::PassThrough;
-            }
-            kinds[i] = k;
-            if (k == Kind::Float)
-                continue;
-            if (s->output >= 0)
-                isInt8[root(s->output)] = 1;
-            for (int id : s->extraOutputs)
-                isInt8[root(id)] = 1;
-        }
-
-        // One scale and zero point per class of values that int8 data movement joins.
-        UnionFind classes(valueCount);
-        for (size_t i = 0; i < steps.size(); ++i) {
-            if (kinds[i] != Kind::PassThrough)
-                continue;
-            const StepDef& s = *steps[i];
-            for (int id : s.inputs)
-                classes.join(root(id), root(s.output));
-            for (int id : s.extraOutputs)
-                classes.join(root(id), root(s.output));
-        }
-        std::vector<ValueRange> classRange(valueCount);
-        for (size_t v = 0; v < valueCount; ++v) {
-            if (!isInt8[v] || values[v].root >= 0)
-                continue;
-            auto r = rangeOf(v);
-            if (!r)
-                return r.status();
-            ValueRange& c = classRange[classes.find(v)];
-            c.min = std::min(c.min, r.value().min);
-            c.max = std::max(c.max, r.value().max);
-        }
-        for (size_t v = 0; v < valueCount; ++v)
-            if (isInt8[v] && values[v].root < 0)
-                setParams(&values[v], classRange[classes.find(v)]);
-
-        // Scales the kernels take. A float input of an int8 step is quantized with its own range.
-        auto paramsOfInput = [&](int id) -> Expected<Value> {
-            const size_t r = root(id);
-            if (isInt8[r])
-                return values[r];
-            auto range = rangeOf(r);
-            if (!range)
-                return range.status();
-            Value v;
-            setParams(&v, range.value());
-            return v;
-        };
-        bool changed = false;
-        for (size_t i = 0; i < steps.size(); ++i) {
-            if (kinds[i] != Kind::Compute)
-                continue;
-            StepDef* s = steps[i].get();
-            const Value& out = values[root(s->output)];
-            bool fits = true;
-            std::vector<Value> in;
-            for (int id : s->inputs) {
-                auto p = paramsOfInput(id);
-                if (!p)
-                    return p.status();
-                in.push_back(p.value());
-            }
-            if (auto* conv = dynamic_cast<ConvStep*>(s))
-                fits = convScalesFit(
-                    conv->kernel, conv->groups * conv->groupOutputChannels, in[0], out);
-            else if (auto* fc = dynamic_cast<FullyConnectedStep*>(s))
-                fits = convScalesFit(fc->kernel, fc->outputChannels, in[0], out);
-            else if (dynamic_cast<BinaryStep*>(s))
-                fits = ratioIn(double(in[0].scale) / out.scale, 0x1.0p-10, 0x1.0p+8) &&
-                    ratioIn(double(in[1].scale) / out.scale, 0x1.0p-10, 0x1.0p+8);
-            else if (dynamic_cast<GlobalAveragePoolStep*>(s))
-                fits = ratioIn(double(in[0].scale) / out.scale, 0x1.0p-8, 0x1.0p+8);
-            if (!fits) {
-                forcedFloat[i] = 1;
-                changed = true;
-            }
-        }
+        roles = assignRoles(*plan, DType::QS8, forcedFloat, &isInt8);
+        if (Status set = setClassParams(plan, ranges, roles, isInt8); !set.ok())
+            return set;
+        auto changed = forceMisfits(*plan, ranges, roles, isInt8, &forcedFloat);
         if (!changed)
+            return changed.status();
+        if (!changed.value())
             break;
     }
-    for (size_t v = 0; v < valueCount; ++v) {
+    for (size_t v = 0; v < values.size(); ++v) {
         if (values[v].root >= 0) {
-            values[v].scale = values[root(static_cast<int>(v))].scale;
-            values[v].zeroPoint = values[root(static_cast<int>(v))].zeroPoint;
+            values[v].scale = plan->rootOf(static_cast<int>(v)).scale;
+            values[v].zeroPoint = plan->rootOf(static_cast<int>(v)).zeroPoint;
         }
     }
 
@@ -620,96 +460,22 @@ Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
     QuantizeSummary summary;
     Lowering lowering;
     lowering.type = DType::QS8;
-    lowering.lowStep.resize(steps.size());
-    for (size_t i = 0; i < steps.size(); ++i)
-        lowering.lowStep[i] = kinds[i] != Kind::Float;
+    for (LowRole role : roles)
+        lowering.lowStep.push_back(role != LowRole::Float);
     lowering.lowRoot = isInt8;
     lowering.lowCopy = [&](size_t r, Value* copy) -> Status {
-        auto range = rangeOf(r);
+        auto range = rangeOf(*plan, ranges, r);
         if (!range)
             return range.status();
         setParams(copy, range.value());
         return Status();
     };
-    lowering.lower = [&](std::unique_ptr<StepDef> s) -> std::unique_ptr<StepDef> {
-        const Value& y = values[root(s->output)];
-        auto quantized = [&](float x) { return quantize(x, y); };
-        std::unique_ptr<StepDef> q;
-        if (auto* conv = dynamic_cast<ConvStep*>(s.get())) {
-            auto step = std::make_unique<QConvStep>();
-            static_cast<ConvGeometry&>(*step) = static_cast<const ConvGeometry&>(*conv);
-            const size_t channels = conv->groups * conv->groupOutputChannels;
-            quantizeWeights(conv->kernel, channels, &step->kernel, &step->kernelScale);
-            step->bias = quantizeBias(
-                conv->bias, channels, values[root(s->inputs[0])].scale, step->kernelScale);
-            step->outputMin = quantized(conv->range.min);
-            step->outputMax = quantized(conv->range.max);
-            q = std::move(step);
-        } else if (auto* fc = dynamic_cast<FullyConnectedStep*>(s.get())) {
-            auto step = std::make_unique<QConvStep>();
-            step->groupInputChannels = fc->inputChannels;
-            step->groupOutputChannels = fc->outputChannels;
-            step->batch = fc->rows;
-            step->inputH = step->inputW = 1;
-            quantizeWeights(fc->kernel, fc->outputChannels, &step->kernel, &step->kernelScale);
-            step->bias = quantizeBias(
-                fc->bias, fc->outputChannels, values[root(s->inputs[0])].scale, step->kernelScale);
-            step->outputMin = quantized(fc->range.min);
-            step->outputMax = quantized(fc->range.max);
-            q = std::move(step);
-        } else if (auto* bin = dynamic_cast<BinaryStep*>(s.get())) {
-            auto step = std::make_unique<QAddStep>();
-            step->shapeA = bin->shapeA;
-            step->shapeB = bin->shapeB;
-            step->outputMin = quantized(bin->range.min);
-            step->outputMax = quantized(bin->range.max);
-            q = std::move(step);
-        } else if (auto* gap = dynamic_cast<GlobalAveragePoolStep*>(s.get())) {
-            auto step = std::make_unique<QGlobalAveragePoolStep>();
-            step->batch = gap->batch;
-            step->width = gap->width;
-            step->channels = gap->channels;
-            step->outputMin = quantized(gap->range.min);
-            step->outputMax = quantized(gap->range.max);
-            q = std::move(step);
-        } else if (auto* pool = dynamic_cast<PoolStep*>(s.get())) {
-            auto step = std::make_unique<QMaxPoolStep>();
-            static_cast<Window2d&>(*step) = static_cast<const Window2d&>(*pool);
-            step->channels = pool->channels;
-            step->outputMin = quantized(pool->range.min);
-            step->outputMax = quantized(pool->range.max);
-            q = std::move(step);
-        } else if (auto* unary = dynamic_cast<UnaryStep*>(s.get())) {
-            auto step = std::make_unique<QClampStep>();
-            step->count = unary->count;
-            step->outputMin = quantized(unary->range.min);
-            step->outputMax = quantized(unary->range.max);
-            q = std::move(step);
-        } else if (auto* shuffle = dynamic_cast<ChannelShuffleStep*>(s.get())) {
-            auto step = std::make_unique<QChannelShuffleStep>();
-            step->pixels = shuffle->pixels;
-            step->groups = shuffle->groups;
-            step->groupChannels = shuffle->groupChannels;
-            q = std::move(step);
-        } else if (auto* pad = dynamic_cast<PadStep*>(s.get())) {
-            auto step = std::make_unique<QPadStep>();
-            step->inputShape = pad->inputShape;
-            step->before = pad->before;
-            step->after = pad->after;
-            step->value = quantized(pad->value);
-            q = std::move(step);
-        } else if (auto* copy = dynamic_cast<CopyRowsStep*>(s.get())) {
-            auto step = std::make_unique<QCopyRowsStep>();
-            step->pieces = copy->pieces;
-            q = std::move(step);
-        }
-        return q;
-    };
+    lowering.lower = [&](std::unique_ptr<StepDef> s) { return s->toInt8(*plan); };
     Status rebuilt = rebuildSteps(plan, lowering, &summary.converts);
     if (!rebuilt.ok())
         return rebuilt;
-    for (size_t i = 0; i < kinds.size(); ++i)
-        ++(kinds[i] == Kind::Float ? summary.floatSteps : summary.int8Steps);
+    for (LowRole role : roles)
+        ++(role == LowRole::Float ? summary.floatSteps : summary.int8Steps);
     return summary;
 }
 

@@ -15,6 +15,17 @@
 namespace jetagent {
 namespace xnnplan {
 
+// The library a step names in profiles, held once for the steps on XNNPACK's operators and those
+// on our reference kernels.
+class XnnpackStep : public StepDef {
+public:
+    const char* library() const override { return "xnnpack"; }
+};
+class ReferenceStep : public StepDef {
+public:
+    const char* library() const override { return "reference"; }
+};
+
 // Which GELU a step applies: none, the exact (erf) form, or the tanh approximation.
 enum class GeluForm { None, Erf, Tanh };
 
@@ -37,48 +48,53 @@ struct ConvGeometry : Window2d {
     size_t groupInputChannels = 0, groupOutputChannels = 0;
 };
 
-// 2-D convolution over NHWC (1-D and 3-D convolutions are lowered onto it by the compiler), on
-// XNNPACK or, for dense convolutions on x86-64 where the compiler's rule says so, oneDNN.
-class ConvStep final : public StepDef, public ConvGeometry {
+// What convolutions and fully connected layers share: float weights (or their fp16 form once
+// halved), the fused clamp, and oneDNN's part: whether it runs them, a GELU fused after them, and
+// the kernel re-laid for oneDNN's kernels, once per layout they ask for, by the first session that
+// needs it and shared by the engine's other sessions (onednn_steps.cpp).
+class WeightedStep : public StepDef {
 public:
     bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
+    GeluForm gelu = GeluForm::None; // oneDNN only: GELU of the result, before `range`
+    std::vector<float> kernel; // in the step's layout (its own comment)
+    std::vector<float> bias; // per output channel; FullyConnectedStep's may be empty: none
+    std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
+    OutputRange range;
+    mutable std::mutex packedMutex;
+    mutable std::vector<std::shared_ptr<void>> packed;
+    const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
+    void toHalf() override;
+    int64_t lowerableWeights() const override;
+};
+
+// 2-D convolution over NHWC (1-D and 3-D convolutions are lowered onto it by the compiler), on
+// XNNPACK or, for dense convolutions on x86-64 where the compiler's rule says so, oneDNN. Its
+// kernel is [groups][group out][kernelH][kernelW][group in], its bias [groups * group out].
+class ConvStep final : public WeightedStep, public ConvGeometry {
+public:
     bool residual = false; // oneDNN only: add inputs[1] (the output's own memory) before `range`
-    GeluForm gelu = GeluForm::None; // oneDNN only: GELU of the sum, before `range`
     // XNNPACK only: the output is channels [outputOffset, outputOffset + groups * group out) of
     // pixels outputStride channels apart (a concatenation written in place); 0: dense. The same
     // for the input (a split or slice read in place).
     size_t outputStride = 0, outputOffset = 0;
     size_t inputStride = 0, inputOffset = 0;
-    std::vector<float> kernel; // [groups][group out][kernelH][kernelW][group in]
-    std::vector<float> bias; // [groups * group out]
-    std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
-    OutputRange range;
-    // oneDNN only: the kernel re-laid for oneDNN's kernels, once per layout they ask for, by the
-    // first session that needs it and shared by the engine's other sessions (onednn_steps.cpp).
-    mutable std::mutex packedMutex;
-    mutable std::vector<std::shared_ptr<void>> packed;
-    const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    bool int8ScalesFit(const std::vector<Value>& in, const Value& out) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
 };
 
-// Rows of `inputChannels` times a constant [outputChannels][inputChannels] matrix, plus bias, on
-// XNNPACK or, on x86-64 where the compiler's rule says so, oneDNN.
-class FullyConnectedStep final : public StepDef {
+// Rows of `inputChannels` times a constant [outputChannels][inputChannels] matrix (the kernel),
+// plus bias, on XNNPACK or, on x86-64 where the compiler's rule says so, oneDNN.
+class FullyConnectedStep final : public WeightedStep {
 public:
-    bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
-    GeluForm gelu = GeluForm::None; // oneDNN only: GELU of the product plus bias, before `range`
     size_t rows = 0, inputChannels = 0, outputChannels = 0;
-    std::vector<float> kernel;
-    std::vector<float> bias; // empty: none
-    std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
-    OutputRange range;
-    // oneDNN only: the kernel re-laid for oneDNN, shared by the sessions as ConvStep's.
-    mutable std::mutex packedMutex;
-    mutable std::vector<std::shared_ptr<void>> packed;
-    const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    bool int8ScalesFit(const std::vector<Value>& in, const Value& out) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
 };
 
 // oneDNN's part (onednn_steps.cpp, in x86-64 builds with oneDNN; elsewhere oneDnnAvailable() is
@@ -90,39 +106,44 @@ Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
     const FullyConnectedStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
 
 // Max or average pooling over NHWC (average excludes padding, as ONNX's count_include_pad=0).
-class PoolStep final : public StepDef, public Window2d {
+class PoolStep final : public XnnpackStep, public Window2d {
 public:
     bool max = true;
     size_t channels = 0;
     OutputRange range;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
 };
 
 // The mean over `width` pixels of each of `batch` images (channels-last).
-class GlobalAveragePoolStep final : public StepDef {
+class GlobalAveragePoolStep final : public XnnpackStep {
 public:
     size_t batch = 0, width = 0, channels = 0;
     OutputRange range;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    bool int8ScalesFit(const std::vector<Value>& in, const Value& out) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
 };
 
 enum class BinaryKind { Add, Subtract, Multiply, Divide, Minimum, Maximum };
 
 // Element-wise with NumPy broadcasting, on physical shapes of equal rank. An operand that is a
 // constant of the model is held here (re-laid to the other operand's layout) instead of a value.
-class BinaryStep final : public StepDef {
+class BinaryStep final : public XnnpackStep {
 public:
     BinaryKind kind = BinaryKind::Add;
     std::vector<size_t> shapeA, shapeB; // physical
     std::vector<float> constantA, constantB; // non-empty: that operand is this constant
     OutputRange range;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    bool int8ScalesFit(const std::vector<Value>& in, const Value& out) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
 };
 
 enum class UnaryKind {
@@ -140,22 +161,22 @@ enum class UnaryKind {
 };
 
 // Element-wise through XNNPACK.
-class UnaryStep final : public StepDef {
+class UnaryStep final : public XnnpackStep {
 public:
     UnaryKind kind = UnaryKind::Clamp;
     size_t count = 0;
     float alpha = 0; // LeakyRelu's slope, Elu's alpha
     OutputRange range; // Clamp's bounds
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
 };
 
 // Softmax over the physically innermost axis.
-class SoftmaxStep final : public StepDef {
+class SoftmaxStep final : public XnnpackStep {
 public:
     size_t rows = 0, channels = 0;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
@@ -164,7 +185,7 @@ public:
 // rows of `length` floats from its input (at inOffset, rows inStride apart) to the output
 // value named in outputs (at outOffset, rows outStride apart). An input is a value id, or a
 // constant the step holds (Concat's constant inputs, in the output's layout): constantInput(i).
-class CopyRowsStep final : public StepDef {
+class CopyRowsStep final : public XnnpackStep {
 public:
     static int constantInput(size_t index) { return -1 - static_cast<int>(index); }
     struct Piece {
@@ -175,28 +196,37 @@ public:
     };
     std::vector<Piece> pieces; // Split's outputs are `output` and `extraOutputs`
     std::vector<std::vector<float>> constants;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
+    void replaceInput(int from, int to) override;
 };
 
 // Constant padding of a tensor (physical shapes).
-class PadStep final : public StepDef {
+class PadStep final : public XnnpackStep {
 public:
     std::vector<size_t> inputShape, before, after;
     float value = 0;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
 };
 
 // ShuffleNet's channel shuffle on channels-last pixels.
-class ChannelShuffleStep final : public StepDef {
+class ChannelShuffleStep final : public XnnpackStep {
 public:
     size_t pixels = 0, groups = 0, groupChannels = 0;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
+};
+
+// The clamp an int8 step applies to its output (a fused Relu or Clip, quantized).
+struct Int8Clamp {
+    int8_t outputMin = -128, outputMax = 127;
 };
 
 // int8 steps (quantize.h makes them from a calibrated fp32 plan). The values they read and write
@@ -204,79 +234,67 @@ public:
 
 // A convolution (or a fully connected layer, as a 1x1 one over `batch` rows) with int8 weights of
 // one scale per output channel and int32 biases, on XNNPACK's qc8 kernels.
-class QConvStep final : public StepDef, public ConvGeometry {
+class QConvStep final : public XnnpackStep, public ConvGeometry, public Int8Clamp {
 public:
     std::vector<int8_t> kernel; // ConvStep's layout
     std::vector<float> kernelScale; // per output channel
     std::vector<int32_t> bias; // per output channel, in units of input scale * kernel scale
-    int8_t outputMin = -128, outputMax = 127; // the fused clamp, quantized
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    int64_t lowerableWeights() const override;
 };
 
 // Element-wise sum of two int8 values, with broadcasting (physical shapes).
-class QAddStep final : public StepDef {
+class QAddStep final : public XnnpackStep, public Int8Clamp {
 public:
     std::vector<size_t> shapeA, shapeB;
-    int8_t outputMin = -128, outputMax = 127;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // Max pooling of int8 pixels; the output has the input's scale and zero point.
-class QMaxPoolStep final : public StepDef, public Window2d {
+class QMaxPoolStep final : public XnnpackStep, public Window2d, public Int8Clamp {
 public:
     size_t channels = 0;
-    int8_t outputMin = -128, outputMax = 127;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-class QGlobalAveragePoolStep final : public StepDef {
+class QGlobalAveragePoolStep final : public XnnpackStep, public Int8Clamp {
 public:
     size_t batch = 0, width = 0, channels = 0;
-    int8_t outputMin = -128, outputMax = 127;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // A clamp of int8 values (scale and zero point kept).
-class QClampStep final : public StepDef {
+class QClampStep final : public XnnpackStep, public Int8Clamp {
 public:
     size_t count = 0;
-    int8_t outputMin = -128, outputMax = 127;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // CopyRowsStep, ChannelShuffleStep and PadStep over bytes: the values involved share one scale
 // and zero point, so moving them is all there is to do.
-class QCopyRowsStep final : public StepDef {
+class QCopyRowsStep final : public XnnpackStep {
 public:
     std::vector<CopyRowsStep::Piece> pieces; // in elements, as CopyRowsStep's
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-class QChannelShuffleStep final : public StepDef {
+class QChannelShuffleStep final : public XnnpackStep {
 public:
     size_t pixels = 0, groups = 0, groupChannels = 0;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
-class QPadStep final : public StepDef {
+class QPadStep final : public XnnpackStep {
 public:
     std::vector<size_t> inputShape, before, after;
     int8_t value = 0;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
@@ -286,11 +304,10 @@ uint16_t halfBits(float x);
 
 // Between the lowered (int8, fp16) and float parts of a plan: converts inputs[0] of type `from`
 // into output of type `to` (one of them F32).
-class ConvertStep final : public StepDef {
+class ConvertStep final : public XnnpackStep {
 public:
     DType from = DType::F32, to = DType::QS8;
     size_t count = 0;
-    const char* library() const override { return "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
@@ -299,35 +316,32 @@ public:
 
 // Moves the axes of a tensor: output physical axis i is input physical axis perm[i]. Also what
 // converts between layouts at the model's edges and around layout-sensitive operators.
-class PermuteStep final : public StepDef {
+class PermuteStep final : public ReferenceStep {
 public:
     std::vector<int64_t> inputDims; // physical
     std::vector<int> perm;
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // y = x * scale[c] + shift[c] with c the axis of length scale.size() and `inner` elements after it
 // (an unfolded BatchNormalization, or a per-channel affine the compiler made), then the range.
-class ChannelAffineStep final : public StepDef {
+class ChannelAffineStep final : public ReferenceStep {
 public:
     size_t outer = 0, inner = 0;
     std::vector<float> scale, shift;
     OutputRange range;
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 enum class RefUnaryKind { Tanh, HardSigmoid, Exp, Log, Erf, Relu, Pow };
 
-class RefUnaryStep final : public StepDef {
+class RefUnaryStep final : public ReferenceStep {
 public:
     RefUnaryKind kind = RefUnaryKind::Tanh;
     size_t count = 0;
     float alpha = 0, beta = 0; // HardSigmoid; Pow: alpha is the exponent
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
@@ -336,13 +350,12 @@ public:
 // [n][d][h][w][group][c], input frame od * stride - pad + tap * dilation, zeros outside the clip.
 // A 2-D convolution over the result, the taps folded into each group's input channels, is the
 // 3-D one.
-class GatherTapsStep final : public StepDef {
+class GatherTapsStep final : public ReferenceStep {
 public:
     size_t batch = 0, inputDepth = 0, outputDepth = 0, pixels = 0;
     size_t groups = 1, channels = 0; // channels per group
     size_t taps = 1, stride = 1, dilation = 1;
     int64_t pad = 0;
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
@@ -350,19 +363,18 @@ public:
 // ONNX MatMul whose second operand is computed, or constant of rank other than 2: per batch
 // element of the output (batch dimensions broadcast), [m x k] times [k x n] on our kernel
 // (gemm_kernels.h). `aOffsets`/`bOffsets`: where each output batch element's operands start.
-class BatchMatMulStep final : public StepDef {
+class BatchMatMulStep final : public ReferenceStep {
 public:
     size_t m = 0, k = 0, n = 0;
     std::vector<size_t> aOffsets, bOffsets;
     std::vector<float> constantB; // B when it is a constant of the model (inputs then holds A only)
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // y = (x - mean) / sqrt(variance + epsilon) * scale + bias over rows of `channels` contiguous
 // values (a LayerNorm over the last axis); no scale or bias when empty.
-class LayerNormStep final : public StepDef {
+class LayerNormStep final : public ReferenceStep {
 public:
     size_t rows = 0, channels = 0;
     float epsilon = 0;
@@ -370,51 +382,46 @@ public:
     // Which of extraOutputs receives each row's mean and 1 / sqrt(variance + epsilon) (ONNX's
     // Mean and InvStdDev); -1: not asked for.
     int meanOutput = -1, invStdDevOutput = -1;
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // GELU, y = x (1 + erf(x / sqrt 2)) / 2 with a rational erf (reference_kernels.cpp), or its tanh
 // approximation x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2.
-class GeluStep final : public StepDef {
+class GeluStep final : public ReferenceStep {
 public:
     size_t count = 0;
     GeluForm form = GeluForm::Erf;
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // Every step-th block of `inner` values along an axis of `extent`, from `begin`, `count` of them,
 // for each of `outer` leading indices (Slice with a step above 1).
-class StridedSliceStep final : public StepDef {
+class StridedSliceStep final : public ReferenceStep {
 public:
     size_t outer = 0, inner = 0, extent = 0, count = 0, begin = 0, step = 1;
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // Mean (or max) over the physical axes flagged in `reduce`.
-class ReduceStep final : public StepDef {
+class ReduceStep final : public ReferenceStep {
 public:
     bool max = false;
     std::vector<int64_t> inputDims; // physical
     std::vector<bool> reduce;
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
 // 3-D max or average pooling over NDHWC (average excludes padding).
-class Pool3dStep final : public StepDef {
+class Pool3dStep final : public ReferenceStep {
 public:
     bool max = true;
     int64_t batch = 0, channels = 0;
     int64_t inDims[3] = {0, 0, 0}, outDims[3] = {0, 0, 0}, kernel[3] = {1, 1, 1},
             stride[3] = {1, 1, 1}, padBegin[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
-    const char* library() const override { return "reference"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
