@@ -155,7 +155,7 @@ Status setSpecKey(
 }
 
 // An engine's settings and how it did, for the report and the JSON document.
-nlohmann::json describeEngine(
+nlohmann::json engineJson(
     const std::string& spec, const EngineDescription& e, const LatencyFigures& l)
 {
     const EngineOptions& o = e.options;
@@ -468,7 +468,7 @@ std::string engineLine(const nlohmann::json& e)
     return line;
 }
 
-Status writeJson(const std::string& path, const nlohmann::json& document)
+Status writeComparisonJson(const std::string& path, const nlohmann::json& document)
 {
     std::ofstream out(path);
     out << jsonText(document, 2) << "\n";
@@ -642,7 +642,7 @@ struct CompareFigures {
     size_t window = 0; // inputs per turn of each engine
     std::vector<OutputAgreement> agreements;
     LatencyFigures referenceLatency, candidateLatency;
-    nlohmann::json reference, candidate; // describeEngine of each, with its latency
+    nlohmann::json reference, candidate; // engineJson of each, with its latency
 };
 
 // Everything that can be wrong with the command line alone, found before any file is read.
@@ -902,9 +902,9 @@ Expected<CompareFigures> runEngines(const CompareOptions& options, const Compare
         l.rssMb = rssMb[i];
     }
     figures.reference =
-        describeEngine(plan.referenceSpec, reference->description(), figures.referenceLatency);
+        engineJson(plan.referenceSpec, reference->description(), figures.referenceLatency);
     figures.candidate =
-        describeEngine(options.candidate, candidate->description(), figures.candidateLatency);
+        engineJson(options.candidate, candidate->description(), figures.candidateLatency);
     return figures;
 }
 
@@ -1105,7 +1105,7 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
     }
 
     if (!options.json.empty())
-        if (Status s = writeJson(options.json, doc); !s)
+        if (Status s = writeComparisonJson(options.json, doc); !s)
             return s;
     return result;
 }
