@@ -8,7 +8,9 @@ files it generates (CMakeFiles/<target>.dir/Unity/unity_N_cxx.cxx), each of whic
 the target's sources; clang-tidy, which checks the files its database names, would then check
 none of ours. Each batch entry becomes one entry per source it includes, with the batch's command
 (a target's sources share their flags: CMake compiles a source with flags of its own alone) and
-that source in place of the batch file. Other entries are copied as they are.
+that source in place of the batch file. Other entries are copied as they are. Every entry loses
+-Wno-subobject-linkage, which GCC needs in batched targets only (cmake/unity_build.cmake) and
+which clang does not know.
 
 --without-pch leaves out the test programs' precompiled headers (GCC's, which clang cannot read),
 for `tools/dev.sh tidy`, which checks the tests too.
@@ -19,6 +21,7 @@ import shlex
 import sys
 
 _INCLUDE = re.compile(r'^#include "(.+)"$')
+_BATCH_ONLY_FLAGS = {"-Wno-subobject-linkage"}
 
 
 def batch_sources(path):
@@ -50,6 +53,17 @@ def expand(entry):
     return entries
 
 
+def for_clang(entry):
+    """The entry without the flags of GCC's that unity builds add."""
+    one = dict(entry)
+    if "arguments" in one:
+        one["arguments"] = [a for a in one["arguments"] if a not in _BATCH_ONLY_FLAGS]
+    else:
+        words = shlex.split(one["command"])
+        one["command"] = shlex.join(w for w in words if w not in _BATCH_ONLY_FLAGS)
+    return one
+
+
 def without_pch(entry):
     """The entry without the precompiled header's flags."""
     one = dict(entry)
@@ -64,7 +78,7 @@ def main(argv):
         return 2
     with open(argv[1], encoding="utf-8") as db:
         entries = json.load(db)
-    out = [e for entry in entries for e in expand(entry)]
+    out = [for_clang(e) for entry in entries for e in expand(entry)]
     if len(argv) == 4:
         out = [without_pch(e) for e in out]
     with open(argv[2], "w", encoding="utf-8") as db:
