@@ -43,15 +43,15 @@ constexpr guint64 kQueuedFrames = 3; // frames appsrc may hold before new ones a
 constexpr int kPayloadType = 96; // the first dynamic RTP payload type
 constexpr const char* kDefaultMount = "/jetagent";
 
-struct ObjectUnref {
+struct OutObjectUnref {
     void operator()(gpointer object) const { gst_object_unref(object); }
 };
-using ElementPtr = std::unique_ptr<GstElement, ObjectUnref>;
+using OutElementPtr = std::unique_ptr<GstElement, OutObjectUnref>;
 
-struct ErrorFree {
+struct OutErrorFree {
     void operator()(GError* error) const { g_error_free(error); }
 };
-using ErrorPtr = std::unique_ptr<GError, ErrorFree>;
+using OutErrorPtr = std::unique_ptr<GError, OutErrorFree>;
 
 bool elementExists(const char* name)
 {
@@ -206,7 +206,7 @@ struct StreamOut::Impl {
     std::string chain; // from appsrc to the payloader
 
     // RTP: the pipeline and its appsrc. RTSP: the appsrc of the media being played, if any.
-    ElementPtr pipeline;
+    OutElementPtr pipeline;
     GstBus* bus = nullptr;
     std::mutex srcMutex;
     GstElement* appsrc = nullptr; // a reference of our own
@@ -289,7 +289,7 @@ struct StreamOut::Impl {
         while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
             GError* raw = nullptr;
             gst_message_parse_error(m, &raw, nullptr);
-            const ErrorPtr e(raw);
+            const OutErrorPtr e(raw);
             setError(
                 std::string(GST_OBJECT_NAME(m->src)) + ": " + (e ? e->message : "unknown error"));
             gst_message_unref(m);
@@ -360,7 +360,7 @@ Status startRtspServer(StreamOut::Impl& impl)
     impl.context = g_main_context_new();
     GError* raw = nullptr;
     impl.serverSource = gst_rtsp_server_create_source(impl.server, nullptr, &raw);
-    const ErrorPtr error(raw);
+    const OutErrorPtr error(raw);
     if (impl.serverSource == nullptr)
         return Status::io("rtsp output: cannot listen on " + impl.target.host + ":" +
             std::to_string(impl.target.port) + " (" + (error ? error->message : "unknown error") +
@@ -446,7 +446,7 @@ Expected<std::unique_ptr<StreamOut>> StreamOut::open(
         " sync=false async=false";
     GError* raw = nullptr;
     GstElement* pipeline = gst_parse_launch(launch.c_str(), &raw);
-    const ErrorPtr error(raw);
+    const OutErrorPtr error(raw);
     if (pipeline == nullptr || error)
         return Status::invalid("stream " + target.uri + ": the pipeline '" + launch +
             "' does not build: " + (error ? error->message : "unknown error"));

@@ -11,9 +11,9 @@ namespace jetagent {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr int kShift = 4; // sub-pixel bits for OpenCV's drawing functions
-constexpr double kSubpixel = 1 << kShift;
+constexpr double kMotionPi = 3.14159265358979323846;
+constexpr int kMotionShift = 4; // sub-pixel bits for OpenCV's drawing functions
+constexpr double kMotionSubpixel = 1 << kMotionShift;
 constexpr int kClassCount = static_cast<int>(MotionRenderer::kClassNames.size());
 constexpr int kStill = 0, kLeft = 1, kRight = 2, kUp = 3, kDown = 4; // else grow
 constexpr int kLastFrame = MotionRenderer::kSegmentFrames - 1; // the segment's last frame offset
@@ -127,8 +127,8 @@ double within(const Draws& d, uint64_t field, double lo, double hi)
 
 cv::Point subpixel(double x, double y)
 {
-    return {
-        static_cast<int>(std::lround(x * kSubpixel)), static_cast<int>(std::lround(y * kSubpixel))};
+    return {static_cast<int>(std::lround(x * kMotionSubpixel)),
+        static_cast<int>(std::lround(y * kMotionSubpixel))};
 }
 
 // A smooth linear gradient around `base`, by at most `amount` levels, along `angle`. Computed in
@@ -187,17 +187,17 @@ void drawObject(cv::Mat& image, int shape, double cx, double cy, double r, doubl
     const cv::Scalar& colour)
 {
     if (shape == 0) {
-        cv::circle(image, subpixel(cx, cy), static_cast<int>(std::lround(r * kSubpixel)), colour,
-            cv::FILLED, cv::LINE_AA, kShift);
+        cv::circle(image, subpixel(cx, cy), static_cast<int>(std::lround(r * kMotionSubpixel)),
+            colour, cv::FILLED, cv::LINE_AA, kMotionShift);
         return;
     }
     const int count = shape == 1 ? 4 : 3; // square or triangle, r its circumradius
     cv::Point pts[4];
     for (int k = 0; k < count; ++k) {
-        const double a = theta + 2.0 * kPi * k / count;
+        const double a = theta + 2.0 * kMotionPi * k / count;
         pts[k] = subpixel(cx + r * std::cos(a), cy + r * std::sin(a));
     }
-    cv::fillConvexPoly(image, pts, count, colour, cv::LINE_AA, kShift);
+    cv::fillConvexPoly(image, pts, count, colour, cv::LINE_AA, kMotionShift);
 }
 
 } // namespace
@@ -232,7 +232,7 @@ int MotionRenderer::render(uint64_t index, cv::Mat& image) const
     for (int ch = 0; ch < 3; ++ch)
         gradient[ch] = d.uniform(kGradientAmount + ch, kMinGradient, kMaxGradient);
     image.create(height_, width_, CV_8UC3);
-    fillGradient(image, background, d.uniform(kGradientAngle, 0.0, 2.0 * kPi), gradient);
+    fillGradient(image, background, d.uniform(kGradientAngle, 0.0, 2.0 * kMotionPi), gradient);
     for (int b = 0; b < kBlobs; ++b) {
         const uint64_t f = kBlob + 6 * static_cast<uint64_t>(b);
         cv::Scalar blob;
@@ -240,14 +240,14 @@ int MotionRenderer::render(uint64_t index, cv::Mat& image) const
             blob[ch] = background[ch] + d.below(f + 3 + ch, 2 * kBlobContrast + 1) - kBlobContrast;
         const double radius = d.uniform(f + 2, kMinBlobRadius, kMaxBlobRadius) * std::max(w, h);
         cv::circle(image, subpixel(d.uniform(f, 0.0, w), d.uniform(f + 1, 0.0, h)),
-            static_cast<int>(std::lround(radius * kSubpixel)), blob, cv::FILLED, cv::LINE_AA,
-            kShift);
+            static_cast<int>(std::lround(radius * kMotionSubpixel)), blob, cv::FILLED, cv::LINE_AA,
+            kMotionShift);
     }
 
     // The object: its radius over the whole segment decides where it may start, so it stays
     // inside the frame from the first frame to the last.
     const int shape = d.below(kShape, 3);
-    const double theta = d.uniform(kTheta, 0.0, 2.0 * kPi);
+    const double theta = d.uniform(kTheta, 0.0, 2.0 * kMotionPi);
     const double margin = kMargin * side + 1.0;
     double r = 0, cx = 0, cy = 0;
     if (cls == kStill || cls == kLeft || cls == kRight || cls == kUp || cls == kDown) {

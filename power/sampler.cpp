@@ -56,7 +56,7 @@ std::string number(double value)
 }
 
 // The symbolic name of the errors rails report; numbers for the rest.
-std::string errnoName(int error)
+std::string railErrnoName(int error)
 {
     switch (error) {
     case ENODATA: return "ENODATA";
@@ -125,7 +125,7 @@ struct Accumulator {
         out.samples = samples;
         out.errors = errors;
         out.offline = offline;
-        out.lastError = lastError != 0 ? errnoName(lastError) : std::string();
+        out.lastError = lastError != 0 ? railErrnoName(lastError) : std::string();
         out.energyJ = energyJ;
         out.peakW = peakW;
         const int64_t span = lastNs - firstNs;
@@ -526,7 +526,7 @@ void PowerSampler::takeRailSample()
                 infos_[static_cast<size_t>(failures[static_cast<size_t>(i)].rail)];
             const int error = failures[static_cast<size_t>(i)].error;
             log->warn("{} ({} {}): read failed: {} ({}); rail offline, retried every {:.1f} s",
-                info.name, info.driver, info.device, errnoText(error), errnoName(error),
+                info.name, info.driver, info.device, errnoText(error), railErrnoName(error),
                 1.0 / m.options.stateHz);
         }
         for (int i = 0; i < recoveredCount; ++i) {

@@ -11,8 +11,9 @@ usage: tools/dev.sh COMMAND
   demo    install missing Debian packages, build, and run the demo (synthetic shapes, ten seconds)
   test    install missing packages, export the torchvision reference models
           (tools/export_torchvision.py into models/reference/; cached, so later runs take seconds),
-          build with warnings as errors, run every test (the vivid camera test boots a VM:
-          it must not skip here; clang-tidy of the shipped code runs meanwhile at nice 19),
+          build with warnings as errors (the libraries as unity builds, JETAGENT_UNITY_BUILD),
+          run every test (the vivid camera test boots a VM: it must not skip here; clang-tidy
+          of the shipped code runs meanwhile at nice 19),
           package and install the .deb for real; build with clang under AddressSanitizer and
           UndefinedBehaviorSanitizer (the fuzz targets as libFuzzer programs too) and run the
           tests labelled unit once more there, with a 10-second fuzzing run per fuzz target
@@ -145,6 +146,9 @@ install_missing() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# Extra configure arguments for every build of this command: `test` sets the unity build there.
+build_options=()
+
 configure_and_build() { # DIR, extra cmake arguments... [-- targets to build (default: all)...]
     local dir=$1 configure=() targets=()
     shift
@@ -154,7 +158,8 @@ configure_and_build() { # DIR, extra cmake arguments... [-- targets to build (de
     done
     [ $# -gt 1 ] && targets=(--target "${@:2}")
     step "building in $dir"
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETAGENT_WERROR=ON "${configure[@]}" >/dev/null
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETAGENT_WERROR=ON \
+        "${build_options[@]}" "${configure[@]}" >/dev/null
     cmake --build "$dir" --parallel "$jobs" "${targets[@]}"
 }
 
@@ -319,12 +324,16 @@ tidy_sources='(base|hal|engines|power|src|web)/.*\.cpp$'
 tidy_pid=""
 tidy_start() {
     step "clang-tidy starts in the background (nice 19; its log: $build_dir/clang-tidy.log)"
-    # Every finding is an error (.clang-tidy); the build's compile_commands.json gives the flags.
+    # Every finding is an error (.clang-tidy); the build's compile_commands.json gives the flags,
+    # with one entry per source where the build compiles them in batches (tools/compile_db.py).
+    mkdir -p "$build_dir/tidy-shipped"
+    /usr/bin/python3 tools/compile_db.py "$build_dir/compile_commands.json" \
+        "$build_dir/tidy-shipped/compile_commands.json"
     # A new session is a new scheduler autogroup (Linux's sched_autogroup, on in Debian's kernel):
     # a plain nice would then rank clang-tidy only within its own group, which shares the CPU
     # equally with everything else, so the group itself gets nice 19 (/proc/self/autogroup).
     setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' clang-tidy \
-        run-clang-tidy-14 -p "$build_dir" -j "$jobs" -quiet '-checks=-clang-analyzer-*' \
+        run-clang-tidy-14 -p "$build_dir/tidy-shipped" -j "$jobs" -quiet '-checks=-clang-analyzer-*' \
         "$root/$tidy_sources" >"$build_dir/clang-tidy.log" 2>&1 &
     tidy_pid=$!
 }
@@ -355,6 +364,11 @@ demo)
     "$build_dir/src/jetagent" run --config firmware-config/demo.yaml
     ;;
 test)
+    # All three builds compile each library's sources in batches (cmake/unity_build.cmake): the
+    # headers every source includes are parsed once a batch, not once a source. The build
+    # directories keep the setting for later incremental builds; clang-tidy still checks each
+    # source on its own (tools/compile_db.py).
+    build_options=(-DJETAGENT_UNITY_BUILD=ON)
     timed "install packages" install_missing "${packages[@]}" "${test_packages[@]}" "${lint_packages[@]}" \
         "${sanitizer_packages[@]}" "${cross_packages[@]}" "${model_packages[@]}"
     # Line tables only (-g1), as the test programs already are: full debug information was a third
@@ -423,15 +437,10 @@ tidy)
     step "clang-tidy of every source, tests included"
     # The test programs' precompiled headers are GCC's, which clang cannot read: clang-tidy gets the
     # compile commands without them (so a test source must include what it uses, as it must to
-    # build with -DJETAGENT_FAST_TEST_BUILD=OFF).
+    # build with -DJETAGENT_FAST_TEST_BUILD=OFF), one entry per source (tools/compile_db.py).
     mkdir -p "$build_dir/tidy"
-    /usr/bin/python3 - "$build_dir/compile_commands.json" "$build_dir/tidy/compile_commands.json" <<'PY'
-import json, re, sys
-commands = json.load(open(sys.argv[1]))
-for c in commands:
-    c["command"] = re.sub(r" -Winvalid-pch| -include \S*cmake_pch\.hxx", "", c["command"])
-json.dump(commands, open(sys.argv[2], "w"), indent=1)
-PY
+    /usr/bin/python3 tools/compile_db.py "$build_dir/compile_commands.json" \
+        "$build_dir/tidy/compile_commands.json" --without-pch
     run-clang-tidy-14 -p "$build_dir/tidy" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests|web)/.*\.cpp$"
     ;;
 check-tensorrt)

@@ -31,7 +31,7 @@ namespace jetagent {
 namespace {
 
 // An engine's settings and how it did, for the report and the JSON document.
-nlohmann::json describeEngine(
+nlohmann::json engineJson(
     const std::string& spec, const EngineDescription& e, const LatencyFigures& l)
 {
     const EngineOptions& o = e.options;
@@ -561,9 +561,9 @@ Expected<CompareFigures> runEngines(const CompareOptions& options, const Compare
         l.rssMb = rssMb[i];
     }
     figures.reference =
-        describeEngine(plan.referenceSpec, reference->description(), figures.referenceLatency);
+        engineJson(plan.referenceSpec, reference->description(), figures.referenceLatency);
     figures.candidate =
-        describeEngine(options.candidate, candidate->description(), figures.candidateLatency);
+        engineJson(options.candidate, candidate->description(), figures.candidateLatency);
     return figures;
 }
 
@@ -602,7 +602,7 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
     }
 
     if (!options.json.empty())
-        if (Status s = writeJson(options.json, doc); !s)
+        if (Status s = writeComparisonJson(options.json, doc); !s)
             return s;
     return result;
 }

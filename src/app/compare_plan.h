@@ -39,7 +39,7 @@ struct CompareFigures {
     size_t window = 0; // inputs per turn of each engine
     std::vector<OutputAgreement> agreements;
     LatencyFigures referenceLatency, candidateLatency;
-    nlohmann::json reference, candidate; // describeEngine of each, with its latency
+    nlohmann::json reference, candidate; // engineJson of each, with its latency
 };
 
 // The JSON document, less its checks.
@@ -59,6 +59,6 @@ std::string outputTable(const std::vector<OutputAgreement>& agreements);
 std::string latencyTable(const CompareFigures& figures, int warmup);
 
 // `document` written to `path` (--json).
-Status writeJson(const std::string& path, const nlohmann::json& document);
+Status writeComparisonJson(const std::string& path, const nlohmann::json& document);
 
 } // namespace jetagent

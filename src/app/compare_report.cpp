@@ -235,7 +235,7 @@ std::string compareReport(const CompareOptions& options, const ComparePlan& plan
     return t;
 }
 
-Status writeJson(const std::string& path, const nlohmann::json& document)
+Status writeComparisonJson(const std::string& path, const nlohmann::json& document)
 {
     std::ofstream out(path);
     out << jsonText(document, 2) << "\n";

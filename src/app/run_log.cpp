@@ -23,8 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kNsPerS = 1e9;
+constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
+constexpr double kLogNsPerS = 1e9;
 constexpr double kMsPerS = 1e3;
 
 // A finite number filling the whole of `text` (a NUL inside it too); false otherwise.
@@ -192,7 +192,7 @@ bool mapHeader(
         auto it = std::find(table.names.begin(), table.names.end(), name);
         if (it == table.names.end()) {
             table.names.push_back(name);
-            table.values.emplace_back(table.rows(), kNaN);
+            table.values.emplace_back(table.rows(), kMissing);
             it = table.names.end() - 1;
         }
         slots.push_back(static_cast<size_t>(it - table.names.begin()));
@@ -208,9 +208,9 @@ std::string addRow(const std::string& line, const std::vector<size_t>& slots,
     if (fields.size() != slots.size())
         return std::to_string(fields.size()) + " fields, the header has " +
             std::to_string(slots.size());
-    std::vector<double> row(table.names.size(), kNaN);
+    std::vector<double> row(table.names.size(), kMissing);
     std::optional<uint64_t> id;
-    double time = kNaN;
+    double time = kMissing;
     for (size_t i = 0; i < fields.size(); ++i) {
         const std::string& name = table.names[slots[i]];
         if (name == order.order.idColumn) {
@@ -358,7 +358,7 @@ const std::vector<double>& columnOrEmpty(const CsvColumns& table, const char* na
 
 double at(const std::vector<double>& column, size_t row)
 {
-    return row < column.size() ? column[row] : kNaN;
+    return row < column.size() ? column[row] : kMissing;
 }
 
 double finiteOrZero(double value)
@@ -496,7 +496,7 @@ Percentiles percentiles(const std::vector<double>& values)
     Percentiles p;
     p.count = sorted.size();
     if (sorted.empty()) {
-        p.min = p.p50 = p.p90 = p.p99 = p.max = p.mean = kNaN;
+        p.min = p.p50 = p.p90 = p.p99 = p.max = p.mean = kMissing;
         return p;
     }
     std::sort(sorted.begin(), sorted.end());
@@ -578,7 +578,7 @@ std::vector<TimeSpan> inferenceSpans(const CsvColumns& frames, int64_t originNs,
         const double beforeMs = finiteOrZero(at(queue, r)) + finiteOrZero(at(wait, r)) +
             finiteOrZero(at(preprocess, r));
         const double start =
-            (capture[r] - static_cast<double>(originNs)) / kNsPerS + beforeMs / kMsPerS;
+            (capture[r] - static_cast<double>(originNs)) / kLogNsPerS + beforeMs / kMsPerS;
         spans.push_back({start, start + inference[r] / kMsPerS});
     }
     std::sort(spans.begin(), spans.end(),
@@ -608,11 +608,11 @@ std::vector<double> busyPercent(std::vector<TimeSpan> spans, const std::vector<d
         else
             merged.push_back(span);
     }
-    std::vector<double> busy(slotEndS.size(), kNaN);
+    std::vector<double> busy(slotEndS.size(), kMissing);
     size_t first = 0; // the first merged span that may still reach into a slot
     for (size_t i = 0; i < slotEndS.size(); ++i) {
         const double end = slotEndS[i];
-        double start = kNaN;
+        double start = kMissing;
         if (i > 0)
             start = slotEndS[i - 1];
         else if (slotEndS.size() > 1)
@@ -644,7 +644,7 @@ std::vector<WindowSpan> gpioWindows(const CsvColumns& frames, int64_t originNs)
         if (!std::isfinite(window[r]) || window[r] < 1 || !std::isfinite(capture[r]))
             continue;
         const int k = static_cast<int>(window[r]);
-        const double startS = (capture[r] - static_cast<double>(originNs)) / kNsPerS;
+        const double startS = (capture[r] - static_cast<double>(originNs)) / kLogNsPerS;
         const double endS =
             startS + (finiteOrZero(at(queue, r)) + finiteOrZero(at(e2e, r))) / kMsPerS;
         auto [it, fresh] = byWindow.try_emplace(k, WindowSpan {k, {startS, endS}, 0, 0.0});
@@ -662,7 +662,7 @@ std::vector<WindowSpan> gpioWindows(const CsvColumns& frames, int64_t originNs)
     std::vector<WindowSpan> spans;
     for (auto& [k, w] : byWindow) {
         if (!hasEnergy[k])
-            w.energyMj = kNaN;
+            w.energyMj = kMissing;
         spans.push_back(w);
     }
     return spans;

@@ -42,7 +42,7 @@ json dash(size_t index)
 
 // `object[key]`, or null when `object` is no object or lacks the key: the page is drawn from
 // whatever the document holds.
-const json& member(const json& object, const char* key)
+const json& sweepMember(const json& object, const char* key)
 {
     static const json null;
     if (!object.is_object())
@@ -53,7 +53,7 @@ const json& member(const json& object, const char* key)
 
 std::optional<double> numberOf(const json& object, const char* key)
 {
-    const json& value = member(object, key);
+    const json& value = sweepMember(object, key);
     if (!value.is_number())
         return std::nullopt;
     const double number = value.get<double>();
@@ -62,14 +62,14 @@ std::optional<double> numberOf(const json& object, const char* key)
 
 std::string textOf(const json& object, const char* key)
 {
-    const json& value = member(object, key);
+    const json& value = sweepMember(object, key);
     return value.is_string() ? value.get<std::string>() : std::string();
 }
 
 std::vector<const json*> arrayOf(const json& object, const char* key)
 {
     std::vector<const json*> items;
-    const json& value = member(object, key);
+    const json& value = sweepMember(object, key);
     if (value.is_array())
         for (const json& item : value)
             items.push_back(&item);
@@ -193,11 +193,11 @@ SweepView viewOf(const json& sweep)
     }
     view.batches.assign(batches.begin(), batches.end());
     view.threads.assign(threads.begin(), threads.end());
-    view.baseline = textOf(member(sweep, "study"), "baseline");
+    view.baseline = textOf(sweepMember(sweep, "study"), "baseline");
     return view;
 }
 
-json axis(const std::string& title, const char* type = nullptr)
+json sweepAxis(const std::string& title, const char* type = nullptr)
 {
     json scale = {{"title", {{"display", true}, {"text", title}}}};
     if (type)
@@ -208,7 +208,7 @@ json axis(const std::string& title, const char* type = nullptr)
 // A linear axis that starts at zero: throughput and efficiencies read as proportions.
 json axisFromZero(const std::string& title)
 {
-    json scale = axis(title);
+    json scale = sweepAxis(title);
     scale["beginAtZero"] = true;
     return scale;
 }
@@ -228,7 +228,7 @@ json chartValue(const json& figures, const char* key)
 
 std::string msText(const json& figures, const char* key)
 {
-    return formatValue(member(figures, key)) + " ms";
+    return formatValue(sweepMember(figures, key)) + " ms";
 }
 
 // (a) p50 latency per model, one bar per engine, at the smallest batch size measured.
@@ -278,8 +278,9 @@ void latencyChart(HtmlPage& page, const SweepView& view)
     const json config = {{"type", "bar"}, {"data", {{"labels", labels}, {"datasets", datasets}}},
         {"options",
             {{"scales",
-                {{"x", axis("model")},
-                    {"y", axis("p50 latency per inference (ms, log scale)", "logarithmic")}}}}}};
+                {{"x", sweepAxis("model")},
+                    {"y",
+                        sweepAxis("p50 latency per inference (ms, log scale)", "logarithmic")}}}}}};
     page.chart(id,
         "Latency per inference, p50 at batch " + std::to_string(*batch) +
             " (log axis; p99 in the tooltip)",
@@ -336,7 +337,7 @@ json lineChart(const std::vector<int>& batches, json datasets, const std::string
     for (const int batch : batches)
         labels.push_back(std::to_string(batch));
     return {{"type", "line"}, {"data", {{"labels", labels}, {"datasets", std::move(datasets)}}},
-        {"options", {{"scales", {{"x", axis("batch size")}, {"y", axisFromZero(yTitle)}}}}}};
+        {"options", {{"scales", {{"x", sweepAxis("batch size")}, {"y", axisFromZero(yTitle)}}}}}};
 }
 
 // (b) images/s against batch size.
@@ -369,14 +370,15 @@ void throughputChart(HtmlPage& page, const SweepView& view)
             highest = std::max(highest, *t);
         }
     if (highest > kLogAxisSpread * lowest)
-        config["options"]["scales"]["y"] = axis("throughput (images/s, log scale)", "logarithmic");
+        config["options"]["scales"]["y"] =
+            sweepAxis("throughput (images/s, log scale)", "logarithmic");
     page.chart(id, title, config, kChartWidth, kChartHeight);
 }
 
 // (c) ASE and BSR against batch size, from the scaling table.
 void scalingCharts(HtmlPage& page, const SweepView& view, const json& sweep)
 {
-    const std::vector<const json*> rows = arrayOf(member(sweep, "tables"), "scaling");
+    const std::vector<const json*> rows = arrayOf(sweepMember(sweep, "tables"), "scaling");
     std::set<int> batches;
     for (const json* row : rows)
         batches.insert(static_cast<int>(numberOf(*row, "batch").value_or(0)));
@@ -442,7 +444,7 @@ void stabilityChart(HtmlPage& page, const SweepView& view)
         {"data", {{"labels", labels}, {"datasets", json::array({set})}}},
         {"options",
             {{"indexAxis", "y"}, {"plugins", {{"legend", {{"display", false}}}}},
-                {"scales", {{"x", axis("P99 / P50")}, {"y", axis("cell")}}}}}};
+                {"scales", {{"x", sweepAxis("P99 / P50")}, {"y", sweepAxis("cell")}}}}}};
     page.chart(
         id, title, config, kChartWidth, 80 + kBarRowHeight * static_cast<int>(labels.size()));
 }
@@ -468,8 +470,8 @@ void energyChart(HtmlPage& page, const SweepView& view)
                     points.push_back(
                         {{"x", *numberOf(f, "latency_mean_ms")}, {"y", *numberOf(f, "energy_mj")}});
                     notes.push_back("b" + std::to_string(cell.batch) + ": " +
-                        formatValue(member(f, "power_w")) + " W, " +
-                        formatValue(member(f, "inferences_per_j")) + " inferences/J");
+                        formatValue(sweepMember(f, "power_w")) + " W, " +
+                        formatValue(sweepMember(f, "inferences_per_j")) + " inferences/J");
                 }
                 if (points.empty())
                     continue;
@@ -488,7 +490,7 @@ void energyChart(HtmlPage& page, const SweepView& view)
         {"options",
             {{"plugins", {{"legend", {{"labels", {{"usePointStyle", true}}}}}}},
                 {"scales",
-                    {{"x", axis("mean latency per inference (ms)")},
+                    {{"x", sweepAxis("mean latency per inference (ms)")},
                         {"y", axisFromZero("energy per inference (mJ)")}}}}}};
     page.chart(id, title, config, kChartWidth, kChartHeight);
 }
@@ -513,7 +515,7 @@ void fieldTable(HtmlPage& page, const std::string& id, const std::vector<Field>&
         std::vector<std::string> line;
         line.reserve(fields.size());
         for (const Field& field : fields)
-            line.push_back(formatValue(member(*row, field.key), field.scale));
+            line.push_back(formatValue(sweepMember(*row, field.key), field.scale));
         cells.push_back(std::move(line));
     }
     page.table(id, columns, cells);
@@ -543,18 +545,19 @@ void flatten(
 
 void headerSection(HtmlPage& page, const json& sweep)
 {
-    const json& study = member(sweep, "study");
+    const json& study = sweepMember(sweep, "study");
     const std::string name = textOf(study, "name");
     page.heading(1, "jetagent sweep: " + (name.empty() ? std::string("unnamed study") : name));
-    page.paragraph("Written by jetagent " + formatValue(member(sweep, "jetagent_version")) +
-        " (sweep format " + formatValue(member(sweep, "format_version")) + ").");
-    if (member(sweep, "interrupted").is_boolean() && member(sweep, "interrupted").get<bool>())
+    page.paragraph("Written by jetagent " + formatValue(sweepMember(sweep, "jetagent_version")) +
+        " (sweep format " + formatValue(sweepMember(sweep, "format_version")) + ").");
+    if (sweepMember(sweep, "interrupted").is_boolean() &&
+        sweepMember(sweep, "interrupted").get<bool>())
         page.paragraph("The sweep was interrupted: only the cells below were measured.", "warning");
     std::vector<std::vector<std::string>> rows;
     for (const char* key : {"models", "engines", "baseline", "batches", "threads", "iterations",
              "warmup", "rounds", "inputs", "latency_budget_ms", "file"})
-        rows.push_back({key, formatValue(member(study, key))});
-    rows.push_back({"idle_power_w", formatValue(member(sweep, "idle_power_w"))});
+        rows.push_back({key, formatValue(sweepMember(study, key))});
+    rows.push_back({"idle_power_w", formatValue(sweepMember(sweep, "idle_power_w"))});
     page.heading(2, "Study");
     page.table("study", {{"setting", "", "", false}, {"value", "", "", false}}, rows);
     if (!textOf(study, "text").empty())
@@ -562,7 +565,7 @@ void headerSection(HtmlPage& page, const json& sweep)
             htmlEscape(textOf(study, "text")) + "</pre></details>\n");
     page.heading(2, "Context");
     rows.clear();
-    flatten(member(sweep, "context"), "", rows);
+    flatten(sweepMember(sweep, "context"), "", rows);
     page.table("context", {{"key", "", "", false}, {"value", "", "", false}}, rows);
 }
 
@@ -579,7 +582,7 @@ void chartsSection(HtmlPage& page, const SweepView& view, const json& sweep)
 // The derived tables: speed-up over the baseline, batch scaling, best under the latency budget.
 void derivedTables(HtmlPage& page, const json& sweep)
 {
-    const json& tables = member(sweep, "tables");
+    const json& tables = sweepMember(sweep, "tables");
     page.heading(2, "Speed-up over the baseline");
     const std::vector<const json*> speedup = arrayOf(tables, "speedup");
     if (speedup.empty())
@@ -610,7 +613,7 @@ void derivedTables(HtmlPage& page, const json& sweep)
 
     page.heading(2, "Best configuration under the latency budget");
     const std::vector<const json*> best = arrayOf(tables, "best");
-    const std::optional<double> budget = numberOf(member(sweep, "study"), "latency_budget_ms");
+    const std::optional<double> budget = numberOf(sweepMember(sweep, "study"), "latency_budget_ms");
     if (!best.empty())
         fieldTable(page, "table-best",
             {text("model", "model"), text("engine", "engine"), figure("batch", "batch", ""),
@@ -697,7 +700,7 @@ void cellTable(HtmlPage& page, const SweepView& view, const json& sweep)
         HtmlColumn column = it != documented.end() ? it->second : HtmlColumn {key, "", "", false};
         bool numeric = false;
         for (size_t i = 0; i < view.cells.size(); ++i) {
-            const json& value = member(*view.cells[i].figures, key.c_str());
+            const json& value = sweepMember(*view.cells[i].figures, key.c_str());
             numeric = numeric || value.is_number();
             rows[i].push_back(formatValue(value));
         }
@@ -712,7 +715,7 @@ void cellTable(HtmlPage& page, const SweepView& view, const json& sweep)
 std::string sweepHtml(const nlohmann::json& sweep, const std::string& chartJs)
 {
     const SweepView view = viewOf(sweep);
-    const std::string name = textOf(member(sweep, "study"), "name");
+    const std::string name = textOf(sweepMember(sweep, "study"), "name");
     HtmlPage page("jetagent sweep: " + (name.empty() ? std::string("unnamed study") : name));
     headerSection(page, sweep);
     chartsSection(page, view, sweep);

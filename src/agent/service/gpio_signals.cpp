@@ -22,7 +22,7 @@ using nlohmann::json;
 // The longest the thread waits before looking at stop (and, with an alert, at its deadline).
 constexpr int64_t kPollNs = 50'000'000;
 
-double round4(double v)
+double roundTo4(double v)
 {
     return std::round(v * 1e4) / 1e4;
 }
@@ -432,7 +432,7 @@ json GpioSignals::summaryJson() const
         a["threshold"] = config_.alert.threshold;
         a["hold_s"] = config_.alert.holdS;
         a["raised"] = alertRaises_;
-        a["active_s"] = round4(nsToS(alertActiveNs_));
+        a["active_s"] = roundTo4(nsToS(alertActiveNs_));
         j["alert"] = a;
     }
     if (config_.trigger.enabled) {
@@ -449,15 +449,15 @@ json GpioSignals::summaryJson() const
                 const uint64_t n = w.frames[i];
                 tasks[taskNames_[i]] = {{"frames", n},
                     {"mean_e2e_ms",
-                        n ? json(round4(static_cast<double>(w.endToEndNs[i]) / 1e6 /
+                        n ? json(roundTo4(static_cast<double>(w.endToEndNs[i]) / 1e6 /
                                 static_cast<double>(n)))
                           : json(nullptr)}};
             }
             const int64_t end = w.endNs ? w.endNs : w.startNs;
             windows.push_back(json {{"id", w.id}, {"start_ns", w.startNs}, {"end_ns", end},
-                {"start_s", round4(nsToS(w.startNs - runStartNs_))},
-                {"end_s", round4(nsToS(end - runStartNs_))},
-                {"duration_s", round4(nsToS(end - w.startNs))},
+                {"start_s", roundTo4(nsToS(w.startNs - runStartNs_))},
+                {"end_s", roundTo4(nsToS(end - runStartNs_))},
+                {"duration_s", roundTo4(nsToS(end - w.startNs))},
                 {"closed_by", w.closedAtStop ? "end of run" : "edge"}, {"tasks", tasks}});
         }
         t["windows"] = windows;

@@ -29,7 +29,7 @@ std::vector<int64_t> spreadIndices(int64_t available, int64_t wanted)
 namespace {
 
 // "size 1234 mtime 1700000000123456789": what identifies a file's content cheaply.
-std::string fileStamp(const std::string& path)
+std::string contentStamp(const std::string& path)
 {
     std::error_code ec;
     const auto size = fs::file_size(path, ec);
@@ -223,10 +223,10 @@ public:
         if (isDirectory) {
             for (int64_t index : selected_) {
                 const auto& file = files_[static_cast<size_t>(index)];
-                canonical += "file " + file.relative + " " + fileStamp(file.path) + "\n";
+                canonical += "file " + file.relative + " " + contentStamp(file.path) + "\n";
             }
         } else {
-            canonical += "video " + fileStamp(path_) + "\nindices";
+            canonical += "video " + contentStamp(path_) + "\nindices";
             for (int64_t index : selected_)
                 canonical += " " + std::to_string(index);
             canonical += "\n";
