@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent.h"
+#include "compare.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
@@ -83,18 +84,6 @@ Status checkJsonPath(const std::string& path)
     std::error_code ec;
     if (!path.empty() && std::filesystem::exists(path, ec))
         return Status::invalid("--json " + path + ": the file exists; give a new path");
-    return Status();
-}
-
-Status writeJson(const std::string& path, const nlohmann::json& document)
-{
-    if (path.empty())
-        return Status();
-    std::ofstream out(path);
-    out << jsonText(document, 2) << "\n";
-    out.close();
-    if (!out)
-        return Status::io("--json " + path + ": cannot be written");
     return Status();
 }
 
@@ -335,7 +324,7 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
     if (!samples)
         return samples.status();
     printActionBench(config, context, task, pool.value(), samples.value());
-    return writeJson(
+    return writeJsonOption(
         options.json, actionBenchJson(config, options, context, task, pool.value(), *samples));
 }
 
@@ -447,7 +436,7 @@ Status reportBench(const AgentConfig& config, const BenchOptions& options, const
         {"ratio_pooled_medians", ratio},
         {"ratio_paired", {{"rounds", n}, {"median", paired}, {"q1", q1}, {"q3", q3}}},
         {"goal", {{"allowance", allowance}, {"met", met}}}};
-    return writeJson(options.json, doc);
+    return writeJsonOption(options.json, doc);
 }
 
 } // namespace

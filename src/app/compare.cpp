@@ -602,7 +602,7 @@ Expected<CompareResult> runCompare(const CompareOptions& options)
     }
 
     if (!options.json.empty())
-        if (Status s = writeComparisonJson(options.json, doc); !s)
+        if (Status s = writeJsonOption(options.json, doc); !s)
             return s;
     return result;
 }

@@ -98,6 +98,10 @@ struct CompareResult {
     std::vector<std::string> failedChecks; // empty when every threshold given holds
 };
 
+// `document` as indented JSON at `path`, the file a command's --json names (bench, compare);
+// nothing when `path` is empty.
+Status writeJsonOption(const std::string& path, const nlohmann::json& document);
+
 // Builds both engines, runs the inputs through each and measures. Errors (usage, config, an
 // unavailable backend) are returned; failed thresholds are in the result.
 Expected<CompareResult> runCompare(const CompareOptions& options);

@@ -58,7 +58,4 @@ std::string compareReport(const CompareOptions& options, const ComparePlan& plan
 std::string outputTable(const std::vector<OutputAgreement>& agreements);
 std::string latencyTable(const CompareFigures& figures, int warmup);
 
-// `document` written to `path` (--json).
-Status writeComparisonJson(const std::string& path, const nlohmann::json& document);
-
 } // namespace jetagent

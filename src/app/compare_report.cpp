@@ -235,8 +235,10 @@ std::string compareReport(const CompareOptions& options, const ComparePlan& plan
     return t;
 }
 
-Status writeComparisonJson(const std::string& path, const nlohmann::json& document)
+Status writeJsonOption(const std::string& path, const nlohmann::json& document)
 {
+    if (path.empty())
+        return Status();
     std::ofstream out(path);
     out << jsonText(document, 2) << "\n";
     out.close();
