@@ -11,7 +11,8 @@
 
 namespace jetagent::web {
 
-// The live view (`run --serve`, src/agent/live/live_page.cpp): page.html with {{style}} (style.css),
+// The live view (`run --serve`, src/agent/live/live_page.cpp): page.html with {{style}}
+// (style.css),
 // {{chart_js}} (Chart.js) and {{script}} (script.js).
 std::string_view livePageHtml();
 std::string_view liveStyleCss();
