@@ -386,48 +386,29 @@ int V4L2Device::queryControls(std::vector<V4L2ControlInfo>& controls)
 
 int V4L2Device::getControl(const V4L2ControlInfo& control, int64_t& value)
 {
-    const bool wide = control.type == V4L2_CTRL_TYPE_INTEGER64;
-    if (extControls_) {
-        v4l2_ext_control ctrl {};
-        ctrl.id = control.id;
-        v4l2_ext_controls ctrls {};
-        ctrls.which = V4L2_CTRL_WHICH_CUR_VAL;
-        ctrls.count = 1;
-        ctrls.controls = &ctrl;
-        const int r = xioctl(VIDIOC_G_EXT_CTRLS, &ctrls);
-        if (r == 0) {
-            value = wide ? ctrl.value64 : ctrl.value;
-            return 0;
-        }
-        if (r != -ENOTTY)
-            return r;
-        extControls_ = false;
-    }
-    if (wide)
-        return -ENOTTY;
-    v4l2_control ctrl {};
-    ctrl.id = control.id;
-    if (const int r = xioctl(VIDIOC_G_CTRL, &ctrl); r < 0)
-        return r;
-    value = ctrl.value;
-    return 0;
+    return accessControl(control, value, false);
 }
 
 int V4L2Device::setControl(const V4L2ControlInfo& control, int64_t& value)
+{
+    return accessControl(control, value, true);
+}
+
+int V4L2Device::accessControl(const V4L2ControlInfo& control, int64_t& value, bool set)
 {
     const bool wide = control.type == V4L2_CTRL_TYPE_INTEGER64;
     if (extControls_) {
         v4l2_ext_control ctrl {};
         ctrl.id = control.id;
-        if (wide)
+        if (set && wide)
             ctrl.value64 = value;
-        else
+        else if (set)
             ctrl.value = static_cast<int32_t>(value);
         v4l2_ext_controls ctrls {};
         ctrls.which = V4L2_CTRL_WHICH_CUR_VAL;
         ctrls.count = 1;
         ctrls.controls = &ctrl;
-        const int r = xioctl(VIDIOC_S_EXT_CTRLS, &ctrls);
+        const int r = xioctl(set ? VIDIOC_S_EXT_CTRLS : VIDIOC_G_EXT_CTRLS, &ctrls);
         if (r == 0) {
             value = wide ? ctrl.value64 : ctrl.value;
             return 0;
@@ -440,8 +421,9 @@ int V4L2Device::setControl(const V4L2ControlInfo& control, int64_t& value)
         return -ENOTTY;
     v4l2_control ctrl {};
     ctrl.id = control.id;
-    ctrl.value = static_cast<int32_t>(value);
-    if (const int r = xioctl(VIDIOC_S_CTRL, &ctrl); r < 0)
+    if (set)
+        ctrl.value = static_cast<int32_t>(value);
+    if (const int r = xioctl(set ? VIDIOC_S_CTRL : VIDIOC_G_CTRL, &ctrl); r < 0)
         return r;
     value = ctrl.value;
     return 0;

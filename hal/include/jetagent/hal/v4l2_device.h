@@ -147,6 +147,9 @@ public:
 
 private:
     int xioctl(unsigned long request, void* arg);
+    // VIDIOC_[GS]_EXT_CTRLS where the driver has them, else VIDIOC_[GS]_CTRL (32-bit values only);
+    // `set` writes `value` first. Either way `value` becomes what the driver reports.
+    int accessControl(const V4L2ControlInfo& control, int64_t& value, bool set);
     int queryControlLegacy(uint32_t id, V4L2ControlInfo& control);
     int queryMenu(V4L2ControlInfo& control);
     void unmapBuffers();
