@@ -169,4 +169,13 @@ std::string HtmlPage::render(const std::string& chartJs, const nlohmann::json& d
             {"charts", charts}, {"data", json}, {"draw_charts", web::reportChartsJs()}});
 }
 
+const nlohmann::json& jsonMember(const nlohmann::json& object, const char* key)
+{
+    static const nlohmann::json null;
+    if (!object.is_object())
+        return null;
+    const auto it = object.find(key);
+    return it == object.end() ? null : *it;
+}
+
 } // namespace jetagent

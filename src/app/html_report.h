@@ -31,6 +31,10 @@ std::string htmlEscape(std::string_view text);
 // no string in it ("</script>", "<!--") can end the element. Invalid UTF-8 is replaced (jsonText).
 std::string scriptJsonText(const nlohmann::json& value);
 
+// `object[key]`, or null when `object` is no object or lacks the key: a page is drawn from
+// whatever its document holds.
+const nlohmann::json& jsonMember(const nlohmann::json& object, const char* key);
+
 // One column of an HTML table: its heading, the unit shown under it (may be empty), the
 // description shown when the pointer rests on it (may be empty), and right alignment for numbers.
 struct HtmlColumn {

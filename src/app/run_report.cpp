@@ -52,15 +52,6 @@ std::string number(double value)
     return fmt::format("{:.4g}", value);
 }
 
-const json& member(const json& object, const char* key)
-{
-    static const json null;
-    if (!object.is_object())
-        return null;
-    const auto it = object.find(key);
-    return it == object.end() ? null : *it;
-}
-
 std::string textOf(const json& value)
 {
     if (value.is_null())
@@ -384,7 +375,7 @@ std::optional<uint64_t> summaryDrops(const json* summary)
 {
     if (!summary)
         return std::nullopt;
-    const json& dropped = member(member(*summary, "frames"), "dropped");
+    const json& dropped = jsonMember(jsonMember(*summary, "frames"), "dropped");
     return dropped.is_number_unsigned() ? std::optional<uint64_t>(dropped.get<uint64_t>())
                                         : std::nullopt;
 }
@@ -412,29 +403,30 @@ void headerSection(HtmlPage& page, const RunFiles& run, const json& summary)
             "warning");
         return;
     }
-    const json& r = member(summary, "run");
-    const json& power = member(summary, "power");
-    std::vector<std::vector<std::string>> rows = {{"run", textOf(member(r, "directory"))},
-        {"started (UTC)", textOf(member(r, "started_utc"))},
-        {"wall time (s)", textOf(member(r, "wall_s"))},
-        {"stop reason", textOf(member(r, "stop_reason"))},
-        {"failure", textOf(member(r, "failure"))},
-        {"config", textOf(member(member(summary, "config"), "path"))},
-        {"overrides", textOf(member(member(summary, "config"), "overrides"))},
-        {"source", textOf(member(member(summary, "source"), "uri"))},
-        {"host", textOf(member(member(summary, "context"), "host"))},
-        {"board", power.is_null() ? "— (no power rails)" : textOf(member(power, "board"))},
-        {"power mode", textOf(member(member(power, "power_mode"), "name"))},
-        {"jetagent", textOf(member(summary, "jetagent_version"))}};
+    const json& r = jsonMember(summary, "run");
+    const json& power = jsonMember(summary, "power");
+    std::vector<std::vector<std::string>> rows = {{"run", textOf(jsonMember(r, "directory"))},
+        {"started (UTC)", textOf(jsonMember(r, "started_utc"))},
+        {"wall time (s)", textOf(jsonMember(r, "wall_s"))},
+        {"stop reason", textOf(jsonMember(r, "stop_reason"))},
+        {"failure", textOf(jsonMember(r, "failure"))},
+        {"config", textOf(jsonMember(jsonMember(summary, "config"), "path"))},
+        {"overrides", textOf(jsonMember(jsonMember(summary, "config"), "overrides"))},
+        {"source", textOf(jsonMember(jsonMember(summary, "source"), "uri"))},
+        {"host", textOf(jsonMember(jsonMember(summary, "context"), "host"))},
+        {"board", power.is_null() ? "— (no power rails)" : textOf(jsonMember(power, "board"))},
+        {"power mode", textOf(jsonMember(jsonMember(power, "power_mode"), "name"))},
+        {"jetagent", textOf(jsonMember(summary, "jetagent_version"))}};
     page.table("table-run", {{"", "", "", false}, {"value", "", "", false}}, rows);
     std::vector<std::vector<std::string>> tasks;
-    const json& list = member(summary, "tasks");
+    const json& list = jsonMember(summary, "tasks");
     if (list.is_array())
         for (const json& t : list) {
-            const json& f = member(t, "frames");
-            tasks.push_back({textOf(member(t, "name")), textOf(member(t, "type")),
-                textOf(member(f, "processed")), textOf(member(f, "dropped")),
-                textOf(member(f, "failed")), textOf(member(member(t, "deadline"), "misses"))});
+            const json& f = jsonMember(t, "frames");
+            tasks.push_back({textOf(jsonMember(t, "name")), textOf(jsonMember(t, "type")),
+                textOf(jsonMember(f, "processed")), textOf(jsonMember(f, "dropped")),
+                textOf(jsonMember(f, "failed")),
+                textOf(jsonMember(jsonMember(t, "deadline"), "misses"))});
         }
     page.table("table-tasks",
         {{"task", "", "", false}, {"type", "", "", false}, {"processed", "", "", true},
@@ -574,10 +566,10 @@ Expected<json> powerSection(HtmlPage& page, const RunFiles& run, const std::vect
 // tasks[] of summary.json whose name is `name`, or null.
 const json* summaryTask(const json& summary, const std::string& name)
 {
-    const json& list = member(summary, "tasks");
+    const json& list = jsonMember(summary, "tasks");
     if (list.is_array())
         for (const json& t : list)
-            if (member(t, "name").is_string() && t["name"].get<std::string>() == name)
+            if (jsonMember(t, "name").is_string() && t["name"].get<std::string>() == name)
                 return &t;
     return nullptr;
 }

@@ -40,20 +40,9 @@ json dash(size_t index)
     return dashes[index % (sizeof(dashes) / sizeof(dashes[0]))];
 }
 
-// `object[key]`, or null when `object` is no object or lacks the key: the page is drawn from
-// whatever the document holds.
-const json& sweepMember(const json& object, const char* key)
-{
-    static const json null;
-    if (!object.is_object())
-        return null;
-    const auto it = object.find(key);
-    return it == object.end() ? null : *it;
-}
-
 std::optional<double> numberOf(const json& object, const char* key)
 {
-    const json& value = sweepMember(object, key);
+    const json& value = jsonMember(object, key);
     if (!value.is_number())
         return std::nullopt;
     const double number = value.get<double>();
@@ -62,14 +51,14 @@ std::optional<double> numberOf(const json& object, const char* key)
 
 std::string textOf(const json& object, const char* key)
 {
-    const json& value = sweepMember(object, key);
+    const json& value = jsonMember(object, key);
     return value.is_string() ? value.get<std::string>() : std::string();
 }
 
 std::vector<const json*> arrayOf(const json& object, const char* key)
 {
     std::vector<const json*> items;
-    const json& value = sweepMember(object, key);
+    const json& value = jsonMember(object, key);
     if (value.is_array())
         for (const json& item : value)
             items.push_back(&item);
@@ -193,7 +182,7 @@ SweepView viewOf(const json& sweep)
     }
     view.batches.assign(batches.begin(), batches.end());
     view.threads.assign(threads.begin(), threads.end());
-    view.baseline = textOf(sweepMember(sweep, "study"), "baseline");
+    view.baseline = textOf(jsonMember(sweep, "study"), "baseline");
     return view;
 }
 
@@ -228,7 +217,7 @@ json chartValue(const json& figures, const char* key)
 
 std::string msText(const json& figures, const char* key)
 {
-    return formatValue(sweepMember(figures, key)) + " ms";
+    return formatValue(jsonMember(figures, key)) + " ms";
 }
 
 // (a) p50 latency per model, one bar per engine, at the smallest batch size measured.
@@ -378,7 +367,7 @@ void throughputChart(HtmlPage& page, const SweepView& view)
 // (c) ASE and BSR against batch size, from the scaling table.
 void scalingCharts(HtmlPage& page, const SweepView& view, const json& sweep)
 {
-    const std::vector<const json*> rows = arrayOf(sweepMember(sweep, "tables"), "scaling");
+    const std::vector<const json*> rows = arrayOf(jsonMember(sweep, "tables"), "scaling");
     std::set<int> batches;
     for (const json* row : rows)
         batches.insert(static_cast<int>(numberOf(*row, "batch").value_or(0)));
@@ -470,8 +459,8 @@ void energyChart(HtmlPage& page, const SweepView& view)
                     points.push_back(
                         {{"x", *numberOf(f, "latency_mean_ms")}, {"y", *numberOf(f, "energy_mj")}});
                     notes.push_back("b" + std::to_string(cell.batch) + ": " +
-                        formatValue(sweepMember(f, "power_w")) + " W, " +
-                        formatValue(sweepMember(f, "inferences_per_j")) + " inferences/J");
+                        formatValue(jsonMember(f, "power_w")) + " W, " +
+                        formatValue(jsonMember(f, "inferences_per_j")) + " inferences/J");
                 }
                 if (points.empty())
                     continue;
@@ -515,7 +504,7 @@ void fieldTable(HtmlPage& page, const std::string& id, const std::vector<Field>&
         std::vector<std::string> line;
         line.reserve(fields.size());
         for (const Field& field : fields)
-            line.push_back(formatValue(sweepMember(*row, field.key), field.scale));
+            line.push_back(formatValue(jsonMember(*row, field.key), field.scale));
         cells.push_back(std::move(line));
     }
     page.table(id, columns, cells);
@@ -545,19 +534,19 @@ void flatten(
 
 void headerSection(HtmlPage& page, const json& sweep)
 {
-    const json& study = sweepMember(sweep, "study");
+    const json& study = jsonMember(sweep, "study");
     const std::string name = textOf(study, "name");
     page.heading(1, "jetagent sweep: " + (name.empty() ? std::string("unnamed study") : name));
-    page.paragraph("Written by jetagent " + formatValue(sweepMember(sweep, "jetagent_version")) +
-        " (sweep format " + formatValue(sweepMember(sweep, "format_version")) + ").");
-    if (sweepMember(sweep, "interrupted").is_boolean() &&
-        sweepMember(sweep, "interrupted").get<bool>())
+    page.paragraph("Written by jetagent " + formatValue(jsonMember(sweep, "jetagent_version")) +
+        " (sweep format " + formatValue(jsonMember(sweep, "format_version")) + ").");
+    if (jsonMember(sweep, "interrupted").is_boolean() &&
+        jsonMember(sweep, "interrupted").get<bool>())
         page.paragraph("The sweep was interrupted: only the cells below were measured.", "warning");
     std::vector<std::vector<std::string>> rows;
     for (const char* key : {"models", "engines", "baseline", "batches", "threads", "iterations",
              "warmup", "rounds", "inputs", "latency_budget_ms", "file"})
-        rows.push_back({key, formatValue(sweepMember(study, key))});
-    rows.push_back({"idle_power_w", formatValue(sweepMember(sweep, "idle_power_w"))});
+        rows.push_back({key, formatValue(jsonMember(study, key))});
+    rows.push_back({"idle_power_w", formatValue(jsonMember(sweep, "idle_power_w"))});
     page.heading(2, "Study");
     page.table("study", {{"setting", "", "", false}, {"value", "", "", false}}, rows);
     if (!textOf(study, "text").empty())
@@ -565,7 +554,7 @@ void headerSection(HtmlPage& page, const json& sweep)
             htmlEscape(textOf(study, "text")) + "</pre></details>\n");
     page.heading(2, "Context");
     rows.clear();
-    flatten(sweepMember(sweep, "context"), "", rows);
+    flatten(jsonMember(sweep, "context"), "", rows);
     page.table("context", {{"key", "", "", false}, {"value", "", "", false}}, rows);
 }
 
@@ -582,7 +571,7 @@ void chartsSection(HtmlPage& page, const SweepView& view, const json& sweep)
 // The derived tables: speed-up over the baseline, batch scaling, best under the latency budget.
 void derivedTables(HtmlPage& page, const json& sweep)
 {
-    const json& tables = sweepMember(sweep, "tables");
+    const json& tables = jsonMember(sweep, "tables");
     page.heading(2, "Speed-up over the baseline");
     const std::vector<const json*> speedup = arrayOf(tables, "speedup");
     if (speedup.empty())
@@ -613,7 +602,7 @@ void derivedTables(HtmlPage& page, const json& sweep)
 
     page.heading(2, "Best configuration under the latency budget");
     const std::vector<const json*> best = arrayOf(tables, "best");
-    const std::optional<double> budget = numberOf(sweepMember(sweep, "study"), "latency_budget_ms");
+    const std::optional<double> budget = numberOf(jsonMember(sweep, "study"), "latency_budget_ms");
     if (!best.empty())
         fieldTable(page, "table-best",
             {text("model", "model"), text("engine", "engine"), figure("batch", "batch", ""),
@@ -700,7 +689,7 @@ void cellTable(HtmlPage& page, const SweepView& view, const json& sweep)
         HtmlColumn column = it != documented.end() ? it->second : HtmlColumn {key, "", "", false};
         bool numeric = false;
         for (size_t i = 0; i < view.cells.size(); ++i) {
-            const json& value = sweepMember(*view.cells[i].figures, key.c_str());
+            const json& value = jsonMember(*view.cells[i].figures, key.c_str());
             numeric = numeric || value.is_number();
             rows[i].push_back(formatValue(value));
         }
@@ -715,7 +704,7 @@ void cellTable(HtmlPage& page, const SweepView& view, const json& sweep)
 std::string sweepHtml(const nlohmann::json& sweep, const std::string& chartJs)
 {
     const SweepView view = viewOf(sweep);
-    const std::string name = textOf(sweepMember(sweep, "study"), "name");
+    const std::string name = textOf(jsonMember(sweep, "study"), "name");
     HtmlPage page("jetagent sweep: " + (name.empty() ? std::string("unnamed study") : name));
     headerSection(page, sweep);
     chartsSection(page, view, sweep);
