@@ -108,6 +108,7 @@ public:
             out.powerW = waveform_.energy(seconds(previousNs_), t) / nsToS(nowNs - previousNs_);
         else
             out.powerW = waveform_.power(t);
+        highestReading = std::max(highestReading, out.powerW);
         previousNs_ = nowNs;
         return 0;
     }
@@ -126,6 +127,8 @@ public:
     std::atomic<int> failWith {0};
     std::atomic<int> reads {0};
     std::atomic<int> reopens {0};
+    // Written by the sampler's thread only; read by the test after stop() has joined it.
+    double highestReading = -1.0;
 
 private:
     double seconds(int64_t ns) const { return nsToS(ns - originNs_); }
@@ -259,9 +262,12 @@ TEST(Sampler, RunStatsAverageIsEnergyOverTimeAndPeakTheHighestReading)
     EXPECT_LT(relativeError(sine.energyJ, exact), kEnergyTolerance);
     EXPECT_LT(relativeError(sine.averageW, exact / durationS), kEnergyTolerance);
     EXPECT_NEAR(sine.averageW, sine.energyJ / durationS, 1e-9);
-    // Sampled at 200 Hz, the highest reading is within cos(2π·2 Hz·2.5 ms) of the crest.
+    // The peak is the highest reading the rail gave, never above the crest. How close to the crest
+    // that reading came depends on when the sampler ran (a loaded machine skips periods), so the
+    // test holds it to the readings taken, and only asks that the samples reached the upper half.
+    EXPECT_NEAR(sine.peakW, rig.fakes[0]->highestReading, 1e-5); // readings are kept as float
     EXPECT_LE(sine.peakW, kSine.a + kSine.b + 1e-5);
-    EXPECT_GT(sine.peakW, kSine.a + kSine.b - 0.01);
+    EXPECT_GT(sine.peakW, kSine.a + kSine.b / 2);
     EXPECT_EQ(sine.samples, stats.railSamples);
     EXPECT_EQ(sine.errors, 0u);
     EXPECT_FALSE(sine.offline);
