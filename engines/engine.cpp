@@ -3,12 +3,10 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/plugin.h"
+#include "jetagent/engines/engine_plugin.h"
 #include "jetagent/engines/model_prepare.h"
 #include "jetagent/engines/tensorrt_support.h"
-#include "opencv_dnn_engine.h"
-#ifdef JETAGENT_HAVE_TENSORRT
-#include "tensorrt_engine.h"
-#endif
 #ifdef JETAGENT_HAVE_XNNPACK
 #include "xnnpack/xnnpack_engine.h"
 #endif
@@ -52,9 +50,12 @@ bool parseDevice(const std::string& text, Device* out)
 
 namespace {
 
-// One row per backend; a backend that is compiled out still has a row saying so.
+// One row per backend; a backend that is compiled out still has a row saying so. The OpenCV and
+// TensorRT backends live in plugins (jetagent/base/plugin.h): their rows name the plugin, and the
+// plugin's table is loaded the first time the backend is asked about.
 struct BackendEntry {
     const char* name;
+    const char* plugin; // nullptr: compiled into the core
     bool (*available)();
     std::string (*details)();
     std::vector<std::string> (*operators)(); // what the backend claims to run; nullptr: no claim
@@ -64,9 +65,9 @@ struct BackendEntry {
 
 const BackendEntry kBackends[] = {
 #ifdef JETAGENT_HAVE_XNNPACK
-    {"xnnpack", xnnpackAvailable, xnnpackDetails, xnnpackOperators, buildXnnpackEngine},
+    {"xnnpack", nullptr, xnnpackAvailable, xnnpackDetails, xnnpackOperators, buildXnnpackEngine},
 #else
-    {"xnnpack", [] { return false; },
+    {"xnnpack", nullptr, [] { return false; },
         [] {
             return std::string("not compiled in (XNNPACK was not found when this jetagent was "
                                "built: install libxnnpack-dev and libpthreadpool-dev, or see "
@@ -74,28 +75,44 @@ const BackendEntry kBackends[] = {
         },
         nullptr, nullptr},
 #endif
-    {"opencv", [] { return true; }, openCVDnnDetails, nullptr, buildOpenCVDnnEngine},
-#ifdef JETAGENT_HAVE_TENSORRT
-    {"tensorrt", tensorRTAvailable, tensorRTDetails, nullptr, buildTensorRTEngine},
-#else
-    {"tensorrt", [] { return false; },
-        [] {
-            return std::string("not compiled in (TensorRT was not found when this jetagent was "
-                               "built; on a Jetson, install JetPack's TensorRT packages and "
-                               "configure with -DJETAGENT_TENSORRT=ON)");
-        },
-        nullptr, nullptr},
-#endif
+    {"opencv", "opencv-dnn", nullptr, nullptr, nullptr, nullptr},
+    {"tensorrt", "tensorrt", nullptr, nullptr, nullptr, nullptr},
 };
+
+// The row with the plugin's functions filled in, or the plugin's load error.
+Expected<BackendEntry> resolveEntry(const BackendEntry& entry)
+{
+    if (entry.plugin == nullptr)
+        return entry;
+    auto plugin = loadPlugin(entry.plugin);
+    if (!plugin)
+        return plugin.status();
+    const auto* api = static_cast<const EngineBackendApi*>(plugin.value()->api);
+    if (api == nullptr || api->backend == nullptr || std::string(api->backend) != entry.name)
+        return Status::unsupported(std::string("plugin '") + entry.plugin +
+            "' does not provide the engine backend '" + entry.name + "'");
+    BackendEntry resolved = entry;
+    resolved.available = api->available;
+    resolved.details = api->details;
+    resolved.operators = api->operators;
+    resolved.build = api->build;
+    return resolved;
+}
 
 } // namespace
 
 std::vector<BackendInfo> listBackends()
 {
     std::vector<BackendInfo> list;
-    for (const auto& b : kBackends)
-        list.push_back({b.name, b.available(), b.details(),
-            b.operators ? b.operators() : std::vector<std::string>()});
+    for (const auto& row : kBackends) {
+        auto b = resolveEntry(row);
+        if (!b) {
+            list.push_back({row.name, false, b.status().message(), {}});
+            continue;
+        }
+        list.push_back({b.value().name, b.value().available(), b.value().details(),
+            b.value().operators ? b.value().operators() : std::vector<std::string>()});
+    }
     return list;
 }
 
@@ -119,9 +136,14 @@ Expected<std::shared_ptr<const Engine>> buildEngine(
     const std::string chosen = requested.backend == "auto"
         ? " (backend: auto chose it for device " + std::string(deviceName(options.device)) + ")"
         : std::string();
-    for (const auto& b : kBackends) {
-        if (options.backend != b.name)
+    for (const auto& row : kBackends) {
+        if (options.backend != row.name)
             continue;
+        auto resolved = resolveEntry(row);
+        if (!resolved)
+            return resolved.status().withContext(
+                "engine backend '" + options.backend + "'" + chosen + " is not available");
+        const BackendEntry& b = resolved.value();
         if (!b.available() || !b.build)
             return Status::unsupported("engine backend '" + options.backend + "'" + chosen +
                 " is not available: " + b.details());

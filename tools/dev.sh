@@ -309,8 +309,8 @@ install_test() { # DIR
     echo "install test: $(($(date +%s) - start)) s"
 }
 
-# clang-tidy of the code that ships (base, hal, engines, power, src): about a third of what tidying
-# the tests too costs, which was the largest single item of CI's CPU and slowed every test beside it
+# clang-tidy of the code that ships (base, hal, engines, plugins, power, src): about a third of
+# what tidying the tests too costs, which was the largest single item of CI's CPU and slowed every test beside it
 # even at nice 19; `tools/dev.sh tidy` checks the tests as well (before committing them). It starts
 # in the background at nice 19 as soon as the build has written compile_commands.json and the
 # generated headers, and takes the cycles that the model export, the tests (many of them wait on
@@ -320,7 +320,7 @@ install_test() { # DIR
 # before committing): they were half of its CPU time (src/agent/run/pipeline.cpp: 17 of 33 CPU-s), and
 # with them the 98 sources' 3,000-odd CPU-s no longer fitted in the cycles the stages leave idle,
 # so that the last stage waited for most of it with both cores.
-tidy_sources='(base|hal|engines|power|src|web)/.*\.cpp$'
+tidy_sources='(base|hal|engines|plugins|power|src|web)/.*\.cpp$'
 tidy_pid=""
 tidy_start() {
     step "clang-tidy starts in the background (nice 19; its log: $build_dir/clang-tidy.log)"
@@ -441,7 +441,7 @@ tidy)
     mkdir -p "$build_dir/tidy"
     /usr/bin/python3 tools/compile_db.py "$build_dir/compile_commands.json" \
         "$build_dir/tidy/compile_commands.json" --without-pch
-    run-clang-tidy-14 -p "$build_dir/tidy" -j "$jobs" -quiet "$root/(base|hal|engines|power|src|tests|web)/.*\.cpp$"
+    run-clang-tidy-14 -p "$build_dir/tidy" -j "$jobs" -quiet "$root/(base|hal|engines|plugins|power|src|tests|web)/.*\.cpp$"
     ;;
 check-tensorrt)
     shift
@@ -455,7 +455,7 @@ check-tensorrt)
         dir="$build_dir-tensorrt-check"
         cmake -S . -B "$dir" -G Ninja -DJETAGENT_WERROR=ON -DJETAGENT_BUILD_TESTS=OFF \
             -DJETAGENT_TENSORRT=OFF -DJETAGENT_TENSORRT_CHECK_HEADERS="$headers" >/dev/null
-        rm -rf "$dir/engines/CMakeFiles/jetagent_tensorrt_check.dir"
+        rm -rf "$dir/plugins/tensorrt/CMakeFiles/jetagent_tensorrt_check.dir"
         cmake --build "$dir" --target jetagent_tensorrt_check -j "$jobs"
     done
     step "the TensorRT backend compiles against every version given"

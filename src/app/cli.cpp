@@ -30,6 +30,7 @@
 #include "inspect.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/plugin.h"
 #include "jetagent/base/text.h"
 #include "jetagent/base/thread_guard.h"
 #include "jetagent/engines/engine.h"
@@ -157,6 +158,13 @@ void printBackends()
     for (const BackendInfo& b : listBackends())
         std::printf("%-10s %-13s %s\n", b.name.c_str(), b.available ? "available" : "not available",
             b.details.c_str());
+    std::printf(
+        "\nplugins (in %s; loaded only when a run asks for them):\n", pluginDirectory().c_str());
+    for (const PluginPresence& p : pluginPresence())
+        std::printf("%-10s %-13s %s; %s\n", p.plugin.name, p.present ? "present" : "not installed",
+            p.plugin.provides,
+            p.present ? p.path.c_str()
+                      : (std::string("install the ") + p.plugin.package + " package").c_str());
 }
 
 int commandBench(const BenchCommand& bench, const GlobalOptions& global)

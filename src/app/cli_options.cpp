@@ -25,8 +25,10 @@
 #include "config/config.h"
 #include "html_report.h"
 #include "inspect.h"
+#include "jetagent/base/format.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/plugin.h"
 #include "jetagent/base/text.h"
 #include "jetagent/base/thread_guard.h"
 #include "jetagent/engines/engine.h"
@@ -212,9 +214,20 @@ std::string fixtureBoardIds()
     return ids;
 }
 
-// The program description, the options before the command, and the examples of `jetagent --help`.
+// Which plugins are installed, for the top-level help and `backends --help`.
+std::string pluginsHelp()
+{
+    std::string text = "Plugins (loaded only when a run asks for them; `jetagent backends` "
+                       "says more):\n";
+    for (const PluginPresence& p : pluginPresence())
+        text += formatText("  %-11s %-14s %s\n", p.plugin.name,
+            p.present ? "present" : "not installed", p.plugin.provides);
+    return text;
+}
+
 } // namespace
 
+// The program description, the options before the command, and the examples of `jetagent --help`.
 void declareGlobalOptions(CLI::App& app, GlobalOptions& global)
 {
     // A plain flag rather than set_version_flag(), which CLI11 1.9 (Ubuntu 20.04, JetPack 5) lacks.
@@ -249,7 +262,7 @@ void declareGlobalOptions(CLI::App& app, GlobalOptions& global)
             "  jetagent probe gpio                                    GPIO chips and lines\n"
             "  jetagent run -c my.yaml -s v4l2:///dev/video0 --display   the live camera demo\n"
             "  jetagent <command> --help                              options of one command\n\n") +
-        kExitCodes);
+        pluginsHelp() + "\n" + kExitCodes);
 }
 
 namespace {
@@ -737,7 +750,8 @@ void declareCommands(CLI::App& app, Commands& c)
     declarePower(app, c.power);
     declareProbe(app, c.probe);
     c.backends = app.add_subcommand(
-        "backends", "List inference backends and whether this build can use them");
+        "backends", "List inference backends and plugins, and whether this build can use them");
+    c.backends->footer("\n" + pluginsHelp());
     c.version = app.add_subcommand("version", "Print the version of jetagent and of its libraries");
     pointToPages(app, c);
 }

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include <opencv2/highgui.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/plugin.h"
 #include "jetagent/base/thread_guard.h"
 
 namespace fs = std::filesystem;
@@ -43,9 +43,9 @@ Expected<int> fourccFor(const std::string& path)
         return Status::invalid("display.output: " + why);
     const std::string ext = lowerExtension(path);
     if (ext == ".mp4" || ext == ".mkv" || ext == ".mov")
-        return cv::VideoWriter::fourcc('m', 'p', '4', 'v');
+        return videoFourcc('m', 'p', '4', 'v');
     if (ext == ".avi")
-        return cv::VideoWriter::fourcc('M', 'J', 'P', 'G');
+        return videoFourcc('M', 'J', 'P', 'G');
     return Status::invalid("display.output '" + path +
         "': cannot tell the container from the extension (use .mp4, .mkv, .mov or .avi)");
 }
@@ -221,14 +221,13 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
             return Status::unsupported(
                 "display.window: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are "
                 "unset); run headless without --display, or record with --output FILE.mp4");
-        try {
-            cv::namedWindow(kWindowTitle, cv::WINDOW_NORMAL | cv::WINDOW_KEEPRATIO);
-            if (source.width > 0 && source.height > 0)
-                cv::resizeWindow(kWindowTitle, source.width, source.height);
-        } catch (const cv::Exception& e) {
-            return Status::unsupported(
-                std::string("display.window: OpenCV cannot open a window: ") + e.what());
-        }
+        auto viewer = sink->loadViewer("display.window");
+        if (!viewer)
+            return viewer.status();
+        auto window = viewer.value()->openWindow(kWindowTitle, source.width, source.height);
+        if (!window)
+            return window.status();
+        sink->window_ = std::move(window.value());
         sink->windowOpen_ = true;
     }
 
@@ -260,15 +259,30 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
                 parent.string() + "' does not exist");
         // Sources of a known size open the file now, so a bad path fails before the run; the
         // others (image directories) open it at their first frame.
+        auto viewer = sink->loadViewer("display.output");
+        if (!viewer)
+            return viewer.status();
         if (source.width > 0 && source.height > 0) {
             sink->writerSize_ = cv::Size(source.width, source.height);
-            if (!sink->writer_.open(config.output, cv::CAP_FFMPEG, sink->fourcc_, sink->writerFps_,
-                    sink->writerSize_))
-                return Status::invalid("display.output '" + config.output +
-                    "': OpenCV's FFmpeg writer cannot create it (unwritable, or no encoder)");
+            auto writer = viewer.value()->openWriter(
+                config.output, sink->fourcc_, sink->writerFps_, source.width, source.height);
+            if (!writer)
+                return writer.status();
+            sink->writer_ = std::move(writer.value());
         }
     }
     return sink;
+}
+
+Expected<const ViewerApi*> DisplaySink::loadViewer(const char* setting)
+{
+    if (viewer_ == nullptr) {
+        auto plugin = loadPlugin("viewer");
+        if (!plugin)
+            return plugin.status().withContext(setting);
+        viewer_ = static_cast<const ViewerApi*>(plugin.value()->api);
+    }
+    return viewer_;
 }
 
 DisplaySink::~DisplaySink()
@@ -336,19 +350,14 @@ void DisplaySink::stop()
             stream_->framesSent(), stream_->address(), stream_->framesDropped(),
             stream_->framesUnwatched());
     }
-    if (writer_.isOpened()) {
-        writer_.release();
+    if (writer_) {
+        writer_.reset(); // finishes the file
         logger("display")->info("recorded {} annotated frames into {} ({} skipped, {} drawn with "
                                 "an earlier frame's result)",
             recorded_.load(), config_.output, framesSkipped(), earlier_.load());
     }
-    if (windowOpen_) {
-        try {
-            cv::destroyWindow(kWindowTitle);
-            cv::waitKey(1);
-        } catch (const cv::Exception&) {
-            // the window went with its display; nothing to clean up
-        }
+    if (window_) {
+        window_.reset(); // closes the window
         windowOpen_ = false;
     }
 }
@@ -501,21 +510,25 @@ void DisplaySink::record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFail
     }
     if (config_.output.empty() || writerFailed)
         return;
-    if (!writer_.isOpened()) {
+    if (!writer_) {
         writerSize_ = canvas.size();
-        if (!writer_.open(config_.output, cv::CAP_FFMPEG, fourcc_, writerFps_, writerSize_)) {
+        auto writer = viewer_->openWriter(
+            config_.output, fourcc_, writerFps_, writerSize_.width, writerSize_.height);
+        if (!writer) {
             logger("display")->error(
-                "cannot create the recording {}; the run goes on without it", config_.output);
+                "cannot create the recording {} ({}); the run goes on without it", config_.output,
+                writer.status().message());
             writerFailed = true;
             return;
         }
+        writer_ = std::move(writer.value());
     }
     const cv::Mat* out = &canvas;
     if (canvas.size() != writerSize_) {
         cv::resize(canvas, sized, writerSize_, 0, 0, cv::INTER_AREA);
         out = &sized;
     }
-    writer_.write(*out);
+    writer_->write(*out);
     recorded_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -565,23 +578,27 @@ void DisplaySink::pumpWindow()
 {
     if (!windowOpen_)
         return;
-    try {
-        {
-            std::lock_guard<std::mutex> lock(latestMutex_);
-            if (fresh_) {
-                cv::imshow(kWindowTitle, latest_);
-                fresh_ = false;
+    Status shown;
+    {
+        std::lock_guard<std::mutex> lock(latestMutex_);
+        if (fresh_) {
+            shown = window_->show(latest_);
+            fresh_ = false;
+            if (shown)
                 shown_.fetch_add(1, std::memory_order_relaxed);
-            }
         }
-        const int key = cv::waitKey(1);
-        const bool closed = cv::getWindowProperty(kWindowTitle, cv::WND_PROP_VISIBLE) < 1;
-        if ((key == 'q' || key == 27 || closed) && !quitSent_.exchange(true) && quit_)
-            quit_();
-    } catch (const cv::Exception& e) {
-        logger("display")->error("the window failed ({}); the run goes on without it", e.what());
-        windowOpen_ = false;
     }
+    int key = -1;
+    bool closed = false;
+    if (Status polled = shown ? window_->poll(key, closed) : shown; !polled) {
+        logger("display")->error(
+            "the window failed ({}); the run goes on without it", polled.message());
+        window_.reset();
+        windowOpen_ = false;
+        return;
+    }
+    if ((key == 'q' || key == 27 || closed) && !quitSent_.exchange(true) && quit_)
+        quit_();
 }
 
 } // namespace jetagent

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include <opencv2/core/mat.hpp>
-#include <opencv2/videoio.hpp>
 
+#include "display/viewer_api.h"
 #include "jetagent/base/status.h"
 #include "jetagent/hal/stream_out.h"
 #include "run/frame_queue.h"
@@ -169,6 +169,8 @@ private:
     };
 
     DisplaySink() = default;
+    // The viewer plugin (window and video files), loaded on first use; errors name `setting`.
+    Expected<const ViewerApi*> loadViewer(const char* setting);
     void loop();
     // Waits until every task has passed frame `sequence` and fills `out`; false when the state of
     // some task at that frame is unsure (records lost), and the frame is skipped.
@@ -186,7 +188,9 @@ private:
     std::vector<std::unique_ptr<Feed>> feeds_;
     std::mutex feedMutex_; // only for the view thread's sleep on feedChanged_
     std::condition_variable feedChanged_;
-    cv::VideoWriter writer_;
+    const ViewerApi* viewer_ = nullptr; // the viewer plugin, loaded for a window or a file
+    std::unique_ptr<VideoFileWriter> writer_;
+    std::unique_ptr<VideoWindow> window_; // used only from the thread that called open()
     bool streaming_ = false; // display.output is a network stream
     StreamTarget streamTarget_;
     std::unique_ptr<StreamOut> stream_;

@@ -20,6 +20,8 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/plugin.h"
+#include "jetagent/engines/engine_plugin.h"
 #include "jetagent/engines/plan_cache.h"
 #include "jetagent/engines/tensorrt_support.h"
 
@@ -1109,3 +1111,12 @@ Expected<std::shared_ptr<const Engine>> buildTensorRTEngine(std::shared_ptr<cons
 }
 
 } // namespace jetagent
+
+JETAGENT_PLUGIN_ENTRY
+{
+    static const jetagent::EngineBackendApi api = {"tensorrt", jetagent::tensorRTAvailable,
+        jetagent::tensorRTDetails, nullptr, jetagent::buildTensorRTEngine};
+    static const jetagent::PluginDescriptor descriptor = {
+        jetagent::kPluginAbi, JETAGENT_PLUGIN_VERSION, "tensorrt", &api};
+    return &descriptor;
+}

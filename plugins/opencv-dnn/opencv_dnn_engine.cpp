@@ -12,6 +12,8 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
+#include "jetagent/base/plugin.h"
+#include "jetagent/engines/engine_plugin.h"
 
 namespace jetagent {
 
@@ -268,3 +270,12 @@ Expected<std::shared_ptr<const Engine>> buildOpenCVDnnEngine(std::shared_ptr<con
 }
 
 } // namespace jetagent
+
+JETAGENT_PLUGIN_ENTRY
+{
+    static const jetagent::EngineBackendApi api = {"opencv", [] { return true; },
+        jetagent::openCVDnnDetails, nullptr, jetagent::buildOpenCVDnnEngine};
+    static const jetagent::PluginDescriptor descriptor = {
+        jetagent::kPluginAbi, JETAGENT_PLUGIN_VERSION, "opencv-dnn", &api};
+    return &descriptor;
+}

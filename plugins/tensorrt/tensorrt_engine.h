@@ -1,5 +1,5 @@
 // TensorRTEngine: plans built by TensorRT from the prepared ONNX model, run on the GPU or a DLA
-// core (internal to engines/; compiled only where TensorRT and CUDA were found).
+// core (internal to the tensorrt plugin; built only where TensorRT and CUDA were found).
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-// OpenCVDnnEngine: inference through OpenCV's DNN module (internal to engines/).
+// OpenCVDnnEngine: inference through OpenCV's DNN module (internal to the opencv-dnn plugin).
 #pragma once
 
 #include <memory>
