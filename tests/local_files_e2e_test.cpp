@@ -169,7 +169,7 @@ TEST(LocalFilesDecoder, APlaylistPastTheManifestCheckIsRefusedByThePipelineWitho
         auto opened = openVideoFile(options, path, false);
         ASSERT_FALSE(opened.ok());
         EXPECT_EQ(opened.status().kind(), ErrorKind::InvalidInput);
-        const std::string& message = opened.status().message();
+        const std::string message = opened.status().message();
         EXPECT_NE(message.find("video file '" + path + "' would need "), std::string::npos)
             << message;
         EXPECT_NE(message.find("an adaptive-streaming demuxer"), std::string::npos) << message;
