@@ -50,7 +50,7 @@ namespace {
 constexpr size_t kVideoHeadBytes = 4096;
 constexpr int64_t kVideoPullSliceNs = 50'000'000; // longest wait for a sample before the bus
 constexpr double kFrameWaitS = 30.0; // bound on the wait for one decoded frame
-constexpr guint kQueuedFrames = 2; // decoded frames the appsink holds ahead of read()
+constexpr guint kDecodedAhead = 2; // decoded frames the appsink holds ahead of read()
 // decodebin's autoplug-select answers (its GstAutoplugSelectResult, in no public header).
 constexpr gint kAutoplugTry = 0;
 constexpr gint kAutoplugSkip = 2;
@@ -334,7 +334,7 @@ private:
         GstCaps* bgr = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "BGR", nullptr);
         g_object_set(elements[3], "caps", bgr, nullptr);
         gst_caps_unref(bgr);
-        g_object_set(elements[4], "sync", FALSE, "max-buffers", kQueuedFrames, "drop", FALSE,
+        g_object_set(elements[4], "sync", FALSE, "max-buffers", kDecodedAhead, "drop", FALSE,
             "enable-last-sample", FALSE, nullptr);
         if (gst_element_link(source, decode) == FALSE ||
             gst_element_link_many(elements[2], elements[3], elements[4], nullptr) == FALSE)
