@@ -9,6 +9,7 @@
 #include "jetagent/hal/synthetic_motion.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "jetagent/hal/v4l2_source.h"
+#include "jetagent/hal/video_file_source.h"
 
 namespace fs = std::filesystem;
 
@@ -49,7 +50,7 @@ const char* frameSourceUriHelp()
            "right, up,\n"
            "                       down, grow) is known, 48 frames per action (size, rate, seed "
            "from config)\n"
-           "  file://PATH          a video file (any container OpenCV's videoio decodes) or a "
+           "  file://PATH          a video file (any container and codec GStreamer decodes) or a "
            "directory of images\n"
            "  PATH                 the same as file://PATH\n"
            "  v4l2:///dev/video0   a V4L2 camera by node, or v4l2://NAME by its card name or "

@@ -69,6 +69,7 @@
 #include "jetagent/hal/gstreamer_source.h"
 
 #include "gst_init.h"
+#include "gst_support.h"
 
 #include <algorithm>
 #include <cctype>
@@ -309,23 +310,13 @@ std::string startHint(const std::string& kind)
 
 // --- GStreamer ---------------------------------------------------------------------------------
 
-struct ObjectUnref {
-    void operator()(gpointer object) const { gst_object_unref(object); }
-};
-struct SampleUnref {
-    void operator()(GstSample* sample) const { gst_sample_unref(sample); }
-};
-struct MessageUnref {
-    void operator()(GstMessage* message) const { gst_message_unref(message); }
-};
-struct ErrorFree {
-    void operator()(GError* error) const { g_error_free(error); }
-};
-using ElementPtr = std::unique_ptr<GstElement, ObjectUnref>;
-using BusPtr = std::unique_ptr<GstBus, ObjectUnref>;
-using SamplePtr = std::unique_ptr<GstSample, SampleUnref>;
-using MessagePtr = std::unique_ptr<GstMessage, MessageUnref>;
-using ErrorPtr = std::unique_ptr<GError, ErrorFree>;
+using detail::BusPtr;
+using detail::copyBGR;
+using detail::ElementPtr;
+using detail::ErrorPtr;
+using detail::errorStatus;
+using detail::MessagePtr;
+using detail::SamplePtr;
 
 // What a kind of source needs when one of its elements is missing.
 std::string missingElementHint(const std::string& kind, const std::string& element)
@@ -335,38 +326,6 @@ std::string missingElementHint(const std::string& kind, const std::string& eleme
     if (kind == "rtsp" || element == "rtspsrc")
         return " (rtspsrc is in gstreamer1.0-plugins-good)";
     return " (gst-inspect-1.0 " + element + " tells whether a plugin provides it)";
-}
-
-// The kind of a failure to start: the source cannot be opened, as a missing file or device is.
-ErrorKind startErrorKind(const GError* error)
-{
-    if (error->domain == GST_RESOURCE_ERROR)
-        return error->code == GST_RESOURCE_ERROR_NOT_AUTHORIZED ? ErrorKind::InvalidInput
-                                                                : ErrorKind::NotFound;
-    if ((error->domain == GST_CORE_ERROR && error->code == GST_CORE_ERROR_MISSING_PLUGIN) ||
-        (error->domain == GST_STREAM_ERROR && error->code == GST_STREAM_ERROR_CODEC_NOT_FOUND))
-        return ErrorKind::Unsupported;
-    return ErrorKind::InvalidInput;
-}
-
-// An ERROR message as text: the element, GStreamer's message, and the last line of its debug
-// detail (which names the cause: "Failed to connect", "Missing decoder: H.265").
-Status errorStatus(GstMessage* message)
-{
-    GError* raw = nullptr;
-    gchar* debug = nullptr;
-    gst_message_parse_error(message, &raw, &debug);
-    const ErrorPtr error(raw);
-    std::string detail = debug != nullptr ? debug : "";
-    g_free(debug);
-    detail =
-        trimSpace(detail.substr(detail.rfind('\n') == std::string::npos ? 0 : detail.rfind('\n')));
-    const char* element = GST_MESSAGE_SRC_NAME(message);
-    std::string text = std::string(element != nullptr ? element : "pipeline") + ": " +
-        (error ? error->message : "error");
-    if (!detail.empty())
-        text += " (" + withoutPasswords(detail) + ")";
-    return Status::error(error ? startErrorKind(error.get()) : ErrorKind::InvalidInput, text);
 }
 
 // One attempt's pipeline, from gst_parse_launch to its teardown. Nothing here blocks for long:
@@ -519,31 +478,6 @@ private:
     GstAppSink* sink_ = nullptr;
     bool live_ = false;
 };
-
-// A sample's frame as BGR pixels, copied into `image` (whose buffer is reused when the size is
-// unchanged). InvalidInput when the sample is not 8-bit BGR.
-Status copyBGR(GstSample* sample, cv::Mat& image, const std::string& label)
-{
-    GstVideoInfo info;
-    GstCaps* caps = gst_sample_get_caps(sample);
-    if (caps == nullptr || gst_video_info_from_caps(&info, caps) == FALSE)
-        return Status::invalid(label +
-            " delivers samples without video caps: end the pipeline "
-            "with videoconvert ! video/x-raw,format=BGR ! appsink");
-    if (GST_VIDEO_INFO_FORMAT(&info) != GST_VIDEO_FORMAT_BGR)
-        return Status::invalid(label + " delivers " + GST_VIDEO_INFO_NAME(&info) +
-            " frames, not BGR: end the pipeline with videoconvert ! video/x-raw,format=BGR ! "
-            "appsink");
-    GstVideoFrame frame;
-    if (gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample), GST_MAP_READ) == FALSE)
-        return Status::io(label + ": a frame's buffer could not be mapped");
-    const cv::Mat view(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), CV_8UC3,
-        GST_VIDEO_FRAME_PLANE_DATA(&frame, 0),
-        static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0)));
-    view.copyTo(image);
-    gst_video_frame_unmap(&frame);
-    return Status();
-}
 
 // --- the source thread -------------------------------------------------------------------------
 

@@ -32,15 +32,21 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${JETAGENT_PACKAGE_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "${_deb_arch}")
-# The network video outputs (--output rtp://, rtsp://) need RTP payloading and UDP (-good) and an
-# H.264 encoder: x264enc (-ugly) or openh264enc (-bad); a Jetson has its own (nvv4l2h264enc).
+# Video files are decoded by GStreamer (hal/video_file_source.cpp): the pipeline's own elements
+# (decodebin, videoconvert, appsink) are in -base, a Depends below. The containers (AVI, MP4,
+# Matroska) and MJPEG are in -good, H.264, H.265 and MPEG-4 decoders in -libav: recommended, not
+# required, since -good reaches X11's client libraries and -libav FFmpeg's libavcodec, which the
+# core package's Depends must not. The network video outputs (--output rtp://, rtsp://) need RTP
+# payloading and UDP (-good) and an H.264 encoder: x264enc (-ugly) or openh264enc (-bad); a Jetson
+# has its own (nvv4l2h264enc).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "systemd, gstreamer1.0-plugins-good, gstreamer1.0-plugins-ugly | gstreamer1.0-plugins-bad")
+    "systemd, gstreamer1.0-plugins-good, gstreamer1.0-libav, gstreamer1.0-plugins-ugly | gstreamer1.0-plugins-bad")
 # What the binary needs beside its shared libraries: the HTML reports inline Debian's Chart.js
-# (src/app/html_report.h). dpkg-shlibdeps' Depends is added to these (and the cross build's, in
+# (src/app/html_report.h), and GStreamer's base plugins build every pipeline it runs (video files,
+# rtsp://, csi://). dpkg-shlibdeps' Depends is added to these (and the cross build's, in
 # package_config.cmake).
-set(JETAGENT_DEB_EXTRA_DEPENDS "libjs-chart.js")
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "${JETAGENT_DEB_EXTRA_DEPENDS}")
+set(JETAGENT_DEB_EXTRA_DEPENDS libjs-chart.js gstreamer1.0-plugins-base)
+string(REPLACE ";" ", " CPACK_DEBIAN_PACKAGE_DEPENDS "${JETAGENT_DEB_EXTRA_DEPENDS}")
 
 # The shared libraries the binary may link, by soname, and their Debian 12 packages: the
 # cross build's Depends. A NEEDED entry missing here stops cpack (package_config.cmake).

@@ -26,6 +26,9 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 
+#include "jetagent/hal/frame_source.h"
+#include "jetagent/hal/gstreamer_source.h"
+#include "jetagent/hal/video_file_source.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -97,15 +100,11 @@ private:
     std::thread thread_;
 };
 
-// Runs jetagent as runJetagent does, but killed after kRunLimitS and with
-// OPENCV_FFMPEG_CAPTURE_OPTIONS unset: this test binary links the file sources too, which set it
-// in its own environment, and the children must not inherit a protection that jetagent has to
-// give itself.
+// Runs jetagent as runJetagent does, but killed after kRunLimitS.
 CommandResult runBare(const std::vector<std::string>& args, const std::string& workdir)
 {
     return test::runJetagentUnder("timeout -s KILL " +
-            std::to_string(static_cast<int>(kRunLimitS * test::kSanitizerSlowdown)) +
-            " env -u OPENCV_FFMPEG_CAPTURE_OPTIONS",
+            std::to_string(static_cast<int>(kRunLimitS * test::kSanitizerSlowdown)),
         args, workdir);
 }
 
@@ -134,6 +133,59 @@ std::string playlist(int port)
         "segment0.ts\n#EXTINF:2.0,\n" + base + "segment1.ts\n#EXT-X-ENDLIST\n";
 }
 
+// A DASH manifest whose root element is behind a comment, with its segment on the listener.
+std::string dashManifest(int port)
+{
+    return "<!-- a comment -->\n<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" type=\"static\" "
+           "mediaPresentationDuration=\"PT4S\" minBufferTime=\"PT1S\" "
+           "profiles=\"urn:mpeg:dash:profile:isoff-on-demand:2011\"><Period><AdaptationSet "
+           "mimeType=\"video/mp4\"><Representation id=\"1\" bandwidth=\"100000\" "
+           "codecs=\"avc1.42c00d\" width=\"64\" height=\"48\"><BaseURL>http://127.0.0.1:" +
+        std::to_string(port) + "/v.mp4</BaseURL></Representation></AdaptationSet></Period></MPD>\n";
+}
+
+// The manifest check skipped, the decoding pipeline still refuses a playlist by itself: decodebin
+// would plug an adaptive demuxer (hlsdemux2, dashdemux), which fetches the segments over HTTP.
+TEST(LocalFilesDecoder, APlaylistPastTheManifestCheckIsRefusedByThePipelineWithoutAConnection)
+{
+    const bool hls = gstreamerHasElement("hlsdemux") || gstreamerHasElement("hlsdemux2");
+    const bool dash = gstreamerHasElement("dashdemux") || gstreamerHasElement("dashdemux2");
+    if (!hls && !dash)
+        GTEST_SKIP() << "no HLS or DASH demuxer is installed (gstreamer1.0-plugins-bad): nothing "
+                        "here could fetch a playlist's segments";
+    TempDir dir;
+    ConnectionCounter listener;
+    std::vector<std::pair<std::string, std::string>> cases;
+    if (hls)
+        cases.emplace_back(dir / "hls.mp4", playlist(listener.port()));
+    if (dash)
+        cases.emplace_back(dir / "dash.mp4", dashManifest(listener.port()));
+    for (const auto& [path, text] : cases) {
+        SCOPED_TRACE(path);
+        test::writeFile(path, text);
+        SourceOptions options;
+        options.uri = path;
+        const auto start = std::chrono::steady_clock::now();
+        auto opened = openVideoFile(options, path, false);
+        ASSERT_FALSE(opened.ok());
+        EXPECT_EQ(opened.status().kind(), ErrorKind::InvalidInput);
+        const std::string message = opened.status().message();
+        EXPECT_NE(message.find("video file '" + path + "' would need "), std::string::npos)
+            << message;
+        EXPECT_NE(message.find("an adaptive-streaming demuxer"), std::string::npos) << message;
+        EXPECT_NE(message.find("never open the network"), std::string::npos) << message;
+        // Refused as soon as the demuxer was asked for, not after a wait for frames.
+        EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+            10.0 * test::kSanitizerSlowdown);
+        // With the check, the same file is refused before GStreamer sees it.
+        auto checked = openFrameSource(options);
+        ASSERT_FALSE(checked.ok());
+        EXPECT_NE(checked.status().message().find("never open the network"), std::string::npos);
+    }
+    // Any connection attempt would have come while the pipeline ran; it is torn down by now.
+    EXPECT_EQ(listener.connections(), 0);
+}
+
 TEST(LocalFilesRun, AnHlsPlaylistUnderAnyNameOpensNoConnection)
 {
     TempDir dir;
@@ -148,16 +200,9 @@ TEST(LocalFilesRun, AnHlsPlaylistUnderAnyNameOpensNoConnection)
             << r.err;
         EXPECT_EQ(listener.connections(), 0) << name;
     }
-    // A DASH manifest behind a comment: GStreamer's typefinder took it for one, and OpenCV's
-    // GStreamer backend then fetched its segment.
-    test::writeFile(dir / "dash.mp4",
-        "<!-- a comment -->\n<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" type=\"static\" "
-        "mediaPresentationDuration=\"PT4S\" minBufferTime=\"PT1S\" "
-        "profiles=\"urn:mpeg:dash:profile:isoff-on-demand:2011\"><Period><AdaptationSet "
-        "mimeType=\"video/mp4\"><Representation id=\"1\" bandwidth=\"100000\" "
-        "codecs=\"avc1.42c00d\" width=\"64\" height=\"48\"><BaseURL>http://127.0.0.1:" +
-            std::to_string(listener.port()) +
-            "/v.mp4</BaseURL></Representation></AdaptationSet></Period></MPD>\n");
+    // A DASH manifest behind a comment: GStreamer's typefinder takes it for one, and decodebin
+    // would plug dashdemux, which fetches its segment.
+    test::writeFile(dir / "dash.mp4", dashManifest(listener.port()));
     const CommandResult dash =
         runBare({"run", "-c", "c.yaml", "--source", "dash.mp4", "--frames", "5"}, dir.path());
     EXPECT_EQ(dash.exitCode, kExitUsage) << dash.err;
@@ -166,7 +211,8 @@ TEST(LocalFilesRun, AnHlsPlaylistUnderAnyNameOpensNoConnection)
     EXPECT_EQ(listener.connections(), 0);
 }
 
-// FFmpeg reads "tcp:HOST:PORT" (or "http:...") as a URL, not as the relative path it also is.
+// A name that FFmpeg would read as a URL ("tcp:HOST:PORT", "http:...") is the relative path it
+// also is: filesrc reads it.
 TEST(LocalFilesRun, AFileNamedLikeAnFFmpegUrlIsReadAsAFile)
 {
     TempDir dir;

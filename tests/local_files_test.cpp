@@ -1,13 +1,13 @@
 // Files read as sources and labels are local regular files: FIFOs are refused at once instead of
-// hanging the reader, playlists that name URLs are refused, FFmpeg is held to its file protocol,
-// and the pixel limit holds for image directories and video files.
+// hanging the reader, playlists that name URLs are refused (and, past that check, by the decoding
+// pipeline itself: local_files_e2e_test.cpp), and the pixel limit holds for image directories and
+// video files.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -162,25 +162,6 @@ TEST(LocalFiles, PlaylistsAndManifestsAreRefusedBeforeAnyDecoderSeesThem)
         expectContains(opened.status().message(), "video file '" + path + "' is " + c.kind);
         expectContains(opened.status().message(), "never open the network");
     }
-}
-
-TEST(LocalFiles, FFmpegIsHeldToTheFileProtocolKeepingTheUsersOptions)
-{
-    EXPECT_EQ(localFileCaptureOptions(nullptr), "protocol_whitelist;file");
-    EXPECT_EQ(localFileCaptureOptions(""), "protocol_whitelist;file");
-    EXPECT_EQ(localFileCaptureOptions("rtsp_transport;udp"),
-        "rtsp_transport;udp|protocol_whitelist;file");
-    EXPECT_EQ(localFileCaptureOptions("protocol_whitelist;file,http,tcp|stimeout;5000000"),
-        "stimeout;5000000|protocol_whitelist;file");
-    EXPECT_EQ(localFileCaptureOptions(" protocol_whitelist ;http||probesize;32"),
-        "probesize;32|protocol_whitelist;file");
-    // Applied to this process before main(), as it is in jetagent's.
-    // NOLINTNEXTLINE(concurrency-mt-unsafe): read only
-    const char* applied = std::getenv("OPENCV_FFMPEG_CAPTURE_OPTIONS");
-    ASSERT_NE(applied, nullptr);
-    const std::string options = applied;
-    EXPECT_EQ(options.substr(options.size() - std::string("protocol_whitelist;file").size()),
-        "protocol_whitelist;file");
 }
 
 TEST(LocalFiles, VideoFramesOverThePixelLimitAreRefusedAtOpen)

@@ -1,4 +1,5 @@
 // Frame sources: synthetic determinism, video files, image directories, and their errors.
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 
 #include "jetagent/hal/file_sources.h"
 #include "jetagent/hal/frame_source.h"
+#include "jetagent/hal/gstreamer_source.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "test_support.h"
 
@@ -161,6 +163,59 @@ TEST(VideoFile, LoopsWhenAsked)
         ASSERT_EQ(r.value(), ReadResult::Frame) << "frame " << i;
         EXPECT_EQ(f.sequence, static_cast<uint64_t>(i));
     }
+}
+
+// MP4 files as cameras, phones and encoders write them: MPEG-4 part 2 and H.264, written here by
+// OpenCV's FFmpeg writer and decoded by GStreamer (avdec_mpeg4, avdec_h264 from
+// gstreamer1.0-libav; openh264dec from gstreamer1.0-plugins-bad also decodes H.264).
+TEST(VideoFile, ReadsMp4FilesOfMpeg4AndH264)
+{
+    TempDir dir;
+    const struct {
+        const char* name;
+        int fourcc;
+        std::vector<std::string> decoders; // any one of them decodes it
+    } cases[] = {
+        {"mpeg4.mp4", cv::VideoWriter::fourcc('m', 'p', '4', 'v'), {"avdec_mpeg4"}},
+        {"h264.mp4", cv::VideoWriter::fourcc('a', 'v', 'c', '1'), {"avdec_h264", "openh264dec"}},
+    };
+    std::string missing;
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        if (std::none_of(c.decoders.begin(), c.decoders.end(), gstreamerHasElement)) {
+            missing += std::string(missing.empty() ? "" : ", ") + c.decoders.front();
+            continue;
+        }
+        const std::string path = dir / c.name;
+        {
+            cv::VideoWriter writer(path, cv::CAP_FFMPEG, c.fourcc, 25.0, cv::Size(160, 120));
+            ASSERT_TRUE(writer.isOpened());
+            for (int i = 0; i < 20; ++i)
+                writer.write(cv::Mat(120, 160, CV_8UC3, cv::Scalar(200, 100, i * 10)));
+        }
+        auto source = open(uri(path));
+        ASSERT_TRUE(source);
+        EXPECT_EQ(source->info().width, 160);
+        EXPECT_EQ(source->info().height, 120);
+        EXPECT_NEAR(source->info().fps, 25.0, 0.01);
+        EXPECT_EQ(source->info().frameCount, 20);
+        Frame f;
+        int frames = 0;
+        while (true) {
+            auto r = source->read(f);
+            ASSERT_TRUE(r.ok()) << r.status().message();
+            if (r.value() == ReadResult::EndOfStream)
+                break;
+            // Lossy; the blue and green levels are the ones written, the red one climbs.
+            EXPECT_NEAR(cv::mean(f.image)[0], 200, 8.0) << "frame " << frames;
+            EXPECT_NEAR(cv::mean(f.image)[1], 100, 8.0) << "frame " << frames;
+            ++frames;
+        }
+        EXPECT_EQ(frames, 20);
+        EXPECT_EQ(source->endDetail(), "");
+    }
+    if (missing.size() > 0)
+        GTEST_SKIP() << "no GStreamer decoder " << missing << " (gstreamer1.0-libav)";
 }
 
 TEST(VideoFile, MissingAndUndecodableFilesAreClearErrors)

@@ -76,8 +76,10 @@ fi
 # tests (libonnx-testdata) for the xnnpack backend's conformance test (tests/onnx_node_test.cpp);
 # headless chromium opens the HTML reports (tools/check_html_page.py); node checks the scripts under
 # web/ (tests/check_web_scripts.sh); the network video outputs' tests encode and decode H.264 with
-# openh264 (gstreamer1.0-plugins-bad, libopenh264-7).
-test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad libopenh264-7 xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
+# openh264 (gstreamer1.0-plugins-bad, libopenh264-7); the video file tests decode AVI MJPEG (-good),
+# MP4 with MPEG-4 part 2 and H.264 (gstreamer1.0-libav), and refuse HLS and DASH playlists that
+# -bad's demuxers would fetch.
+test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav libopenh264-7 xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
     libonnx-testdata chromium nodejs)
 lint_packages=(clang-format clang-tidy)
 # The sanitizer build: clang, its sanitizer and libFuzzer runtimes, and (for oneDNN's OpenMP on
