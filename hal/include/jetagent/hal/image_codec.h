@@ -16,7 +16,7 @@
 namespace jetagent {
 
 // The formats decodeImage reads, as messages name them.
-constexpr const char* kReadImageFormats = "JPEG, PNG, BMP and PNM (PBM, PGM, PPM)";
+constexpr const char* kReadImageFormats = "JPEG, PNG, BMP, PBM, PGM and PPM";
 
 // Decodes the encoded image `data` (the whole file) to an 8-bit BGR image, as OpenCV's
 // imdecode(IMREAD_COLOR) did: grey expanded to BGR, alpha dropped, 16-bit samples cut to their
