@@ -19,7 +19,8 @@ packages=(
     libgstrtspserver-1.0-dev # the RTSP reconnect test's server
     gstreamer1.0-plugins-base # videotestsrc, videoconvert, appsink: the GStreamer source tests
     libxnnpack-dev libpthreadpool-dev # the xnnpack backend (its NEON kernels, run under qemu)
-    libcpp-httplib-dev libturbojpeg0-dev # the live view's HTTP server and JPEG encoder
+    libcpp-httplib-dev libturbojpeg0-dev # the live view's HTTP server and JPEG encoder; JPEG files
+    libpng-dev # PNG files (hal/image_codec.h)
 )
 suite=bookworm
 mirror=${JETAGENT_DEBIAN_MIRROR:-http://deb.debian.org/debian}

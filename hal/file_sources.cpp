@@ -5,12 +5,11 @@
 #include <cctype>
 #include <filesystem>
 
-#include <opencv2/imgcodecs.hpp>
-
 #include "jetagent/base/clock.h"
 #include "jetagent/base/log.h"
 #include "jetagent/base/regular_file.h"
 #include "jetagent/base/text.h"
+#include "jetagent/hal/image_codec.h"
 #include "jetagent/hal/image_header.h"
 
 namespace fs = std::filesystem;
@@ -19,8 +18,10 @@ namespace jetagent {
 
 bool hasImageExtension(const std::string& name)
 {
+    // TIFF and WebP are listed though not read (OpenCV read them): each is refused with a warning
+    // naming the formats read, rather than left out of the directory without a word.
     static const char* const kExtensions[] = {
-        ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pnm", ".tif", ".tiff", ".webp"};
+        ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff", ".webp"};
     std::string ext = fs::path(name).extension().string();
     std::transform(
         ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -71,7 +72,8 @@ Expected<ImageDirectoryListing> listImageDirectory(const std::string& path)
     }
     if (listing.files.empty())
         return Status::invalid("image directory '" + path +
-            "' holds no images (looked for .jpg .jpeg .png .bmp .ppm .pgm .pnm .tif .tiff .webp, "
+            "' holds no images (looked for .jpg .jpeg .png .bmp .ppm .pgm .pbm .pnm, "
+            ".tif .tiff .webp, "
             "at the top level and one level of class subdirectories)");
     return listing;
 }
@@ -95,21 +97,9 @@ Expected<cv::Mat> decodeImageFile(
             std::to_string(header->width) + "x" + std::to_string(header->height) + " (" +
             std::to_string(header->pixels()) + " pixels), more than the limit of " +
             std::to_string(maxPixels) + " pixels (source.max_image_pixels)");
-    cv::Mat image;
-    try {
-        // Into a new Mat: imdecode's reuse-a-destination form hands back the destination's old
-        // image when it cannot decode, which would pass a corrupt file off as its predecessor.
-        image = cv::imdecode(buffer, cv::IMREAD_COLOR);
-    } catch (const cv::Exception& e) {
-        return Status::invalid(what + " cannot be decoded: OpenCV: " + e.err);
-    }
-    if (image.empty())
-        return Status::invalid(
-            what + " cannot be decoded: its " + header->format + " data is corrupt or unsupported");
-    // The header read here and the decoder's own must agree; they are different parsers.
-    if (static_cast<uint64_t>(image.total()) > maxPixels)
-        return Status::invalid(what + " decoded to " + std::to_string(image.cols) + "x" +
-            std::to_string(image.rows) + " pixels, more than its header said and than the limit");
+    auto image = decodeImage(buffer.data(), buffer.size(), maxPixels);
+    if (!image)
+        return Status::invalid(what + " cannot be decoded: " + image.status().message());
     return image;
 }
 

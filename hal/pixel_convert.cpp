@@ -8,7 +8,6 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/core/hal/intrin.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 namespace jetagent {
 
@@ -403,14 +402,11 @@ Status PixelConverter::convert(const uint8_t* data, size_t bytesUsed, cv::Mat& b
         // Frames without Huffman tables (most UVC cameras leave out the standard ones) decode as
         // they are: libjpeg-turbo falls back to the tables of ITU-T T.81 Annex K. A test guards
         // that. The decoder writes into scratch_ so that a failure mid-picture leaves `bgr` as it
-        // was (OpenCV may also release its destination on failure).
-        const cv::Mat encoded(1, static_cast<int>(layout.end), CV_8UC1, const_cast<uint8_t*>(data));
-        try {
-            cv::imdecode(encoded, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION, &scratch_);
-        } catch (const cv::Exception& e) {
+        // was. Damage libjpeg only warns about decodes, as it did through OpenCV.
+        const uint64_t pixels = uint64_t(width_) * uint64_t(height_);
+        if (Status s = jpeg_.decode(data, layout.end, pixels, scratch_, false, false); !s)
             return Status::io("MJPEG frame of " + std::to_string(layout.end) +
-                " bytes could not be decoded: " + e.what());
-        }
+                " bytes could not be decoded: " + s.message());
         if (scratch_.rows != height_ || scratch_.cols != width_ || scratch_.type() != CV_8UC3)
             return Status::io(
                 "MJPEG frame of " + std::to_string(layout.end) + " bytes could not be decoded");

@@ -65,7 +65,8 @@ set(JETAGENT_DEB_SONAME_PACKAGES
     "libyaml-cpp.so.0.7=libyaml-cpp0.7"
     "libgpiod.so.2=libgpiod2"
     "libcpp-httplib.so.0.11=libcpp-httplib0.11" # the live view (run --serve)
-    "libturbojpeg.so.0=libturbojpeg0" # ... its video
+    "libturbojpeg.so.0=libturbojpeg0" # ... its video, and JPEG image files (hal/image_codec.h)
+    "libpng16.so.16=libpng16-16" # PNG image files
     "libXNNPACK.so.0=libxnnpack0"
     "libpthreadpool.so.0=libpthreadpool0"
     "libgstapp-1.0.so.0=libgstreamer-plugins-base1.0-0"

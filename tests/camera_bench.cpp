@@ -25,13 +25,13 @@
 #include <vector>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <spdlog/spdlog.h>
 
 #include "alloc_counting.h"
 #include "fake_v4l2.h"
 #include "jetagent/hal/frame_source.h"
+#include "jetagent/hal/image_codec.h"
 #include "jetagent/hal/pixel_convert.h"
 #include "jetagent/hal/v4l2_source.h"
 
@@ -218,7 +218,8 @@ std::vector<Prepared> prepareFormats(const cv::Mat& picture)
     formats.push_back({"YUYV", toYUYV(picture)});
     formats.push_back({"NV12", toNV12(picture)});
     Bytes jpeg;
-    cv::imencode(".jpg", picture, jpeg, {cv::IMWRITE_JPEG_QUALITY, kJpegQuality});
+    if (!encodeJpeg(picture, kJpegQuality, jpeg).ok())
+        std::abort();
     formats.push_back({"MJPG", jpeg});
     cv::Mat rgb, grey;
     cv::cvtColor(picture, rgb, cv::COLOR_BGR2RGB);
@@ -287,11 +288,10 @@ int run(int frames, int warmup)
     // The converter decodes into its scratch frame and copies on success, so that a bad frame
     // leaves the caller's image alone; this row shows what the copy adds.
     const Bytes& jpeg = formats[2].data;
-    const cv::Mat encoded(
-        1, static_cast<int>(jpeg.size()), CV_8UC1, const_cast<uint8_t*>(jpeg.data()));
-    printRow("MJPG cv::imdecode alone", measure(warmup, frames, [&] {
-        cv::imdecode(encoded, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION, &bgr);
-        return !bgr.empty();
+    JpegDecoder decoder;
+    const uint64_t pixels = uint64_t {kWidth} * kHeight;
+    printRow("MJPG JpegDecoder (TurboJPEG) alone", measure(warmup, frames, [&] {
+        return decoder.decode(jpeg.data(), jpeg.size(), pixels, bgr, false, false).ok();
     }));
 
     // Capture plus conversion: the V4L2 source on a fake webcam that hands out the prepared frame

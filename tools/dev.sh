@@ -62,7 +62,7 @@ packages=(
     libcli11-dev nlohmann-json3-dev libgtest-dev libgpiod-dev
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
     libxnnpack-dev libpthreadpool-dev
-    libjs-chart.js libcpp-httplib-dev libturbojpeg0-dev
+    libjs-chart.js libcpp-httplib-dev libturbojpeg0-dev libpng-dev
 )
 # oneDNN, for the xnnpack backend's dense convolutions on x86-64 (ARM stays on XNNPACK).
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then

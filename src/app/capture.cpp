@@ -4,11 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <opencv2/imgcodecs.hpp>
-
 #include "jetagent/base/format.h"
 #include "jetagent/base/log.h"
 #include "jetagent/hal/gstreamer_source.h"
+#include "jetagent/hal/image_codec.h"
 
 namespace fs = std::filesystem;
 
@@ -58,8 +57,8 @@ Status captureFrames(const SourceOptions& source, uint64_t frames, const std::st
             ? fs::path(outDir) / classes[static_cast<size_t>(frame.truthClass)]
             : fs::path(outDir);
         const std::string path = (dir / name).string();
-        if (!cv::imwrite(path, frame.image))
-            return Status::io("cannot write '" + path + "'");
+        if (Status s = writeImageFile(path, frame.image); !s)
+            return s;
         ++written;
     }
     logger("capture")->info(

@@ -27,12 +27,12 @@ struct ImageDirectoryListing {
 // Lists `path`. Errors: not a directory (NotFound), cannot be listed (Io), no image (InvalidInput).
 Expected<ImageDirectoryListing> listImageDirectory(const std::string& path);
 
-// Decodes one image file to 8-bit BGR as ImageDirectorySource does, reading it through `buffer`
-// (reused). Before any decoder sees it, the file must be a regular file (not a FIFO or device)
-// whose header (readImageHeader) gives at most `maxPixels` pixels. InvalidInput, naming the file,
-// when it is not a regular file, its header cannot be read, it is over the limit (the message gives
-// its size and the limit) or it does not decode; NotFound when it is missing; Io when reading
-// fails.
+// Decodes one image file to 8-bit BGR as ImageDirectorySource does (decodeImage: JPEG, PNG, BMP,
+// PNM), reading it through `buffer` (reused). Before any decoder sees it, the file must be a
+// regular file (not a FIFO or device) whose header (readImageHeader) gives at most `maxPixels`
+// pixels. InvalidInput, naming the file, when it is not a regular file, its header cannot be read,
+// it is over the limit (the message gives its size and the limit), it is in a format not read
+// (TIFF, WebP) or it does not decode; NotFound when it is missing; Io when reading fails.
 Expected<cv::Mat> decodeImageFile(
     const std::string& path, std::vector<unsigned char>& buffer, uint64_t maxPixels);
 
@@ -66,8 +66,8 @@ private:
     std::vector<unsigned char> fileBuffer_; // reused for every file read
 };
 
-// True when `name` ends in an image extension OpenCV decodes (.jpg, .png, .bmp, ...),
-// case-insensitive.
+// True when `name` ends in an image extension (.jpg, .png, .bmp, .ppm, ...; case-insensitive): the
+// formats decodeImage reads (image_codec.h), and TIFF and WebP, which it refuses by name.
 bool hasImageExtension(const std::string& name);
 
 } // namespace jetagent

@@ -9,6 +9,7 @@
 #include <opencv2/core/mat.hpp>
 
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image_codec.h"
 
 namespace jetagent {
 
@@ -48,6 +49,7 @@ private:
     int height_ = 0;
     size_t stride_ = 0;
     size_t frameBytes_ = 0;
+    JpegDecoder jpeg_; // MJPEG frames' decompressor, kept across frames
     cv::Mat scratch_; // MJPEG's decoded frame, copied into the destination only on success
 };
 
