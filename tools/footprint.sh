@@ -74,6 +74,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build_dir/CMakeCache.txt"
 source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:[A-Z]*=//p' "$build_dir/CMakeCache.txt" 2>/dev/null || true)
 commit=$(git -C "${source_dir:-$root}" describe --always --dirty 2>/dev/null || echo unknown)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+# shellcheck source=/dev/null
 . /etc/os-release
 echo "== jetagent footprint =="
 echo "binary     $binary ($("$binary" --version), built $(date -u -r "$binary" +%FT%TZ))"
