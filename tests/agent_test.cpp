@@ -77,6 +77,22 @@ TEST(AgentRun, AsFastAsPossibleLogsEveryFrameAndSummarises)
     EXPECT_NE(r.out.find("process   CPU"), std::string::npos) << r.out;
     EXPECT_EQ(t["engines"][0]["model"]["sha256"].get<std::string>().size(), 64u);
     EXPECT_FALSE(s["context"]["host"].get<std::string>().empty());
+    // The start-up, from the process's start to the first frame: its parts add up to it.
+    const auto& up = s["context"]["startup"];
+    ASSERT_TRUE(up["to_first_frame_ms"].is_number()) << up;
+    double parts = 0;
+    for (const char* part :
+        {"loading_ms", "source_open_ms", "engine_build_ms", "first_frame_wait_ms", "other_ms"}) {
+        ASSERT_TRUE(up[part].is_number()) << part << ": " << up;
+        EXPECT_GE(up[part].get<double>(), 0.0) << part << ": " << up;
+        parts += up[part].get<double>();
+    }
+    EXPECT_NEAR(parts, up["to_first_frame_ms"].get<double>(), 0.001) << up;
+    EXPECT_GT(up["loading_ms"].get<double>(), 0.0) << up; // the loader maps the libraries
+    EXPECT_GT(up["engine_build_ms"].get<double>(), 0.0) << up;
+    EXPECT_NE(
+        r.out.find("ms from the process's start to the first frame: loading"), std::string::npos)
+        << r.out;
     EXPECT_FALSE(s["percentile_definition"].get<std::string>().empty());
     // 119 samples: enough for p90 (64), too few for p95, p99 and p99.9.
     ASSERT_EQ(t["notes"].size(), 3u) << t["notes"];

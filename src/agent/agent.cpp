@@ -130,6 +130,8 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
         }
     }
     outcome.startNs = pipeline.startNs();
+    outcome.context.startup.pipelineStartNs = pipeline.startNs();
+    outcome.context.startup.firstFrameNs = pipeline.firstFrameNs();
     outcome.endNs = joined ? pipeline.endNs() : monotonicNs();
     outcome.processCpuNs = processCpuNs() - pipeline.processCpuAtStartNs();
     outcome.peakRssMb = processMemory().peakMb;
@@ -514,6 +516,13 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     outcome.context = collectRunContext(
         c.monitor ? c.monitor->setup().identity : detectBoard(SysfsRoot(config.power.sysfsRoot)));
     outcome.config = &config;
+    if (firstRun && options.mainStartNs >= 0) {
+        StartupTimes& startup = outcome.context.startup;
+        startup.processStartNs = processStartNs(startup.processStartResolutionNs);
+        startup.mainStartNs = options.mainStartNs;
+        startup.sourceOpenNs = c.sourceOpenNs;
+        startup.engineBuildNs = c.engineBuildNs;
+    }
     // What the summaries and the live view show: no source password, wherever it was given.
     for (const std::string& o : options.overrides)
         outcome.overrides.push_back(withoutPasswords(o));

@@ -31,6 +31,10 @@ struct RunOptions {
     // Chart.js, inlined into the live view's page (http.listen, run --serve); the command that
     // offers the view reads it (Debian's libjs-chart.js). Empty: no live view can be served.
     std::string liveChartJs;
+    // monotonicNs() when the program's main() began: the first run's summary then reports the
+    // start-up (context.startup), from the process's start to the first frame. -1 (benchmarks,
+    // library callers): no start-up figures.
+    int64_t mainStartNs = -1;
 };
 
 struct AgentRun {

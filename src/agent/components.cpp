@@ -243,14 +243,18 @@ Status openComponents(
         return s;
     {
         StartupKeepAlive keepAlive(notify, "opening " + withoutPasswords(config.source.uri));
+        const int64_t opening = monotonicNs();
         auto source = openSource(config);
         if (!source)
             return source.status();
         c.source = std::move(source).value();
+        c.sourceOpenNs = monotonicNs() - opening;
         c.sourceShape = sourceShape(c.source->info());
     }
+    const int64_t building = monotonicNs();
     if (Status s = buildTasks(config, c.source->info(), nullptr, notify, c); !s)
         return s;
+    c.engineBuildNs = monotonicNs() - building;
     c.keptFrom.clear();
     auto gpio = GpioSignals::open(config, tasksOf(c, c));
     if (!gpio)

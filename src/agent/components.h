@@ -32,6 +32,10 @@ struct Components {
     std::unique_ptr<DisplaySink> display;
     std::unique_ptr<GpioSignals> gpio; // requested anew for each run: stop() releases the lines
     std::string runDirectory;
+    // Start-up (the summary's context.startup): how long opening the source and building the
+    // tasks took in openComponents.
+    int64_t sourceOpenNs = 0;
+    int64_t engineBuildNs = 0;
 };
 
 // A reload's new components, prepared while the current config runs. The source is only kept or

@@ -123,6 +123,7 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
     options.printStatus = !global.quiet;
     options.notify = true;
     options.stopTimeoutS = args.stopTimeout;
+    options.mainStartNs = global.mainStartNs;
     if (!config.http.listen.empty()) {
         auto chartJs = chartJsSource("");
         if (!chartJs)
@@ -397,7 +398,7 @@ int runCommand(const Commands& c, const GlobalOptions& global)
 
 } // namespace
 
-int runCli(int argc, char** argv)
+int runCli(int argc, char** argv, int64_t mainStartNs)
 {
     CLI::App app(
         "jetagent " JETAGENT_VERSION
@@ -406,6 +407,7 @@ int runCli(int argc, char** argv)
         "every frame's stage times and result, with a summary at the end.",
         "jetagent");
     GlobalOptions global;
+    global.mainStartNs = mainStartNs;
     declareGlobalOptions(app, global);
     Commands commands;
     declareCommands(app, commands);

@@ -35,6 +35,8 @@ struct GlobalOptions {
     bool verbose = false;
     bool quiet = false;
     std::string logLevel;
+    // monotonicNs() when main() began (runCli's caller): `run`'s summary reports the start-up.
+    int64_t mainStartNs = -1;
 
     // The level from the command line, if any, else `fallback`.
     std::string level(const std::string& fallback) const

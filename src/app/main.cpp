@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jetagent/base/clock.h"
 
 namespace {
 
@@ -31,6 +32,9 @@ void openStandardDescriptors()
 
 int main(int argc, char** argv)
 {
+    // The end of the loading: the process's start to here is the dynamic loader's and the
+    // libraries' constructors' (the run summary's context.startup.loading_ms).
+    const int64_t mainStartNs = jetagent::monotonicNs();
     openStandardDescriptors();
     // A closed console is no reason to stop measuring (`jetagent run ... | head`): writes to it
     // fail with EPIPE, which the writers handle, and the run goes on to its logs and summary.
@@ -39,5 +43,5 @@ int main(int argc, char** argv)
     // EFBIG, which the logs handle as a full disk does (lines dropped and counted, no torn line),
     // instead of SIGXFSZ ending the process without its summary.
     std::signal(SIGXFSZ, SIG_IGN);
-    return jetagent::runCli(argc, argv);
+    return jetagent::runCli(argc, argv, mainStartNs);
 }

@@ -430,6 +430,29 @@ json processJson(const RunOutcome& o)
         {"peak_rss_mb", std::isfinite(o.peakRssMb) ? json(round4(o.peakRssMb)) : json(nullptr)}};
 }
 
+// The process's start-up (context.startup), from its start to the first frame the run captured:
+// the loading (to main), opening the source, building the tasks, the wait for the first frame once
+// the pipeline asked for it, and the rest (the command line, the config, the power monitor, the
+// log files). The parts add up to the whole. Null unless this was the program's first run.
+json startupJson(const StartupTimes& s)
+{
+    if (!s.known())
+        return nullptr;
+    const auto ms = [](int64_t ns) { return json(round4(nsToMs(ns))); };
+    const bool started = s.processStartNs >= 0;
+    const bool framed = s.firstFrameNs >= 0 && s.pipelineStartNs >= 0;
+    const int64_t waitNs = framed ? s.firstFrameNs - s.pipelineStartNs : 0;
+    return {{"to_first_frame_ms",
+                started && framed ? ms(s.firstFrameNs - s.processStartNs) : json(nullptr)},
+        {"loading_ms", started ? ms(s.mainStartNs - s.processStartNs) : json(nullptr)},
+        {"source_open_ms", ms(s.sourceOpenNs)}, {"engine_build_ms", ms(s.engineBuildNs)},
+        {"first_frame_wait_ms", framed ? ms(waitNs) : json(nullptr)},
+        {"other_ms",
+            framed ? ms(s.firstFrameNs - s.mainStartNs - s.sourceOpenNs - s.engineBuildNs - waitNs)
+                   : json(nullptr)},
+        {"process_start_resolution_ms", started ? ms(s.processStartResolutionNs) : json(nullptr)}};
+}
+
 } // namespace
 
 json summaryJson(const RunOutcome& o)
@@ -440,7 +463,7 @@ json summaryJson(const RunOutcome& o)
     j["context"] = {{"host", o.context.host}, {"os", o.context.os}, {"kernel", o.context.kernel},
         {"machine", o.context.machine}, {"cpu", o.context.cpu}, {"cores", o.context.cores},
         {"opencv", o.context.opencvVersion}, {"compiler", o.context.compiler},
-        {"build_type", o.context.buildType}};
+        {"build_type", o.context.buildType}, {"startup", startupJson(o.context.startup)}};
     // No source password reaches a summary, whoever filled the outcome.
     json overrides = json::array();
     for (const std::string& item : o.overrides)

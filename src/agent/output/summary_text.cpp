@@ -357,6 +357,34 @@ void taskText(const json& t, std::string& out)
         out += fmt::format("  note      {}\n", note.get<std::string>());
 }
 
+// "startup   412.3 ms from the process's start to the first frame: loading 170.0 ms, ..."; nothing
+// when the summary has no start-up (a reload's run, a benchmark's).
+void startupText(const json& ctx, std::string& out)
+{
+    if (!ctx.contains("startup") || ctx["startup"].is_null())
+        return;
+    const json& s = ctx["startup"];
+    const auto number = [&s](const char* key) {
+        auto it = s.find(key);
+        return it != s.end() && it->is_number() ? it->get<double>() : -1.0;
+    };
+    const auto part = [&number](const char* key, const char* name) {
+        return number(key) >= 0 ? fmt::format("{} {:.1f} ms", name, number(key))
+                                : fmt::format("{} unknown", name);
+    };
+    out += "startup   ";
+    if (number("to_first_frame_ms") >= 0)
+        out += fmt::format(
+            "{:.1f} ms from the process's start to the first frame: ", number("to_first_frame_ms"));
+    out += part("loading_ms", "loading") + ", " + part("source_open_ms", "source open") + ", " +
+        part("engine_build_ms", "engine build") + ", " +
+        part("first_frame_wait_ms", "first frame wait") + ", " + part("other_ms", "the rest");
+    if (number("process_start_resolution_ms") > 0)
+        out += fmt::format(
+            " (the process's start known to {:g} ms)", number("process_start_resolution_ms"));
+    out += "\n";
+}
+
 } // namespace
 
 std::string summaryText(const json& j)
@@ -377,6 +405,7 @@ std::string summaryText(const json& j)
     out += fmt::format("context   jetagent {}, OpenCV {}, {}; {} ({} cores)\n",
         str(j, "jetagent_version"), str(ctx, "opencv"), str(ctx, "compiler"), where,
         ctx["cores"].get<int>());
+    startupText(ctx, out);
     if (!str(j["run"], "directory").empty())
         out += fmt::format("logs      {}\n", str(j["run"], "directory"));
     if (j.contains("process") && j["process"]["cpu_ms_per_frame"].is_number())

@@ -257,6 +257,8 @@ void Pipeline::sourceLoop()
         ++produced;
         captured_.store(produced, std::memory_order_relaxed);
         const int64_t delivered = monotonicNs();
+        if (produced == 1)
+            firstFrameNs_.store(delivered);
         if (lastDeliveredNs > 0 && delivered - lastDeliveredNs > gapNs) {
             std::lock_guard<std::mutex> lock(mutex_);
             ++gaps_.count;

@@ -107,6 +107,8 @@ public:
     };
     CaptureGaps captureGaps() const;
     int64_t startNs() const { return startNs_; }
+    // When the source handed over the run's first frame (monotonic ns); -1 before one came.
+    int64_t firstFrameNs() const { return firstFrameNs_.load(); }
     int64_t processCpuAtStartNs() const { return cpuAtStartNs_; } // processCpuNs() at start()
     int64_t endNs() const { return endNs_; }
     std::string stopReason() const;
@@ -144,6 +146,7 @@ private:
     std::atomic<int> running_ {0};
     int finishedFd_ = -1;
     std::atomic<uint64_t> captured_ {0};
+    std::atomic<int64_t> firstFrameNs_ {-1};
     int64_t startNs_ = 0;
     int64_t cpuAtStartNs_ = 0;
     int64_t endNs_ = 0;

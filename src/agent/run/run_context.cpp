@@ -2,6 +2,8 @@
 #include "run/run_context.h"
 
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <sys/utsname.h>
@@ -30,6 +32,48 @@ std::string utcString(bool compact)
 }
 
 } // namespace
+
+int64_t startTicksFromStat(const std::string& statLine)
+{
+    const size_t name = statLine.rfind(')');
+    if (name == std::string::npos)
+        return -1;
+    // After the name: field 3 (the state) onwards; the start time is field 22.
+    std::istringstream fields(statLine.substr(name + 1));
+    std::string field;
+    for (int i = 3; i <= 22; ++i)
+        if (!(fields >> field))
+            return -1;
+    if (field.empty() || field.find_first_not_of("0123456789") != std::string::npos)
+        return -1;
+    try {
+        return std::stoll(field);
+    } catch (const std::out_of_range&) {
+        return -1;
+    }
+}
+
+int64_t processStartNs(int64_t& resolutionNs)
+{
+    std::ifstream in("/proc/self/stat");
+    std::string line;
+    const long ticksPerSecond = sysconf(_SC_CLK_TCK);
+    if (!std::getline(in, line) || ticksPerSecond <= 0)
+        return -1;
+    const int64_t ticks = startTicksFromStat(line);
+    if (ticks < 0)
+        return -1;
+    timespec boot {}, mono {};
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    constexpr int64_t kNsPerS = 1'000'000'000;
+    const int64_t bootNs = static_cast<int64_t>(boot.tv_sec) * kNsPerS + boot.tv_nsec;
+    const int64_t monoNs = static_cast<int64_t>(mono.tv_sec) * kNsPerS + mono.tv_nsec;
+    resolutionNs = kNsPerS / ticksPerSecond;
+    const int64_t startBootNs =
+        ticks / ticksPerSecond * kNsPerS + ticks % ticksPerSecond * kNsPerS / ticksPerSecond;
+    return startBootNs - (bootNs - monoNs);
+}
 
 std::string utcStamp()
 {
