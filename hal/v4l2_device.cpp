@@ -56,6 +56,48 @@ bool isMenuType(uint32_t type)
     return type == V4L2_CTRL_TYPE_MENU || type == V4L2_CTRL_TYPE_INTEGER_MENU;
 }
 
+// What VIDIOC_QUERYCTRL and VIDIOC_QUERY_EXT_CTRL both say of a control (all but the number of
+// elements, which only the extended one knows).
+template <typename Query>
+V4L2ControlInfo controlInfo(const Query& query)
+{
+    V4L2ControlInfo control;
+    control.id = query.id;
+    control.type = query.type;
+    control.label = fixedString(query.name);
+    control.minimum = query.minimum;
+    control.maximum = query.maximum;
+    control.step = static_cast<uint64_t>(query.step);
+    control.defaultValue = query.default_value;
+    control.flags = query.flags;
+    return control;
+}
+
+// Reads a VIDIOC_ENUM_FRAMESIZES or VIDIOC_ENUM_FRAMEINTERVALS list into `list`: the discrete
+// entries, or the one stepwise range a driver gives instead. `query` holds what the request asks
+// about (format, size); `ask` runs the ioctl on a copy of it with the index set.
+template <typename Query, typename List, typename Ask>
+int readFrameList(const Query& query, uint32_t discreteType, List& list, Ask ask)
+{
+    list = List();
+    for (uint32_t index = 0;; ++index) {
+        Query entry = query;
+        entry.index = index;
+        const int r = ask(entry);
+        // EINVAL ends the list; ENOTTY at the start means the driver does not enumerate them.
+        if (r == -EINVAL || (r == -ENOTTY && index == 0))
+            return 0;
+        if (r < 0)
+            return r;
+        list.type = entry.type;
+        if (entry.type != discreteType) {
+            list.stepwise = entry.stepwise;
+            return 0;
+        }
+        list.discrete.push_back(entry.discrete);
+    }
+}
+
 } // namespace
 
 std::string v4l2RateText(double fps)
@@ -254,48 +296,21 @@ int V4L2Device::enumFormats(std::vector<v4l2_fmtdesc>& formats)
 
 int V4L2Device::enumFrameSizes(uint32_t fourcc, V4L2FrameSizes& sizes)
 {
-    sizes = V4L2FrameSizes();
-    for (uint32_t index = 0;; ++index) {
-        v4l2_frmsizeenum size {};
-        size.index = index;
-        size.pixel_format = fourcc;
-        const int r = xioctl(VIDIOC_ENUM_FRAMESIZES, &size);
-        // EINVAL ends the list; ENOTTY at the start means the driver does not enumerate sizes.
-        if (r == -EINVAL || (r == -ENOTTY && index == 0))
-            return 0;
-        if (r < 0)
-            return r;
-        sizes.type = size.type;
-        if (size.type != V4L2_FRMSIZE_TYPE_DISCRETE) {
-            sizes.stepwise = size.stepwise;
-            return 0;
-        }
-        sizes.discrete.push_back(size.discrete);
-    }
+    v4l2_frmsizeenum query {};
+    query.pixel_format = fourcc;
+    return readFrameList(query, V4L2_FRMSIZE_TYPE_DISCRETE, sizes,
+        [this](v4l2_frmsizeenum& q) { return xioctl(VIDIOC_ENUM_FRAMESIZES, &q); });
 }
 
 int V4L2Device::enumFrameIntervals(
     uint32_t fourcc, uint32_t width, uint32_t height, V4L2FrameIntervals& intervals)
 {
-    intervals = V4L2FrameIntervals();
-    for (uint32_t index = 0;; ++index) {
-        v4l2_frmivalenum interval {};
-        interval.index = index;
-        interval.pixel_format = fourcc;
-        interval.width = width;
-        interval.height = height;
-        const int r = xioctl(VIDIOC_ENUM_FRAMEINTERVALS, &interval);
-        if (r == -EINVAL || (r == -ENOTTY && index == 0))
-            return 0;
-        if (r < 0)
-            return r;
-        intervals.type = interval.type;
-        if (interval.type != V4L2_FRMIVAL_TYPE_DISCRETE) {
-            intervals.stepwise = interval.stepwise;
-            return 0;
-        }
-        intervals.discrete.push_back(interval.discrete);
-    }
+    v4l2_frmivalenum query {};
+    query.pixel_format = fourcc;
+    query.width = width;
+    query.height = height;
+    return readFrameList(query, V4L2_FRMIVAL_TYPE_DISCRETE, intervals,
+        [this](v4l2_frmivalenum& q) { return xioctl(VIDIOC_ENUM_FRAMEINTERVALS, &q); });
 }
 
 int V4L2Device::queryMenu(V4L2ControlInfo& control)
@@ -326,15 +341,7 @@ int V4L2Device::queryControlLegacy(uint32_t id, V4L2ControlInfo& control)
     query.id = id;
     if (const int r = xioctl(VIDIOC_QUERYCTRL, &query); r < 0)
         return r;
-    control = V4L2ControlInfo();
-    control.id = query.id;
-    control.type = query.type;
-    control.label = fixedString(query.name);
-    control.minimum = query.minimum;
-    control.maximum = query.maximum;
-    control.step = static_cast<uint64_t>(query.step);
-    control.defaultValue = query.default_value;
-    control.flags = query.flags;
+    control = controlInfo(query);
     return 0;
 }
 
@@ -346,15 +353,7 @@ int V4L2Device::queryControl(uint32_t id, V4L2ControlInfo& control)
     if (r == -ENOTTY) // before Linux 3.17; the old ioctl knows nothing of compound controls
         r = queryControlLegacy(id & ~V4L2_CTRL_FLAG_NEXT_COMPOUND, control);
     else if (r == 0) {
-        control = V4L2ControlInfo();
-        control.id = query.id;
-        control.type = query.type;
-        control.label = fixedString(query.name);
-        control.minimum = query.minimum;
-        control.maximum = query.maximum;
-        control.step = query.step;
-        control.defaultValue = query.default_value;
-        control.flags = query.flags;
+        control = controlInfo(query);
         control.elements = query.elems;
     }
     if (r < 0)
@@ -432,33 +431,28 @@ int V4L2Device::accessControl(const V4L2ControlInfo& control, int64_t& value, bo
 int V4L2Device::getFormat(v4l2_format& format)
 {
     format = v4l2_format();
-    format.type = kCaptureType;
-    return xioctl(VIDIOC_G_FMT, &format);
+    return captureIoctl(VIDIOC_G_FMT, format);
 }
 
 int V4L2Device::setFormat(v4l2_format& format)
 {
-    format.type = kCaptureType;
-    return xioctl(VIDIOC_S_FMT, &format);
+    return captureIoctl(VIDIOC_S_FMT, format);
 }
 
 int V4L2Device::tryFormat(v4l2_format& format)
 {
-    format.type = kCaptureType;
-    return xioctl(VIDIOC_TRY_FMT, &format);
+    return captureIoctl(VIDIOC_TRY_FMT, format);
 }
 
 int V4L2Device::getParm(v4l2_streamparm& parm)
 {
     parm = v4l2_streamparm();
-    parm.type = kCaptureType;
-    return xioctl(VIDIOC_G_PARM, &parm);
+    return captureIoctl(VIDIOC_G_PARM, parm);
 }
 
 int V4L2Device::setParm(v4l2_streamparm& parm)
 {
-    parm.type = kCaptureType;
-    return xioctl(VIDIOC_S_PARM, &parm);
+    return captureIoctl(VIDIOC_S_PARM, parm);
 }
 
 int V4L2Device::allocateBuffers(unsigned count)

@@ -62,32 +62,32 @@ std::string owningDevice(const SysfsRoot& root, const std::string& classDirector
     return baseName(resolved);
 }
 
-// mainline ina3221 under hwmon: inN_input (mV) and currN_input (mA); power is their product.
-class Ina3221Rail final : public PowerRail {
+// A rail's voltage and current attributes, read together: each in `scale` volts or amperes a unit
+// (1e-3 for mV and mA, 1e-6 for µV and µA).
+class VoltageCurrent {
 public:
-    Ina3221Rail(RailInfo info, const std::string& voltagePath, const std::string& currentPath)
+    void open(const std::string& voltagePath, const std::string& currentPath)
     {
-        info_ = std::move(info);
-        info_.hasVoltageCurrent = true;
         voltage_.open(voltagePath);
         current_.open(currentPath);
     }
 
-    int read(int64_t /*nowNs*/, RailReading& out) override
+    // Sets out's voltage and current; on an error (the first) leaves `out` as it was.
+    int read(double scale, RailReading& out)
     {
-        int64_t milliVolts = 0;
-        int64_t milliAmps = 0;
-        if (const int error = voltage_.readInt(milliVolts))
+        int64_t voltage = 0;
+        int64_t current = 0;
+        if (const int error = voltage_.readInt(voltage))
             return error;
-        if (const int error = current_.readInt(milliAmps))
+        if (const int error = current_.readInt(current))
             return error;
-        out.voltageV = static_cast<double>(milliVolts) * 1e-3;
-        out.currentA = static_cast<double>(milliAmps) * 1e-3;
-        out.powerW = out.voltageV * out.currentA;
+        out.voltageV = static_cast<double>(voltage) * scale;
+        out.currentA = static_cast<double>(current) * scale;
         return 0;
     }
 
-    int reopen() override
+    // Reopens both; the first error.
+    int reopen()
     {
         const int voltageError = voltage_.reopen();
         const int currentError = current_.reopen();
@@ -97,6 +97,30 @@ public:
 private:
     SysfsAttribute voltage_;
     SysfsAttribute current_;
+};
+
+// mainline ina3221 under hwmon: inN_input (mV) and currN_input (mA); power is their product.
+class Ina3221Rail final : public PowerRail {
+public:
+    Ina3221Rail(RailInfo info, const std::string& voltagePath, const std::string& currentPath)
+    {
+        info_ = std::move(info);
+        info_.hasVoltageCurrent = true;
+        voltageCurrent_.open(voltagePath, currentPath);
+    }
+
+    int read(int64_t /*nowNs*/, RailReading& out) override
+    {
+        if (const int error = voltageCurrent_.read(1e-3, out))
+            return error;
+        out.powerW = out.voltageV * out.currentA;
+        return 0;
+    }
+
+    int reopen() override { return voltageCurrent_.reopen(); }
+
+private:
+    VoltageCurrent voltageCurrent_;
 };
 
 // JetPack 4's ina3221x under iio: the driver's own power figure (mW) beside voltage and current.
@@ -110,40 +134,30 @@ public:
         info_ = std::move(info);
         info_.hasVoltageCurrent = true;
         power_.open(powerPath);
-        voltage_.open(voltagePath);
-        current_.open(currentPath);
+        voltageCurrent_.open(voltagePath, currentPath);
     }
 
     int read(int64_t /*nowNs*/, RailReading& out) override
     {
         int64_t milliWatts = 0;
-        int64_t milliVolts = 0;
-        int64_t milliAmps = 0;
         if (const int error = power_.readInt(milliWatts))
             return error;
-        if (const int error = voltage_.readInt(milliVolts))
-            return error;
-        if (const int error = current_.readInt(milliAmps))
+        if (const int error = voltageCurrent_.read(1e-3, out))
             return error;
         out.powerW = static_cast<double>(milliWatts) * 1e-3;
-        out.voltageV = static_cast<double>(milliVolts) * 1e-3;
-        out.currentA = static_cast<double>(milliAmps) * 1e-3;
         return 0;
     }
 
     int reopen() override
     {
-        const int errors[] = {power_.reopen(), voltage_.reopen(), current_.reopen()};
-        for (const int error : errors)
-            if (error != 0)
-                return error;
-        return 0;
+        const int powerError = power_.reopen();
+        const int voltageCurrentError = voltageCurrent_.reopen();
+        return powerError != 0 ? powerError : voltageCurrentError;
     }
 
 private:
     SysfsAttribute power_;
-    SysfsAttribute voltage_;
-    SysfsAttribute current_;
+    VoltageCurrent voltageCurrent_;
 };
 
 // Single-channel INA2xx under hwmon (ina219/226/238...): power1_input (µW) when the driver has
@@ -157,34 +171,24 @@ public:
         if (!powerPath.empty())
             power_.open(powerPath);
         info_.hasVoltageCurrent = !voltagePath.empty() && !currentPath.empty();
-        if (info_.hasVoltageCurrent) {
-            voltage_.open(voltagePath);
-            current_.open(currentPath);
-        }
+        if (info_.hasVoltageCurrent)
+            voltageCurrent_.open(voltagePath, currentPath);
     }
 
     int read(int64_t /*nowNs*/, RailReading& out) override
     {
-        int64_t milliVolts = 0;
-        int64_t milliAmps = 0;
-        if (info_.hasVoltageCurrent) {
-            if (const int error = voltage_.readInt(milliVolts))
+        RailReading reading;
+        if (info_.hasVoltageCurrent)
+            if (const int error = voltageCurrent_.read(1e-3, reading))
                 return error;
-            if (const int error = current_.readInt(milliAmps))
-                return error;
-        }
-        const double volts = static_cast<double>(milliVolts) * 1e-3;
-        const double amps = static_cast<double>(milliAmps) * 1e-3;
-        double watts = volts * amps;
+        reading.powerW = reading.voltageV * reading.currentA;
         if (!power_.path().empty()) {
             int64_t microWatts = 0;
             if (const int error = power_.readInt(microWatts))
                 return error;
-            watts = static_cast<double>(microWatts) * 1e-6;
+            reading.powerW = static_cast<double>(microWatts) * 1e-6;
         }
-        out.powerW = watts;
-        out.voltageV = volts;
-        out.currentA = amps;
+        out = reading;
         return 0;
     }
 
@@ -192,18 +196,16 @@ public:
     {
         int first = power_.path().empty() ? 0 : power_.reopen();
         if (info_.hasVoltageCurrent) {
-            const int voltageError = voltage_.reopen();
-            const int currentError = current_.reopen();
+            const int voltageCurrentError = voltageCurrent_.reopen();
             if (first == 0)
-                first = voltageError != 0 ? voltageError : currentError;
+                first = voltageCurrentError;
         }
         return first;
     }
 
 private:
     SysfsAttribute power_;
-    SysfsAttribute voltage_;
-    SysfsAttribute current_;
+    VoltageCurrent voltageCurrent_;
 };
 
 // power_supply class: power_now (µW), or voltage_now (µV) × current_now (µA).
@@ -214,48 +216,35 @@ public:
     {
         info_ = std::move(info);
         info_.hasVoltageCurrent = powerPath.empty();
-        if (info_.hasVoltageCurrent) {
-            voltage_.open(voltagePath);
-            current_.open(currentPath);
-        } else {
+        if (info_.hasVoltageCurrent)
+            voltageCurrent_.open(voltagePath, currentPath);
+        else
             power_.open(powerPath);
-        }
     }
 
     int read(int64_t /*nowNs*/, RailReading& out) override
     {
-        if (!info_.hasVoltageCurrent) {
-            int64_t microWatts = 0;
-            if (const int error = power_.readInt(microWatts))
+        if (info_.hasVoltageCurrent) {
+            if (const int error = voltageCurrent_.read(1e-6, out))
                 return error;
-            out.powerW = static_cast<double>(microWatts) * 1e-6;
+            out.powerW = out.voltageV * out.currentA;
             return 0;
         }
-        int64_t microVolts = 0;
-        int64_t microAmps = 0;
-        if (const int error = voltage_.readInt(microVolts))
+        int64_t microWatts = 0;
+        if (const int error = power_.readInt(microWatts))
             return error;
-        if (const int error = current_.readInt(microAmps))
-            return error;
-        out.voltageV = static_cast<double>(microVolts) * 1e-6;
-        out.currentA = static_cast<double>(microAmps) * 1e-6;
-        out.powerW = out.voltageV * out.currentA;
+        out.powerW = static_cast<double>(microWatts) * 1e-6;
         return 0;
     }
 
     int reopen() override
     {
-        if (!info_.hasVoltageCurrent)
-            return power_.reopen();
-        const int voltageError = voltage_.reopen();
-        const int currentError = current_.reopen();
-        return voltageError != 0 ? voltageError : currentError;
+        return info_.hasVoltageCurrent ? voltageCurrent_.reopen() : power_.reopen();
     }
 
 private:
     SysfsAttribute power_;
-    SysfsAttribute voltage_;
-    SysfsAttribute current_;
+    VoltageCurrent voltageCurrent_;
 };
 
 // Intel RAPL powercap zone: a cumulative energy counter, so each reading is the mean power since

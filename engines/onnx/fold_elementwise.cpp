@@ -62,8 +62,7 @@ bool combine(const Value& a, const Value& b, const std::vector<int64_t>& dims, i
 // The broadcast shape of a binary node's two inputs, which must share an element type.
 Status binaryShape(const NodeContext& c, std::vector<int64_t>* dims, int64_t* count, bool* fits)
 {
-    const Value* a = c.input(0);
-    const Value* b = c.input(1);
+    const auto [a, b] = c.inputsUpTo<2>();
     if (!a || !b)
         return c.invalid("needs two inputs");
     if (a->type != b->type)
@@ -199,8 +198,7 @@ Status evaluateMod(const NodeContext& c, std::optional<Value>* out)
 
 Status evaluatePow(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* base = c.input(0);
-    const Value* exponent = c.input(1);
+    const auto [base, exponent] = c.inputsUpTo<2>();
     if (!base || !exponent)
         return c.invalid("needs X and Y");
     if (base->type == kBool || exponent->type == kBool)
@@ -281,9 +279,7 @@ Status evaluateEqual(const NodeContext& c, std::optional<Value>* out)
 
 Status evaluateWhere(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* condition = c.input(0);
-    const Value* x = c.input(1);
-    const Value* y = c.input(2);
+    const auto [condition, x, y] = c.inputsUpTo<3>();
     if (!condition || !x || !y)
         return c.invalid("needs condition, X and Y");
     if (condition->type != kBool)
@@ -304,7 +300,7 @@ Status evaluateWhere(const NodeContext& c, std::optional<Value>* out)
     std::vector<int64_t> source(static_cast<size_t>(count));
     // Index into X, or into Y offset past X's elements, so that one take() reads both.
     Value both = *x;
-    const auto xSize = static_cast<int64_t>(x->isFloat() ? x->floats.size() : x->ints.size());
+    const int64_t xSize = x->count();
     both.floats.insert(both.floats.end(), y->floats.begin(), y->floats.end());
     both.ints.insert(both.ints.end(), y->ints.begin(), y->ints.end());
     for (size_t n = 0; n < source.size(); ++n)

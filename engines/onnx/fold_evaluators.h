@@ -2,6 +2,7 @@
 // with its inputs, the index arithmetic, and each family's evaluators (internal to engines/onnx/).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ struct Value {
 
     bool isFloat() const { return type == kFloat; }
     bool isInteger() const { return type == kInt64 || type == kInt32; }
+    // The number of elements held.
+    int64_t count() const { return static_cast<int64_t>(isFloat() ? floats.size() : ints.size()); }
 };
 
 // One node being evaluated, with its constant inputs.
@@ -43,6 +46,15 @@ struct NodeContext {
     std::vector<const Value*> inputs; // nullptr for an absent optional input
 
     const Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+    // Inputs 0 to N - 1, for a structured binding; nullptr for each that is absent.
+    template <size_t N>
+    std::array<const Value*, N> inputsUpTo() const
+    {
+        std::array<const Value*, N> operands {};
+        for (size_t i = 0; i < N; ++i)
+            operands[i] = input(i);
+        return operands;
+    }
 
     Status invalid(const std::string& what) const
     {
@@ -74,8 +86,18 @@ std::vector<int64_t> sourceIndices(const std::vector<int64_t>& dims,
 Value take(const Value& source, std::vector<int64_t> dims, const std::vector<int64_t>& indices);
 // A 0-D or 1-D integer tensor as a list (axes, starts, shape arguments).
 bool intList(const Value* v, std::vector<int64_t>* out);
+// The operands of Reshape and Expand: the data at input 0 and a shape at input 1; `missing` is the
+// error when either is absent.
+Status dataAndShape(const NodeContext& c, const std::string& missing, const Value** data,
+    std::vector<int64_t>* shape);
 // Normalizes a possibly negative axis for a tensor of `rank`; false when out of range.
 bool normalizeAxis(int64_t* axis, int64_t rank);
+// The same for an axis of node `c`, with an error naming the axis and the rank.
+Status normalizeAxisOf(const NodeContext& c, int64_t* axis, int64_t rank);
+// The `axis` attribute of node `c` (0 when absent) over a tensor of `dims`, normalized; an error
+// when it is out of range, or `ofScalar` when `dims` has no axis at all.
+Status axisAttribute(const NodeContext& c, const std::vector<int64_t>& dims,
+    const std::string& ofScalar, int64_t* axis);
 
 // The evaluators (see Evaluator), one family per file.
 

@@ -17,17 +17,27 @@ Value reshaped(const Value& source, std::vector<int64_t> dims)
     return out;
 }
 
-// Axes of Squeeze/Unsqueeze: an input from opset 13, an attribute before. False when absent.
-Status squeezeAxes(const NodeContext& c, std::vector<int64_t>* axes, bool* present)
+// What Squeeze and Unsqueeze read: the data, and the axes from an input from opset 13, from an
+// attribute before.
+struct SqueezeOperands {
+    const Value* data = nullptr;
+    std::vector<int64_t> axes;
+    bool axesGiven = false;
+};
+
+Status squeezeOperands(const NodeContext& c, SqueezeOperands* in)
 {
+    in->data = c.input(0);
+    if (!in->data)
+        return c.invalid("has no data input");
     if (c.opset >= 13) {
-        *present = c.input(1) != nullptr;
-        if (*present && !intList(c.input(1), axes))
+        in->axesGiven = c.input(1) != nullptr;
+        if (in->axesGiven && !intList(c.input(1), &in->axes))
             return c.invalid("axes must be a 1-D integer tensor");
         return Status();
     }
-    *present = onnxutil::findAttribute(c.node, "axes") != nullptr;
-    *axes = onnxutil::intsAttribute(c.node, "axes");
+    in->axesGiven = onnxutil::findAttribute(c.node, "axes") != nullptr;
+    in->axes = onnxutil::intsAttribute(c.node, "axes");
     return Status();
 }
 
@@ -35,18 +45,15 @@ Status squeezeAxes(const NodeContext& c, std::vector<int64_t>* axes, bool* prese
 
 Status evaluateUnsqueeze(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* data = c.input(0);
-    if (!data)
-        return c.invalid("has no data input");
-    std::vector<int64_t> axes;
-    bool present = false;
-    if (Status s = squeezeAxes(c, &axes, &present); !s)
+    SqueezeOperands in;
+    if (Status s = squeezeOperands(c, &in); !s)
         return s;
-    if (!present)
+    if (!in.axesGiven)
         return c.invalid("has no axes");
-    const auto rank = static_cast<int64_t>(data->dims.size() + axes.size());
+    const Value& data = *in.data;
+    const auto rank = static_cast<int64_t>(data.dims.size() + in.axes.size());
     std::vector<bool> inserted(static_cast<size_t>(rank), false);
-    for (int64_t axis : axes) {
+    for (int64_t axis : in.axes) {
         if (!normalizeAxis(&axis, rank))
             return c.invalid("axis " + std::to_string(axis) + " out of range for output rank " +
                 std::to_string(rank));
@@ -58,53 +65,46 @@ Status evaluateUnsqueeze(const NodeContext& c, std::optional<Value>* out)
     dims.reserve(inserted.size());
     size_t next = 0;
     for (bool one : inserted)
-        dims.push_back(one ? 1 : data->dims[next++]);
-    *out = reshaped(*data, std::move(dims));
+        dims.push_back(one ? 1 : data.dims[next++]);
+    *out = reshaped(data, std::move(dims));
     return Status();
 }
 
 Status evaluateSqueeze(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* data = c.input(0);
-    if (!data)
-        return c.invalid("has no data input");
-    std::vector<int64_t> axes;
-    bool present = false;
-    if (Status s = squeezeAxes(c, &axes, &present); !s)
+    SqueezeOperands in;
+    if (Status s = squeezeOperands(c, &in); !s)
         return s;
-    const auto rank = static_cast<int64_t>(data->dims.size());
-    std::vector<bool> removed(data->dims.size(), false);
-    if (!present)
-        for (size_t i = 0; i < data->dims.size(); ++i)
-            removed[i] = data->dims[i] == 1;
-    for (int64_t axis : axes) {
-        if (!normalizeAxis(&axis, rank))
-            return c.invalid(
-                "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
-        if (data->dims[static_cast<size_t>(axis)] != 1)
+    const Value& data = *in.data;
+    const auto rank = static_cast<int64_t>(data.dims.size());
+    std::vector<bool> removed(data.dims.size(), false);
+    if (!in.axesGiven)
+        for (size_t i = 0; i < data.dims.size(); ++i)
+            removed[i] = data.dims[i] == 1;
+    for (int64_t axis : in.axes) {
+        if (Status s = normalizeAxisOf(c, &axis, rank); !s)
+            return s;
+        if (data.dims[static_cast<size_t>(axis)] != 1)
             return c.invalid("cannot squeeze axis " + std::to_string(axis) + " of size " +
-                std::to_string(data->dims[static_cast<size_t>(axis)]));
+                std::to_string(data.dims[static_cast<size_t>(axis)]));
         removed[static_cast<size_t>(axis)] = true;
     }
     std::vector<int64_t> dims;
-    for (size_t i = 0; i < data->dims.size(); ++i)
+    for (size_t i = 0; i < data.dims.size(); ++i)
         if (!removed[i])
-            dims.push_back(data->dims[i]);
-    *out = reshaped(*data, std::move(dims));
+            dims.push_back(data.dims[i]);
+    *out = reshaped(data, std::move(dims));
     return Status();
 }
 
 Status evaluateReshape(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* data = c.input(0);
+    const Value* data = nullptr;
     std::vector<int64_t> shape;
-    if (!data || !c.input(1))
-        return c.invalid("needs data and shape");
-    if (!intList(c.input(1), &shape))
-        return c.invalid("shape must be a 1-D integer tensor");
+    if (Status s = dataAndShape(c, "needs data and shape", &data, &shape); !s)
+        return s;
     const bool allowZero = onnxutil::intAttribute(c.node, "allowzero", 0) != 0;
-    const auto total =
-        static_cast<int64_t>(data->isFloat() ? data->floats.size() : data->ints.size());
+    const int64_t total = data->count();
     std::vector<int64_t> dims = shape;
     int inferred = -1;
     int64_t known = 1;
@@ -182,13 +182,11 @@ Status evaluateConstantOfShape(const NodeContext& c, std::optional<Value>* out)
 
 Status evaluateRange(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* start = c.input(0);
-    const Value* limit = c.input(1);
-    const Value* delta = c.input(2);
+    const auto [start, limit, delta] = c.inputsUpTo<3>();
     if (!start || !limit || !delta)
         return c.invalid("needs start, limit and delta");
     for (const Value* v : {start, limit, delta})
-        if ((v->isFloat() ? v->floats.size() : v->ints.size()) != 1 || v->dims.size() > 1)
+        if (v->count() != 1 || v->dims.size() > 1)
             return c.invalid("start, limit and delta must be scalars");
     if (start->type != limit->type || start->type != delta->type)
         return c.invalid("start, limit and delta differ in type");

@@ -38,19 +38,14 @@ Status evaluateIdentity(const NodeContext& c, std::optional<Value>* out)
 
 Status evaluateGather(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* data = c.input(0);
-    const Value* indices = c.input(1);
+    const auto [data, indices] = c.inputsUpTo<2>();
     if (!data || !indices)
         return c.invalid("needs data and indices");
     if (!indices->isInteger())
         return c.invalid("indices must be int32 or int64");
-    const int64_t rank = static_cast<int64_t>(data->dims.size());
-    if (rank == 0)
-        return c.invalid("cannot gather from a scalar");
-    int64_t axis = onnxutil::intAttribute(c.node, "axis", 0);
-    if (!normalizeAxis(&axis, rank))
-        return c.invalid(
-            "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+    int64_t axis = 0;
+    if (Status s = axisAttribute(c, data->dims, "cannot gather from a scalar", &axis); !s)
+        return s;
     const auto a = static_cast<size_t>(axis);
     std::vector<int64_t> dims(data->dims.begin(), data->dims.begin() + axis);
     dims.insert(dims.end(), indices->dims.begin(), indices->dims.end());
@@ -90,12 +85,9 @@ Status evaluateConcat(const NodeContext& c, std::optional<Value>* out)
         return c.invalid("has no axis");
     const Value& first = *c.inputs[0];
     const auto rank = static_cast<int64_t>(first.dims.size());
-    if (rank == 0)
-        return c.invalid("cannot concatenate scalars");
-    int64_t axis = onnxutil::intAttribute(c.node, "axis", 0);
-    if (!normalizeAxis(&axis, rank))
-        return c.invalid(
-            "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+    int64_t axis = 0;
+    if (Status s = axisAttribute(c, first.dims, "cannot concatenate scalars", &axis); !s)
+        return s;
     const auto a = static_cast<size_t>(axis);
     std::vector<int64_t> dims = first.dims;
     dims[a] = 0;
@@ -171,9 +163,8 @@ Status evaluateSlice(const NodeContext& c, std::optional<Value>* out)
     std::vector<bool> seen(dims.size(), false);
     for (size_t k = 0; k < n; ++k) {
         int64_t axis = hasAxes ? axes[k] : static_cast<int64_t>(k);
-        if (!normalizeAxis(&axis, rank))
-            return c.invalid(
-                "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+        if (Status s = normalizeAxisOf(c, &axis, rank); !s)
+            return s;
         const auto a = static_cast<size_t>(axis);
         if (seen[a])
             return c.invalid("axis " + std::to_string(axis) + " given twice");
@@ -239,19 +230,16 @@ Status evaluateTranspose(const NodeContext& c, std::optional<Value>* out)
         dims[i] = in->dims[static_cast<size_t>(perm[i])];
         strides[i] = inStrides[static_cast<size_t>(perm[i])];
     }
-    const auto count = static_cast<int64_t>(in->isFloat() ? in->floats.size() : in->ints.size());
-    *out = take(*in, dims, sourceIndices(dims, strides, 0, count));
+    *out = take(*in, dims, sourceIndices(dims, strides, 0, in->count()));
     return Status();
 }
 
 Status evaluateExpand(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* in = c.input(0);
+    const Value* in = nullptr;
     std::vector<int64_t> shape;
-    if (!in || !c.input(1))
-        return c.invalid("needs input and shape");
-    if (!intList(c.input(1), &shape))
-        return c.invalid("shape must be a 1-D integer tensor");
+    if (Status s = dataAndShape(c, "needs input and shape", &in, &shape); !s)
+        return s;
     if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }))
         return c.invalid("shape " + dimsText(shape) + " has a negative dimension");
     std::vector<int64_t> dims;
@@ -267,9 +255,7 @@ Status evaluateExpand(const NodeContext& c, std::optional<Value>* out)
 
 Status evaluateScatterND(const NodeContext& c, std::optional<Value>* out)
 {
-    const Value* data = c.input(0);
-    const Value* indices = c.input(1);
-    const Value* updates = c.input(2);
+    const auto [data, indices, updates] = c.inputsUpTo<3>();
     if (!data || !indices || !updates)
         return c.invalid("needs data, indices and updates");
     if (!indices->isInteger())

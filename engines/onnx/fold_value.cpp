@@ -119,6 +119,17 @@ bool intList(const Value* v, std::vector<int64_t>* out)
     return true;
 }
 
+Status dataAndShape(const NodeContext& c, const std::string& missing, const Value** data,
+    std::vector<int64_t>* shape)
+{
+    *data = c.input(0);
+    if (!*data || !c.input(1))
+        return c.invalid(missing);
+    if (!intList(c.input(1), shape))
+        return c.invalid("shape must be a 1-D integer tensor");
+    return Status();
+}
+
 bool normalizeAxis(int64_t* axis, int64_t rank)
 {
     if (*axis < -rank || *axis >= rank)
@@ -126,6 +137,23 @@ bool normalizeAxis(int64_t* axis, int64_t rank)
     if (*axis < 0)
         *axis += rank;
     return true;
+}
+
+Status normalizeAxisOf(const NodeContext& c, int64_t* axis, int64_t rank)
+{
+    if (!normalizeAxis(axis, rank))
+        return c.invalid(
+            "axis " + std::to_string(*axis) + " out of range for rank " + std::to_string(rank));
+    return Status();
+}
+
+Status axisAttribute(const NodeContext& c, const std::vector<int64_t>& dims,
+    const std::string& ofScalar, int64_t* axis)
+{
+    if (dims.empty())
+        return c.invalid(ofScalar);
+    *axis = onnxutil::intAttribute(c.node, "axis", 0);
+    return normalizeAxisOf(c, axis, static_cast<int64_t>(dims.size()));
 }
 
 } // namespace fold

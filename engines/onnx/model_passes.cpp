@@ -17,6 +17,7 @@
 namespace jetagent {
 
 using onnxutil::GraphIndex;
+using onnxutil::keepOnly;
 using onnxutil::nodeLabel;
 
 namespace {
@@ -42,24 +43,6 @@ void note(PassReport* report, std::string line)
 onnx::TensorShapeProto* shapeOf(onnx::ValueInfoProto* value)
 {
     return value->mutable_type()->mutable_tensor_type()->mutable_shape();
-}
-
-// Keeps the elements of `list` whose `keep` is true, in order, in one pass (deleting them one at
-// a time would move the rest each time: quadratic on large graphs).
-template <typename T, typename Keep>
-void keepOnly(google::protobuf::RepeatedPtrField<T>* list, Keep keep)
-{
-    const int total = list->size();
-    int kept = 0;
-    for (int i = 0; i < total; ++i) {
-        if (!keep(list->Get(i)))
-            continue;
-        if (kept != i)
-            list->SwapElements(kept, i);
-        ++kept;
-    }
-    if (kept < total)
-        list->DeleteSubrange(kept, total - kept);
 }
 
 // A constant scalar `name`, from an initializer or a Constant node (passes before fold-constants

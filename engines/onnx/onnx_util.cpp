@@ -28,13 +28,35 @@ bool readRaw(const std::string& raw, int64_t count, std::vector<Out>* out)
     return true;
 }
 
-template <typename Field, typename Out>
-bool readField(const Field& field, int64_t count, std::vector<Out>* out)
+// The values of `tensor`, stored as T in its raw bytes or else in `field` (the typed list its data
+// type uses); false when their count is not the one its dimensions give, or when they lie in
+// another file.
+template <typename T, typename Field, typename Out>
+bool readValues(const onnx::TensorProto& tensor, const Field& field, std::vector<Out>* out)
 {
+    const int64_t count = elementCount(tensor);
+    if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL || count < 0)
+        return false;
+    if (tensor.has_raw_data())
+        return readRaw<T>(tensor.raw_data(), count, out);
     if (field.size() != count)
         return false;
     out->assign(field.begin(), field.end());
     return true;
+}
+
+// A tensor with its values in raw bytes (little-endian, as on every target: see readRaw).
+template <typename T>
+onnx::TensorProto rawTensor(const std::string& name, onnx::TensorProto_DataType type,
+    const std::vector<int64_t>& dims, const std::vector<T>& values)
+{
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(type);
+    for (int64_t d : dims)
+        t.add_dims(d);
+    t.set_raw_data(values.data(), values.size() * sizeof(T));
+    return t;
 }
 
 onnx::AttributeProto* mutableAttribute(
@@ -72,48 +94,29 @@ int64_t elementCount(const onnx::TensorProto& tensor)
 
 bool readInt64(const onnx::TensorProto& tensor, std::vector<int64_t>* out)
 {
-    if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
-        return false;
-    const int64_t n = elementCount(tensor);
-    if (n < 0)
-        return false;
-    const bool raw = tensor.has_raw_data();
     switch (tensor.data_type()) {
     case onnx::TensorProto_DataType_INT64:
-        return raw ? readRaw<int64_t>(tensor.raw_data(), n, out)
-                   : readField(tensor.int64_data(), n, out);
+        return readValues<int64_t>(tensor, tensor.int64_data(), out);
     case onnx::TensorProto_DataType_INT32:
-        return raw ? readRaw<int32_t>(tensor.raw_data(), n, out)
-                   : readField(tensor.int32_data(), n, out);
+        return readValues<int32_t>(tensor, tensor.int32_data(), out);
     case onnx::TensorProto_DataType_INT16:
-        return raw ? readRaw<int16_t>(tensor.raw_data(), n, out)
-                   : readField(tensor.int32_data(), n, out);
+        return readValues<int16_t>(tensor, tensor.int32_data(), out);
     case onnx::TensorProto_DataType_INT8:
-        return raw ? readRaw<int8_t>(tensor.raw_data(), n, out)
-                   : readField(tensor.int32_data(), n, out);
+        return readValues<int8_t>(tensor, tensor.int32_data(), out);
     case onnx::TensorProto_DataType_UINT8:
     case onnx::TensorProto_DataType_BOOL:
-        return raw ? readRaw<uint8_t>(tensor.raw_data(), n, out)
-                   : readField(tensor.int32_data(), n, out);
+        return readValues<uint8_t>(tensor, tensor.int32_data(), out);
     default: return false;
     }
 }
 
 bool readFloat(const onnx::TensorProto& tensor, std::vector<float>* out)
 {
-    if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
-        return false;
-    const int64_t n = elementCount(tensor);
-    if (n < 0)
-        return false;
-    const bool raw = tensor.has_raw_data();
     switch (tensor.data_type()) {
     case onnx::TensorProto_DataType_FLOAT:
-        return raw ? readRaw<float>(tensor.raw_data(), n, out)
-                   : readField(tensor.float_data(), n, out);
+        return readValues<float>(tensor, tensor.float_data(), out);
     case onnx::TensorProto_DataType_DOUBLE:
-        return raw ? readRaw<double>(tensor.raw_data(), n, out)
-                   : readField(tensor.double_data(), n, out);
+        return readValues<double>(tensor, tensor.double_data(), out);
     default: return false;
     }
 }
@@ -121,25 +124,13 @@ bool readFloat(const onnx::TensorProto& tensor, std::vector<float>* out)
 onnx::TensorProto makeInt64Tensor(
     const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values)
 {
-    onnx::TensorProto t;
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto_DataType_INT64);
-    for (int64_t d : dims)
-        t.add_dims(d);
-    t.set_raw_data(values.data(), values.size() * sizeof(int64_t));
-    return t;
+    return rawTensor(name, onnx::TensorProto_DataType_INT64, dims, values);
 }
 
 onnx::TensorProto makeFloatTensor(
     const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values)
 {
-    onnx::TensorProto t;
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto_DataType_FLOAT);
-    for (int64_t d : dims)
-        t.add_dims(d);
-    t.set_raw_data(values.data(), values.size() * sizeof(float));
-    return t;
+    return rawTensor(name, onnx::TensorProto_DataType_FLOAT, dims, values);
 }
 
 const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name)
@@ -368,18 +359,11 @@ bool GraphIndex::isGraphInput(const std::string& value) const
 
 void removeNodes(onnx::GraphProto* graph, const std::vector<bool>& drop)
 {
-    auto* nodes = graph->mutable_node();
-    const int n = nodes->size();
-    int kept = 0;
-    for (int i = 0; i < n; ++i) {
-        if (static_cast<size_t>(i) < drop.size() && drop[static_cast<size_t>(i)])
-            continue;
-        if (kept != i)
-            nodes->SwapElements(kept, i);
-        ++kept;
-    }
-    if (kept < n)
-        nodes->DeleteSubrange(kept, n - kept);
+    size_t index = 0;
+    keepOnly(graph->mutable_node(), [&](const onnx::NodeProto& /*node*/) {
+        const size_t i = index++;
+        return i >= drop.size() || !drop[i];
+    });
 }
 
 onnx::TensorProto* mutableInitializer(onnx::GraphProto* graph, const std::string& name)

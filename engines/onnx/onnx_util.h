@@ -112,6 +112,25 @@ private:
     std::vector<int> none_;
 };
 
+// Keeps the elements of `list` whose `keep` is true, in order, in one pass that asks `keep` about
+// each element once, first to last (deleting them one at a time would move the rest each time:
+// quadratic on large graphs).
+template <typename T, typename Keep>
+void keepOnly(google::protobuf::RepeatedPtrField<T>* list, Keep keep)
+{
+    const int total = list->size();
+    int kept = 0;
+    for (int i = 0; i < total; ++i) {
+        if (!keep(list->Get(i)))
+            continue;
+        if (kept != i)
+            list->SwapElements(kept, i);
+        ++kept;
+    }
+    if (kept < total)
+        list->DeleteSubrange(kept, total - kept);
+}
+
 // Removes the nodes marked in `drop` (indexed like graph.node()), keeping the others' order.
 void removeNodes(onnx::GraphProto* graph, const std::vector<bool>& drop);
 

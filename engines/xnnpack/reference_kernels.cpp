@@ -46,6 +46,19 @@ std::unique_ptr<StepExec> loop(size_t range, bool last, Kernel kernel)
     return std::make_unique<LoopExec<Kernel>>(range, poolFlags(last), std::move(kernel));
 }
 
+// The elements an element-wise task takes: enough to be worth a dispatch.
+constexpr size_t kElementChunk = 4096;
+
+// A loop over [0, count) in blocks of `block` items, a task each: kernel(begin, end).
+template <typename Kernel>
+std::unique_ptr<StepExec> loopBlocks(size_t count, size_t block, bool last, Kernel kernel)
+{
+    return loop((count + block - 1) / block, last, [=](size_t task) {
+        const size_t begin = task * block;
+        kernel(begin, std::min(count, begin + block));
+    });
+}
+
 // Hot loops compiled twice on x86-64, for the baseline (SSE2) and for AVX2 with FMA, the one the
 // CPU runs picked when the library loads (GCC's and clang's function multi-versioning).
 #if defined(__x86_64__) && defined(__linux__)
@@ -250,14 +263,11 @@ Expected<std::unique_ptr<StepExec>> RefUnaryStep::instantiate(
 {
     const float* in = plan.address(arena, inputs[0]);
     float* out = plan.address(arena, output);
-    constexpr size_t kChunk = 4096;
-    const size_t n = count;
     const RefUnaryKind k = kind;
     const float a = alpha;
     const float b = beta;
-    return loop((n + kChunk - 1) / kChunk, last, [=](size_t chunk) {
-        const size_t end = std::min(n, (chunk + 1) * kChunk);
-        for (size_t i = chunk * kChunk; i < end; ++i) {
+    return loopBlocks(count, kElementChunk, last, [=](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) {
             const float x = in[i];
             switch (k) {
             case RefUnaryKind::Tanh: out[i] = std::tanh(x); break;
@@ -317,9 +327,8 @@ Expected<std::unique_ptr<StepExec>> LayerNormStep::instantiate(
         ? nullptr
         : plan.address(arena, extraOutputs[static_cast<size_t>(invStdDevOutput)]);
     constexpr size_t kRowsPerTask = 8;
-    return loop((rows + kRowsPerTask - 1) / kRowsPerTask, last, [=](size_t task) {
-        const size_t end = std::min(rows, (task + 1) * kRowsPerTask);
-        for (size_t r = task * kRowsPerTask; r < end; ++r)
+    return loopBlocks(rows, kRowsPerTask, last, [=](size_t begin, size_t end) {
+        for (size_t r = begin; r < end; ++r)
             layerNormRow(in + r * c, out + r * c, c, eps, gamma, beta, means ? means + r : nullptr,
                 invs ? invs + r : nullptr);
     });
@@ -330,15 +339,12 @@ Expected<std::unique_ptr<StepExec>> GeluStep::instantiate(
 {
     const float* in = plan.address(arena, inputs[0]);
     float* out = plan.address(arena, output);
-    constexpr size_t kChunk = 4096;
-    const size_t n = count;
     const bool tanhForm = form == GeluForm::Tanh;
-    return loop((n + kChunk - 1) / kChunk, last, [=](size_t chunk) {
-        const size_t begin = chunk * kChunk;
+    return loopBlocks(count, kElementChunk, last, [=](size_t begin, size_t end) {
         if (tanhForm)
-            geluTanhRange(in + begin, out + begin, std::min(n, begin + kChunk) - begin);
+            geluTanhRange(in + begin, out + begin, end - begin);
         else
-            geluRange(in + begin, out + begin, std::min(n, begin + kChunk) - begin);
+            geluRange(in + begin, out + begin, end - begin);
     });
 }
 

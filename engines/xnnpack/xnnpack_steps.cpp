@@ -87,6 +87,21 @@ Expected<std::unique_ptr<StepExec>> makeExec(Body body)
     return std::unique_ptr<StepExec>(std::move(exec));
 }
 
+// A step of one operator: `create` makes it (given where to put it), `setup` binds it to the
+// arena (given the operator); `what` names it in errors ("create this int8 clamp").
+template <typename Create, typename Setup>
+Expected<std::unique_ptr<StepExec>> singleOperator(
+    const StepDef& step, const char* what, Create create, Setup setup)
+{
+    return makeExec([&](XnnExec& exec) {
+        xnn_operator_t xop = nullptr;
+        Status s = exec.add(create(&xop), &xop, step, what);
+        if (!s.ok())
+            return s;
+        return exec.setup(setup(xop), step);
+    });
+}
+
 // The copies of a CopyRowsStep's (or its int8 form's) pieces, of elements of `bytes` bytes (1,
 // 2 or 4); a piece's input is a value, or one of `constants` (float steps only).
 Status addCopies(XnnExec& exec, const StepDef& step, const std::vector<CopyRowsStep::Piece>& pieces,
@@ -117,6 +132,39 @@ Status addCopies(XnnExec& exec, const StepDef& step, const std::vector<CopyRowsS
             return s;
     }
     return Status();
+}
+
+// The setup of XNNPACK's f32 operator of each kind (all of one signature, as their creators are
+// not).
+decltype(&xnn_setup_add_nd_f32) binarySetupF32(BinaryKind kind)
+{
+    switch (kind) {
+    case BinaryKind::Add: return xnn_setup_add_nd_f32;
+    case BinaryKind::Subtract: return xnn_setup_subtract_nd_f32;
+    case BinaryKind::Multiply: return xnn_setup_multiply_nd_f32;
+    case BinaryKind::Divide: return xnn_setup_divide_nd_f32;
+    case BinaryKind::Minimum: return xnn_setup_minimum_nd_f32;
+    case BinaryKind::Maximum: return xnn_setup_maximum_nd_f32;
+    }
+    return xnn_setup_add_nd_f32;
+}
+
+decltype(&xnn_setup_clamp_nc_f32) unarySetupF32(UnaryKind kind)
+{
+    switch (kind) {
+    case UnaryKind::Clamp: return xnn_setup_clamp_nc_f32;
+    case UnaryKind::Sigmoid: return xnn_setup_sigmoid_nc_f32;
+    case UnaryKind::HardSwish: return xnn_setup_hardswish_nc_f32;
+    case UnaryKind::LeakyRelu: return xnn_setup_leaky_relu_nc_f32;
+    case UnaryKind::Elu: return xnn_setup_elu_nc_f32;
+    case UnaryKind::Negate: return xnn_setup_negate_nc_f32;
+    case UnaryKind::Abs: return xnn_setup_abs_nc_f32;
+    case UnaryKind::Floor: return xnn_setup_floor_nc_f32;
+    case UnaryKind::Ceil: return xnn_setup_ceiling_nc_f32;
+    case UnaryKind::Sqrt: return xnn_setup_square_root_nc_f32;
+    case UnaryKind::Square: return xnn_setup_square_nc_f32;
+    }
+    return xnn_setup_clamp_nc_f32;
 }
 
 } // namespace
@@ -329,33 +377,8 @@ Expected<std::unique_ptr<StepExec>> BinaryStep::instantiate(
         const float* a = constantA.empty() ? plan.address(arena, inputs[next++]) : constantA.data();
         const float* b = constantB.empty() ? plan.address(arena, inputs[next]) : constantB.data();
         float* out = plan.address(arena, output);
-        xnn_status set = xnn_status_invalid_parameter;
-        switch (kind) {
-        case BinaryKind::Add:
-            set = xnn_setup_add_nd_f32(
-                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
-            break;
-        case BinaryKind::Subtract:
-            set = xnn_setup_subtract_nd_f32(
-                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
-            break;
-        case BinaryKind::Multiply:
-            set = xnn_setup_multiply_nd_f32(
-                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
-            break;
-        case BinaryKind::Divide:
-            set = xnn_setup_divide_nd_f32(
-                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
-            break;
-        case BinaryKind::Minimum:
-            set = xnn_setup_minimum_nd_f32(
-                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
-            break;
-        case BinaryKind::Maximum:
-            set = xnn_setup_maximum_nd_f32(
-                xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
-            break;
-        }
+        const xnn_status set = binarySetupF32(kind)(
+            xop, shapeA.size(), shapeA.data(), shapeB.size(), shapeB.data(), a, b, out, pool);
         return exec.setup(set, *this);
     });
 }
@@ -412,24 +435,7 @@ Expected<std::unique_ptr<StepExec>> UnaryStep::instantiate(
             return s;
         const float* in = plan.address(arena, inputs[0]);
         float* out = plan.address(arena, output);
-        xnn_status set = xnn_status_invalid_parameter;
-        switch (kind) {
-        case UnaryKind::Clamp: set = xnn_setup_clamp_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::Sigmoid: set = xnn_setup_sigmoid_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::HardSwish:
-            set = xnn_setup_hardswish_nc_f32(xop, count, in, out, pool);
-            break;
-        case UnaryKind::LeakyRelu:
-            set = xnn_setup_leaky_relu_nc_f32(xop, count, in, out, pool);
-            break;
-        case UnaryKind::Elu: set = xnn_setup_elu_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::Negate: set = xnn_setup_negate_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::Abs: set = xnn_setup_abs_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::Floor: set = xnn_setup_floor_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::Ceil: set = xnn_setup_ceiling_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::Sqrt: set = xnn_setup_square_root_nc_f32(xop, count, in, out, pool); break;
-        case UnaryKind::Square: set = xnn_setup_square_nc_f32(xop, count, in, out, pool); break;
-        }
+        const xnn_status set = unarySetupF32(kind)(xop, count, in, out, pool);
         return exec.setup(set, *this);
     });
 }
@@ -437,17 +443,15 @@ Expected<std::unique_ptr<StepExec>> UnaryStep::instantiate(
 Expected<std::unique_ptr<StepExec>> SoftmaxStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        Status s =
-            exec.add(xnn_create_softmax_nc_f32(channels, channels, channels, flagsFor(last), &xop),
-                &xop, *this, "create this softmax");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_softmax_nc_f32(xop, rows, plan.address(arena, inputs[0]),
-                              plan.address(arena, output), pool),
-            *this);
-    });
+    return singleOperator(
+        *this, "create this softmax",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_softmax_nc_f32(channels, channels, channels, flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_softmax_nc_f32(
+                xop, rows, plan.address(arena, inputs[0]), plan.address(arena, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> CopyRowsStep::instantiate(
@@ -461,18 +465,17 @@ Expected<std::unique_ptr<StepExec>> CopyRowsStep::instantiate(
 Expected<std::unique_ptr<StepExec>> ChannelShuffleStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        const size_t channels = groups * groupChannels;
-        Status s = exec.add(xnn_create_channel_shuffle_nc_x32(
-                                groups, groupChannels, channels, channels, flagsFor(last), &xop),
-            &xop, *this, "create this channel shuffle");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_channel_shuffle_nc_x32(xop, pixels,
-                              plan.address(arena, inputs[0]), plan.address(arena, output), pool),
-            *this);
-    });
+    const size_t channels = groups * groupChannels;
+    return singleOperator(
+        *this, "create this channel shuffle",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_channel_shuffle_nc_x32(
+                groups, groupChannels, channels, channels, flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_channel_shuffle_nc_x32(
+                xop, pixels, plan.address(arena, inputs[0]), plan.address(arena, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> PadStep::instantiate(
@@ -527,97 +530,90 @@ int8_t zeroOf(const Value& v)
 Expected<std::unique_ptr<StepExec>> QConvStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        const Value& in = paramsOf(plan, inputs[0]);
-        const Value& out = paramsOf(plan, output);
-        const size_t inStride = groups * groupInputChannels;
-        const size_t outStride = groups * groupOutputChannels;
-        Status s =
-            exec.add(xnn_create_convolution2d_nhwc_qc8(padTop, padRight, padBottom, padLeft,
-                         kernelH, kernelW, strideH, strideW, dilationH, dilationW, groups,
-                         groupInputChannels, groupOutputChannels, inStride, outStride, zeroOf(in),
-                         in.scale, kernelScale.data(), kernel.data(), bias.data(), zeroOf(out),
-                         out.scale, outputMin, outputMax, flagsFor(last), &xop),
-                &xop, *this, "create this int8 convolution");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_convolution2d_nhwc_qc8(xop, batch, inputH, inputW,
-                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
-            *this);
-    });
+    const Value& in = paramsOf(plan, inputs[0]);
+    const Value& out = paramsOf(plan, output);
+    const size_t inStride = groups * groupInputChannels;
+    const size_t outStride = groups * groupOutputChannels;
+    return singleOperator(
+        *this, "create this int8 convolution",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_convolution2d_nhwc_qc8(padTop, padRight, padBottom, padLeft, kernelH,
+                kernelW, strideH, strideW, dilationH, dilationW, groups, groupInputChannels,
+                groupOutputChannels, inStride, outStride, zeroOf(in), in.scale, kernelScale.data(),
+                kernel.data(), bias.data(), zeroOf(out), out.scale, outputMin, outputMax,
+                flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_convolution2d_nhwc_qc8(xop, batch, inputH, inputW,
+                bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> QAddStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        const Value& a = paramsOf(plan, inputs[0]);
-        const Value& b = paramsOf(plan, inputs[1]);
-        const Value& out = paramsOf(plan, output);
-        Status s = exec.add(xnn_create_add_nd_qs8(zeroOf(a), a.scale, zeroOf(b), b.scale,
-                                zeroOf(out), out.scale, outputMin, outputMax, flagsFor(last), &xop),
-            &xop, *this, "create this int8 addition");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_add_nd_qs8(xop, shapeA.size(), shapeA.data(), shapeB.size(),
-                              shapeB.data(), bytesOf(arena, plan, inputs[0]),
-                              bytesOf(arena, plan, inputs[1]), bytesOf(arena, plan, output), pool),
-            *this);
-    });
+    const Value& a = paramsOf(plan, inputs[0]);
+    const Value& b = paramsOf(plan, inputs[1]);
+    const Value& out = paramsOf(plan, output);
+    return singleOperator(
+        *this, "create this int8 addition",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_add_nd_qs8(zeroOf(a), a.scale, zeroOf(b), b.scale, zeroOf(out),
+                out.scale, outputMin, outputMax, flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_add_nd_qs8(xop, shapeA.size(), shapeA.data(), shapeB.size(),
+                shapeB.data(), bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, inputs[1]),
+                bytesOf(arena, plan, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> QMaxPoolStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        Status s = exec.add(xnn_create_max_pooling2d_nhwc_s8(padTop, padRight, padBottom, padLeft,
-                                kernelH, kernelW, strideH, strideW, dilationH, dilationW, channels,
-                                channels, channels, outputMin, outputMax, flagsFor(last), &xop),
-            &xop, *this, "create this int8 max pooling");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_max_pooling2d_nhwc_s8(xop, batch, inputH, inputW,
-                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
-            *this);
-    });
+    return singleOperator(
+        *this, "create this int8 max pooling",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_max_pooling2d_nhwc_s8(padTop, padRight, padBottom, padLeft, kernelH,
+                kernelW, strideH, strideW, dilationH, dilationW, channels, channels, channels,
+                outputMin, outputMax, flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_max_pooling2d_nhwc_s8(xop, batch, inputH, inputW,
+                bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> QGlobalAveragePoolStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        const Value& in = paramsOf(plan, inputs[0]);
-        const Value& out = paramsOf(plan, output);
-        Status s = exec.add(
-            xnn_create_global_average_pooling_nwc_qs8(channels, channels, channels, zeroOf(in),
-                in.scale, zeroOf(out), out.scale, outputMin, outputMax, flagsFor(last), &xop),
-            &xop, *this, "create this int8 global average pooling");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_global_average_pooling_nwc_qs8(xop, batch, width,
-                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
-            *this);
-    });
+    const Value& in = paramsOf(plan, inputs[0]);
+    const Value& out = paramsOf(plan, output);
+    return singleOperator(
+        *this, "create this int8 global average pooling",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_global_average_pooling_nwc_qs8(channels, channels, channels,
+                zeroOf(in), in.scale, zeroOf(out), out.scale, outputMin, outputMax, flagsFor(last),
+                xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_global_average_pooling_nwc_qs8(xop, batch, width,
+                bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> QClampStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        Status s =
-            exec.add(xnn_create_clamp_nc_s8(1, 1, 1, outputMin, outputMax, flagsFor(last), &xop),
-                &xop, *this, "create this int8 clamp");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_clamp_nc_s8(xop, count, bytesOf(arena, plan, inputs[0]),
-                              bytesOf(arena, plan, output), pool),
-            *this);
-    });
+    return singleOperator(
+        *this, "create this int8 clamp",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_clamp_nc_s8(1, 1, 1, outputMin, outputMax, flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_clamp_nc_s8(
+                xop, count, bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> QCopyRowsStep::instantiate(
@@ -631,34 +627,32 @@ Expected<std::unique_ptr<StepExec>> QCopyRowsStep::instantiate(
 Expected<std::unique_ptr<StepExec>> QChannelShuffleStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        const size_t channels = groups * groupChannels;
-        Status s = exec.add(xnn_create_channel_shuffle_nc_x8(
-                                groups, groupChannels, channels, channels, flagsFor(last), &xop),
-            &xop, *this, "create this channel shuffle");
-        if (!s.ok())
-            return s;
-        return exec.setup(xnn_setup_channel_shuffle_nc_x8(xop, pixels,
-                              bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
-            *this);
-    });
+    const size_t channels = groups * groupChannels;
+    return singleOperator(
+        *this, "create this channel shuffle",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_channel_shuffle_nc_x8(
+                groups, groupChannels, channels, channels, flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_channel_shuffle_nc_x8(
+                xop, pixels, bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> QPadStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
-    return makeExec([&](XnnExec& exec) {
-        xnn_operator_t xop = nullptr;
-        Status s = exec.add(xnn_create_constant_pad_nd_x8(&value, flagsFor(last), &xop), &xop,
-            *this, "create this padding");
-        if (!s.ok())
-            return s;
-        return exec.setup(
-            xnn_setup_constant_pad_nd_x8(xop, inputShape.size(), inputShape.data(), before.data(),
-                after.data(), bytesOf(arena, plan, inputs[0]), bytesOf(arena, plan, output), pool),
-            *this);
-    });
+    return singleOperator(
+        *this, "create this padding",
+        [&](xnn_operator_t* xop) {
+            return xnn_create_constant_pad_nd_x8(&value, flagsFor(last), xop);
+        },
+        [&](xnn_operator_t xop) {
+            return xnn_setup_constant_pad_nd_x8(xop, inputShape.size(), inputShape.data(),
+                before.data(), after.data(), bytesOf(arena, plan, inputs[0]),
+                bytesOf(arena, plan, output), pool);
+        });
 }
 
 Expected<std::unique_ptr<StepExec>> ConvertStep::instantiate(

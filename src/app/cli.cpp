@@ -285,20 +285,20 @@ int commandReport(const ReportCommand& command, const GlobalOptions& global)
 
 int commandCapture(const CaptureCommand& capture)
 {
-    SourceOptions source = capture.source;
+    SourceOptions source = capture.options;
     if (!capture.config.empty()) {
         auto config = loadConfig(capture.config);
         if (!config)
             return report(config.status());
         source = config->source;
         if (capture.cmd->count("--source"))
-            source.uri = capture.source.uri;
+            source.uri = capture.options.uri;
         if (capture.cmd->count("--width"))
-            source.width = capture.source.width;
+            source.width = capture.options.width;
         if (capture.cmd->count("--height"))
-            source.height = capture.source.height;
+            source.height = capture.options.height;
         if (capture.cmd->count("--seed"))
-            source.seed = capture.source.seed;
+            source.seed = capture.options.seed;
     } else if (source.uri.empty()) {
         return report(Status::invalid("capture needs --source or --config"));
     }
@@ -366,7 +366,7 @@ int commandProbe(const ProbeCommand& probe, const GlobalOptions& global)
 int runCommand(const Commands& c, const GlobalOptions& global)
 {
     if (*c.run.cmd)
-        return commandRun(c.run.args, global, *c.run.cmd);
+        return commandRun(c.run.options, global, *c.run.cmd);
     if (*c.bench.cmd)
         return commandBench(c.bench, global);
     if (*c.compare.cmd)

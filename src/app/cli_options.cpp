@@ -272,38 +272,39 @@ void declareRun(CLI::App& app, RunCommand& run)
 {
     run.cmd = app.add_subcommand("run", "Run models on a source, log every frame, print a summary");
     run.cmd
-        ->add_option("-c,--config", run.args.config,
+        ->add_option("-c,--config", run.options.config,
             "Agent config (YAML); see firmware-config/ for examples")
         ->required();
     run.cmd->add_option(
-        "-s,--source", run.args.source, "Source URI, replacing source.uri of the config");
-    run.cmd->add_option("-n,--frames", run.args.frames, "Stop after N source frames (0: no limit)")
+        "-s,--source", run.options.source, "Source URI, replacing source.uri of the config");
+    run.cmd
+        ->add_option("-n,--frames", run.options.frames, "Stop after N source frames (0: no limit)")
         ->transform(wholeNumber(0, kMaxCount));
-    run.cmd->add_option("-d,--duration", run.args.duration, "Stop after S seconds (0: no limit)")
+    run.cmd->add_option("-d,--duration", run.options.duration, "Stop after S seconds (0: no limit)")
         ->check(kSeconds);
     run.cmd->add_option(
-        "-o,--log-dir", run.args.logDir, "Directory for run logs, replacing logging.dir");
-    run.cmd->add_flag("--as-fast-as-possible", run.args.asFastAsPossible,
+        "-o,--log-dir", run.options.logDir, "Directory for run logs, replacing logging.dir");
+    run.cmd->add_flag("--as-fast-as-possible", run.options.asFastAsPossible,
         "Do not pace files and generated sources at their frame rate; queue every frame instead "
         "of\n"
         "dropping late ones (offline evaluation and throughput)");
-    run.cmd->add_flag("--display", run.args.display,
+    run.cmd->add_flag("--display", run.options.display,
         "Show the frames in a window with the results, fps, latency, power and temperature\n"
         "drawn on them (the live demo; q or Esc stops the run). Headless without it");
-    run.cmd->add_option("--output", run.args.output,
+    run.cmd->add_option("--output", run.options.output,
         "Send the annotated frames (each with its own result) to a new video file\n"
         "(file://annotated.mp4; .mp4, .mkv, .mov, .avi; an existing file is refused, never\n"
         "overwritten), or over the network as H.264: rtp://HOST:PORT (RTP/UDP to one receiver;\n"
         "the SDP it needs is logged at start) or rtsp://@:PORT/PATH (an RTSP server on every\n"
         "interface, rtsp://127.0.0.1:PORT/PATH for this machine only; encodes only while a\n"
         "client plays)");
-    run.cmd->add_option("--serve", run.args.serve,
+    run.cmd->add_option("--serve", run.options.serve,
         "[ADDR:]PORT: serve a live web view of the run (video, results, latency, power and\n"
         "temperature charts; JSON at /api/status, /api/frames, /api/events) on "
         "127.0.0.1:PORT,\n"
         "or on ADDR, which needs http.token in the config unless it is loopback");
     run.cmd
-        ->add_option("--stop-timeout", run.args.stopTimeout,
+        ->add_option("--stop-timeout", run.options.stopTimeout,
             "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"
             "logs are flushed and jetagent exits with status 1 (a hung camera or engine). 0: no "
             "limit")
@@ -426,19 +427,19 @@ void declareCapture(CLI::App& app, CaptureCommand& capture)
     capture.cmd->add_option(
         "-c,--config", capture.config, "Take the source settings from this config");
     capture.cmd->add_option(
-        "-s,--source", capture.source.uri, "Source URI (replaces the config's)");
+        "-s,--source", capture.options.uri, "Source URI (replaces the config's)");
     capture.cmd
         ->add_option("-n,--frames", capture.count, "Frames to save (0: until the source ends)")
         ->transform(wholeNumber(0, kMaxCount));
     capture.cmd->add_option("--out", capture.out, "Output directory; must be new or empty")
         ->required();
-    capture.cmd->add_option("--width", capture.source.width, "Synthetic frame width")
+    capture.cmd->add_option("--width", capture.options.width, "Synthetic frame width")
         ->capture_default_str()
         ->transform(wholeNumber(16, 8192));
-    capture.cmd->add_option("--height", capture.source.height, "Synthetic frame height")
+    capture.cmd->add_option("--height", capture.options.height, "Synthetic frame height")
         ->capture_default_str()
         ->transform(wholeNumber(16, 8192));
-    capture.cmd->add_option("--seed", capture.source.seed, "Synthetic stream seed")
+    capture.cmd->add_option("--seed", capture.options.seed, "Synthetic stream seed")
         ->capture_default_str()
         ->transform(wholeNumber(0, kMaxCount));
     capture.cmd->add_option("--format", capture.format, "png or jpg")

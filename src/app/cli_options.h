@@ -66,49 +66,32 @@ struct RunArgs {
 
 // Each command's option targets and its CLI11 subcommand, filled by its declare* function and read
 // by its command* function once the line is parsed.
-struct RunCommand {
+template <typename Options>
+struct OptionsCommand {
     CLI::App* cmd = nullptr;
-    RunArgs args;
+    Options options;
 };
 
-struct BenchCommand {
-    CLI::App* cmd = nullptr;
+using RunCommand = OptionsCommand<RunArgs>;
+using CompareCommand = OptionsCommand<CompareOptions>;
+using ReportCommand = OptionsCommand<RunReportOptions>;
+using PowerCommand = OptionsCommand<PowerCommandOptions>;
+
+struct BenchCommand : OptionsCommand<BenchOptions> {
     std::string config;
-    BenchOptions options;
 };
 
-struct CompareCommand {
-    CLI::App* cmd = nullptr;
-    CompareOptions options;
-};
-
-struct SweepCommand {
-    CLI::App* cmd = nullptr;
-    SweepOptions options;
+struct SweepCommand : OptionsCommand<SweepOptions> {
     std::string batches, threads, engines;
 };
 
-struct ReportCommand {
-    CLI::App* cmd = nullptr;
-    RunReportOptions options;
-};
-
-struct CaptureCommand {
-    CLI::App* cmd = nullptr;
-    SourceOptions source;
+struct CaptureCommand : OptionsCommand<SourceOptions> {
     uint64_t count = 0;
     std::string out, format = "png", config;
 };
 
-struct InspectCommand {
-    CLI::App* cmd = nullptr;
-    InspectOptions options;
+struct InspectCommand : OptionsCommand<InspectOptions> {
     bool noCache = false;
-};
-
-struct PowerCommand {
-    CLI::App* cmd = nullptr;
-    PowerCommandOptions options;
 };
 
 struct ProbeCommand {

@@ -123,6 +123,23 @@ public:
             return id.status();
         return std::make_pair(id.value(), plan_.values[static_cast<size_t>(id.value())]);
     }
+    // What an operator from one computed tensor to another starts from: input 0 as
+    // computedInputCopy gives it and the checked shape of output 0 (shapeOf).
+    struct UnaryOperands {
+        int source = -1;
+        Value input;
+        std::vector<int64_t> output;
+    };
+    Expected<UnaryOperands> unaryOperands(const onnx::NodeProto& node)
+    {
+        auto input = computedInputCopy(node);
+        if (!input)
+            return input.status();
+        auto output = shapeOf(node.output(0), node);
+        if (!output)
+            return output.status();
+        return UnaryOperands {input->first, std::move(input->second), std::move(output.value())};
+    }
     // The value `name` (or `id`) in `layout`: itself, a free relabelling, or a permutation made
     // once and shared by every reader.
     Expected<int> need(const std::string& name, Layout layout, const onnx::NodeProto& node);

@@ -409,13 +409,10 @@ Status split(CompileContext& cx, const onnx::NodeProto& node)
 
 Status slice(CompileContext& cx, const onnx::NodeProto& node)
 {
-    auto input = cx.computedInputCopy(node);
-    if (!input)
-        return input.status();
-    const auto& [source, v] = *input;
-    auto y = cx.shapeOf(node.output(0), node);
-    if (!y)
-        return y.status();
+    auto operands = cx.unaryOperands(node);
+    if (!operands)
+        return operands.status();
+    const auto& [source, v, y] = *operands;
     const size_t rank = v.dims.size();
     std::vector<int64_t> starts, ends, axes, steps;
     if (cx.opset() < 10) {
@@ -455,7 +452,7 @@ Status slice(CompileContext& cx, const onnx::NodeProto& node)
                 "a step of " + std::to_string(steps[i]) + " (only positive steps are supported)");
         int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
         s = std::min(std::max<int64_t>(s, 0), dim);
-        if ((*y)[static_cast<size_t>(axis)] == dim && steps[i] == 1)
+        if (y[static_cast<size_t>(axis)] == dim && steps[i] == 1)
             continue;
         if (sliced >= 0)
             return cx.fail(node, "slicing more than one axis is not supported");
@@ -464,7 +461,7 @@ Status slice(CompileContext& cx, const onnx::NodeProto& node)
         step = steps[i];
     }
     if (sliced < 0) {
-        const int id = cx.alias(node.output(0), source, y.value());
+        const int id = cx.alias(node.output(0), source, y);
         cx.plan().values[static_cast<size_t>(id)].layout = v.layout;
         return Status();
     }
@@ -473,7 +470,7 @@ Status slice(CompileContext& cx, const onnx::NodeProto& node)
     const int p = physicalPosition(static_cast<int>(sliced), static_cast<int>(rank), layout);
     const size_t outer = static_cast<size_t>(product(phys, 0, static_cast<size_t>(p)));
     const size_t inner = static_cast<size_t>(product(phys, static_cast<size_t>(p) + 1, rank));
-    const int64_t extent = (*y)[static_cast<size_t>(sliced)];
+    const int64_t extent = y[static_cast<size_t>(sliced)];
     const size_t length = static_cast<size_t>(extent) * inner;
     if (extent > 0 && begin + (extent - 1) * step >= phys[static_cast<size_t>(p)])
         return Status::invalid(
@@ -489,13 +486,13 @@ Status slice(CompileContext& cx, const onnx::NodeProto& node)
         strided->begin = static_cast<size_t>(begin);
         strided->step = static_cast<size_t>(step);
         strided->inputs = {source};
-        strided->output = cx.addValue(node.output(0), y.value(), layout);
+        strided->output = cx.addValue(node.output(0), y, layout);
         cx.addStep(node, std::move(strided));
         return Status();
     }
     auto copy = std::make_unique<CopyRowsStep>();
     copy->inputs = {source};
-    copy->output = cx.addValue(node.output(0), y.value(), layout);
+    copy->output = cx.addValue(node.output(0), y, layout);
     if (length > 0)
         copy->pieces.push_back({source, copy->output, outer, length,
             static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner, length,

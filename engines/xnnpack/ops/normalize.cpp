@@ -330,13 +330,10 @@ Status reduce(CompileContext& cx, const onnx::NodeProto& node)
         if (Status s = fuseLayerNorm(cx, node, &fused); !s || fused)
             return s;
     }
-    auto input = cx.computedInputCopy(node);
-    if (!input)
-        return input.status();
-    const auto& [source, v] = *input;
-    auto y = cx.shapeOf(node.output(0), node);
-    if (!y)
-        return y.status();
+    auto operands = cx.unaryOperands(node);
+    if (!operands)
+        return operands.status();
+    const auto& [source, v, y] = *operands;
     const size_t rank = v.dims.size();
     std::vector<int64_t> axes = intsAttribute(node, "axes");
     if (node.input_size() > 1 && !node.input(1).empty()) {
@@ -362,7 +359,7 @@ Status reduce(CompileContext& cx, const onnx::NodeProto& node)
     for (size_t d = 2; d < rank; ++d)
         spatial = spatial && reduced[d];
     Layout layout = v.layout;
-    if (!keep && layout == Layout::ChannelsLast && !(spatial && y->size() == 2))
+    if (!keep && layout == Layout::ChannelsLast && !(spatial && y.size() == 2))
         layout = Layout::Plain; // the kept axes must lie in the output's row-major order
     const int in = cx.needId(source, layout);
     if (isMean && spatial && layout == Layout::ChannelsLast) {
@@ -371,7 +368,7 @@ Status reduce(CompileContext& cx, const onnx::NodeProto& node)
         step->channels = static_cast<size_t>(v.dims[1]);
         step->width = static_cast<size_t>(product(v.dims, 2, rank));
         step->inputs = {in};
-        step->output = cx.addValue(node.output(0), y.value(), keep ? layout : Layout::Plain);
+        step->output = cx.addValue(node.output(0), y, keep ? layout : Layout::Plain);
         cx.addStep(node, std::move(step));
         return Status();
     }
@@ -381,7 +378,7 @@ Status reduce(CompileContext& cx, const onnx::NodeProto& node)
     for (int axis : physicalOrder(static_cast<int>(rank), layout))
         step->reduce.push_back(reduced[static_cast<size_t>(axis)]);
     step->inputs = {in};
-    step->output = cx.addValue(node.output(0), y.value(), keep ? layout : Layout::Plain);
+    step->output = cx.addValue(node.output(0), y, keep ? layout : Layout::Plain);
     cx.addStep(node, std::move(step));
     return Status();
 }

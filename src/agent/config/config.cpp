@@ -80,128 +80,119 @@ std::string expandHome(const std::string& path)
 
 void readCamera(YamlFileReader& reader, const YAML::Node& node, CameraOptions& camera)
 {
-    if (!reader.expectMap(node, "source.camera"))
-        return;
-    YamlMapReader m(reader, node, "source.camera");
-    if (m.string("format", camera.format)) {
-        const std::string& f = camera.format;
-        const bool fourcc = f.size() == 4 || f == "MJPEG" || f == "mjpeg";
-        if (f != "auto" && !fourcc)
-            m.error("format", node["format"],
-                "expected auto or a four-character V4L2 format such as YUYV, MJPG, NV12, RGB3, "
-                "BGR3 or GREY (got '" +
-                    f + "')");
-    }
-    m.integerAs("buffers", camera.buffers, 2, 32);
-    m.number("stall_timeout_s", camera.stallTimeoutS, 0.05, 3600.0);
-    m.number("reconnect_max_s", camera.reconnectMaxS, 0.1, 3600.0);
-    m.integerAs("flip", camera.flip, 0, 7);
-    m.integerAs("latency_ms", camera.latencyMs, 0, 10000);
-    const YAML::Node controls = m.take("controls");
-    if (controls.IsDefined() && !controls.IsMap()) {
-        m.error("controls", controls,
-            "expected a mapping of control names to values (see `jetagent probe cameras`), "
-            "got " +
-                describeYamlNode(controls));
-    } else if (controls.IsDefined()) {
-        camera.controls.clear();
-        for (auto it = controls.begin(); it != controls.end(); ++it) {
-            const std::string name = it->first.Scalar();
-            if (!it->second.IsScalar() || it->second.Scalar().empty()) {
-                reader.error(it->second, "source.camera.controls." + name,
-                    "expected a number, true/false or a menu entry's name, got " +
-                        describeYamlNode(it->second));
-                continue;
-            }
-            camera.controls.push_back({name, it->second.Scalar()});
+    readMapping(reader, node, "source.camera", [&](YamlMapReader& m) {
+        if (m.string("format", camera.format)) {
+            const std::string& f = camera.format;
+            const bool fourcc = f.size() == 4 || f == "MJPEG" || f == "mjpeg";
+            if (f != "auto" && !fourcc)
+                m.error("format", node["format"],
+                    "expected auto or a four-character V4L2 format such as YUYV, MJPG, NV12, RGB3, "
+                    "BGR3 or GREY (got '" +
+                        f + "')");
         }
-    }
-    m.finish();
+        m.integerAs("buffers", camera.buffers, 2, 32);
+        m.number("stall_timeout_s", camera.stallTimeoutS, 0.05, 3600.0);
+        m.number("reconnect_max_s", camera.reconnectMaxS, 0.1, 3600.0);
+        m.integerAs("flip", camera.flip, 0, 7);
+        m.integerAs("latency_ms", camera.latencyMs, 0, 10000);
+        const YAML::Node controls = m.take("controls");
+        if (controls.IsDefined() && !controls.IsMap()) {
+            m.error("controls", controls,
+                "expected a mapping of control names to values (see `jetagent probe cameras`), "
+                "got " +
+                    describeYamlNode(controls));
+        } else if (controls.IsDefined()) {
+            camera.controls.clear();
+            for (auto it = controls.begin(); it != controls.end(); ++it) {
+                const std::string name = it->first.Scalar();
+                if (!it->second.IsScalar() || it->second.Scalar().empty()) {
+                    reader.error(it->second, "source.camera.controls." + name,
+                        "expected a number, true/false or a menu entry's name, got " +
+                            describeYamlNode(it->second));
+                    continue;
+                }
+                camera.controls.push_back({name, it->second.Scalar()});
+            }
+        }
+    });
 }
 
 void readSource(YamlFileReader& reader, const YAML::Node& node, SourceOptions& source)
 {
-    if (!reader.expectMap(node, "source"))
-        return;
-    YamlMapReader m(reader, node, "source");
-    m.string("uri", source.uri);
-    for (const char* key : {"width", "height"}) {
-        int& side = std::string(key) == "width" ? source.width : source.height;
-        if (m.integerAs(key, side, 0, 8192) && side > 0 && side < 16)
-            m.error(key, node[key],
-                "must be 0 (the source's own size) or between 16 and 8192 (got " +
-                    std::to_string(side) + ")");
-    }
-    m.numberOrZero("fps", source.fps, kMinFps, kMaxFps, "the source's own rate");
-    m.integerAs("seed", source.seed, 0, INT64_MAX);
-    m.boolean("loop", source.loop);
-    m.integerAs(
-        "max_image_pixels", source.maxImagePixels, 1, static_cast<int64_t>(kMaxImagePixelsCeiling));
-    readCamera(reader, m.take("camera"), source.camera);
-    m.finish();
+    readMapping(reader, node, "source", [&](YamlMapReader& m) {
+        m.string("uri", source.uri);
+        for (const char* key : {"width", "height"}) {
+            int& side = std::string(key) == "width" ? source.width : source.height;
+            if (m.integerAs(key, side, 0, 8192) && side > 0 && side < 16)
+                m.error(key, node[key],
+                    "must be 0 (the source's own size) or between 16 and 8192 (got " +
+                        std::to_string(side) + ")");
+        }
+        m.numberOrZero("fps", source.fps, kMinFps, kMaxFps, "the source's own rate");
+        m.integerAs("seed", source.seed, 0, INT64_MAX);
+        m.boolean("loop", source.loop);
+        m.integerAs("max_image_pixels", source.maxImagePixels, 1,
+            static_cast<int64_t>(kMaxImagePixelsCeiling));
+        readCamera(reader, m.take("camera"), source.camera);
+    });
 }
 
 void readRun(YamlFileReader& reader, const YAML::Node& node, RunConfig& run)
 {
-    if (!reader.expectMap(node, "run"))
-        return;
-    YamlMapReader m(reader, node, "run");
-    m.integerAs("frames", run.frames, 0, INT64_MAX);
-    m.numberOrZero("duration_s", run.durationS, 0.001, 1e9, "no limit");
-    m.choice("pacing", kPacingNames, run.pacing);
-    m.integerAs("queue_depth", run.queueDepth, 1, 1024);
-    m.integerAs("memory_budget_mb", run.memoryBudgetMb, 0, int64_t(1) << 30);
-    m.numberOrZero("startup_timeout_s", run.startupTimeoutS, 0.1, 1e7, "no limit");
-    m.finish();
+    readMapping(reader, node, "run", [&](YamlMapReader& m) {
+        m.integerAs("frames", run.frames, 0, INT64_MAX);
+        m.numberOrZero("duration_s", run.durationS, 0.001, 1e9, "no limit");
+        m.choice("pacing", kPacingNames, run.pacing);
+        m.integerAs("queue_depth", run.queueDepth, 1, 1024);
+        m.integerAs("memory_budget_mb", run.memoryBudgetMb, 0, int64_t(1) << 30);
+        m.numberOrZero("startup_timeout_s", run.startupTimeoutS, 0.1, 1e7, "no limit");
+    });
 }
 
 void readCalibration(YamlFileReader& reader, const YAML::Node& node, const std::string& path,
     CalibrationConfig& calibration)
 {
-    if (!reader.expectMap(node, path))
-        return;
-    YamlMapReader m(reader, node, path);
-    if (!m.take("source").IsDefined())
-        m.error("source", node, "missing: a directory of images or a video file to calibrate on");
-    m.string("source", calibration.source);
-    m.integerAs("frames", calibration.frames, 1, 1'000'000);
-    m.integerAs("batch", calibration.batch, 1, 256);
-    m.finish();
+    readMapping(reader, node, path, [&](YamlMapReader& m) {
+        if (!m.take("source").IsDefined())
+            m.error(
+                "source", node, "missing: a directory of images or a video file to calibrate on");
+        m.string("source", calibration.source);
+        m.integerAs("frames", calibration.frames, 1, 1'000'000);
+        m.integerAs("batch", calibration.batch, 1, 256);
+    });
 }
 
 void readEngine(YamlFileReader& reader, const YAML::Node& node, const std::string& path,
     EngineOptions& engine, CalibrationConfig& calibration)
 {
-    if (!reader.expectMap(node, path))
-        return;
-    YamlMapReader m(reader, node, path);
-    m.string("backend", engine.backend);
-    m.choice("device", kDeviceNames, engine.device);
-    m.choice("precision", kPrecisionNames, engine.precision);
-    m.integerAs("batch", engine.batch, 1, 256);
-    m.integerAs("threads", engine.threads, 0, 256);
-    m.boolean("fusion", engine.fusion);
-    m.boolean("onednn", engine.onednn);
-    m.string("cache_dir", engine.cacheDir, true); // "" = no cache
-    m.integerAs("batch_min", engine.batchMin, 0, 256);
-    m.integerAs("batch_max", engine.batchMax, 0, 256);
-    if (engine.profileMin() > engine.batch)
-        m.error("batch_min", node["batch_min"],
-            "is " + std::to_string(engine.batchMin) + ", above batch (" +
-                std::to_string(engine.batch) + "), the batch the profile is optimised for");
-    if (engine.profileMax() < engine.batch)
-        m.error("batch_max", node["batch_max"],
-            "is " + std::to_string(engine.batchMax) + ", below batch (" +
-                std::to_string(engine.batch) + "), the batch the profile is optimised for");
-    m.integerAs("workspace_mb", engine.workspaceMb, 0, 1 << 20);
-    m.boolean("dla_gpu_fallback", engine.gpuFallback);
-    m.boolean("timing_cache", engine.timingCache);
-    m.boolean("cuda_graph", engine.cudaGraph);
-    m.choice("io_memory", kIoMemoryNames, engine.ioMemory);
-    const YAML::Node calib = m.take("calibration");
-    if (calib.IsDefined())
-        readCalibration(reader, calib, path + ".calibration", calibration);
-    m.finish();
+    readMapping(reader, node, path, [&](YamlMapReader& m) {
+        m.string("backend", engine.backend);
+        m.choice("device", kDeviceNames, engine.device);
+        m.choice("precision", kPrecisionNames, engine.precision);
+        m.integerAs("batch", engine.batch, 1, 256);
+        m.integerAs("threads", engine.threads, 0, 256);
+        m.boolean("fusion", engine.fusion);
+        m.boolean("onednn", engine.onednn);
+        m.string("cache_dir", engine.cacheDir, true); // "" = no cache
+        m.integerAs("batch_min", engine.batchMin, 0, 256);
+        m.integerAs("batch_max", engine.batchMax, 0, 256);
+        if (engine.profileMin() > engine.batch)
+            m.error("batch_min", node["batch_min"],
+                "is " + std::to_string(engine.batchMin) + ", above batch (" +
+                    std::to_string(engine.batch) + "), the batch the profile is optimised for");
+        if (engine.profileMax() < engine.batch)
+            m.error("batch_max", node["batch_max"],
+                "is " + std::to_string(engine.batchMax) + ", below batch (" +
+                    std::to_string(engine.batch) + "), the batch the profile is optimised for");
+        m.integerAs("workspace_mb", engine.workspaceMb, 0, 1 << 20);
+        m.boolean("dla_gpu_fallback", engine.gpuFallback);
+        m.boolean("timing_cache", engine.timingCache);
+        m.boolean("cuda_graph", engine.cudaGraph);
+        m.choice("io_memory", kIoMemoryNames, engine.ioMemory);
+        const YAML::Node calib = m.take("calibration");
+        if (calib.IsDefined())
+            readCalibration(reader, calib, path + ".calibration", calibration);
+    });
 }
 
 void readPreprocess(
@@ -331,26 +322,25 @@ void readPostprocess(YamlFileReader& reader, const YAML::Node& node, const std::
 void readAction(
     YamlFileReader& reader, const YAML::Node& node, const std::string& path, ActionConfig& action)
 {
-    if (!reader.expectMap(node, path))
-        return;
-    YamlMapReader m(reader, node, path);
-    m.choice("mode", kActionModeNames, action.mode);
-    m.integerAs("clip_length", action.clipLength, 0, 1024);
-    m.integerAs("stride", action.stride, 1, 1 << 20);
-    m.integerAs("frame_step", action.frameStep, 1, 1024);
-    m.choice("layout", kClipLayoutNames, action.layout);
-    m.string("head", action.head);
-    if (action.mode == ActionMode::Streaming && action.head.empty())
-        m.error("head", node,
-            "missing: streaming mode needs the temporal head's ONNX file (the task's model is the "
-            "per-frame backbone)");
-    if (action.mode == ActionMode::Clip && !action.head.empty())
-        m.error("head", node["head"],
-            "is for streaming mode only; in clip mode the task's model takes the whole clip");
-    if (action.mode == ActionMode::Streaming && node["layout"].IsDefined())
-        m.error("layout", node["layout"],
-            "is for clip mode only; a streaming head takes N x T x D embeddings");
-    m.finish();
+    readMapping(reader, node, path, [&](YamlMapReader& m) {
+        m.choice("mode", kActionModeNames, action.mode);
+        m.integerAs("clip_length", action.clipLength, 0, 1024);
+        m.integerAs("stride", action.stride, 1, 1 << 20);
+        m.integerAs("frame_step", action.frameStep, 1, 1024);
+        m.choice("layout", kClipLayoutNames, action.layout);
+        m.string("head", action.head);
+        if (action.mode == ActionMode::Streaming && action.head.empty())
+            m.error("head", node,
+                "missing: streaming mode needs the temporal head's ONNX file (the task's model is "
+                "the "
+                "per-frame backbone)");
+        if (action.mode == ActionMode::Clip && !action.head.empty())
+            m.error("head", node["head"],
+                "is for streaming mode only; in clip mode the task's model takes the whole clip");
+        if (action.mode == ActionMode::Streaming && node["layout"].IsDefined())
+            m.error("layout", node["layout"],
+                "is for clip mode only; a streaming head takes N x T x D embeddings");
+    });
 }
 
 // A task's name starts its log files' names ("<name>.frames_000001.jsonl"), which a file system
@@ -429,102 +419,94 @@ void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string
 
 void readLogging(YamlFileReader& reader, const YAML::Node& node, LoggingConfig& logging)
 {
-    if (!reader.expectMap(node, "logging"))
-        return;
-    YamlMapReader m(reader, node, "logging");
-    m.string("dir", logging.dir);
-    m.boolean("csv", logging.csv);
-    m.boolean("jsonl", logging.jsonl);
-    m.integerAs("queue_capacity", logging.queueCapacity, 16, 1 << 20);
-    m.choice("level", {"trace", "debug", "info", "warn", "error"}, logging.level);
-    m.numberOrZero("status_interval_s", logging.statusIntervalS, 0.1, 3600.0, "none");
-    m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 1'000'000);
-    // Whole MiB: up to 64 GiB a file and 64 TiB in all (the counts stay within an int).
-    m.integerAs("max_file_mb", logging.maxFileMb, 0, 1 << 16);
-    m.integerAs("max_total_mb", logging.maxTotalMb, 0, 1 << 26);
-    if (logging.maxTotalMb > 0) {
-        // The cap removes closed segments only: it needs rotation, and room for the file being
-        // written beside at least one closed segment.
-        const YAML::Node at = node["max_total_mb"] ? node["max_total_mb"] : node["max_file_mb"];
-        const std::string key = node["max_total_mb"] ? "max_total_mb" : "max_file_mb";
-        if (logging.maxFileMb == 0)
-            m.error(key, at,
-                "a cap on the total (max_total_mb " + std::to_string(logging.maxTotalMb) +
-                    ") needs rotation: set max_file_mb above 0, or max_total_mb: 0 for no cap");
-        else if (logging.maxTotalMb < 2 * static_cast<int64_t>(logging.maxFileMb))
-            m.error(key, at,
-                "max_total_mb (" + std::to_string(logging.maxTotalMb) +
-                    ") must be at least 2 x max_file_mb (" + std::to_string(logging.maxFileMb) +
-                    "), so that the file being written and a closed one fit; 0 = no cap");
-    }
-    m.finish();
+    readMapping(reader, node, "logging", [&](YamlMapReader& m) {
+        m.string("dir", logging.dir);
+        m.boolean("csv", logging.csv);
+        m.boolean("jsonl", logging.jsonl);
+        m.integerAs("queue_capacity", logging.queueCapacity, 16, 1 << 20);
+        m.choice("level", {"trace", "debug", "info", "warn", "error"}, logging.level);
+        m.numberOrZero("status_interval_s", logging.statusIntervalS, 0.1, 3600.0, "none");
+        m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 1'000'000);
+        // Whole MiB: up to 64 GiB a file and 64 TiB in all (the counts stay within an int).
+        m.integerAs("max_file_mb", logging.maxFileMb, 0, 1 << 16);
+        m.integerAs("max_total_mb", logging.maxTotalMb, 0, 1 << 26);
+        if (logging.maxTotalMb > 0) {
+            // The cap removes closed segments only: it needs rotation, and room for the file being
+            // written beside at least one closed segment.
+            const YAML::Node at = node["max_total_mb"] ? node["max_total_mb"] : node["max_file_mb"];
+            const std::string key = node["max_total_mb"] ? "max_total_mb" : "max_file_mb";
+            if (logging.maxFileMb == 0)
+                m.error(key, at,
+                    "a cap on the total (max_total_mb " + std::to_string(logging.maxTotalMb) +
+                        ") needs rotation: set max_file_mb above 0, or max_total_mb: 0 for no cap");
+            else if (logging.maxTotalMb < 2 * static_cast<int64_t>(logging.maxFileMb))
+                m.error(key, at,
+                    "max_total_mb (" + std::to_string(logging.maxTotalMb) +
+                        ") must be at least 2 x max_file_mb (" + std::to_string(logging.maxFileMb) +
+                        "), so that the file being written and a closed one fit; 0 = no cap");
+        }
+    });
 }
 
 void readPower(
     YamlFileReader& reader, const YAML::Node& node, const std::string& baseDir, PowerConfig& power)
 {
-    if (!reader.expectMap(node, "power"))
-        return;
-    YamlMapReader m(reader, node, "power");
-    m.choice("sampling", kPowerSamplingNames, power.sampling);
-    if (m.string("board", power.board) && power.board != "auto" &&
-        (power.board.find('/') != std::string::npos ||
-            fs::path(power.board).extension() == ".yaml"))
-        power.board = resolve(baseDir, expandHome(power.board));
-    if (m.string("sysfs_root", power.sysfsRoot))
-        power.sysfsRoot = resolve(baseDir, expandHome(power.sysfsRoot));
-    m.number("rail_hz", power.railHz, 0.1, 1000.0);
-    m.number("state_hz", power.stateHz, 0.01, 100.0);
-    m.integerAs("ring_capacity", power.ringCapacity, 64, 10'000'000);
-    if (m.integerAs("log_interval_ms", power.logIntervalMs, 0, kMaxPowerLogIntervalMs) &&
-        power.logIntervalMs > 0 && power.logIntervalMs < kMinPowerLogIntervalMs)
-        m.error("log_interval_ms", node["log_interval_ms"],
-            "must be 0 (no power.csv) or from " + std::to_string(kMinPowerLogIntervalMs) + " to " +
-                std::to_string(kMaxPowerLogIntervalMs) + " ms");
-    if (power.stateHz > power.railHz)
-        m.error("state_hz", node["state_hz"],
-            "must not be higher than rail_hz (" + std::to_string(power.railHz) + ")");
-    m.finish();
+    readMapping(reader, node, "power", [&](YamlMapReader& m) {
+        m.choice("sampling", kPowerSamplingNames, power.sampling);
+        if (m.string("board", power.board) && power.board != "auto" &&
+            (power.board.find('/') != std::string::npos ||
+                fs::path(power.board).extension() == ".yaml"))
+            power.board = resolve(baseDir, expandHome(power.board));
+        if (m.string("sysfs_root", power.sysfsRoot))
+            power.sysfsRoot = resolve(baseDir, expandHome(power.sysfsRoot));
+        m.number("rail_hz", power.railHz, 0.1, 1000.0);
+        m.number("state_hz", power.stateHz, 0.01, 100.0);
+        m.integerAs("ring_capacity", power.ringCapacity, 64, 10'000'000);
+        if (m.integerAs("log_interval_ms", power.logIntervalMs, 0, kMaxPowerLogIntervalMs) &&
+            power.logIntervalMs > 0 && power.logIntervalMs < kMinPowerLogIntervalMs)
+            m.error("log_interval_ms", node["log_interval_ms"],
+                "must be 0 (no power.csv) or from " + std::to_string(kMinPowerLogIntervalMs) +
+                    " to " + std::to_string(kMaxPowerLogIntervalMs) + " ms");
+        if (power.stateHz > power.railHz)
+            m.error("state_hz", node["state_hz"],
+                "must not be higher than rail_hz (" + std::to_string(power.railHz) + ")");
+    });
 }
 
 void readDisplay(YamlFileReader& reader, const YAML::Node& node, DisplayConfig& display)
 {
-    if (!reader.expectMap(node, "display"))
-        return;
-    YamlMapReader m(reader, node, "display");
-    m.boolean("window", display.window);
-    if (m.string("output", display.output)) {
-        if (std::string why = outputSchemeProblem(display.output); !why.empty()) {
-            m.error("output", node["output"], why);
-        } else if (isStreamUri(display.output)) {
-            if (auto t = parseStreamUri(display.output); !t)
-                m.error("output", node["output"], t.status().message());
-        } else {
-            if (display.output.rfind("file://", 0) == 0)
-                display.output = display.output.substr(7);
-            display.output = expandHome(display.output);
-            if (display.output.empty())
-                m.error("output", node["output"], "names no file");
+    readMapping(reader, node, "display", [&](YamlMapReader& m) {
+        m.boolean("window", display.window);
+        if (m.string("output", display.output)) {
+            if (std::string why = outputSchemeProblem(display.output); !why.empty()) {
+                m.error("output", node["output"], why);
+            } else if (isStreamUri(display.output)) {
+                if (auto t = parseStreamUri(display.output); !t)
+                    m.error("output", node["output"], t.status().message());
+            } else {
+                if (display.output.rfind("file://", 0) == 0)
+                    display.output = display.output.substr(7);
+                display.output = expandHome(display.output);
+                if (display.output.empty())
+                    m.error("output", node["output"], "names no file");
+            }
         }
-    }
-    m.numberOrZero("fps", display.fps, kMinFps, kMaxFps, "the source's rate");
-    m.integerAs("bitrate_kbps", display.bitrateKbps, 0, 100000);
-    m.finish();
+        m.numberOrZero("fps", display.fps, kMinFps, kMaxFps, "the source's rate");
+        m.integerAs("bitrate_kbps", display.bitrateKbps, 0, 100000);
+    });
 }
 
 void readHttp(YamlFileReader& reader, const YAML::Node& node, HttpConfig& http)
 {
-    if (!reader.expectMap(node, "http"))
-        return;
-    YamlMapReader m(reader, node, "http");
-    m.string("listen", http.listen, true);
-    m.string("token", http.token, true);
-    std::string key;
-    if (std::string problem = httpConfigProblem(http, key); !problem.empty()) {
-        const std::string name = key.substr(std::string("http.").size());
-        m.error(name, node[name].IsDefined() ? node[name] : node, problem);
-    }
-    m.finish();
+    readMapping(reader, node, "http", [&](YamlMapReader& m) {
+        m.string("listen", http.listen, true);
+        m.string("token", http.token, true);
+        std::string key;
+        if (std::string problem = httpConfigProblem(http, key); !problem.empty()) {
+            const std::string name = key.substr(std::string("http.").size());
+            m.error(name, node[name].IsDefined() ? node[name] : node, problem);
+        }
+    });
 }
 
 // chip and line of a GPIO section: the line is an offset (a number) or a line name.
@@ -548,49 +530,47 @@ void readGpioLine(YamlMapReader& m, const YAML::Node& node, GpioLineSpec& line)
     }
 }
 
+// One GPIO section (marker, alert, trigger) of the mapping `gpio`: absent, it stays disabled;
+// present, it is enabled with its line, what `fields` reads (given the section's node) and
+// active_low.
+template <typename Section, typename Fields>
+void readGpioSection(YamlFileReader& reader, YamlMapReader& gpio, const std::string& key,
+    Section& section, Fields fields)
+{
+    const YAML::Node node = gpio.take(key);
+    if (!node.IsDefined())
+        return;
+    readMapping(reader, node, gpio.keyPath(key), [&](YamlMapReader& s) {
+        section.enabled = true;
+        readGpioLine(s, node, section.line);
+        fields(s, node);
+        s.boolean("active_low", section.activeLow);
+    });
+}
+
 void readGpio(YamlFileReader& reader, const YAML::Node& node, GpioConfig& gpio)
 {
-    if (!reader.expectMap(node, "gpio"))
-        return;
-    YamlMapReader m(reader, node, "gpio");
-    const YAML::Node marker = m.take("marker");
-    if (marker.IsDefined() && reader.expectMap(marker, "gpio.marker")) {
-        GpioMarkerConfig& c = gpio.marker;
-        c.enabled = true;
-        YamlMapReader s(reader, marker, "gpio.marker");
-        readGpioLine(s, marker, c.line);
-        s.choice("mode", kMarkerModeNames, c.mode);
-        s.string("task", c.task);
-        s.boolean("active_low", c.activeLow);
-        s.finish();
-    }
-    const YAML::Node alert = m.take("alert");
-    if (alert.IsDefined() && reader.expectMap(alert, "gpio.alert")) {
-        GpioAlertConfig& c = gpio.alert;
-        c.enabled = true;
-        YamlMapReader s(reader, alert, "gpio.alert");
-        readGpioLine(s, alert, c.line);
-        s.string("task", c.task);
-        if (!s.take("label").IsDefined())
-            s.error("label", alert, "missing: the label whose score raises the alert");
-        s.string("label", c.label);
-        s.number("threshold", c.threshold, 0.0, 1.0);
-        s.number("hold_s", c.holdS, 0.0, 3600.0);
-        s.boolean("active_low", c.activeLow);
-        s.finish();
-    }
-    const YAML::Node trigger = m.take("trigger");
-    if (trigger.IsDefined() && reader.expectMap(trigger, "gpio.trigger")) {
-        GpioTriggerConfig& c = gpio.trigger;
-        c.enabled = true;
-        YamlMapReader s(reader, trigger, "gpio.trigger");
-        readGpioLine(s, trigger, c.line);
-        s.choice("mode", kTriggerModeNames, c.mode);
-        s.number("debounce_ms", c.debounceMs, 0.0, 10000.0);
-        s.boolean("active_low", c.activeLow);
-        s.finish();
-    }
-    m.finish();
+    readMapping(reader, node, "gpio", [&](YamlMapReader& m) {
+        GpioMarkerConfig& marker = gpio.marker;
+        readGpioSection(reader, m, "marker", marker, [&](YamlMapReader& s, const YAML::Node&) {
+            s.choice("mode", kMarkerModeNames, marker.mode);
+            s.string("task", marker.task);
+        });
+        GpioAlertConfig& alert = gpio.alert;
+        readGpioSection(reader, m, "alert", alert, [&](YamlMapReader& s, const YAML::Node& at) {
+            s.string("task", alert.task);
+            if (!s.take("label").IsDefined())
+                s.error("label", at, "missing: the label whose score raises the alert");
+            s.string("label", alert.label);
+            s.number("threshold", alert.threshold, 0.0, 1.0);
+            s.number("hold_s", alert.holdS, 0.0, 3600.0);
+        });
+        GpioTriggerConfig& trigger = gpio.trigger;
+        readGpioSection(reader, m, "trigger", trigger, [&](YamlMapReader& s, const YAML::Node&) {
+            s.choice("mode", kTriggerModeNames, trigger.mode);
+            s.number("debounce_ms", trigger.debounceMs, 0.0, 10000.0);
+        });
+    });
 }
 
 } // namespace

@@ -148,4 +148,18 @@ private:
     std::map<std::string, int> keyLines_; // the line each taken key's value is reported at
 };
 
+// Reads the mapping at `node`, whose keys are under `path` ("" for the top level): an error when
+// it is something else; otherwise (absent included) `fields(m)` with the reader of its keys, then
+// the report of those `fields` did not take.
+template <typename Fields>
+void readMapping(
+    YamlFileReader& file, const YAML::Node& node, const std::string& path, Fields&& fields)
+{
+    if (!file.expectMap(node, path))
+        return;
+    YamlMapReader m(file, node, path);
+    fields(m);
+    m.finish();
+}
+
 } // namespace jetagent

@@ -147,6 +147,14 @@ public:
 
 private:
     int xioctl(unsigned long request, void* arg);
+    // A format or streaming-parameter request (`arg`: v4l2_format, v4l2_streamparm) on the
+    // capture queue, the only one jetagent uses.
+    template <typename Arg>
+    int captureIoctl(unsigned long request, Arg& arg)
+    {
+        arg.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+        return xioctl(request, &arg);
+    }
     // VIDIOC_[GS]_EXT_CTRLS where the driver has them, else VIDIOC_[GS]_CTRL (32-bit values only);
     // `set` writes `value` first. Either way `value` becomes what the driver reports.
     int accessControl(const V4L2ControlInfo& control, int64_t& value, bool set);
