@@ -120,6 +120,16 @@ void cmykToBgr(const cv::Mat& cmyk, cv::Mat& bgr)
 
 // --- PNG -----------------------------------------------------------------------------------------
 
+// Keeps libpng's message in a state's fixed buffer (plain data: libpng's longjmp skips
+// destructors), cut to fit and always terminated.
+template <size_t N>
+void keepPngMessage(char (&out)[N], const char* message)
+{
+    const size_t length = std::min(std::strlen(message), N - 1);
+    std::memcpy(out, message, length);
+    out[length] = '\0';
+}
+
 // What libpng's callbacks share with the reader: the data and the first error's text.
 struct PngReadState {
     const uint8_t* data = nullptr;
@@ -140,7 +150,7 @@ void pngReadFromMemory(png_structp png, png_bytep out, size_t length)
 void pngReadFailed(png_structp png, png_const_charp message)
 {
     auto* state = static_cast<PngReadState*>(png_get_error_ptr(png));
-    std::snprintf(state->error, sizeof state->error, "%s", message);
+    keepPngMessage(state->error, message);
     png_longjmp(png, 1);
 }
 
@@ -155,7 +165,7 @@ bool pngReadRows(PngReadState* state, png_bytep* rows, uint32_t width, uint32_t 
     png_structp png =
         png_create_read_struct(PNG_LIBPNG_VER_STRING, state, pngReadFailed, pngIgnoreWarning);
     if (png == nullptr) {
-        std::snprintf(state->error, sizeof state->error, "libpng cannot start");
+        keepPngMessage(state->error, "libpng cannot start");
         return false;
     }
     png_infop info = png_create_info_struct(png);
@@ -225,7 +235,7 @@ void pngFlushNothing(png_structp /*png*/) { }
 void pngWriteFailed(png_structp png, png_const_charp message)
 {
     auto* state = static_cast<PngWriteState*>(png_get_error_ptr(png));
-    std::snprintf(state->error, sizeof state->error, "%s", message);
+    keepPngMessage(state->error, message);
     png_longjmp(png, 1);
 }
 
@@ -237,7 +247,7 @@ bool pngWriteRows(
     png_structp png =
         png_create_write_struct(PNG_LIBPNG_VER_STRING, state, pngWriteFailed, pngIgnoreWarning);
     if (png == nullptr) {
-        std::snprintf(state->error, sizeof state->error, "libpng cannot start");
+        keepPngMessage(state->error, "libpng cannot start");
         return false;
     }
     png_infop info = png_create_info_struct(png);

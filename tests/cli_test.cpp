@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include "jetagent/base/plugin.h"
 #include "jetagent/engines/engine.h"
 #include "onnx_builder.h"
 #include "test_support.h"
@@ -250,6 +251,63 @@ TEST(Cli, BadSourcesAndEnginesExitWithTwo)
     auto trt = runJetagent({"run", "-c", "trt.yaml"}, dir.path());
     EXPECT_EQ(trt.exitCode, 2);
     EXPECT_TRUE(has(trt.err, "engine backend 'tensorrt' is not available")) << trt.err;
+}
+
+// The OpenCV backend lives in a plugin: missing, not a shared object, another plugin under its
+// name, or one built for another ABI, a run that asks for it exits 2 naming what is wrong and what
+// to install; with the build's own plugins it runs.
+TEST(Cli, PluginsMissingForeignOrOfAnotherBuildAreUsageErrorsNamingThePackage)
+{
+    namespace fs = std::filesystem;
+    TempDir dir;
+    test::writeFile(dir / "cv.yaml",
+        demoConfig("synthetic://shapes", sourcePath("models/shapes_cnn.onnx"),
+            "    engine: {backend: opencv}\n"));
+    auto runWith = [&](const std::string& pluginDir) {
+        return test::runJetagentUnder("env JETAGENT_PLUGIN_DIR=" + pluginDir,
+            {"run", "-c", "cv.yaml", "--frames", "3", "--as-fast-as-possible", "-o", "logs"},
+            dir.path());
+    };
+    const std::string file = "jetagent-opencv-dnn.so";
+
+    fs::create_directories(dir / "none");
+    auto missing = runWith(dir / "none");
+    EXPECT_EQ(missing.exitCode, 2) << missing.err;
+    EXPECT_TRUE(has(missing.err, "engine backend 'opencv' is not available: plugin 'opencv-dnn'"))
+        << missing.err;
+    EXPECT_TRUE(has(missing.err, (dir / "none") + "/" + file + " does not exist")) << missing.err;
+    EXPECT_TRUE(has(missing.err, "Install the jetagent-opencv package")) << missing.err;
+
+    fs::create_directories(dir / "text");
+    test::writeFile(fs::path(dir / "text") / file, "not a shared object\n");
+    auto text = runWith(dir / "text");
+    EXPECT_EQ(text.exitCode, 2) << text.err;
+    EXPECT_TRUE(has(text.err, "cannot be loaded from " + (dir / "text") + "/" + file)) << text.err;
+
+    fs::create_directories(dir / "foreign");
+    fs::copy_file(std::string(JETAGENT_TEST_PLUGIN_BUILD_DIR) + "/jetagent-viewer.so",
+        fs::path(dir / "foreign") / file);
+    auto foreign = runWith(dir / "foreign");
+    EXPECT_EQ(foreign.exitCode, 2) << foreign.err;
+    EXPECT_TRUE(has(foreign.err, "is not the jetagent plugin 'opencv-dnn'")) << foreign.err;
+
+    fs::create_directories(dir / "abi");
+    fs::copy_file(JETAGENT_TEST_WRONG_ABI_PLUGIN, fs::path(dir / "abi") / file);
+    auto abi = runWith(dir / "abi");
+    EXPECT_EQ(abi.exitCode, 2) << abi.err;
+    EXPECT_TRUE(has(abi.err,
+        "was built for ABI " + std::to_string(kPluginAbi + 998) +
+            ", jetagent 0.0.0-test, not this jetagent"))
+        << abi.err;
+    EXPECT_FALSE(fs::exists(dir / "logs")) << "nothing is written for a run that cannot start";
+
+    auto works = runWith(JETAGENT_TEST_PLUGIN_BUILD_DIR);
+    EXPECT_EQ(works.exitCode, 0) << works.err;
+    auto listed = test::runJetagentUnder(
+        "env JETAGENT_PLUGIN_DIR=" + (dir / "none"), {"backends"}, dir.path());
+    EXPECT_EQ(listed.exitCode, 0);
+    EXPECT_TRUE(has(listed.out, "opencv-dnn not installed")) << listed.out;
+    EXPECT_TRUE(has(listed.out, "install the jetagent-opencv package")) << listed.out;
 }
 
 TEST(Cli, FailureWhileRunningExitsWithOneAndKeepsTheSummary)

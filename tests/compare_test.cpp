@@ -399,7 +399,7 @@ TEST(CompareCommand, MemoryDoesNotGrowWithFrames)
     EXPECT_LT(largeKib - smallKib, 4 * 1024) << "peak RSS grew with the frame count";
 }
 
-TEST(CompareCommand, TensorrtIsNotCompiledInHere)
+TEST(CompareCommand, TensorrtIsNotInstalledHere)
 {
     bool tensorrt = false;
     for (const BackendInfo& b : listBackends())
@@ -410,7 +410,8 @@ TEST(CompareCommand, TensorrtIsNotCompiledInHere)
     auto r = runJetagent(demoArgs(dir, {"--candidate", "tensorrt:gpu:fp16"}), dir.path());
     EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
     EXPECT_TRUE(has(r.err, "--candidate: backend 'tensorrt' is not available")) << r.err;
-    EXPECT_TRUE(has(r.err, "not compiled in")) << r.err;
+    EXPECT_TRUE(has(r.err, "is not installed")) << r.err;
+    EXPECT_TRUE(has(r.err, "jetagent-tensorrt")) << r.err;
     EXPECT_TRUE(has(r.err, "jetagent backends")) << r.err;
 }
 
