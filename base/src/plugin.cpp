@@ -72,7 +72,9 @@ Expected<const PluginDescriptor*> openPlugin(const KnownPlugin& known, const std
     // RTLD_LOCAL: a plugin's libraries (OpenCV's modules, libnvinfer) stay its own.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-        const char* why = dlerror();
+        // loadPlugin holds the table's lock around dlopen and this read, and nothing else in
+        // jetagent calls dlopen.
+        const char* why = dlerror(); // NOLINT(concurrency-mt-unsafe)
         return Status::unsupported(what + " cannot be loaded from " + path + ": " +
             (why != nullptr ? why : "unknown error") + " (reinstall the " + known.package +
             " package and the libraries it depends on)");

@@ -68,20 +68,18 @@ Expected<std::unique_ptr<VideoWindow>> openHighguiWindow(
 
 class FfmpegWriter final : public VideoFileWriter {
 public:
-    explicit FfmpegWriter(cv::VideoWriter writer) : writer_(std::move(writer)) { }
-    void write(const cv::Mat& frame) override { writer_.write(frame); }
+    void write(const cv::Mat& frame) override { writer.write(frame); }
 
-private:
-    cv::VideoWriter writer_;
+    cv::VideoWriter writer; // released, finishing the file, with this object
 };
 
 Expected<std::unique_ptr<VideoFileWriter>> openFfmpegWriter(
     const std::string& path, int fourcc, double fps, int width, int height)
 {
-    cv::VideoWriter writer;
+    auto out = std::make_unique<FfmpegWriter>();
     try {
-        if (writer.open(path, cv::CAP_FFMPEG, fourcc, fps, cv::Size(width, height)))
-            return std::unique_ptr<VideoFileWriter>(new FfmpegWriter(std::move(writer)));
+        if (out->writer.open(path, cv::CAP_FFMPEG, fourcc, fps, cv::Size(width, height)))
+            return std::unique_ptr<VideoFileWriter>(std::move(out));
     } catch (const cv::Exception&) {
         // reported below, as a writer that did not open
     }
