@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# A built jetagent .deb, checked as dpkg sees it: its architecture, the config as a conffile,
-# the files a service install needs, maintainer scripts, and a binary built for that architecture.
+# A built jetagent .deb, checked as dpkg sees it. The core package (jetagent): its architecture,
+# the config as a conffile, the files a service install needs, maintainer scripts, a binary built
+# for that architecture, no plugin, and Depends that name none of the libraries the core must not
+# pull in. A plugin package (jetagent-opencv, jetagent-tensorrt): its plugins for that
+# architecture in the plugin directory and nothing else, and Depends on the core of its version.
 #
 #   systemd/check-deb.sh PACKAGE.deb DEBIAN_ARCH      (tools/dev.sh test and package run it)
 set -euo pipefail
@@ -14,16 +17,68 @@ fail() {
 [ -f "$deb" ] || fail "no such file"
 
 field() { dpkg-deb --field "$deb" "$1"; }
-[ "$(field Package)" = jetagent ] || fail "Package is '$(field Package)', not jetagent"
+package=$(field Package)
+version=$(field Version)
 [ "$(field Architecture)" = "$arch" ] || fail "Architecture is '$(field Architecture)', not $arch"
 [ -n "$(field Maintainer)" ] || fail "no Maintainer"
 depends=$(field Depends)
-echo "$depends" | grep -q 'libopencv-core' || fail "Depends lacks the OpenCV runtime: '$depends'"
-echo "$depends" | grep -q 'libjs-chart\.js' || fail "Depends lacks libjs-chart.js (the HTML reports' Chart.js): '$depends'"
+case $arch in
+amd64) expected="x86-64" multiarch=x86_64-linux-gnu ;;
+arm64) expected="ARM aarch64" multiarch=aarch64-linux-gnu ;;
+*) fail "no expected 'file' output for architecture $arch" ;;
+esac
+# Where the core looks for plugins (bin/../lib/<multiarch>/jetagent/plugins).
+plugin_dir=/usr/lib/$multiarch/jetagent/plugins
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+dpkg-deb --contents "$deb" | awk '{print $NF}' | sed 's#^\./#/#' >"$work/contents"
 dpkg-deb --control "$deb" "$work/control"
+dpkg-deb --extract "$deb" "$work/root"
+
+# A plugin package: the plugins its component installs (plugins/*/CMakeLists.txt), nothing else.
+check_plugin_package() { # plugin files...
+    echo "$depends" | grep -qF "jetagent (= $version)" ||
+        fail "Depends does not name the core of its own version, 'jetagent (= $version)': '$depends'"
+    [ ! -e "$work/control/conffiles" ] || fail "a plugin package has conffiles: $(cat "$work/control/conffiles")"
+    local file path description
+    for file in "$@"; do
+        path=$plugin_dir/$file
+        grep -qxF "$path" "$work/contents" || fail "does not contain $path"
+        description=$(file -b "$work/root$path")
+        echo "$description" | grep -q "$expected" || fail "$path is not $expected: $description"
+    done
+    local others
+    others=$(grep -v '/$' "$work/contents" | grep -vxF "$(printf '%s\n' "$@" | sed "s#^#$plugin_dir/#")" || true)
+    [ -z "$others" ] || fail "holds files that are not its plugins: $others"
+    echo "check-deb.sh: $(basename "$deb"): $arch, $* in $plugin_dir ($expected); Depends: $depends"
+}
+case $package in
+jetagent) ;;
+jetagent-opencv)
+    echo "$depends" | grep -q 'libopencv-dnn' || fail "Depends lacks OpenCV's DNN module: '$depends'"
+    echo "$depends" | grep -q 'libopencv-highgui' || fail "Depends lacks OpenCV's highgui: '$depends'"
+    check_plugin_package jetagent-opencv-dnn.so jetagent-viewer.so
+    exit 0
+    ;;
+jetagent-tensorrt)
+    check_plugin_package jetagent-tensorrt.so
+    exit 0
+    ;;
+*) fail "Package is '$package', not jetagent or one of its plugin packages" ;;
+esac
+
+# The core package from here on.
+echo "$depends" | grep -q 'libopencv-core' || fail "Depends lacks the OpenCV runtime: '$depends'"
+echo "$depends" | grep -q 'libjs-chart\.js' || fail "Depends lacks libjs-chart.js (the HTML reports' Chart.js): '$depends'"
+# What the plugins are for: a headless core never pulls in Qt, X11, GDAL, FFmpeg's libavcodec or
+# OpenCV's GUI, codec and DNN modules (test-deb-install.sh checks the same of Depends' closure).
+forbidden='^(libqt[0-9]|qt[0-9]|libx11-|libgdal|libavcodec|libopencv-(highgui|videoio|imgcodecs|dnn))'
+named=$(echo "$depends" | sed 's/[,|]/\n/g' | awk '{print $1}' | grep -E "$forbidden" || true)
+[ -z "$named" ] || fail "Depends names what only plugins may need: $(echo "$named" | tr '\n' ' ')('$depends')"
+plugins=$(grep "^/usr/lib/.*/jetagent/plugins/." "$work/contents" || true)
+[ -z "$plugins" ] || fail "the core package holds plugins: $plugins"
+
 grep -qx '/etc/jetagent/agent.yaml' "$work/control/conffiles" 2>/dev/null ||
     fail "conffiles does not list /etc/jetagent/agent.yaml"
 for script in postinst prerm postrm; do
@@ -34,7 +89,6 @@ if grep -v '^[[:space:]]*#' "$work/control/postinst" | grep -qE 'systemctl +(ena
     fail "postinst enables or starts the service; the user configures it first"
 fi
 
-dpkg-deb --contents "$deb" | awk '{print $NF}' | sed 's#^\./#/#' >"$work/contents"
 for path in /usr/bin/jetagent /lib/systemd/system/jetagent.service /usr/lib/sysusers.d/jetagent.conf \
     /usr/lib/tmpfiles.d/jetagent.conf /etc/jetagent/agent.yaml \
     /usr/share/jetagent/models/shapes_cnn.onnx /usr/share/jetagent/models/shapes_labels.txt \
@@ -46,7 +100,6 @@ for path in /usr/bin/jetagent /lib/systemd/system/jetagent.service /usr/lib/sysu
     grep -qx "$path" "$work/contents" || fail "does not contain $path"
 done
 
-dpkg-deb --extract "$deb" "$work/root"
 # Templates configured with a variable left as @NAME@ (or, set empty, as a path with a part
 # missing): in the maintainer scripts, the conffiles and the systemd entries.
 configured=("$work"/control/{postinst,prerm,postrm,conffiles} "$work/root/etc/jetagent/agent.yaml"
@@ -62,11 +115,6 @@ entries=$(grep -v '^[[:space:]]*#' "$work/control/postinst" |
 for entry in $entries; do
     grep -qx "$entry" "$work/contents" || fail "postinst applies $entry, which the package does not contain"
 done
-case $arch in
-amd64) expected="x86-64" ;;
-arm64) expected="ARM aarch64" ;;
-*) fail "no expected 'file' output for architecture $arch" ;;
-esac
 description=$(file -b "$work/root/usr/bin/jetagent")
 echo "$description" | grep -q "$expected" || fail "usr/bin/jetagent is not $expected: $description"
 service=$work/root/lib/systemd/system/jetagent.service

@@ -1,27 +1,37 @@
 #!/usr/bin/env bash
-# The jetagent .deb installed for real on this machine with apt and dpkg, as root (tools/dev.sh test
-# runs it after packaging, amd64):
+# The jetagent packages installed for real on this machine with apt and dpkg, as root (tools/dev.sh
+# test runs it after packaging, amd64): the core (jetagent_*.deb) alone first, then its OpenCV
+# plugins (jetagent-opencv_*.deb).
 #   1. `apt-get install ./jetagent_*.deb`: the maintainer scripts succeed without systemd as PID 1;
 #      the jetagent system user and its groups (jetagent.sysusers), the conffile and the modes and
-#      owners of the installed files;
+#      owners of the installed files; no plugin installed;
 #   2. the installed binary runs as the jetagent user with the installed config for a few seconds,
 #      in the directories the unit's StateDirectory=, CacheDirectory= and LogsDirectory= give it,
-#      and writes its run logs under /var/log/jetagent;
-#   3. the conffile edited, the package installed over itself: the edit is kept, without a prompt;
-#   4. `apt-get remove`: the binary, unit, sysusers.d and tmpfiles.d entries gone; the conffile,
-#      the run logs and the user kept;
-#   5. `apt-get purge`: the conffile and the engine cache gone; the run logs and the user kept
-#      (systemd/debian/postrm says why).
-# Whatever happens, the trap purges the package and removes what it made (the user, the groups
+#      and writes its run logs under /var/log/jetagent: the service runs with the core alone;
+#   3. the same config with `backend: opencv` fails with exit 2 and an error naming
+#      jetagent-opencv; once `apt-get install ./jetagent-opencv_*.deb` has installed it,
+#      `jetagent backends` lists its plugins as present and the same run works;
+#   4. the conffile edited, the core installed over itself: the edit is kept, without a prompt;
+#   5. `apt-get remove jetagent`: the binary, unit, sysusers.d and tmpfiles.d entries gone, and
+#      jetagent-opencv with them (it depends on the core); the conffile, the run logs and the user
+#      kept;
+#   6. `apt-get purge`: the conffile and the engine cache gone; the run logs and the user kept
+#      (systemd/debian/postrm says why);
+#   7. what the core's Depends need on a machine with nothing installed (apt's resolver with an
+#      empty package database): none of Qt, X11, GDAL, FFmpeg's libavcodec or OpenCV's GUI, codec
+#      and DNN modules, whose packages are the plugins' to pull in, but for what OpenCV's core and
+#      imgproc (which the core may link) pull in themselves.
+# Whatever happens, the trap purges the packages and removes what they made (the user, the groups
 # sysusers created, /etc/jetagent and /var/{lib,cache,log}/jetagent, packages apt pulled in), then
 # checks that users, groups and installed packages are as before. It refuses to run where jetagent
-# is installed or has left files behind.
+# or jetagent-opencv is installed or jetagent has left files behind.
 #
-#   systemd/test-deb-install.sh PACKAGE.deb
+#   systemd/test-deb-install.sh JETAGENT.deb JETAGENT-OPENCV.deb
 set -euo pipefail
 
-usage="usage: test-deb-install.sh PACKAGE.deb (as root; installs and purges the package)"
+usage="usage: test-deb-install.sh JETAGENT.deb JETAGENT-OPENCV.deb (as root; installs and purges them)"
 deb=${1:?$usage}
+opencv_deb=${2:?$usage}
 started=$(date +%s)
 fail() {
     echo "test-deb-install.sh: FAILED: $*" >&2
@@ -30,8 +40,12 @@ fail() {
 say() { echo "test-deb-install.sh: $*"; }
 
 [ "$(id -u)" = 0 ] || fail "must run as root: it installs the package with apt"
-[ -f "$deb" ] || fail "no such file: $deb"
+for file in "$deb" "$opencv_deb"; do [ -f "$file" ] || fail "no such file: $file"; done
 deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
+opencv_deb=$(cd "$(dirname "$opencv_deb")" && pwd)/$(basename "$opencv_deb")
+[ "$(dpkg-deb --field "$deb" Package)" = jetagent ] || fail "$deb is not the core package jetagent"
+[ "$(dpkg-deb --field "$opencv_deb" Package)" = jetagent-opencv ] ||
+    fail "$opencv_deb is not the package jetagent-opencv"
 for tool in apt-get dpkg dpkg-query runuser getent userdel groupdel; do
     command -v "$tool" >/dev/null || fail "$tool is missing"
 done
@@ -44,11 +58,14 @@ dropin_example=/usr/share/doc/jetagent/rtsp-cameras.conf.example
 state_dirs=(/etc/jetagent /var/lib/jetagent /var/cache/jetagent /var/log/jetagent)
 groups_used=(jetagent video gpio i2c)
 
-status=$(dpkg-query -W -f='${db:Status-Status}' jetagent 2>/dev/null || true)
-if [ -n "$status" ] && [ "$status" != not-installed ]; then
-    fail "jetagent is already on this machine (dpkg status '$status'); this test installs and" \
-        "purges it, so it runs only where jetagent is not installed: 'apt-get purge jetagent' first"
-fi
+packages=(jetagent-opencv jetagent) # plugins first: they depend on the core
+for package in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null || true)
+    if [ -n "$status" ] && [ "$status" != not-installed ]; then
+        fail "$package is already on this machine (dpkg status '$status'); this test installs and" \
+            "purges it, so it runs only where it is not installed: 'apt-get purge $package' first"
+    fi
+done
 for dir in "${state_dirs[@]}"; do
     [ ! -e "$dir" ] || fail "$dir exists (left by an earlier jetagent?); this test would delete it:" \
         "move it away first"
@@ -72,11 +89,14 @@ apt_quiet=(env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeo
 cleanup() {
     local rc=$? problems=""
     set +e
-    if dpkg-query -W -f='${db:Status-Status}' jetagent 2>/dev/null | grep -qvx not-installed; then
-        dpkg --purge jetagent >"$work/cleanup.log" 2>&1 ||
-            dpkg --purge --force-remove-reinstreq jetagent >>"$work/cleanup.log" 2>&1 ||
-            problems+=" (dpkg --purge jetagent failed: $(tail -n 3 "$work/cleanup.log"))"
-    fi
+    local package
+    for package in "${packages[@]}"; do
+        if dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null | grep -qvx not-installed; then
+            dpkg --purge "$package" >>"$work/cleanup.log" 2>&1 ||
+                dpkg --purge --force-remove-reinstreq "$package" >>"$work/cleanup.log" 2>&1 ||
+                problems+=" (dpkg --purge $package failed: $(tail -n 3 "$work/cleanup.log"))"
+        fi
+    done
     local pulled
     pulled=$(cat "$work/pulled" 2>/dev/null)
     # shellcheck disable=SC2086
@@ -124,20 +144,29 @@ expect_mode() { # path, "mode user:group"
     [ -e "$1" ] || fail "$1 is missing"
     [ "$(mode_owner "$1")" = "$2" ] || fail "$1 is $(mode_owner "$1"), expected $2"
 }
-expect_status() { # dpkg status of jetagent: "ii ", "rc ", or absent (unknown, or known as "un ")
+expect_status() { # package, dpkg status: "ii ", "rc ", or absent (unknown, or known as "un ")
     local now
-    now=$(dpkg-query -W -f='${db:Status-Abbrev}' jetagent 2>/dev/null || echo absent)
+    now=$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null || echo absent)
     [ "$now" = "un " ] && now=absent
-    [ "$now" = "$1" ] || fail "dpkg status of jetagent is '$now', expected '$1'"
+    [ "$now" = "$2" ] || fail "dpkg status of $1 is '$now', expected '$2'"
 }
+# What apt installed besides jetagent's own packages (their dependencies, systemd as recommended):
+# purged at the end.
+record_pulled() {
+    installed_packages | comm -13 "$work/packages.before" - | grep -Ev '^jetagent(-[a-z]+)?:' |
+        sort -u - "$work/pulled" -o "$work/pulled" || true
+}
+touch "$work/pulled"
 
-# 1. Install.
+# 1. Install the core alone.
 say "installing $(basename "$deb") with apt-get (systemd as PID 1: $([ -d /run/systemd/system ] && echo yes || echo no))"
 apt_run "install" install "$deb"
-# What apt installed besides jetagent (its dependencies, systemd as recommended): purged at the end.
-installed_packages | comm -13 "$work/packages.before" - | grep -v '^jetagent:' >"$work/pulled" || true
-expect_status "ii "
+record_pulled
+expect_status jetagent "ii "
+expect_status jetagent-opencv absent
 [ -s "$work/pulled" ] && say "apt also installed: $(tr '\n' ' ' <"$work/pulled")"
+plugin_files=$(dpkg -L jetagent | grep '/jetagent/plugins/.' || true)
+[ -z "$plugin_files" ] || fail "the core package installed plugins: $plugin_files"
 entry=$(getent passwd jetagent) || fail "the postinst made no jetagent user"
 IFS=: read -r _ _ uid _ _ home shell <<<"$entry"
 [ "$uid" -lt 1000 ] || fail "jetagent is not a system user (uid $uid)"
@@ -193,34 +222,121 @@ owners=$(find "$runs" ! -user jetagent)
 [ -z "$owners" ] || fail "files in $runs not owned by jetagent: $owners"
 cached=$(find /var/cache/jetagent -type f -user jetagent | wc -l)
 [ "$cached" -gt 0 ] || fail "the run left nothing in its engine cache /var/cache/jetagent (engine.cache_dir)"
-say "ran: exit 0, $frames frame records in $frames_file, $cached files in /var/cache/jetagent"
+say "ran with the core alone: exit 0, $frames frame records in $frames_file, $cached files in" \
+    "/var/cache/jetagent"
 
-# 3. The conffile edited, then the package installed over itself: the edit stays.
+# 3. The OpenCV backend: refused with the core alone (exit 2, naming the package), working once
+# jetagent-opencv is installed. Its runs log under the state directory, apart from the service's.
+opencv_config=/var/lib/jetagent/opencv.yaml
+sed 's/^\( *backend:\) *auto\b.*/\1 opencv/' "$config" >"$opencv_config"
+grep -q '^ *backend: opencv$' "$opencv_config" || fail "found no 'backend: auto' in $config to change"
+chown jetagent:jetagent "$opencv_config"
+run_opencv() { # log file: runs jetagent with backend opencv as the jetagent user, prints its exit code
+    local code=0
+    (cd /var/lib/jetagent && umask "$umask_value" &&
+        timeout -s KILL 120 runuser -u jetagent -- env "${unit_environment[@]}" \
+            /usr/bin/jetagent run --config "$opencv_config" --duration 3 \
+            --log-dir /var/lib/jetagent/opencv-runs) >"$1" 2>&1 || code=$?
+    echo "$code"
+}
+rc=$(run_opencv "$work/opencv-missing.log")
+if [ "$rc" != 2 ] || ! grep -q 'jetagent-opencv' "$work/opencv-missing.log"; then
+    sed 's/^/    /' "$work/opencv-missing.log" >&2
+    fail "with the core alone, backend opencv exited $rc (expected 2, naming jetagent-opencv;" \
+        "its output is above)"
+fi
+say "backend opencv with the core alone: exit 2, '$(grep -m 1 'jetagent-opencv' "$work/opencv-missing.log")'"
+say "installing $(basename "$opencv_deb") with apt-get"
+apt_run "install jetagent-opencv" install "$opencv_deb"
+record_pulled
+expect_status jetagent-opencv "ii "
+/usr/bin/jetagent backends >"$work/backends.log" 2>&1 ||
+    { sed 's/^/    /' "$work/backends.log" >&2; fail "'jetagent backends' failed (its output is above)"; }
+for plugin in opencv-dnn viewer; do
+    grep -Eq "^$plugin +present" "$work/backends.log" || {
+        sed 's/^/    /' "$work/backends.log" >&2
+        fail "'jetagent backends' does not list the plugin $plugin as present (its output is above)"
+    }
+done
+rc=$(run_opencv "$work/opencv.log")
+if [ "$rc" != 0 ]; then
+    sed 's/^/    /' "$work/opencv.log" >&2
+    fail "with jetagent-opencv installed, backend opencv exited $rc (its output is above)"
+fi
+opencv_frames=$(find /var/lib/jetagent/opencv-runs -name '*.jsonl' -size +0 -exec grep -c '"frame' {} + |
+    awk -F: '{n += $NF} END {print n + 0}')
+[ "$opencv_frames" -gt 0 ] || fail "the backend opencv run logged no frames in /var/lib/jetagent/opencv-runs"
+say "installed jetagent-opencv: backends lists opencv-dnn and viewer as present; backend opencv" \
+    "ran: exit 0, $opencv_frames frame records"
+
+# 4. The conffile edited, then the core installed over itself: the edit stays.
 marker="# edited by test-deb-install.sh $$"
 echo "$marker" >>"$config"
 apt_run "reinstall over an edited conffile" install --reinstall "$deb"
-expect_status "ii "
+expect_status jetagent "ii "
 grep -qx "$marker" "$config" || fail "reinstalling the package replaced the edited $config"
 expect_mode "$config" "640 root:jetagent"
 say "reinstalled: the edited conffile kept"
 
-# 4. Remove: the program and its systemd entries go; the config, logs and user stay.
+# 5. Remove: the program, its plugins and its systemd entries go; the config, logs and user stay.
+mapfile -t opencv_files < <(dpkg -L jetagent-opencv | grep '\.so$')
+[ "${#opencv_files[@]}" -gt 0 ] || fail "dpkg lists no plugin file of jetagent-opencv"
 apt_run "remove" remove jetagent
-expect_status "rc "
-for file in /usr/bin/jetagent "$unit" "$sysusers" "$tmpfiles" "$dropin_example"; do
+expect_status jetagent "rc "
+expect_status jetagent-opencv absent
+for file in /usr/bin/jetagent "$unit" "$sysusers" "$tmpfiles" "$dropin_example" "${opencv_files[@]}"; do
     [ ! -e "$file" ] || fail "$file is still there after 'apt-get remove'"
 done
 grep -qx "$marker" "$config" || fail "'apt-get remove' did not keep the conffile $config"
 [ -s "$frames_file" ] || fail "'apt-get remove' deleted the run logs ($frames_file)"
 getent passwd jetagent >/dev/null || fail "'apt-get remove' deleted the jetagent user"
-say "removed: program and unit gone; config, run logs and user kept"
+say "removed: program, plugins and unit gone; config, run logs and user kept"
 
-# 5. Purge: the config and the engine cache go; the logs and the user stay.
+# 6. Purge: the config and the engine cache go; the logs and the user stay.
 apt_run "purge" purge jetagent
-expect_status absent
+expect_status jetagent absent
 if [ -e /etc/jetagent ]; then fail "'apt-get purge' left /etc/jetagent: $(ls -A /etc/jetagent)"; fi
 [ ! -e /var/cache/jetagent ] || fail "'apt-get purge' left the engine cache /var/cache/jetagent"
 [ -s "$frames_file" ] || fail "'apt-get purge' deleted the run logs ($frames_file)"
 getent passwd jetagent >/dev/null || fail "'apt-get purge' deleted the jetagent user"
 say "purged: config and cache gone; run logs and user kept"
+
+# 7. What the core needs on a bare system: apt resolving its Depends (not its Recommends) against
+# an empty package database, so that what this machine already has hides nothing. None of the
+# packages the plugins are for may be among them (check-deb.sh checks the Depends field itself),
+# except what OpenCV's core and imgproc, which the core may link, pull in themselves (Debian 12's
+# libopencv-core depends on libglx0, which reaches X11's client libraries): those are named.
+forbidden='^(libqt[0-9]|qt[0-9]|libx11-|libgdal|libavcodec|libopencv-(highgui|videoio|imgcodecs|dnn))'
+: >"$work/empty-status"
+bare_install() { # output file, packages or .deb files: what apt would install for them on an empty system
+    local output=$1
+    shift
+    if ! apt-get -s --no-install-recommends -o Dir::State::status="$work/empty-status" install "$@" \
+        </dev/null >"$work/bare.log" 2>&1; then
+        sed 's/^/    /' "$work/bare.log" >&2
+        fail "apt cannot resolve $* on an empty system (its output is above; 'apt-get update' first?)"
+    fi
+    awk '$1 == "Inst" && $2 != "jetagent" {print $2}' "$work/bare.log" | sort -u >"$output"
+}
+bare_install "$work/bare" "$deb"
+mapfile -t opencv_allowed < <(dpkg-deb --field "$deb" Depends | grep -oE 'libopencv-(core|imgproc)[0-9.]+' | sort -u)
+: >"$work/bare.opencv"
+[ "${#opencv_allowed[@]}" = 0 ] || bare_install "$work/bare.opencv" "${opencv_allowed[@]}"
+reached=$(grep -E "$forbidden" "$work/bare" | grep -vxFf "$work/bare.opencv" || true)
+if [ -n "$reached" ]; then
+    # Which of the core's Depends pulls each in.
+    why=""
+    for dependency in $(dpkg-deb --field "$deb" Depends | sed 's/([^)]*)//g; s/|/,/g; s/,/ /g'); do
+        bare_install "$work/bare.one" "$dependency"
+        while read -r package; do
+            why+=" $package (through $dependency);"
+        done < <(grep -xFf "$work/bare.one" <<<"$reached" || true)
+    done
+    fail "on an empty system the core's Depends pull in what only plugins may need:$why"
+fi
+through_opencv=$(grep -E "$forbidden" "$work/bare" | tr '\n' ' ' || true)
+note=""
+[ -z "$through_opencv" ] || note=" but $through_opencv(pulled in by ${opencv_allowed[*]})"
+say "the core's Depends on an empty system: $(grep -c . "$work/bare") packages, none of Qt, X11," \
+    "GDAL, libavcodec or OpenCV's highgui, videoio, imgcodecs and dnn$note"
 say "passed in $(($(date +%s) - started)) s (cleanup follows)"

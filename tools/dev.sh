@@ -14,7 +14,7 @@ usage: tools/dev.sh COMMAND
           build with warnings as errors (the libraries as unity builds, JETAGENT_UNITY_BUILD),
           run every test (the vivid camera test boots a VM: it must not skip here; clang-tidy
           of the shipped code runs meanwhile at nice 19),
-          package and install the .deb for real; build with clang under AddressSanitizer and
+          package and install the .deb files for real; build with clang under AddressSanitizer and
           UndefinedBehaviorSanitizer (the fuzz targets as libFuzzer programs too) and run the
           tests labelled unit once more there, with a 10-second fuzzing run per fuzz target
           (label fuzz); cross-build for aarch64 and run the tests labelled unit under qemu-user
@@ -33,8 +33,9 @@ usage: tools/dev.sh COMMAND
           which clang cannot read)
   cross   install missing packages, make the Debian 12 arm64 sysroot, cross-build into build-aarch64
   build   install missing packages and build into build/
-  package install missing packages, build for the /usr prefix and make the .deb
-          (build/jetagent_<version>_<arch>.deb, checked by systemd/check-deb.sh)
+  package install missing packages, build for the /usr prefix and make the .deb files
+          (build/jetagent_<version>_<arch>.deb, the core, and build/jetagent-opencv_<version>_<arch>.deb,
+          its OpenCV plugins; each checked by systemd/check-deb.sh)
   deps    only install missing packages
   check-tensorrt DIR [DIR...]
           compile (without linking) the TensorRT backend against each TensorRT include directory
@@ -285,29 +286,37 @@ cross_build() { # extra cmake arguments...
         -DJETAGENT_SYSROOT="$sysroot" "$@"
 }
 
-# The .deb of a build: configured for /usr (the unit and /etc/jetagent paths are fixed at configure
-# time), packed by CPack into the build directory, then checked.
+# The .deb files of a build: configured for /usr (the unit and /etc/jetagent paths are fixed at
+# configure time), packed by CPack into the build directory, one per package (the core jetagent,
+# jetagent-opencv, and jetagent-tensorrt where that plugin is built), then each checked.
 package() { # DIR, Debian architecture
     local dir=$1 arch=$2
     step "packaging $dir ($arch)"
     cmake -S . -B "$dir" -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
-    rm -f "$dir"/jetagent_*.deb
+    rm -f "$dir"/jetagent_*.deb "$dir"/jetagent-*_*.deb
     cpack --config "$dir/CPackConfig.cmake" -B "$dir" >"$dir/cpack.log" 2>&1 ||
         { cat "$dir/cpack.log" >&2; exit 1; }
     local deb
-    deb=$(ls "$dir"/jetagent_*_"$arch".deb)
-    systemd/check-deb.sh "$deb" "$arch"
+    for deb in "$dir"/jetagent_*_"$arch".deb "$dir"/jetagent-opencv_*_"$arch".deb; do
+        [ -f "$deb" ] || { echo "cpack made no $(basename "$deb") in $dir" >&2; exit 1; }
+    done
+    for deb in "$dir"/jetagent_*_"$arch".deb "$dir"/jetagent-*_*_"$arch".deb; do
+        systemd/check-deb.sh "$deb" "$arch"
+    done
 }
 
-# The package installed, run, reinstalled, removed and purged on this machine (as root).
+# The packages installed, run, reinstalled, removed and purged on this machine (as root): the
+# core alone, then with jetagent-opencv.
 install_test() { # DIR
-    local deb start
-    deb=$(ls "$1"/jetagent_*_"$(dpkg --print-architecture)".deb)
-    step "installing $deb for real (systemd/test-deb-install.sh)"
+    local arch core opencv start
+    arch=$(dpkg --print-architecture)
+    core=$(ls "$1"/jetagent_*_"$arch".deb)
+    opencv=$(ls "$1"/jetagent-opencv_*_"$arch".deb)
+    step "installing $core and $opencv for real (systemd/test-deb-install.sh)"
     start=$(date +%s)
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    "${sudo[@]}" systemd/test-deb-install.sh "$deb"
+    "${sudo[@]}" systemd/test-deb-install.sh "$core" "$opencv"
     echo "install test: $(($(date +%s) - start)) s"
 }
 
