@@ -23,12 +23,12 @@ version=$(field Version)
 [ -n "$(field Maintainer)" ] || fail "no Maintainer"
 depends=$(field Depends)
 case $arch in
-amd64) expected="x86-64" multiarch=x86_64-linux-gnu ;;
-arm64) expected="ARM aarch64" multiarch=aarch64-linux-gnu ;;
+amd64) expected="x86-64" ;;
+arm64) expected="ARM aarch64" ;;
 *) fail "no expected 'file' output for architecture $arch" ;;
 esac
-# Where the core looks for plugins (bin/../lib/<multiarch>/jetagent/plugins).
-plugin_dir=/usr/lib/$multiarch/jetagent/plugins
+# Where the core looks for plugins (bin/../lib/jetagent/plugins).
+plugin_dir=/usr/lib/jetagent/plugins
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -76,7 +76,7 @@ echo "$depends" | grep -q 'libjs-chart\.js' || fail "Depends lacks libjs-chart.j
 forbidden='^(libqt[0-9]|qt[0-9]|libx11-|libgdal|libavcodec|libopencv-(highgui|videoio|imgcodecs|dnn))'
 named=$(echo "$depends" | sed 's/[,|]/\n/g' | awk '{print $1}' | grep -E "$forbidden" || true)
 [ -z "$named" ] || fail "Depends names what only plugins may need: $(echo "$named" | tr '\n' ' ')('$depends')"
-plugins=$(grep "^/usr/lib/.*/jetagent/plugins/." "$work/contents" || true)
+plugins=$(grep "^/usr/lib/jetagent/plugins/." "$work/contents" || true)
 [ -z "$plugins" ] || fail "the core package holds plugins: $plugins"
 
 grep -qx '/etc/jetagent/agent.yaml' "$work/control/conffiles" 2>/dev/null ||

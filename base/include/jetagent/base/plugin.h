@@ -43,7 +43,7 @@ struct KnownPlugin {
 const std::vector<KnownPlugin>& knownPlugins();
 
 // Where plugins are looked for: $JETAGENT_PLUGIN_DIR when set, else the directory this build
-// installs them to, found relative to the running executable (bin/../lib/<arch>/jetagent/plugins;
+// installs them to, found relative to the running executable (bin/../lib/jetagent/plugins;
 // in a build tree the same layout sits beside src/ and tests/).
 std::string pluginDirectory();
 
