@@ -79,11 +79,13 @@ Expected<const PluginDescriptor*> openPlugin(const KnownPlugin& known, const std
             (why != nullptr ? why : "unknown error") + " (reinstall the " + known.package +
             " package and the libraries it depends on)");
     }
+    // A refused library is left loaded, never dlclose()d: unloading one that is not ours (or not
+    // this build's) would run its libraries' teardown (Qt's, OpenCV's) mid-process, and the
+    // command ends with the error anyway.
     using Entry = const PluginDescriptor* (*)();
     auto entry = reinterpret_cast<Entry>(dlsym(handle, kPluginEntryPoint));
     const PluginDescriptor* d = entry != nullptr ? entry() : nullptr;
     if (d == nullptr || d->name == nullptr || known.name != std::string(d->name)) {
-        dlclose(handle);
         return Status::unsupported(path + " is not the jetagent plugin '" + known.name + "' (no " +
             kPluginEntryPoint + " naming it)");
     }
@@ -91,7 +93,6 @@ Expected<const PluginDescriptor*> openPlugin(const KnownPlugin& known, const std
         std::string(d->version) != JETAGENT_PLUGIN_VERSION) {
         const std::string built = "ABI " + std::to_string(d->abi) + ", jetagent " +
             (d->version != nullptr ? d->version : "?");
-        dlclose(handle);
         return Status::unsupported(what + " at " + path + " was built for " + built +
             ", not this jetagent (ABI " + std::to_string(kPluginAbi) + ", jetagent " +
             JETAGENT_PLUGIN_VERSION + "): install the " + known.package +
