@@ -118,7 +118,7 @@ Expected<std::unique_ptr<FrameSource>> openFrameSource(const SourceOptions& opti
         // A path ending in '/' names a directory even when it is missing: say which is missing.
         if (fs::is_directory(rest, ec) || rest.back() == '/')
             return ImageDirectorySource::open(generated, rest);
-        return VideoFileSource::open(generated, rest);
+        return openVideoFile(generated, rest);
     }
     if (scheme == "http" || scheme == "https")
         return Status::invalid("'" + uri + "': jetagent does not read " + scheme +

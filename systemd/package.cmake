@@ -161,7 +161,7 @@ set(CPACK_STRIP_FILES ON)
 # in the paths).
 set(JETAGENT_PACKAGE_CROSS "${CMAKE_CROSSCOMPILING}")
 set(JETAGENT_PACKAGE_BINARIES "Unspecified=$<TARGET_FILE:jetagent>")
-foreach(_component IN LISTS _plugin_components)
+foreach(_component IN ITEMS Unspecified LISTS _plugin_components)
     get_property(_targets GLOBAL PROPERTY JETAGENT_PLUGIN_TARGETS_${_component})
     foreach(_target IN LISTS _targets)
         list(APPEND JETAGENT_PACKAGE_BINARIES "${_component}=$<TARGET_FILE:${_target}>")

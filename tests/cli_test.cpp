@@ -310,6 +310,41 @@ TEST(Cli, PluginsMissingForeignOrOfAnotherBuildAreUsageErrorsNamingThePackage)
     EXPECT_TRUE(has(listed.out, "install the jetagent-opencv package")) << listed.out;
 }
 
+// GStreamer is a plugin of the core package (jetagent-gstreamer.so): a run from a generated source
+// needs no plugin at all, and a run that asks for a GStreamer source or output without it is a
+// usage error naming the package, before anything is written.
+TEST(Cli, WithoutTheGStreamerPluginOnlyItsSourcesAndOutputsAreRefused)
+{
+    namespace fs = std::filesystem;
+    TempDir dir;
+    fs::create_directories(dir / "none");
+    test::writeFile(
+        dir / "c.yaml", demoConfig("synthetic://shapes", sourcePath("models/shapes_cnn.onnx"), ""));
+    auto runWith = [&](const std::vector<std::string>& extra) {
+        std::vector<std::string> args = {
+            "run", "-c", "c.yaml", "--frames", "3", "--as-fast-as-possible", "-o", "logs"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return test::runJetagentUnder(
+            "env JETAGENT_PLUGIN_DIR=" + (dir / "none"), args, dir.path());
+    };
+    auto plain = runWith({});
+    EXPECT_EQ(plain.exitCode, 0) << plain.err;
+    fs::remove_all(dir / "logs");
+
+    const std::string missing = (dir / "none") + "/jetagent-gstreamer.so does not exist";
+    for (const std::vector<std::string>& extra :
+        std::vector<std::vector<std::string>> {{"-s", "rtsp://127.0.0.1:9/stream"},
+            {"-s", "gst://videotestsrc ! videoconvert ! video/x-raw,format=BGR ! appsink"},
+            {"--output", "rtp://127.0.0.1:5004"}}) {
+        auto r = runWith(extra);
+        EXPECT_EQ(r.exitCode, 2) << extra[1] << "\n" << r.err;
+        EXPECT_TRUE(has(r.err, "plugin 'gstreamer'")) << r.err;
+        EXPECT_TRUE(has(r.err, missing)) << r.err;
+        EXPECT_TRUE(has(r.err, "Install the jetagent package")) << r.err;
+        EXPECT_FALSE(fs::exists(dir / "logs")) << extra[1] << ": nothing is written";
+    }
+}
+
 TEST(Cli, FailureWhileRunningExitsWithOneAndKeepsTheSummary)
 {
     // Files that exist but decode to nothing: the source opens, then fails on its first read.

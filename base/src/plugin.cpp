@@ -20,6 +20,12 @@ namespace jetagent {
 const std::vector<KnownPlugin>& knownPlugins()
 {
     static const std::vector<KnownPlugin> plugins = {
+        {"gstreamer", "jetagent-gstreamer.so",
+            "csi://, rtsp:// and gst:// sources, video files, rtp:// and rtsp:// outputs, on "
+            "GStreamer",
+            "jetagent", " (the core package ships it: reinstall it)"},
+        {"live", "jetagent-live.so", "the live web view (--serve, http.listen), on cpp-httplib",
+            "jetagent", " (the core package ships it: reinstall it)"},
         {"opencv-dnn", "jetagent-opencv-dnn.so", "engine backend 'opencv', on OpenCV's DNN module",
             "jetagent-opencv", ""},
         {"viewer", "jetagent-viewer.so",

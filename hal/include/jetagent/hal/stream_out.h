@@ -52,39 +52,36 @@ public:
     };
 
     // Builds the pipeline (RTP) or starts the server (RTSP: it listens from here on and encodes
-    // only while a client plays the stream). Errors: InvalidInput for bad options, Unsupported
-    // when GStreamer or an element is missing (naming the package), Io when the RTSP
-    // port cannot be bound.
+    // only while a client plays the stream), in the GStreamer plugin (loaded on first use).
+    // Errors: InvalidInput for bad options, Unsupported when GStreamer, the plugin or an element
+    // is missing (naming the package), Io when the RTSP port cannot be bound.
     static Expected<std::unique_ptr<StreamOut>> open(
         const StreamTarget& target, const Options& options);
-    ~StreamOut();
-    StreamOut(const StreamOut&) = delete;
-    StreamOut& operator=(const StreamOut&) = delete;
+    virtual ~StreamOut();
 
     // Hands one 8-bit BGR frame of the opened size to the encoder (a copy; the caller keeps its
     // image). Never blocks: drops it (counted) when the encoder is still behind by more than a
     // few frames, or when no RTSP client is playing. False after the pipeline failed (error()
     // says why); the caller's run goes on.
-    bool push(const cv::Mat& bgr);
+    virtual bool push(const cv::Mat& bgr) = 0;
 
     // For the log: the SDP a receiver needs (RTP) or the URL to open (RTSP).
-    std::string describe() const;
+    virtual std::string describe() const = 0;
     // rtp://HOST:PORT, or the RTSP URL to open (the path included, defaulted or not).
-    std::string address() const;
+    virtual std::string address() const = 0;
     // The SDP file's text a receiver opens (ffplay, VLC, GStreamer's sdpdemux); "" for RTSP.
-    std::string sdp() const;
-    const std::string& encoder() const;
-    uint64_t framesSent() const; // handed to the encoder
-    uint64_t framesDropped() const; // encoder behind
-    uint64_t framesUnwatched() const; // RTSP with no client playing
-    int clients() const; // RTSP clients playing now (RTP: 0)
-    std::string error() const; // "" while healthy
+    virtual std::string sdp() const = 0;
+    virtual const std::string& encoder() const = 0;
+    virtual uint64_t framesSent() const = 0; // handed to the encoder
+    virtual uint64_t framesDropped() const = 0; // encoder behind
+    virtual uint64_t framesUnwatched() const = 0; // RTSP with no client playing
+    virtual int clients() const = 0; // RTSP clients playing now (RTP: 0)
+    virtual std::string error() const = 0; // "" while healthy
 
-    struct Impl; // GStreamer's side (public only for its C callbacks)
-
-private:
-    explicit StreamOut(std::unique_ptr<Impl> impl);
-    std::unique_ptr<Impl> impl_;
+protected:
+    StreamOut() = default;
+    StreamOut(const StreamOut&) = delete;
+    StreamOut& operator=(const StreamOut&) = delete;
 };
 
 } // namespace jetagent

@@ -2,17 +2,12 @@
 // file and never opens the network: see VideoFileSource.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
-
-#include <opencv2/core/mat.hpp>
 
 #include "jetagent/hal/frame_source.h"
 
 namespace jetagent {
-
-class VideoFilePipeline; // one pass's GStreamer pipeline (video_file_source.cpp)
 
 // A video file, decoded by GStreamer as
 //   filesrc location=PATH ! decodebin ! videoconvert ! video/x-raw,format=BGR ! appsink
@@ -29,60 +24,21 @@ class VideoFilePipeline; // one pass's GStreamer pipeline (video_file_source.cpp
 //  - only the first video stream is decoded; audio and subtitles are left undecoded.
 // Which GStreamer plugins decode what: docs/cameras.md. A Jetson's hardware decoders are reached
 // with a gst:// pipeline instead (filesrc ! qtdemux ! h264parse ! nvv4l2decoder ! ...).
-class VideoFileSource final : public FrameSource {
-public:
-    // Opens `path` and decodes its first frame, so an unreadable file fails here rather than
-    // mid-run. A video whose frames have more than options.maxImagePixels pixels is refused from
-    // its stream's caps, before a decoder is plugged for it where the container gives the size,
-    // and always before its first frame is delivered.
-    static Expected<std::unique_ptr<FrameSource>> open(
-        const SourceOptions& options, const std::string& path);
-
-    ~VideoFileSource() override;
-    VideoFileSource(const VideoFileSource&) = delete;
-    VideoFileSource& operator=(const VideoFileSource&) = delete;
-
-    const SourceInfo& info() const override { return info_; }
-    // A pass that stops before the frame count the container declares (its duration times its
-    // frame rate, or an AVI header's count where that is more) is not a failure, since the frames
-    // read were measured, whether the decoder reached an end early or stopped with an error (a
-    // damaged or truncated file); it is logged as a warning naming the file, and without loop the
-    // end says so ("after 2 of 60 frames"; see endDetail). With loop, each pass reopens the file.
-    Expected<ReadResult> read(Frame& frame) override;
-    std::string endDetail() const override { return endDetail_; }
-
-private:
-    VideoFileSource();
-    // Checks the file and starts a pass's pipeline; `sniff` false skips the manifest check (for
-    // the test that proves the pipeline's own guard).
-    Status reopen(bool sniff);
-    // Called when a pass over the file ends: warns when it ended short of declaredFrames_.
-    void notePassEnd(const std::string& why);
-
-    friend Expected<std::unique_ptr<FrameSource>> openVideoFile(
-        const SourceOptions& options, const std::string& path, bool sniff);
-
-    SourceInfo info_;
-    std::string path_;
-    std::string openPath_; // path_ made absolute
-    bool loop_ = false;
-    bool sniff_ = true;
-    uint64_t maxPixels_ = kDefaultMaxImagePixels;
-    std::unique_ptr<VideoFilePipeline> pipeline_;
-    cv::Mat first_; // the frame decoded by open(), delivered by the first read()
-    bool haveFirst_ = false;
-    uint64_t next_ = 0;
-    int64_t declaredFrames_ = -1; // duration times frame rate at open; -1 when unknown
-    int64_t headerFrames_ = -1; // the frame count an AVI header declares; -1 for other files
-    int64_t passFrames_ = 0; // frames delivered in this pass over the file
-    bool ended_ = false; // EndOfStream returned (without loop)
-    bool warnedShortPass_ = false; // with loop, a short pass is logged once
-    std::string endDetail_;
-};
-
-// VideoFileSource::open, with the manifest check skipped when `sniff` is false: what the tests use
-// to show that the pipeline refuses a playlist by itself.
+//
+// Decoding happens in the GStreamer plugin (jetagent-gstreamer.so, loaded on first use): a build
+// without it installed refuses video files with an error naming the package.
+//
+// Opens `path` and decodes its first frame, so an unreadable file fails here rather than mid-run.
+// A video whose frames have more than options.maxImagePixels pixels is refused from its stream's
+// caps, before a decoder is plugged for it where the container gives the size, and always before
+// its first frame is delivered. A pass that stops before the frame count the container declares
+// (its duration times its frame rate, or an AVI header's count where that is more) is not a
+// failure, since the frames read were measured, whether the decoder reached an end early or
+// stopped with an error (a damaged or truncated file); it is logged as a warning naming the file,
+// and without loop the end says so ("after 2 of 60 frames"; FrameSource::endDetail). With loop,
+// each pass reopens the file. `sniff` false skips the manifest check: what the tests use to show
+// that the pipeline refuses a playlist by itself.
 Expected<std::unique_ptr<FrameSource>> openVideoFile(
-    const SourceOptions& options, const std::string& path, bool sniff);
+    const SourceOptions& options, const std::string& path, bool sniff = true);
 
 } // namespace jetagent

@@ -1,4 +1,4 @@
-// Video files decoded by GStreamer (video_file_source.h).
+// Video files decoded by GStreamer (jetagent/hal/video_file_source.h), in the GStreamer plugin.
 //
 // A pass over the file is one pipeline, built element by element:
 //   filesrc location=PATH ! decodebin ! videoconvert ! video/x-raw,format=BGR
@@ -19,7 +19,7 @@
 //
 // Frames are pulled from the appsink with a timeout, a slice at a time, and the bus is read for
 // errors between slices; kFrameWaitS bounds the wait for one frame.
-#include "jetagent/hal/video_file_source.h"
+#include "video_file_source.h"
 
 #include "gst_init.h"
 #include "gst_support.h"
@@ -383,13 +383,7 @@ private:
 VideoFileSource::VideoFileSource() = default;
 VideoFileSource::~VideoFileSource() = default;
 
-Expected<std::unique_ptr<FrameSource>> VideoFileSource::open(
-    const SourceOptions& options, const std::string& path)
-{
-    return openVideoFile(options, path, true);
-}
-
-Expected<std::unique_ptr<FrameSource>> openVideoFile(
+Expected<std::unique_ptr<FrameSource>> gst::openVideoFile(
     const SourceOptions& options, const std::string& path, bool sniff)
 {
     std::unique_ptr<VideoFileSource> source(new VideoFileSource());
