@@ -1,6 +1,6 @@
 // The live server's connection plumbing (http_wire.h).
-#include "live/http_wire.h"
-#include "live/live_server.h"
+#include "http_wire.h"
+#include "http_live_server.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -71,14 +71,14 @@ const std::string& requestTimeoutAnswer()
 {
     static const std::string answer = cannedAnswer(408, "Request Timeout",
         "the request did not arrive whole within " +
-            std::to_string(LiveServer::kRequestTimeoutMs / 1000) + " s\n");
+            std::to_string(HttpLiveServer::kRequestTimeoutMs / 1000) + " s\n");
     return answer;
 }
 
 const std::string& headTooLargeAnswer()
 {
     static const std::string answer = cannedAnswer(431, "Request Header Fields Too Large",
-        "the request's head is longer than " + std::to_string(LiveServer::kMaxHeadBytes) +
+        "the request's head is longer than " + std::to_string(HttpLiveServer::kMaxHeadBytes) +
             " bytes\n");
     return answer;
 }

@@ -1,7 +1,7 @@
 // The live web view of a run: the HTTP server (cpp-httplib's parser and routes, behind
 // connection handling of its own that bounds how long a request may take to arrive, how many may
 // be arriving, and how long stopping takes), the JPEG encoder and the 1 Hz status builder.
-#include "live/live_server.h"
+#include "http_live_server.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,13 +24,13 @@
 #include <httplib.h>
 #include <turbojpeg.h>
 
+#include "http_wire.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/power/power_monitor.h"
-#include "live/http_wire.h"
 #include "live/live_page.h"
-#include "live/live_server_parts.h"
+#include "live_server_parts.h"
 
 namespace jetagent {
 
@@ -38,27 +38,25 @@ using json = nlohmann::json;
 
 namespace {
 
-// The server's own descriptors: the listening socket, two eventfds and the reading thread's epoll.
-constexpr size_t kOwnDescriptors = 4;
 constexpr size_t kMaxFramesPerAnswer = 1000;
 constexpr const char* kBoundary = "jetagentframe";
 
 } // namespace
 
-LiveServer::LiveServer() = default;
+HttpLiveServer::HttpLiveServer() = default;
 
-LiveServer::~LiveServer()
+HttpLiveServer::~HttpLiveServer()
 {
     stop();
 }
 
-Expected<std::unique_ptr<LiveServer>> LiveServer::start(
+Expected<std::unique_ptr<LiveServer>> HttpLiveServer::start(
     const HttpConfig& config, std::string chartJs, const PowerMonitor* power, size_t tasks)
 {
     std::string key;
     if (std::string problem = httpConfigProblem(config, key); !problem.empty())
         return Status::invalid(key + ": " + problem);
-    std::unique_ptr<LiveServer> s(new LiveServer());
+    std::unique_ptr<HttpLiveServer> s(new HttpLiveServer());
     s->config_ = config;
     s->address_ = parseListenAddress(config.listen).value();
     s->chartJs_ = std::move(chartJs);
@@ -93,7 +91,7 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
             ": the port is in use (another jetagent or server?) or the address is not "
             "this machine's; choose another with --serve [ADDR:]PORT");
     s->server_->listeningOn(s->listenFd_);
-    LiveServer* raw = s.get();
+    HttpLiveServer* raw = s.get();
     s->wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->stopFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wakeFd_ < 0 || s->stopFd_ < 0)
@@ -117,25 +115,17 @@ Expected<std::unique_ptr<LiveServer>> LiveServer::start(
         log->warn("the live view holds at most {} connections at once (ulimit -n is {}, {} "
                   "descriptors open); raise ulimit -n for more",
             s->maxConnections_, s->descriptorLimit_, openAtStart);
-    return s;
+    return std::unique_ptr<LiveServer>(std::move(s));
 }
 
-size_t LiveServer::connectionBudget(uint64_t limit, size_t openAtStart)
-{
-    const uint64_t reserve = uint64_t(kReservedDescriptors) + kOwnDescriptors + openAtStart;
-    if (limit <= reserve)
-        return 0;
-    return static_cast<size_t>(std::min<uint64_t>(kMaxConnections, (limit - reserve) / 2));
-}
-
-std::string LiveServer::url() const
+std::string HttpLiveServer::url() const
 {
     const bool v6 = address_.host.find(':') != std::string::npos;
     return "http://" + (v6 ? "[" + address_.host + "]" : address_.host) + ":" +
         std::to_string(port_) + "/";
 }
 
-void LiveServer::stop()
+void HttpLiveServer::stop()
 {
     if (stopping_.exchange(true))
         return;
@@ -201,7 +191,7 @@ void LiveServer::stop()
 // Takes each new connection while the connections held stay within maxConnections_ (past it,
 // closes it at once); when no descriptor is free, rests kAcceptBackoffMs rather than spinning on
 // the connection left in the backlog.
-void LiveServer::acceptLoop()
+void HttpLiveServer::acceptLoop()
 {
     pollfd fds[2] = {{listenFd_, POLLIN, 0}, {stopFd_, POLLIN, 0}};
     bool warned = false;
@@ -238,13 +228,13 @@ void LiveServer::acceptLoop()
     }
 }
 
-void LiveServer::closeConnection(int fd, const std::string& answer)
+void HttpLiveServer::closeConnection(int fd, const std::string& answer)
 {
     sendAndClose(fd, answer);
     connections_.fetch_sub(1);
 }
 
-void LiveServer::handOver(int fd)
+void HttpLiveServer::handOver(int fd)
 {
     {
         std::lock_guard<std::mutex> lock(connMutex_);
@@ -261,7 +251,7 @@ void LiveServer::handOver(int fd)
 // One thread reads every request still arriving (epoll): a slow or silent client holds no
 // worker, only one of maxArriving_ places (kMaxArriving with descriptors enough), and only until
 // kRequestTimeoutMs after it connected. A whole request goes to the workers' queue.
-void LiveServer::readLoop()
+void HttpLiveServer::readLoop()
 {
     const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
     if (epoll < 0) {
@@ -371,7 +361,7 @@ void LiveServer::readLoop()
     ::close(epoll);
 }
 
-void LiveServer::workerLoop()
+void HttpLiveServer::workerLoop()
 {
     while (true) {
         Waiting next;
@@ -388,7 +378,7 @@ void LiveServer::workerLoop()
     }
 }
 
-void LiveServer::serveConnection(Waiting waiting)
+void HttpLiveServer::serveConnection(Waiting waiting)
 {
     const int fd = waiting.fd;
     {
@@ -404,7 +394,7 @@ void LiveServer::serveConnection(Waiting waiting)
     closeConnection(fd, "");
 }
 
-std::string LiveServer::respond(const std::string& request)
+std::string HttpLiveServer::respond(const std::string& request)
 {
     HeadScanner scanner;
     const size_t end = scanner.scan(request);
@@ -434,7 +424,7 @@ void refuseOverLimit(
 
 } // namespace
 
-void LiveServer::setUpRoutes()
+void HttpLiveServer::setUpRoutes()
 {
     httplib::Server& server = *server_;
     // Read-only and, off loopback, for token holders only: checked before any route.
@@ -462,7 +452,7 @@ void LiveServer::setUpRoutes()
         [this](const httplib::Request&, httplib::Response& res) { serveEvents(res); });
 }
 
-bool LiveServer::admit(const httplib::Request& req, httplib::Response& res)
+bool HttpLiveServer::admit(const httplib::Request& req, httplib::Response& res)
 {
     if (req.method != "GET" && req.method != "HEAD") {
         res.status = 405;
@@ -487,7 +477,7 @@ bool LiveServer::admit(const httplib::Request& req, httplib::Response& res)
     return false;
 }
 
-void LiveServer::serveStatus(httplib::Response& res)
+void HttpLiveServer::serveStatus(httplib::Response& res)
 {
     std::shared_ptr<const std::string> text;
     {
@@ -502,7 +492,7 @@ void LiveServer::serveStatus(httplib::Response& res)
     res.set_content(*text, "application/json");
 }
 
-void LiveServer::serveFrames(const httplib::Request& req, httplib::Response& res)
+void HttpLiveServer::serveFrames(const httplib::Request& req, httplib::Response& res)
 {
     // Without `since`, the whole ring from its oldest record (frame 0 while the run is young).
     std::optional<uint64_t> since;
@@ -539,7 +529,7 @@ void LiveServer::serveFrames(const httplib::Request& req, httplib::Response& res
     res.set_content(jsonText(answer), "application/json");
 }
 
-void LiveServer::serveSnapshot(httplib::Response& res)
+void HttpLiveServer::serveSnapshot(httplib::Response& res)
 {
     // Someone watches for the time it takes the view to hand over a frame and the encoder to
     // encode it.
@@ -562,7 +552,7 @@ void LiveServer::serveSnapshot(httplib::Response& res)
     res.set_content(*jpeg, "image/jpeg");
 }
 
-void LiveServer::serveVideo(httplib::Response& res)
+void HttpLiveServer::serveVideo(httplib::Response& res)
 {
     if (streams_.fetch_add(1) >= kMaxStreams) {
         streams_.fetch_sub(1);
@@ -615,7 +605,7 @@ void LiveServer::serveVideo(httplib::Response& res)
         });
 }
 
-void LiveServer::serveEvents(httplib::Response& res)
+void HttpLiveServer::serveEvents(httplib::Response& res)
 {
     if (events_.fetch_add(1) >= kMaxEvents) {
         events_.fetch_sub(1);

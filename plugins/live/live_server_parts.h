@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "live/http_wire.h"
-#include "live/live_server.h"
+#include "http_live_server.h"
+#include "http_wire.h"
 
 namespace jetagent {
 
@@ -21,7 +21,7 @@ constexpr auto kStreamPoll = std::chrono::milliseconds(500);
 // cpp-httplib's parser and routes, without its listening and threads: LiveServer accepts the
 // connections and reads each request's head, as a whole within a deadline, before a worker
 // hands it to serveOne.
-class LiveServer::HttpServer final : public httplib::Server {
+class HttpLiveServer::HttpServer final : public httplib::Server {
 public:
     // The socket LiveServer listens on, or -1 once it stops: cpp-httplib ends the streams (the
     // video, the events) when its own listening socket is invalid, as it is shutting down.
@@ -34,13 +34,13 @@ public:
     }
 };
 
-struct LiveServer::Arriving {
+struct HttpLiveServer::Arriving {
     std::string bytes;
     HeadScanner scanner;
     int64_t acceptedNs = 0;
 };
 
-struct LiveServer::Compact {
+struct HttpLiveServer::Compact {
     uint64_t frame = 0;
     uint32_t task = 0;
     bool ok = true;
@@ -54,7 +54,7 @@ struct LiveServer::Compact {
     double energyMj = 0.0;
 };
 
-struct LiveServer::TaskState {
+struct HttpLiveServer::TaskState {
     uint64_t frames = 0;
     uint64_t results = 0;
     uint64_t failed = 0;
@@ -66,13 +66,13 @@ struct LiveServer::TaskState {
     uint64_t resultsAtPoint = 0;
 };
 
-class LiveServer::TaskSink final : public RecordSink {
+class HttpLiveServer::TaskSink final : public RecordSink {
 public:
-    TaskSink(LiveServer& server, size_t task) : server_(server), task_(task) { }
+    TaskSink(HttpLiveServer& server, size_t task) : server_(server), task_(task) { }
     void consume(const FrameRecord& record) override { server_.consume(task_, record); }
 
 private:
-    LiveServer& server_;
+    HttpLiveServer& server_;
     size_t task_;
 };
 

@@ -1,6 +1,6 @@
 // The live view's knowledge of the run: the tasks' records as they arrive, the 1 Hz status
 // document and its history, /api/frames' ring, and the one JPEG encoder every video client shares.
-#include "live/live_server.h"
+#include "http_live_server.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,14 +23,14 @@
 #include <httplib.h>
 #include <turbojpeg.h>
 
+#include "http_wire.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/power/power_monitor.h"
-#include "live/http_wire.h"
 #include "live/live_page.h"
 
-#include "live/live_server_parts.h"
+#include "live_server_parts.h"
 
 namespace jetagent {
 
@@ -145,12 +145,12 @@ json powerJson(const PowerMonitor& monitor, json& names, json& point, json& zone
 
 } // namespace
 
-RecordSink* LiveServer::sink(size_t task)
+RecordSink* HttpLiveServer::sink(size_t task)
 {
     return task < sinks_.size() ? sinks_[task].get() : nullptr;
 }
 
-void LiveServer::attach(LiveRun run)
+void HttpLiveServer::attach(LiveRun run)
 {
     std::lock_guard<std::mutex> lock(dataMutex_);
     run_ = std::move(run);
@@ -162,7 +162,7 @@ void LiveServer::attach(LiveRun run)
     history_.clear(); // another run (a reload): its own series
 }
 
-void LiveServer::detach()
+void HttpLiveServer::detach()
 {
     std::lock_guard<std::mutex> lock(dataMutex_);
     attached_ = false;
@@ -170,7 +170,7 @@ void LiveServer::detach()
     run_.lost = nullptr;
 }
 
-void LiveServer::consume(size_t task, const FrameRecord& record)
+void HttpLiveServer::consume(size_t task, const FrameRecord& record)
 {
     std::lock_guard<std::mutex> lock(dataMutex_);
     if (task >= tasks_.size())
@@ -211,7 +211,7 @@ void LiveServer::consume(size_t task, const FrameRecord& record)
     }
 }
 
-void LiveServer::onCanvas(cv::Mat& canvas, uint64_t /*frame*/)
+void HttpLiveServer::onCanvas(cv::Mat& canvas, uint64_t /*frame*/)
 {
     canvases_.fetch_add(1, std::memory_order_relaxed);
     if (!watched())
@@ -269,7 +269,7 @@ struct JpegCompressor {
 // waiting), so the encoder is never behind by more than one frame. TurboJPEG straight from the
 // BGR canvas: 1.0 ms a 640x480 frame on the development machine, against 1.5 ms through OpenCV's
 // imencode (the same frame, quality 75, 4:2:0).
-void LiveServer::encoderLoop()
+void HttpLiveServer::encoderLoop()
 {
     cv::Mat working;
     JpegCompressor jpeg;
@@ -321,7 +321,7 @@ void LiveServer::encoderLoop()
     }
 }
 
-void LiveServer::tickerLoop()
+void HttpLiveServer::tickerLoop()
 {
     auto next = std::chrono::steady_clock::now();
     while (!stopping_) {
@@ -349,7 +349,7 @@ void LiveServer::tickerLoop()
     }
 }
 
-json LiveServer::buildStatus(json& point)
+json HttpLiveServer::buildStatus(json& point)
 {
     const int64_t now = monotonicNs();
     json status;
@@ -428,7 +428,7 @@ json LiveServer::buildStatus(json& point)
     return status;
 }
 
-json LiveServer::historyJson() const
+json HttpLiveServer::historyJson() const
 {
     std::lock_guard<std::mutex> lock(dataMutex_);
     json points = json::array();
@@ -437,7 +437,7 @@ json LiveServer::historyJson() const
     return {{"seconds", kHistorySeconds}, {"names", seriesNames_}, {"points", points}};
 }
 
-LiveCounters LiveServer::counters() const
+LiveCounters HttpLiveServer::counters() const
 {
     LiveCounters c;
     c.canvases = canvases_.load();
@@ -458,7 +458,7 @@ LiveCounters LiveServer::counters() const
     return c;
 }
 
-json LiveServer::framesJson(std::optional<uint64_t> since, size_t limit) const
+json HttpLiveServer::framesJson(std::optional<uint64_t> since, size_t limit) const
 {
     std::lock_guard<std::mutex> lock(dataMutex_);
     json frames = json::array();

@@ -7,16 +7,10 @@
 
 #include "live/http_options.h"
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,12 +18,6 @@
 
 #include "jetagent/base/status.h"
 #include "run/recorder.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-} // namespace httplib
 
 namespace jetagent {
 
@@ -98,6 +86,9 @@ public:
     // starts and its own four (listening socket, two eventfds, epoll): the logs, the summary,
     // the report, a reload's sources and engines.
     static constexpr size_t kReservedDescriptors = 32;
+    // The server's own descriptors: the listening socket, two eventfds and the reading thread's
+    // epoll.
+    static constexpr size_t kOwnDescriptors = 4;
     // How long accept() rests when it finds no descriptor free (EMFILE, ENFILE).
     static constexpr int kAcceptBackoffMs = 100;
 
@@ -108,163 +99,59 @@ public:
     // shrink in proportion. A connection accepted past it is closed at once (503, busy).
     static size_t connectionBudget(uint64_t limit, size_t openAtStart);
 
-    // Binds `config.listen` and starts serving; `chartJs` is Chart.js, inlined into the page;
+    // Binds `config.listen` and starts serving, in the live view's plugin (jetagent-live.so, of
+    // the core package, loaded on first use: cpp-httplib and the TLS and compression libraries it
+    // links stay out of runs that serve nothing); `chartJs` is Chart.js, inlined into the page;
     // `power` (may be null) is read for rails and temperatures and must outlive the server.
     // Errors: InvalidInput for a bad address or a missing token (naming http.listen/http.token),
-    // Io when the address cannot be bound (the port is in use), naming it.
+    // Io when the address cannot be bound (the port is in use), naming it; Unsupported when the
+    // plugin is not installed (naming the package).
     static Expected<std::unique_ptr<LiveServer>> start(
         const HttpConfig& config, std::string chartJs, const PowerMonitor* power, size_t tasks);
-    ~LiveServer();
+    virtual ~LiveServer();
     LiveServer(const LiveServer&) = delete;
     LiveServer& operator=(const LiveServer&) = delete;
 
     // Stops listening, closes every connection and ends every stream, within about half a
     // second whatever the clients do; the destructor calls it. Idempotent.
-    void stop();
+    virtual void stop() = 0;
 
     // The bytes the server answers to `request` arriving whole on a connection of its own,
     // through the same framing, limits and routes as a socket's, without one: the fuzz target's
     // way in. Call it after stop(): streams and waits for a frame then end at once.
-    std::string respond(const std::string& request);
+    virtual std::string respond(const std::string& request) = 0;
 
     // The page's address ("http://127.0.0.1:8080/"), with the port actually bound.
-    std::string url() const;
-    int port() const { return port_; }
+    virtual std::string url() const = 0;
+    virtual int port() const = 0;
     // The connections this server holds at most (connectionBudget at start).
-    size_t maxConnections() const { return maxConnections_; }
+    virtual size_t maxConnections() const = 0;
 
     // The sink that receives task `task`'s records (the recorder's thread; never blocks beyond a
     // short lock). Valid for the server's life.
-    RecordSink* sink(size_t task);
+    virtual RecordSink* sink(size_t task) = 0;
     // The run going on, and its end (before the pipeline it refers to goes away).
-    void attach(LiveRun run);
-    void detach();
+    virtual void attach(LiveRun run) = 0;
+    virtual void detach() = 0;
 
     // The view's thread: an annotated frame (8-bit BGR). Taken only while someone watches, by a
     // swap with the slot the encoder takes the newest from (no copy): `canvas` is left holding a
     // buffer of the video's own (one the encoder has done with, an unencoded older frame, or
     // none), which the view draws the next frame into. Never waits for an encoding.
-    void onCanvas(cv::Mat& canvas, uint64_t frame);
+    virtual void onCanvas(cv::Mat& canvas, uint64_t frame) = 0;
     // True while a client watches the video (the view may skip work otherwise).
-    bool watched() const { return viewers_.load(std::memory_order_relaxed) > 0; }
+    virtual bool watched() const = 0;
 
-    LiveCounters counters() const;
+    virtual LiveCounters counters() const = 0;
 
-private:
-    class HttpServer; // cpp-httplib's server, with connections handed to the threads below
-    struct Arriving; // a connection whose request is still arriving
-    // A connection whose request is whole (`bytes`, its head without Range lines, then what
-    // came after it), waiting for a worker; its reads must end by `deadlineNs`.
-    struct Waiting {
-        int fd = -1;
-        std::string bytes;
-        int64_t deadlineNs = 0;
-    };
-    class TaskSink;
-    struct Compact; // one frame record as /api/frames shows it
-    struct TaskState;
+protected:
+    LiveServer() = default;
+};
 
-    LiveServer();
-    void setUpRoutes();
-    // The routes: admit (before any, false when answered already), then one per endpoint.
-    bool admit(const httplib::Request& req, httplib::Response& res);
-    void serveStatus(httplib::Response& res);
-    void serveFrames(const httplib::Request& req, httplib::Response& res);
-    void serveSnapshot(httplib::Response& res);
-    void serveVideo(httplib::Response& res);
-    void serveEvents(httplib::Response& res);
-    void encoderLoop();
-    void tickerLoop();
-    void consume(size_t task, const FrameRecord& record);
-    // Builds the status document and the newest chart point; under no lock of the caller's.
-    nlohmann::json buildStatus(nlohmann::json& point);
-    nlohmann::json historyJson() const;
-    nlohmann::json framesJson(std::optional<uint64_t> since, size_t limit) const;
-    std::string page() const;
-    // Connections: the accept thread hands each to the reading thread, which hands the whole
-    // requests to the workers; every connection handed over is closed by closeConnection.
-    void acceptLoop();
-    void handOver(int fd);
-    void closeConnection(int fd, const std::string& answer);
-    void readLoop();
-    void workerLoop();
-    void serveConnection(Waiting waiting);
-
-    HttpConfig config_;
-    ListenAddress address_;
-    int port_ = 0;
-    std::string chartJs_;
-    const PowerMonitor* power_ = nullptr;
-    std::unique_ptr<HttpServer> server_;
-    std::thread listener_;
-    std::thread reader_;
-    std::vector<std::thread> workers_;
-    int listenFd_ = -1;
-    int stopFd_ = -1; // an eventfd: stop, for the accept thread
-    int wakeFd_ = -1; // an eventfd: new connections for the reading thread, or stop
-    uint64_t descriptorLimit_ = 0; // the soft RLIMIT_NOFILE at start (0: none)
-    size_t maxConnections_ = kMaxConnections;
-    size_t maxArriving_ = kMaxArriving;
-    size_t maxWaiting_ = kMaxWaiting;
-    std::atomic<int> connections_ {0}; // accepted and not yet closed
-
-    // Connections, guarded by connMutex_.
-    std::mutex connMutex_;
-    std::condition_variable waitingReady_;
-    std::vector<int> handed_; // accepted, not yet taken by the reading thread
-    std::deque<Waiting> waiting_;
-    std::vector<int> serving_; // the workers' connections (shut down by stop())
-    bool closing_ = false;
-
-    std::thread encoder_;
-    std::thread ticker_;
-    std::atomic<bool> stopping_ {false};
-
-    // Records, run and history, guarded by dataMutex_.
-    mutable std::mutex dataMutex_;
-    LiveRun run_;
-    bool attached_ = false;
-    std::vector<std::unique_ptr<TaskState>> tasks_;
-    std::vector<std::unique_ptr<TaskSink>> sinks_;
-    std::vector<Compact> ring_; // the newest frame records, a circle of kFrameRing
-    size_t ringNext_ = 0;
-    std::deque<nlohmann::json> history_;
-    nlohmann::json seriesNames_; // names of the chart series (tasks, rails, zones)
-    int64_t startNs_ = 0;
-
-    // The newest status document and its number, for /api/status and the SSE clients.
-    mutable std::mutex statusMutex_;
-    std::condition_variable statusChanged_;
-    std::shared_ptr<const std::string> status_;
-    uint64_t statusSeq_ = 0;
-
-    // The video: the view's newest canvas, and the newest JPEG.
-    std::atomic<int> viewers_ {0};
-    std::mutex canvasMutex_;
-    std::condition_variable canvasReady_;
-    cv::Mat pending_;
-    bool havePending_ = false;
-    mutable std::mutex jpegMutex_;
-    std::condition_variable jpegReady_;
-    std::shared_ptr<const std::string> jpeg_;
-    uint64_t jpegSeq_ = 0;
-    int jpegWidth_ = 0;
-    int jpegHeight_ = 0;
-
-    std::atomic<uint64_t> canvases_ {0};
-    std::atomic<uint64_t> encoded_ {0};
-    std::atomic<uint64_t> sent_ {0};
-    std::atomic<uint64_t> skipped_ {0};
-    std::atomic<uint64_t> refused_ {0};
-    std::atomic<uint64_t> eventsRefused_ {0};
-    std::atomic<uint64_t> descriptorShortages_ {0};
-    std::atomic<uint64_t> unauthorized_ {0};
-    std::atomic<uint64_t> slowRequests_ {0};
-    std::atomic<uint64_t> busy_ {0};
-    std::atomic<int> streams_ {0};
-    std::atomic<int> events_ {0};
-    std::atomic<int64_t> encoderCpuNs_ {0};
-    std::atomic<int64_t> encoderBusyNs_ {0};
+// The live view plugin's table (plugins/live): LiveServer::start forwards to it.
+struct LiveServerApi {
+    Expected<std::unique_ptr<LiveServer>> (*start)(
+        const HttpConfig& config, std::string chartJs, const PowerMonitor* power, size_t tasks);
 };
 
 } // namespace jetagent
