@@ -306,6 +306,14 @@ Expected<BoardProfile> loadBoardProfile(const std::string& path)
     return parseBoardProfile(text, path);
 }
 
+std::vector<std::string> builtinBoardProfileIds()
+{
+    std::vector<std::string> ids;
+    for (const auto& [file, text] : embeddedBoardProfiles())
+        ids.push_back(fs::path(file).stem().string());
+    return ids;
+}
+
 const std::vector<BoardProfile>& builtinBoardProfiles()
 {
     static const std::vector<BoardProfile> profiles = [] {

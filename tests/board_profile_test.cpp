@@ -85,6 +85,7 @@ TEST(BoardProfileBuiltin, EveryEmbeddedFileParsesAndItsIdIsItsStem)
     EXPECT_EQ(ids,
         (std::vector<std::string> {"agx-orin", "agx-xavier", "generic-linux", "nano",
             "orin-nano-nx", "thor", "tx2", "xavier-nx"}));
+    EXPECT_EQ(builtinBoardProfileIds(), ids) << "the help's list, read without parsing";
     EXPECT_EQ(builtin("nano").source, "built-in boards/nano.yaml");
 }
 

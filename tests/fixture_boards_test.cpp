@@ -31,6 +31,7 @@ TEST(FixtureBoards, EveryDescriptionReadsUnderItsFileName)
     EXPECT_EQ(ids,
         (std::vector<std::string> {"nano-jp4", "tx2-jp4", "xavier-nx-jp5", "orin-nano-jp6",
             "agx-orin-jp5", "x86-host", "thor-jp7"}));
+    EXPECT_EQ(fixtureBoardIds(), ids) << "the help's list, read without parsing";
     // Thor's layout is only partly confirmed: the boards every test runs on leave it out.
     const std::vector<BoardSpec> ofRecord = allBoards();
     ASSERT_EQ(ofRecord.size(), 6u);

@@ -201,16 +201,16 @@ constexpr uint64_t kMaxCount = INT64_MAX; // frames and seeds, as run.frames and
 std::string boardProfileIds()
 {
     std::string ids;
-    for (const BoardProfile& p : builtinBoardProfiles())
-        ids += (ids.empty() ? "" : ", ") + p.id;
+    for (const std::string& id : builtinBoardProfileIds())
+        ids += (ids.empty() ? "" : ", ") + id;
     return ids;
 }
 
 std::string fixtureBoardIds()
 {
     std::string ids;
-    for (const fixtures::BoardSpec& b : fixtures::fixtureBoards())
-        ids += (ids.empty() ? "" : ", ") + b.id;
+    for (const std::string& id : fixtures::fixtureBoardIds())
+        ids += (ids.empty() ? "" : ", ") + id;
     return ids;
 }
 

@@ -43,6 +43,9 @@ struct BoardProfile {
 
 // The profiles built from firmware-config/boards/*.yaml at compile time, in file-name order.
 const std::vector<BoardProfile>& builtinBoardProfiles();
+// Their ids (each file's name without .yaml, which a profile's id must equal), without parsing
+// them: what the command line's help lists, so that building it costs no YAML parsing.
+std::vector<std::string> builtinBoardProfileIds();
 
 // Parses one profile. `name` stands for the file in messages; errors name it, the line and the key.
 Expected<BoardProfile> parseBoardProfile(const std::string& yamlText, const std::string& name);
