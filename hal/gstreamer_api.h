@@ -36,6 +36,13 @@ struct GStreamerApi {
         const StreamTarget& target, const StreamOut::Options& options);
 };
 
+// The rtsp-server plugin's table (plugins/rtsp-server, jetagent-rtsp-server.so, in the
+// jetagent-rtsp package): rtsp:// outputs.
+struct RtspServerApi {
+    Expected<std::unique_ptr<StreamOut>> (*openStreamOut)(
+        const StreamTarget& target, const StreamOut::Options& options);
+};
+
 // A pipeline run as a source of `kind` (GStreamerApi::openPipeline), for openGStreamerSource and
 // for tests that run stand-in pipelines with a camera's behaviour.
 Expected<std::unique_ptr<FrameSource>> openGStreamerPipeline(

@@ -1,5 +1,6 @@
 // Stream URIs (rtp://, rtsp://) parsed here; StreamOut::open forwards to the GStreamer plugin
-// (gstreamer_api.h), where plugins/gstreamer/stream_out.cpp encodes and sends. Nothing here
+// (rtp://) or the rtsp-server plugin (rtsp://; gstreamer_api.h), where
+// plugins/gstreamer/stream_out.cpp encodes and sends. Nothing here
 // links GStreamer.
 #include "jetagent/hal/stream_out.h"
 
@@ -7,6 +8,7 @@
 #include <cctype>
 
 #include "gstreamer_api.h"
+#include "jetagent/base/plugin.h"
 
 namespace jetagent {
 namespace {
@@ -96,6 +98,13 @@ StreamOut::~StreamOut() = default;
 Expected<std::unique_ptr<StreamOut>> StreamOut::open(
     const StreamTarget& target, const Options& options)
 {
+    if (target.kind == StreamTarget::Kind::Rtsp) {
+        auto plugin = loadPlugin("rtsp-server");
+        if (!plugin)
+            return plugin.status().withContext("stream " + target.uri);
+        return static_cast<const RtspServerApi*>(plugin.value()->api)
+            ->openStreamOut(target, options);
+    }
     auto api = gstreamerApi();
     if (!api)
         return api.status().withContext("stream " + target.uri);

@@ -52,14 +52,20 @@ jetagent reads frames from cameras and video, runs classification and action rec
 models on them, and logs per-frame latency and energy. It runs as a systemd service \
 (jetagent.service, not enabled on install), as a live camera demo, or as a field power tool. \
 This is the core: the CPU engine (XNNPACK), the GStreamer and V4L2 sources and the live view. \
-The OpenCV DNN backend and the window (--display) are in jetagent-opencv, the TensorRT backend \
-in jetagent-tensorrt (built on a Jetson).")
+The OpenCV DNN backend and the window (--display) are in jetagent-opencv, rtsp:// outputs in \
+jetagent-rtsp, the TensorRT backend in jetagent-tensorrt (built on a Jetson).")
 set(CPACK_DEBIAN_OPENCV_DESCRIPTION
     "OpenCV plugins for jetagent: the OpenCV DNN backend and the window
 Plugins that jetagent loads only when a run asks for them: the engine backend 'opencv' \
 (inference through OpenCV's DNN module), and the window (--display) with video file \
 recordings (display.output), through OpenCV's highgui and videoio. Without this package the \
 core runs headless and reports which package a run that needs them lacks.")
+set(CPACK_DEBIAN_RTSP_DESCRIPTION
+    "RTSP server plugin for jetagent: rtsp:// video outputs
+The plugin that serves jetagent's annotated video over RTSP (display.output rtsp://@:PORT/PATH), \
+through gst-rtsp-server. jetagent loads it only when a run asks for an rtsp:// output. It is a \
+package of its own because gst-rtsp-server depends on gstreamer1.0-plugins-bad, and through it \
+on GTK and FFmpeg's libavcodec, which the core does not need; rtp:// outputs need only the core.")
 set(CPACK_DEBIAN_TENSORRT_DESCRIPTION
     "TensorRT plugin for jetagent: the engine backend 'tensorrt'
 Inference through TensorRT on a Jetson's GPU and DLA. jetagent loads it only when a run asks \

@@ -297,7 +297,8 @@ package() { # DIR, Debian architecture
     cpack --config "$dir/CPackConfig.cmake" -B "$dir" >"$dir/cpack.log" 2>&1 ||
         { cat "$dir/cpack.log" >&2; exit 1; }
     local deb
-    for deb in "$dir"/jetagent_*_"$arch".deb "$dir"/jetagent-opencv_*_"$arch".deb; do
+    for deb in "$dir"/jetagent_*_"$arch".deb "$dir"/jetagent-opencv_*_"$arch".deb \
+        "$dir"/jetagent-rtsp_*_"$arch".deb; do
         [ -f "$deb" ] || { echo "cpack made no $(basename "$deb") in $dir" >&2; exit 1; }
     done
     for deb in "$dir"/jetagent_*_"$arch".deb "$dir"/jetagent-*_*_"$arch".deb; do
@@ -308,15 +309,16 @@ package() { # DIR, Debian architecture
 # The packages installed, run, reinstalled, removed and purged on this machine (as root): the
 # core alone, then with jetagent-opencv.
 install_test() { # DIR
-    local arch core opencv start
+    local arch core opencv rtsp start
     arch=$(dpkg --print-architecture)
     core=$(ls "$1"/jetagent_*_"$arch".deb)
     opencv=$(ls "$1"/jetagent-opencv_*_"$arch".deb)
-    step "installing $core and $opencv for real (systemd/test-deb-install.sh)"
+    rtsp=$(ls "$1"/jetagent-rtsp_*_"$arch".deb)
+    step "installing $core, $opencv and $rtsp for real (systemd/test-deb-install.sh)"
     start=$(date +%s)
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    "${sudo[@]}" systemd/test-deb-install.sh "$core" "$opencv"
+    "${sudo[@]}" systemd/test-deb-install.sh "$core" "$opencv" "$rtsp"
     echo "install test: $(($(date +%s) - start)) s"
 }
 

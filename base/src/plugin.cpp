@@ -24,6 +24,9 @@ const std::vector<KnownPlugin>& knownPlugins()
             "csi://, rtsp:// and gst:// sources, video files, rtp:// and rtsp:// outputs, on "
             "GStreamer",
             "jetagent", " (the core package ships it: reinstall it)"},
+        {"rtsp-server", "jetagent-rtsp-server.so",
+            "rtsp:// outputs (an RTSP server of jetagent's own), on gst-rtsp-server",
+            "jetagent-rtsp", ""},
         {"live", "jetagent-live.so", "the live web view (--serve, http.listen), on cpp-httplib",
             "jetagent", " (the core package ships it: reinstall it)"},
         {"opencv-dnn", "jetagent-opencv-dnn.so", "engine backend 'opencv', on OpenCV's DNN module",

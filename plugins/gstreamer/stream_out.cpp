@@ -1,4 +1,7 @@
-// Video out over the network through GStreamer.
+// Video out over the network through GStreamer: compiled into the GStreamer plugin for RTP, and
+// with JETAGENT_HAVE_RTSP_SERVER into the rtsp-server plugin (plugins/rtsp-server), which serves
+// RTSP through gst-rtsp-server, whose Debian package pulls in gstreamer1.0-plugins-bad (GTK and,
+// through libchromaprint, libavcodec): a package of its own keeps those out of the core's.
 //
 // rtp://HOST:PORT runs
 //   appsrc ! <encoder> ! rtph264pay config-interval=1 pt=96 ! udpsink host=HOST port=PORT
@@ -336,8 +339,7 @@ Expected<std::unique_ptr<StreamOut>> gst::openStreamOut(
 #ifndef JETAGENT_HAVE_RTSP_SERVER
     if (target.kind == StreamTarget::Kind::Rtsp)
         return Status::unsupported("stream " + target.uri +
-            ": this build has no RTSP server (gst-rtsp-server was missing when it was built; "
-            "libgstrtspserver-1.0-dev)");
+            ": RTSP is served by the rtsp-server plugin (jetagent-rtsp-server.so), not this one");
 #endif
     auto encoder = pickEncoder(options.encoder);
     if (!encoder)
