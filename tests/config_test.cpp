@@ -333,6 +333,16 @@ TEST(Config, LogSizeLimits)
         << e;
     e = errorOf(withLogging("  max_total_mb: lots\n"));
     EXPECT_NE(e.find("logging.max_total_mb: expected an integer"), std::string::npos) << e;
+    // The log's queue: 0 (the default) sizes it from the source's rate, else 16 records or more.
+    auto automatic = parse(withLogging("  queue_capacity: 0\n"));
+    ASSERT_TRUE(automatic.ok()) << automatic.status().message();
+    EXPECT_EQ(automatic->logging.queueCapacity, 0);
+    EXPECT_EQ(LoggingConfig().queueCapacity, 0);
+    e = errorOf(withLogging("  queue_capacity: 8\n"));
+    EXPECT_NE(e.find("logging.queue_capacity: must be 0 (ten seconds of the source's frames, 256 "
+                     "to 4096) or from 16 to 1048576 (got 8)"),
+        std::string::npos)
+        << e;
 }
 
 // yaml-cpp keeps the first of two equal keys and never looks at the second: refused, naming the

@@ -203,6 +203,23 @@ bool YamlMapReader::integer(const std::string& key, int64_t& out, int64_t lo, in
     return true;
 }
 
+bool YamlMapReader::integerOrZero(
+    const std::string& key, int64_t& out, int64_t lo, int64_t hi, const std::string& zeroMeans)
+{
+    const YAML::Node n = take(key);
+    if (!n.IsDefined())
+        return false;
+    int64_t v = 0;
+    if (!yamlInteger(n, v))
+        return fail(key, n, "expected an integer, got " + describeYamlNode(n));
+    if (v != 0 && (v < lo || v > hi))
+        return fail(key, n,
+            "must be 0 (" + zeroMeans + ") or from " + std::to_string(lo) + " to " +
+                std::to_string(hi) + " (got " + n.Scalar() + ")");
+    out = v;
+    return true;
+}
+
 bool YamlMapReader::takeNumber(const std::string& key, YAML::Node& n, double& v)
 {
     n = take(key);

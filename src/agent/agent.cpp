@@ -97,9 +97,8 @@ struct RunEnd {
 // the pipeline has been joined; after a stop that timed out (`stopFailure` set) while a hung thread
 // still runs: the statistics are then snapshots and the window is left alone.
 AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components& c,
-    const Pipeline& pipeline, const Recorder& recorder,
-    const std::vector<std::unique_ptr<TaskLog>>& logs, const PowerLog* powerLog,
-    const RunOptions& options, const Status& stopFailure)
+    const Pipeline& pipeline, Recorder& recorder, const std::vector<std::unique_ptr<TaskLog>>& logs,
+    const PowerLog* powerLog, const RunOptions& options, const Status& stopFailure)
 {
     const bool joined = stopFailure.ok();
     const auto& tasks = c.tasks;
@@ -140,7 +139,7 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     std::vector<TaskStats> stats;
     stats.reserve(tasks.size());
     for (size_t i = 0; i < tasks.size(); ++i)
-        stats.push_back(recorder.stats(i));
+        stats.push_back(recorder.takeStats(i)); // a move: the recorder has stopped
     Status failure = joined ? pipeline.failure() : stopFailure;
     if (failure.ok())
         failure = everyFrameFailed(tasks, stats);
@@ -337,6 +336,20 @@ struct RunParts {
     }
 };
 
+// How many records a queue between threads holds: `seconds` of the source's frames, from 256 to
+// 4096, or 4096 for a run that does not pace itself (its rate is the engine's) or a source of
+// unknown rate. A record is some 300 bytes and every slot is written as the ring turns, so a
+// 30 fps run keeps 100 kB per queue rather than 1.2 MB.
+size_t recordQueueCapacity(const SourceInfo& source, Pacing pacing, double seconds)
+{
+    constexpr size_t kMin = 256;
+    constexpr size_t kMax = 4096;
+    if (pacing == Pacing::None || !(source.fps > 0.0))
+        return kMax;
+    const double wanted = std::ceil(source.fps * seconds);
+    return wanted >= double(kMax) ? kMax : std::max(kMin, static_cast<size_t>(wanted));
+}
+
 // Every task's frame log (the summary reports its counts; a recorder's sink only when a file is
 // written) and the recorder over them. Returns the tasks the pipeline runs.
 std::vector<Task*> setUpRecording(
@@ -352,8 +365,12 @@ std::vector<Task*> setUpRecording(
         if (deadline <= 0 && source.fps > 0)
             deadline = static_cast<int64_t>(1e9 / source.fps);
         Recorder::Task r {tasks[i]->name(), deadline, {}};
-        parts.logs.push_back(std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(),
-            static_cast<size_t>(config.logging.queueCapacity)));
+        // The log's queue rides out seconds of a slow disk.
+        const size_t logQueue = config.logging.queueCapacity > 0
+            ? static_cast<size_t>(config.logging.queueCapacity)
+            : recordQueueCapacity(source, config.run.pacing, 10.0);
+        parts.logs.push_back(
+            std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(), logQueue));
         TaskLog& l = *parts.logs.back();
         if (energy)
             l.enableEnergyColumns();
@@ -370,10 +387,11 @@ std::vector<Task*> setUpRecording(
         recorded.push_back(std::move(r));
         running.push_back(tasks[i].get());
     }
-    // Its queue holds seconds of records at any rate: the recorder does no I/O of its own.
-    constexpr size_t kRecorderQueue = 4096;
+    // Its queue holds seconds of records: the recorder does no I/O of its own, and takes them
+    // every 20 ms or as soon as a queue is half full.
     parts.recorder = std::make_unique<Recorder>(std::move(recorded),
-        static_cast<size_t>(config.logging.maxSummarySamples), kRecorderQueue,
+        static_cast<size_t>(config.logging.maxSummarySamples),
+        recordQueueCapacity(source, config.run.pacing, 4.0),
         energy ? &c.monitor->sampler() : nullptr);
     return running;
 }

@@ -423,7 +423,9 @@ void readLogging(YamlFileReader& reader, const YAML::Node& node, LoggingConfig& 
         m.string("dir", logging.dir);
         m.boolean("csv", logging.csv);
         m.boolean("jsonl", logging.jsonl);
-        m.integerAs("queue_capacity", logging.queueCapacity, 16, 1 << 20);
+        if (int64_t capacity = 0; m.integerOrZero("queue_capacity", capacity, 16, 1 << 20,
+                "ten seconds of the source's frames, 256 to 4096"))
+            logging.queueCapacity = static_cast<int>(capacity);
         m.choice("level", {"trace", "debug", "info", "warn", "error"}, logging.level);
         m.numberOrZero("status_interval_s", logging.statusIntervalS, 0.1, 3600.0, "none");
         m.integerAs("max_summary_samples", logging.maxSummarySamples, 1000, 1'000'000);

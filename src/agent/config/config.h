@@ -22,8 +22,10 @@ struct LoggingConfig {
     std::string dir = "jetagent-logs"; // each run writes into a new subdirectory here
     bool csv = true; // per-frame CSV
     bool jsonl = true; // per-frame JSON Lines
-    int queueCapacity =
-        4096; // records buffered for the writer; when full, log lines are dropped and counted
+    // Records buffered for the writer; when full, log lines are dropped and counted. 0: ten
+    // seconds of the source's frames, from 256 to 4096 (4096 for unpaced runs and sources of
+    // unknown rate; see recordQueueCapacity).
+    int queueCapacity = 0;
     std::string level = "info"; // trace, debug, info, warn, error
     double statusIntervalS = 1.0; // seconds between console status lines; 0 = none
     uint64_t maxSummarySamples = 10'000; // values per series whose percentiles stay exact (8 bytes

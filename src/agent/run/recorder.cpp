@@ -94,6 +94,18 @@ TaskStats Recorder::stats(size_t task) const
     return t.stats;
 }
 
+TaskStats Recorder::takeStats(size_t task)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!stopped_)
+            return stats(task);
+    }
+    TaskState& t = *tasks_[task];
+    std::lock_guard<std::mutex> lock(t.mutex);
+    return std::move(t.stats);
+}
+
 LiveView Recorder::live(size_t task) const
 {
     const TaskState& t = *tasks_[task];

@@ -73,6 +73,10 @@ public:
 
     // A copy of the task's statistics so far; safe while the run goes on.
     TaskStats stats(size_t task) const;
+    // The task's statistics moved out, once the recorder has stopped (nothing changes them any
+    // more): what the summary takes, without a copy of every series' histogram beside the
+    // recorder's. A running recorder gives a copy, as stats() does.
+    TaskStats takeStats(size_t task);
     LiveView live(size_t task) const;
     uint64_t lost(size_t task) const;
     size_t taskCount() const { return tasks_.size(); }

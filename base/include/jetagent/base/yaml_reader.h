@@ -105,6 +105,9 @@ public:
     // meaning of 0 or none at all.
     bool numberOrZero(
         const std::string& key, double& out, double lo, double hi, const std::string& zeroMeans);
+    // An integer that is 0 (what `zeroMeans` says: "automatic") or from `lo` (> 0) to `hi`.
+    bool integerOrZero(
+        const std::string& key, int64_t& out, int64_t lo, int64_t hi, const std::string& zeroMeans);
     bool boolean(const std::string& key, bool& out);
     // A text value; `allowEmpty` takes "" (a quoted empty string) as a value of its own.
     bool string(const std::string& key, std::string& out, bool allowEmpty = false);
