@@ -1,10 +1,11 @@
-// The GStreamer plugin's interface (plugins/gstreamer, jetagent-gstreamer.so): the csi://, rtsp://
-// and gst:// sources, video files and the rtp:// and rtsp:// video outputs, everything in jetagent
-// that drives GStreamer. GStreamer, GLib, gst-rtsp-server and what they load are some thirty
-// libraries that a run from a camera, an image folder or a generated source never uses, so hal
-// loads the plugin (jetagent/base/plugin.h) the first time a run asks for one of them, and the
-// functions of gstreamer_source.h, video_file_source.h and stream_out.h forward to this table.
-// The plugin ships in the core package. Errors come back as values: no exception crosses it.
+// The interfaces of the plugins that drive GStreamer: the GStreamer plugin (plugins/gstreamer,
+// jetagent-gstreamer.so, in the core package: the csi://, rtsp:// and gst:// sources, video files
+// and rtp:// outputs) and the rtsp-server plugin (plugins/rtsp-server, in jetagent-rtsp: rtsp://
+// outputs). GStreamer, GLib and what they load are some twenty libraries that a run from a V4L2
+// camera, an image folder or a generated source never uses, so hal loads a plugin
+// (jetagent/base/plugin.h) the first time a run asks for what it provides, and the functions of
+// gstreamer_source.h, video_file_source.h and stream_out.h forward to its table. Errors come back
+// as values: no exception crosses a plugin's boundary.
 #pragma once
 
 #include <memory>

@@ -290,14 +290,15 @@ void declareRun(CLI::App& app, RunCommand& run)
         "dropping late ones (offline evaluation and throughput)");
     run.cmd->add_flag("--display", run.options.display,
         "Show the frames in a window with the results, fps, latency, power and temperature\n"
-        "drawn on them (the live demo; q or Esc stops the run). Headless without it");
+        "drawn on them (the live demo; q or Esc stops the run; the window is in the\n"
+        "jetagent-opencv package). Headless without it");
     run.cmd->add_option("--output", run.options.output,
         "Send the annotated frames (each with its own result) to a new video file\n"
         "(file://annotated.mp4; .mp4, .mkv, .mov, .avi; an existing file is refused, never\n"
         "overwritten), or over the network as H.264: rtp://HOST:PORT (RTP/UDP to one receiver;\n"
         "the SDP it needs is logged at start) or rtsp://@:PORT/PATH (an RTSP server on every\n"
         "interface, rtsp://127.0.0.1:PORT/PATH for this machine only; encodes only while a\n"
-        "client plays)");
+        "client plays). Files need the jetagent-opencv package, rtsp:// jetagent-rtsp");
     run.cmd->add_option("--serve", run.options.serve,
         "[ADDR:]PORT: serve a live web view of the run (video, results, latency, power and\n"
         "temperature charts; JSON at /api/status, /api/frames, /api/events) on "

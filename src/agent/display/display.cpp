@@ -220,7 +220,8 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
         if (!displayAvailable())
             return Status::unsupported(
                 "display.window: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are "
-                "unset); run headless without --display, or record with --output FILE.mp4");
+                "unset); run headless without --display, watch the run in a browser with --serve "
+                "PORT, or record it with --output FILE.mp4 (jetagent-opencv)");
         auto viewer = sink->loadViewer("display.window");
         if (!viewer)
             return viewer.status();
