@@ -239,13 +239,18 @@ opencv_config=/var/lib/jetagent/opencv.yaml
 sed 's/^\( *backend:\) *auto\b.*/\1 opencv/' "$config" >"$opencv_config"
 grep -q '^ *backend: opencv$' "$opencv_config" || fail "found no 'backend: auto' in $config to change"
 chown jetagent:jetagent "$opencv_config"
-run_opencv() { # log file: runs jetagent with backend opencv as the jetagent user, prints its exit code
-    local code=0
+# `jetagent run ARGS...` as the jetagent user, with the unit's umask and environment, in its state
+# directory; its output goes to LOG, and its exit code is printed.
+run_as_service() { # log file, run arguments...
+    local log=$1 code=0
+    shift
     (cd /var/lib/jetagent && umask "$umask_value" &&
         timeout -s KILL 120 runuser -u jetagent -- env "${unit_environment[@]}" \
-            /usr/bin/jetagent run --config "$opencv_config" --duration 3 \
-            --log-dir /var/lib/jetagent/opencv-runs) >"$1" 2>&1 || code=$?
+            /usr/bin/jetagent run "$@") >"$log" 2>&1 || code=$?
     echo "$code"
+}
+run_opencv() { # log file: the config with backend opencv
+    run_as_service "$1" --config "$opencv_config" --duration 3 --log-dir /var/lib/jetagent/opencv-runs
 }
 rc=$(run_opencv "$work/opencv-missing.log")
 if [ "$rc" != 2 ] || ! grep -q 'jetagent-opencv' "$work/opencv-missing.log"; then
@@ -282,14 +287,9 @@ say "installed jetagent-opencv: backends lists opencv-dnn and viewer as present;
 # the server starting and the run ending cleanly is what is checked here (tests/stream_out_test.cpp
 # plays and decodes the stream).
 rtsp_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-run_rtsp() { # log file: the service's config with an rtsp:// output, as the jetagent user
-    local code=0
-    (cd /var/lib/jetagent && umask "$umask_value" &&
-        timeout -s KILL 120 runuser -u jetagent -- env "${unit_environment[@]}" \
-            /usr/bin/jetagent run --config "$config" --duration 2 \
-            --output "rtsp://127.0.0.1:$rtsp_port/jetagent" \
-            --log-dir /var/lib/jetagent/rtsp-runs) >"$1" 2>&1 || code=$?
-    echo "$code"
+run_rtsp() { # log file: the service's config with an rtsp:// output
+    run_as_service "$1" --config "$config" --duration 2 \
+        --output "rtsp://127.0.0.1:$rtsp_port/jetagent" --log-dir /var/lib/jetagent/rtsp-runs
 }
 rc=$(run_rtsp "$work/rtsp-missing.log")
 if [ "$rc" != 2 ] || ! grep -q 'Install the jetagent-rtsp package' "$work/rtsp-missing.log"; then

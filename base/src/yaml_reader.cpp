@@ -187,14 +187,22 @@ void YamlMapReader::error(const std::string& key, const YAML::Node& at, const st
         file_.error(at, keyPath(key), message);
 }
 
-bool YamlMapReader::integer(const std::string& key, int64_t& out, int64_t lo, int64_t hi)
+bool YamlMapReader::takeInteger(const std::string& key, YAML::Node& n, int64_t& v)
 {
-    const YAML::Node n = take(key);
+    n = take(key);
     if (!n.IsDefined())
         return false;
-    int64_t v = 0;
     if (!yamlInteger(n, v))
         return fail(key, n, "expected an integer, got " + describeYamlNode(n));
+    return true;
+}
+
+bool YamlMapReader::integer(const std::string& key, int64_t& out, int64_t lo, int64_t hi)
+{
+    YAML::Node n;
+    int64_t v = 0;
+    if (!takeInteger(key, n, v))
+        return false;
     if (v < lo || v > hi)
         return fail(key, n,
             "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
@@ -206,12 +214,10 @@ bool YamlMapReader::integer(const std::string& key, int64_t& out, int64_t lo, in
 bool YamlMapReader::integerOrZero(
     const std::string& key, int64_t& out, int64_t lo, int64_t hi, const std::string& zeroMeans)
 {
-    const YAML::Node n = take(key);
-    if (!n.IsDefined())
-        return false;
+    YAML::Node n;
     int64_t v = 0;
-    if (!yamlInteger(n, v))
-        return fail(key, n, "expected an integer, got " + describeYamlNode(n));
+    if (!takeInteger(key, n, v))
+        return false;
     if (v != 0 && (v < lo || v > hi))
         return fail(key, n,
             "must be 0 (" + zeroMeans + ") or from " + std::to_string(lo) + " to " +

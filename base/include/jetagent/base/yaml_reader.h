@@ -143,6 +143,7 @@ private:
     // The value at `key` as a number in `v`, its node in `n`; false when absent or not a number
     // (that one reported).
     bool takeNumber(const std::string& key, YAML::Node& n, double& v);
+    bool takeInteger(const std::string& key, YAML::Node& n, int64_t& v);
 
     YamlFileReader& file_;
     YAML::Node node_;
