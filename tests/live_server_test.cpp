@@ -228,7 +228,7 @@ std::string getRequest(const std::string& target, const std::string& headers = "
 // Range is ignored (every answer is generated and whole), so no request can make an answer
 // larger than the largest document: 2,000 ranges of the page (the attack that made a 421 MB
 // answer) and every other hostile request of at most 64 kB get at most the page, and the
-// process's peak memory grows by less than a few MB over all of them.
+// process's peak memory, once the server is warm, grows by less than a few MB over all of them.
 TEST(LiveServerHttp, NoRequestMakesALargeAnswer)
 {
     auto server = startServer("");
@@ -263,10 +263,18 @@ TEST(LiveServerHttp, NoRequestMakesALargeAnswer)
             getRequest("/", "Content-Length: 99999999999\r\n") + std::string(60 * 1024, 'x'), 0},
     };
     const std::string self = std::to_string(::getpid());
-    std::ofstream("/proc/self/clear_refs") << "5"; // peak RSS := RSS now
-    const long before = procStatusKb(self, "VmHWM");
-    constexpr int kRounds = 3;
-    for (int round = 0; round < kRounds; ++round)
+    // The first rounds warm up: the server's workers take connections in turn, and each one's
+    // first large answers give its thread a malloc arena that keeps a few hundred kB (16 workers
+    // and arenas here: about 7 MB in all, the same for any request). The peak is measured over
+    // the rounds after them, when every worker has answered every kind of request.
+    long before = 0;
+    constexpr int kWarmUpRounds = 8;
+    constexpr int kRounds = kWarmUpRounds + 3;
+    for (int round = 0; round < kRounds; ++round) {
+        if (round == kWarmUpRounds) {
+            std::ofstream("/proc/self/clear_refs") << "5"; // peak RSS := RSS now
+            before = procStatusKb(self, "VmHWM");
+        }
         for (const Case& c : cases) {
             ASSERT_LE(c.request.size(), 64u * 1024) << c.what;
             const std::string answer = askOnce(server->port(), c.request);
@@ -285,12 +293,13 @@ TEST(LiveServerHttp, NoRequestMakesALargeAnswer)
             if (round == 0)
                 std::printf("%-28s %4d, %zu bytes\n", c.what.c_str(), status, answer.size());
         }
+    }
     const long grown = procStatusKb(self, "VmHWM") - before;
-    std::printf(
-        "peak RSS grew by %ld kB over %d rounds of %zu requests\n", grown, kRounds, cases.size());
+    std::printf("peak RSS grew by %ld kB over %d rounds of %zu requests after %d to warm up\n",
+        grown, kRounds - kWarmUpRounds, cases.size(), kWarmUpRounds);
     // AddressSanitizer keeps freed memory in quarantine (256 MB by default) instead of reusing
     // it: there the answers' sizes above are the bound, and the peak RSS says nothing.
-    constexpr long kMaxGrowthKb = 8 * 1024;
+    constexpr long kMaxGrowthKb = 4 * 1024;
     if (!test::kAddressSanitizer) {
         EXPECT_LT(grown, kMaxGrowthKb);
     }
