@@ -7,9 +7,6 @@
 #include "jetagent/engines/engine_plugin.h"
 #include "jetagent/engines/model_prepare.h"
 #include "jetagent/engines/tensorrt_support.h"
-#ifdef JETAGENT_HAVE_XNNPACK
-#include "xnnpack/xnnpack_engine.h"
-#endif
 
 namespace jetagent {
 
@@ -50,9 +47,9 @@ bool parseDevice(const std::string& text, Device* out)
 
 namespace {
 
-// One row per backend; a backend that is compiled out still has a row saying so. The OpenCV and
-// TensorRT backends live in plugins (jetagent/base/plugin.h): their rows name the plugin, and the
-// plugin's table is loaded the first time the backend is asked about.
+// One row per backend; a backend that is compiled out still has a row saying so. Every backend
+// lives in a plugin (jetagent/base/plugin.h), the CPU engine's in the core package: a row names
+// the plugin, whose table is loaded the first time the backend is asked about.
 struct BackendEntry {
     const char* name;
     const char* plugin; // nullptr: compiled into the core
@@ -65,7 +62,7 @@ struct BackendEntry {
 
 const BackendEntry kBackends[] = {
 #ifdef JETAGENT_HAVE_XNNPACK
-    {"xnnpack", nullptr, xnnpackAvailable, xnnpackDetails, xnnpackOperators, buildXnnpackEngine},
+    {"xnnpack", "xnnpack", nullptr, nullptr, nullptr, nullptr},
 #else
     {"xnnpack", nullptr, [] { return false; },
         [] {
@@ -122,9 +119,15 @@ std::string resolveBackend(const EngineOptions& options)
         return options.backend;
     if (options.device != Device::Cpu)
         return "tensorrt";
-    for (const auto& b : kBackends)
-        if (std::string(b.name) == "xnnpack" && b.available())
-            return b.name;
+    // The CPU engine, unless this build has none or it cannot run here. Its plugin missing is an
+    // installation to repair, not a reason to pick another backend: the build names the package.
+    for (const auto& row : kBackends) {
+        if (std::string(row.name) != "xnnpack")
+            continue;
+        auto b = resolveEntry(row);
+        if (!b || b.value().available())
+            return row.name;
+    }
     return "opencv";
 }
 

@@ -317,7 +317,10 @@ TEST(Cli, WithoutTheGStreamerPluginOnlyItsSourcesAndOutputsAreRefused)
 {
     namespace fs = std::filesystem;
     TempDir dir;
+    // Every plugin but GStreamer's away: the CPU engine's is there.
     fs::create_directories(dir / "none");
+    fs::copy_file(std::string(JETAGENT_TEST_PLUGIN_BUILD_DIR) + "/jetagent-xnnpack.so",
+        fs::path(dir / "none") / "jetagent-xnnpack.so");
     test::writeFile(
         dir / "c.yaml", demoConfig("synthetic://shapes", sourcePath("models/shapes_cnn.onnx"), ""));
     auto runWith = [&](const std::vector<std::string>& extra) {
@@ -343,6 +346,29 @@ TEST(Cli, WithoutTheGStreamerPluginOnlyItsSourcesAndOutputsAreRefused)
         EXPECT_TRUE(has(r.err, "Install the jetagent package")) << r.err;
         EXPECT_FALSE(fs::exists(dir / "logs")) << extra[1] << ": nothing is written";
     }
+}
+
+// The CPU engine is a plugin of the core package too: without it, a run with backend auto is a
+// usage error naming it and the package, not a silent switch to another backend; `power` and the
+// other commands that build no engine never need it.
+TEST(Cli, WithoutTheCpuEnginePluginARunNamesItAndPowerStillWorks)
+{
+    namespace fs = std::filesystem;
+    TempDir dir;
+    fs::create_directories(dir / "none");
+    test::writeFile(
+        dir / "c.yaml", demoConfig("synthetic://shapes", sourcePath("models/shapes_cnn.onnx"), ""));
+    const std::string env = "env JETAGENT_PLUGIN_DIR=" + (dir / "none");
+    auto run = test::runJetagentUnder(
+        env, {"run", "-c", "c.yaml", "--frames", "3", "-o", "logs"}, dir.path());
+    EXPECT_EQ(run.exitCode, 2) << run.err;
+    EXPECT_TRUE(has(run.err, "plugin 'xnnpack'")) << run.err;
+    EXPECT_TRUE(has(run.err, (dir / "none") + "/jetagent-xnnpack.so does not exist")) << run.err;
+    EXPECT_TRUE(has(run.err, "Install the jetagent package")) << run.err;
+    EXPECT_FALSE(fs::exists(dir / "logs")) << "nothing is written for a run that cannot start";
+    auto power =
+        test::runJetagentUnder(env, {"power", "--fixture", "orin-nano-jp6", "--list"}, dir.path());
+    EXPECT_EQ(power.exitCode, 0) << power.err;
 }
 
 TEST(Cli, FailureWhileRunningExitsWithOneAndKeepsTheSummary)

@@ -20,6 +20,9 @@ namespace jetagent {
 const std::vector<KnownPlugin>& knownPlugins()
 {
     static const std::vector<KnownPlugin> plugins = {
+        {"xnnpack", "jetagent-xnnpack.so",
+            "engine backend 'xnnpack' (the CPU engine), on XNNPACK and, on x86-64, oneDNN",
+            "jetagent", " (the core package ships it: reinstall it)"},
         {"gstreamer", "jetagent-gstreamer.so",
             "csi://, rtsp:// and gst:// sources, video files, rtp:// and rtsp:// outputs, on "
             "GStreamer",

@@ -12,6 +12,22 @@ namespace jetagent::fuzz {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The engines and the live view's server are plugins: every harness loads this build's, wherever
+// the program runs from (a fuzz program's directory is not beside the build's plugin directory),
+// unless JETAGENT_PLUGIN_DIR says otherwise. Set before main, before any harness starts.
+const bool kPluginDirectorySet = [] {
+    return setenv("JETAGENT_PLUGIN_DIR", JETAGENT_FUZZ_PLUGIN_DIR, 0) == 0; // NOLINT
+}();
+
+} // namespace
+
+bool pluginDirectorySet()
+{
+    return kPluginDirectorySet;
+}
+
 void fail(const std::string& what)
 {
     std::fprintf(stderr, "%s\n", what.c_str());

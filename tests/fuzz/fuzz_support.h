@@ -50,6 +50,9 @@ void writeFileOrDie(const std::string& path, const std::string& content);
 // and slow it down.
 void quietLogging();
 
+// True once JETAGENT_PLUGIN_DIR names this build's plugins (set before main, if it was unset).
+bool pluginDirectorySet();
+
 // Reports a broken property of the code under test and aborts, so libFuzzer (or the replay) keeps
 // the input that broke it.
 [[noreturn]] void fail(const std::string& what);

@@ -5,7 +5,6 @@
 // server makes (no Range amplification: no 206, no multipart ranges), and the token server
 // answers 200 only to a request that carries its token.
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -24,8 +23,8 @@ const std::string kChartJs(4096, 'c');
 // answers without waiting for frames or statuses, so each input takes microseconds.
 std::unique_ptr<jetagent::LiveServer> startStopped(const std::string& token)
 {
-    // The server is the live view's plugin: this build's, wherever the program runs from.
-    setenv("JETAGENT_PLUGIN_DIR", JETAGENT_FUZZ_PLUGIN_DIR, 0); // NOLINT(concurrency-mt-unsafe)
+    if (!jetagent::fuzz::pluginDirectorySet()) // the server is the live view's plugin
+        jetagent::fuzz::fail("JETAGENT_PLUGIN_DIR could not be set");
     jetagent::HttpConfig config;
     config.listen = "127.0.0.1:0";
     config.token = token;
