@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A built jetagent .deb, checked as dpkg sees it. The core package (jetagent): its architecture,
 # the config as a conffile, the files a service install needs, maintainer scripts, a binary built
-# for that architecture, its own plugins (GStreamer's sources, the live view's server) and no
-# other, and Depends that name none of the libraries the core must not pull in. A plugin package (jetagent-opencv, jetagent-rtsp, jetagent-tensorrt): its plugins for that
+# for that architecture, its own plugins (GStreamer's sources, the live view's server, the CPU
+# engine) and no other, and Depends that name none of the libraries the core must not pull in. A plugin package (jetagent-opencv, jetagent-rtsp, jetagent-tensorrt): its plugins for that
 # architecture in the plugin directory and nothing else, and Depends on the core of its version.
 #
 #   systemd/check-deb.sh PACKAGE.deb DEBIAN_ARCH      (tools/dev.sh test and package run it)
@@ -81,13 +81,13 @@ echo "$depends" | grep -q 'libjs-chart\.js' || fail "Depends lacks libjs-chart.j
 forbidden='^(libqt[0-9]|qt[0-9]|libx11-|libgdal|libavcodec|libopencv-(highgui|videoio|imgcodecs|dnn))'
 named=$(echo "$depends" | sed 's/[,|]/\n/g' | awk '{print $1}' | grep -E "$forbidden" || true)
 [ -z "$named" ] || fail "Depends names what only plugins may need: $(echo "$named" | tr '\n' ' ')('$depends')"
-# The core's own plugins (COMPONENT core in plugins/), and no other: GStreamer's sources and the
-# live view's server, loaded only by the runs that use them.
+# The core's own plugins (COMPONENT core in plugins/), and no other: GStreamer's sources, the
+# live view's server and the CPU engine, loaded only by the runs that use them.
 if echo "$depends" | grep -q 'libgstrtspserver'; then
     fail "Depends names gst-rtsp-server, which is jetagent-rtsp's: '$depends'"
 fi
 plugins=$(grep "^/usr/lib/jetagent/plugins/." "$work/contents" | sort | tr '\n' ' ' || true)
-expected_plugins="/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so "
+expected_plugins="/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so /usr/lib/jetagent/plugins/jetagent-xnnpack.so "
 [ "$plugins" = "$expected_plugins" ] ||
     fail "the core package holds the plugins '$plugins', not '$expected_plugins'"
 

@@ -5,7 +5,7 @@
 #   1. `apt-get install ./jetagent_*.deb`: the maintainer scripts succeed without systemd as PID 1;
 #      the jetagent system user and its groups (jetagent.sysusers), the conffile and the modes and
 #      owners of the installed files; the core's own plugins (GStreamer's sources, the live view's
-#      server) and no other installed;
+#      server, the CPU engine) and no other installed;
 #   2. the installed binary runs as the jetagent user with the installed config for a few seconds,
 #      in the directories the unit's StateDirectory=, CacheDirectory= and LogsDirectory= give it,
 #      and writes its run logs under /var/log/jetagent: the service runs with the core alone;
@@ -173,8 +173,8 @@ expect_status jetagent "ii "
 expect_status jetagent-opencv absent
 [ -s "$work/pulled" ] && say "apt also installed: $(tr '\n' ' ' <"$work/pulled")"
 plugin_files=$(dpkg -L jetagent | grep '/jetagent/plugins/.' | sort | tr '\n' ' ' || true)
-[ "$plugin_files" = "/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so " ] ||
-    fail "the core package installed the plugins '$plugin_files', not its own two (gstreamer, live)"
+[ "$plugin_files" = "/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so /usr/lib/jetagent/plugins/jetagent-xnnpack.so " ] ||
+    fail "the core package installed the plugins '$plugin_files', not its own three (gstreamer, live, xnnpack)"
 entry=$(getent passwd jetagent) || fail "the postinst made no jetagent user"
 IFS=: read -r _ _ uid _ _ home shell <<<"$entry"
 [ "$uid" -lt 1000 ] || fail "jetagent is not a system user (uid $uid)"
