@@ -155,11 +155,22 @@ else
     cp "$binary" "$run_dir/app/bin/jetagent"
 fi
 
+# The CPU engine is a plugin (plugins/xnnpack): it goes where jetagent looks, bin/../lib/jetagent/
+# plugins, as a package installs it.
+plugin=$(dirname "$binary")/../lib/jetagent/plugins/jetagent-xnnpack.so
+[ -f "$plugin" ] || fail "no CPU engine plugin at $plugin (build the jetagent target, which builds its plugins)"
+mkdir -p "$run_dir/app/lib/jetagent/plugins"
+if command -v strip >/dev/null; then
+    strip --strip-debug -o "$run_dir/app/lib/jetagent/plugins/jetagent-xnnpack.so" "$plugin"
+else
+    cp "$plugin" "$run_dir/app/lib/jetagent/plugins/jetagent-xnnpack.so"
+fi
+
 # The checker goes in too: its `stalls` mode watches the guest's timers during each scenario.
 cp "$checker" "$run_dir/app/bin/jetagent_vivid_check"
 busybox=$(command -v busybox)
-lib_list=$( (closure "$run_dir/app/bin/jetagent"; closure "$checker"; closure "$busybox") |
-    LC_ALL=C sort -u)
+lib_list=$( (closure "$run_dir/app/bin/jetagent"; closure "$plugin"; closure "$checker"
+    closure "$busybox") | LC_ALL=C sort -u)
 lib_key=$(printf '%s\n' "$lib_list" | xargs -r stat -L -c '%n %s %Y' | sha256sum | cut -c1-16)
 libs_cpio=$workdir/libs-$lib_key.cpio
 if [ ! -f "$libs_cpio" ]; then
