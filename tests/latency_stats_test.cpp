@@ -5,6 +5,9 @@
 #include <random>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "run/latency_stats.h"
@@ -157,6 +160,41 @@ TEST(SampleSeries, ExactWhileTheValuesFitAndTheSameMemoryAtAnyCount)
     EXPECT_EQ(s.percentile(99), int64_t(1) << 50); // clamped into [min, max]
     s.add(-5); // a negative value counts as 0
     EXPECT_EQ(s.min(), 0);
+}
+
+// Pages of `p` the kernel holds for this process (mincore), from `bytes` bytes at `p`.
+size_t residentPages(const void* p, size_t bytes)
+{
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> in((bytes + page - 1) / page);
+    EXPECT_EQ(::mincore(const_cast<void*>(p), bytes, in.data()), 0);
+    return static_cast<size_t>(
+        std::count_if(in.begin(), in.end(), [](unsigned char c) { return c & 1; }));
+}
+
+// The histogram's counters cost memory only on the pages where values fell: none at first, one
+// after values of one bucket, and a copy holds the same pages.
+TEST(ZeroPages, OnlyWrittenPagesAreResidentAndCopiesStaySmall)
+{
+    constexpr size_t kCount = SampleSeries::kBuckets;
+    ZeroPages counters(kCount);
+    const size_t bytes = kCount * sizeof(uint64_t);
+    EXPECT_EQ(residentPages(counters.data(), bytes), 0u);
+    counters[9000] += 3;
+    counters[9001] += 1;
+    EXPECT_EQ(residentPages(counters.data(), bytes), 1u);
+    const ZeroPages copy(counters);
+    EXPECT_EQ(residentPages(copy.data(), bytes), 1u);
+    EXPECT_EQ(copy[9000], 3u);
+    EXPECT_EQ(copy[9001], 1u);
+    ZeroPages moved(std::move(counters));
+    EXPECT_EQ(moved[9000], 3u);
+    EXPECT_EQ(moved.size(), kCount);
+    // Read back whole: every other counter is zero.
+    uint64_t sum = 0;
+    for (size_t i = 0; i < kCount; ++i)
+        sum += copy[i];
+    EXPECT_EQ(sum, 4u);
 }
 
 } // namespace

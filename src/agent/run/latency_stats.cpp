@@ -46,7 +46,7 @@ int64_t minSamplesForPercentile(double percent)
 }
 
 SampleSeries::SampleSeries(size_t exactKept)
-    : exactKept_(std::max<size_t>(exactKept, 1)), buckets_(kBuckets, 0)
+    : exactKept_(std::max<size_t>(exactKept, 1)), buckets_(kBuckets)
 {
     // Written once, then emptied: the pages are resident from the start, so the process reaches its
     // resident size at start-up rather than over the first exactKept values (which a soak's memory

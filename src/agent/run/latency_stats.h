@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "run/zero_pages.h"
+
 namespace jetagent {
 
 // The percentile definition used everywhere in jetagent, stated in every summary.
@@ -30,7 +32,9 @@ int64_t minSamplesForPercentile(double percent);
 // the midpoint of the bucket that holds it, within 1/1024 (0.1%) of the true nearest-rank sample
 // at any count (100 or 10^9), clamped to [min, max]. Values from 2^40 (18 minutes in ns) up share
 // the top bucket. Memory: kHistogramBytes plus 8 bytes per exact value, all allocated up front so
-// that add() never allocates.
+// that add() never allocates. The exact values' pages are resident from the start; the
+// histogram's only where values fell (ZeroPages: a run's latencies span a few powers of two, a
+// few of its 32 pages).
 class SampleSeries {
 public:
     static constexpr size_t kDefaultExactKept = 10'000;
@@ -72,7 +76,7 @@ private:
     double mean_ = 0.0;
     double m2_ = 0.0;
     std::vector<int64_t> kept_;
-    std::vector<uint64_t> buckets_;
+    ZeroPages buckets_;
 };
 
 // A summary of one series, in milliseconds.
