@@ -78,7 +78,7 @@ Expected<ImageDirectoryListing> listImageDirectory(const std::string& path)
     return listing;
 }
 
-Expected<cv::Mat> decodeImageFile(
+Expected<Image> decodeImageFile(
     const std::string& path, std::vector<unsigned char>& buffer, uint64_t maxPixels)
 {
     const std::string what = "image '" + path + "'";

@@ -1,14 +1,15 @@
 // The core's pixel type (see image.h).
 #include "jetagent/hal/image.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
 namespace jetagent {
 
-Image::Image(int rows, int cols, int channels)
+Image::Image(int rowCount, int colCount, int channels)
 {
-    create(rows, cols, channels);
+    create(rowCount, colCount, channels);
 }
 
 Image::Image(int rowCount, int colCount, int channels, uint8_t* pixels, size_t rowStep)
@@ -20,8 +21,7 @@ Image::Image(int rowCount, int colCount, int channels, uint8_t* pixels, size_t r
 void Image::create(int newRows, int newCols, int newChannels)
 {
     assert(newRows > 0 && newCols > 0 && newChannels >= 1);
-    if (buffer_ && rows == newRows && cols == newCols && channels_ == newChannels &&
-        data == buffer_.get())
+    if (data != nullptr && rows == newRows && cols == newCols && channels_ == newChannels)
         return;
     const size_t bytes = static_cast<size_t>(newCols) * static_cast<size_t>(newChannels);
     buffer_.reset(new uint8_t[bytes * static_cast<size_t>(newRows)]);
@@ -34,8 +34,8 @@ void Image::create(int newRows, int newCols, int newChannels)
 
 Image Image::roi(int x, int y, int width, int height) const
 {
-    assert(x >= 0 && y >= 0 && width >= 0 && height >= 0 && x + width <= cols &&
-        y + height <= rows);
+    assert(
+        x >= 0 && y >= 0 && width >= 0 && height >= 0 && x + width <= cols && y + height <= rows);
     Image view = *this;
     view.data = data + static_cast<size_t>(y) * step + static_cast<size_t>(x) * channels_;
     view.rows = height;
@@ -65,12 +65,20 @@ void Image::copyTo(Image& dst) const
 
 void Image::fill(const uint8_t* value)
 {
-    for (int y = 0; y < rows; ++y) {
-        uint8_t* row = ptr(y);
-        for (int x = 0; x < cols; ++x)
-            std::memcpy(row + static_cast<size_t>(x) * channels_, value,
-                static_cast<size_t>(channels_));
+    if (empty())
+        return;
+    // The first row by doubling copies of the first pixel, then every row a copy of it.
+    uint8_t* first = ptr(0);
+    const size_t bytes = rowBytes();
+    const auto pixel = static_cast<size_t>(channels_);
+    std::memcpy(first, value, pixel);
+    for (size_t done = pixel; done < bytes;) {
+        const size_t n = std::min(done, bytes - done);
+        std::memcpy(first + done, first, n);
+        done += n;
     }
+    for (int y = 1; y < rows; ++y)
+        std::memcpy(ptr(y), first, bytes);
 }
 
 void Image::fill(uint8_t blue, uint8_t green, uint8_t red)

@@ -4,11 +4,21 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 
 namespace jetagent {
 
 namespace {
+
+// One pixel's blue, green and red.
+using Bgr = std::array<uint8_t, 3>;
+
+// Writes pixel `x` of a BGR row.
+void put(uint8_t* row, size_t x, const Bgr& pixel)
+{
+    std::memcpy(row + 3 * x, pixel.data(), 3);
+}
 
 uint32_t bitmapLe16(const uint8_t* p)
 {
@@ -94,10 +104,10 @@ Expected<BitmapLayout> readBitmapLayout(const uint8_t* data, size_t size)
 }
 
 // The palette as BGR triples; entries past the file's palette stay black.
-Expected<std::array<cv::Vec3b, 256>> readBitmapPalette(
+Expected<std::array<Bgr, 256>> readBitmapPalette(
     const uint8_t* data, size_t size, const BitmapLayout& layout, size_t pixelOffset)
 {
-    std::array<cv::Vec3b, 256> palette {};
+    std::array<Bgr, 256> palette {};
     const size_t entryBytes = layout.infoSize == 12 ? 3 : 4;
     const size_t start = 14 + size_t {layout.infoSize};
     size_t count = layout.colours == 0 ? size_t {1} << layout.bitsPerPixel : layout.colours;
@@ -113,7 +123,7 @@ Expected<std::array<cv::Vec3b, 256>> readBitmapPalette(
 
 } // namespace
 
-Expected<cv::Mat> decodeBmpImage(const uint8_t* data, size_t size, const ImageHeader& header)
+Expected<Image> decodeBmpImage(const uint8_t* data, size_t size, const ImageHeader& header)
 {
     auto layout = readBitmapLayout(data, size);
     if (!layout)
@@ -129,7 +139,7 @@ Expected<cv::Mat> decodeBmpImage(const uint8_t* data, size_t size, const ImageHe
     const size_t stride = (width * bits + 31) / 32 * 4;
     if (pixelOffset > size || (size - pixelOffset) / stride < height)
         return Status::invalid("its BMP pixel data is cut short");
-    std::array<cv::Vec3b, 256> palette {};
+    std::array<Bgr, 256> palette {};
     if (bits <= 8) {
         auto read = readBitmapPalette(data, size, *layout, pixelOffset);
         if (!read)
@@ -139,21 +149,21 @@ Expected<cv::Mat> decodeBmpImage(const uint8_t* data, size_t size, const ImageHe
     const BitmapField red(layout->masks[0]);
     const BitmapField green(layout->masks[1]);
     const BitmapField blue(layout->masks[2]);
-    cv::Mat image(static_cast<int>(height), static_cast<int>(width), CV_8UC3);
+    Image image(static_cast<int>(height), static_cast<int>(width), 3);
     for (size_t y = 0; y < height; ++y) {
         const uint8_t* row = data + pixelOffset + stride * (layout->topDown ? y : height - 1 - y);
-        auto* out = image.ptr<cv::Vec3b>(static_cast<int>(y));
+        uint8_t* out = image.ptr(static_cast<int>(y));
         for (size_t x = 0; x < width; ++x) {
             if (bits <= 8) {
                 const size_t bit = x * bits;
                 const uint32_t index = (row[bit / 8] >> (8 - bits - bit % 8)) & ((1u << bits) - 1);
-                out[x] = palette[index];
+                put(out, x, palette[index]);
             } else if (bits == 24) {
-                out[x] = {row[3 * x], row[3 * x + 1], row[3 * x + 2]};
+                put(out, x, {row[3 * x], row[3 * x + 1], row[3 * x + 2]});
             } else {
                 const uint32_t pixel =
                     bits == 16 ? bitmapLe16(row + 2 * x) : bitmapLe32(row + 4 * x);
-                out[x] = {blue(pixel), green(pixel), red(pixel)};
+                put(out, x, {blue(pixel), green(pixel), red(pixel)});
             }
         }
     }
@@ -216,14 +226,14 @@ uint8_t pnmScaled(uint32_t value, uint32_t maxValue)
 }
 
 // P1 and P4: 1 is black. Plain bits need no white space between them.
-Status readPbmPixels(PnmCursor& cursor, bool plain, cv::Mat& image)
+Status readPbmPixels(PnmCursor& cursor, bool plain, Image& image)
 {
     const auto width = static_cast<size_t>(image.cols);
     const size_t rowBytes = (width + 7) / 8;
     if (!plain && (cursor.size - cursor.pos) / rowBytes < static_cast<size_t>(image.rows))
         return Status::invalid("its PBM pixel data is cut short");
     for (int y = 0; y < image.rows; ++y) {
-        auto* out = image.ptr<cv::Vec3b>(y);
+        uint8_t* out = image.ptr(y);
         for (size_t x = 0; x < width; ++x) {
             bool black = false;
             if (plain) {
@@ -242,14 +252,14 @@ Status readPbmPixels(PnmCursor& cursor, bool plain, cv::Mat& image)
                 black = (byte >> (7 - x % 8)) & 1u;
             }
             const uint8_t value = black ? 0 : 255;
-            out[x] = {value, value, value};
+            put(out, x, {value, value, value});
         }
     }
     return Status();
 }
 
 // P2, P3, P5 and P6: grey or RGB samples up to `maxValue`.
-Status readPnmSamples(PnmCursor& cursor, char kind, uint32_t maxValue, cv::Mat& image)
+Status readPnmSamples(PnmCursor& cursor, char kind, uint32_t maxValue, Image& image)
 {
     const bool plain = kind == '2' || kind == '3';
     const size_t channels = kind == '3' || kind == '6' ? 3 : 1;
@@ -265,7 +275,7 @@ Status readPnmSamples(PnmCursor& cursor, char kind, uint32_t maxValue, cv::Mat& 
             return Status::invalid("its PNM pixel data is cut short");
     }
     for (int y = 0; y < image.rows; ++y) {
-        auto* out = image.ptr<cv::Vec3b>(y);
+        uint8_t* out = image.ptr(y);
         const uint8_t* raw =
             cursor.data + cursor.pos + rowSamples * (wide ? 2 : 1) * static_cast<size_t>(y);
         for (size_t x = 0; x < width; ++x) {
@@ -282,8 +292,9 @@ Status readPnmSamples(PnmCursor& cursor, char kind, uint32_t maxValue, cv::Mat& 
                 }
                 sample[c] = pnmScaled(value, maxValue);
             }
-            out[x] = channels == 3 ? cv::Vec3b(sample[2], sample[1], sample[0])
-                                   : cv::Vec3b(sample[0], sample[0], sample[0]);
+            put(out, x,
+                channels == 3 ? Bgr {sample[2], sample[1], sample[0]}
+                              : Bgr {sample[0], sample[0], sample[0]});
         }
     }
     return Status();
@@ -291,7 +302,7 @@ Status readPnmSamples(PnmCursor& cursor, char kind, uint32_t maxValue, cv::Mat& 
 
 } // namespace
 
-Expected<cv::Mat> decodePnmImage(const uint8_t* data, size_t size, const ImageHeader& header)
+Expected<Image> decodePnmImage(const uint8_t* data, size_t size, const ImageHeader& header)
 {
     const char kind = static_cast<char>(data[1]);
     PnmCursor cursor {data, size, 2};
@@ -299,7 +310,7 @@ Expected<cv::Mat> decodePnmImage(const uint8_t* data, size_t size, const ImageHe
     for (const char* side : {"width", "height"})
         if (auto read = cursor.number(side); !read)
             return read.status();
-    cv::Mat image(static_cast<int>(header.height), static_cast<int>(header.width), CV_8UC3);
+    Image image(static_cast<int>(header.height), static_cast<int>(header.width), 3);
     if (kind == '1' || kind == '4') {
         if (kind == '4')
             ++cursor.pos; // the one white space character before the bits

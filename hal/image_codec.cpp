@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include <opencv2/core.hpp>
 #include <png.h>
 #include <turbojpeg.h>
 
@@ -85,35 +84,67 @@ int jpegExifOrientation(const uint8_t* data, size_t size)
     return 1;
 }
 
+// `image` mirrored left to right, in place.
+void mirror(Image& image)
+{
+    for (int y = 0; y < image.rows; ++y) {
+        uint8_t* row = image.ptr(y);
+        for (int l = 0, r = image.cols - 1; l < r; ++l, --r)
+            std::swap_ranges(row + 3 * l, row + 3 * l + 3, row + 3 * r);
+    }
+}
+
+// `image` turned upside down, in place.
+void flipRows(Image& image)
+{
+    for (int t = 0, b = image.rows - 1; t < b; ++t, --b)
+        std::swap_ranges(image.ptr(t), image.ptr(t) + image.rowBytes(), image.ptr(b));
+}
+
+// `image` transposed: rows become columns.
+Image transposed(const Image& image)
+{
+    Image turned(image.cols, image.rows, 3);
+    for (int y = 0; y < image.rows; ++y) {
+        const uint8_t* in = image.ptr(y);
+        for (int x = 0; x < image.cols; ++x)
+            std::memcpy(turned.ptr(x) + 3 * y, in + 3 * x, 3);
+    }
+    return turned;
+}
+
 // Turns a decoded image as EXIF orientation `orientation` says it must be shown.
-void applyExifOrientation(int orientation, cv::Mat& image)
+void applyExifOrientation(int orientation, Image& image)
 {
     if (orientation <= 1 || orientation > 8)
         return;
-    if (orientation >= 5) {
-        cv::Mat turned;
-        cv::transpose(image, turned);
-        image = turned;
-    }
+    if (orientation >= 5)
+        image = transposed(image);
     // After the transpose for 5..8: 5 is done, 6 turns clockwise, 7 also flips both ways, 8 turns
     // anticlockwise. Without one: 2 mirrors, 3 turns by 180 degrees, 4 flips upside down.
-    constexpr int kFlipCodes[9] = {0, 0, 1, -1, 0, 2, 1, -1, 0};
-    if (orientation == 5)
-        return;
-    cv::flip(image, image, kFlipCodes[orientation]);
+    const bool mirrored =
+        orientation == 2 || orientation == 3 || orientation == 6 || orientation == 7;
+    const bool upsideDown =
+        orientation == 3 || orientation == 4 || orientation == 7 || orientation == 8;
+    if (mirrored)
+        mirror(image);
+    if (upsideDown)
+        flipRows(image);
 }
 
 // CMYK as Adobe writes it (inverted: 255 is no ink) to BGR.
-void cmykToBgr(const cv::Mat& cmyk, cv::Mat& bgr)
+void cmykToBgr(const Image& cmyk, Image& bgr)
 {
-    bgr.create(cmyk.rows, cmyk.cols, CV_8UC3);
+    bgr.create(cmyk.rows, cmyk.cols, 3);
     for (int y = 0; y < cmyk.rows; ++y) {
-        const auto* in = cmyk.ptr<cv::Vec4b>(y);
-        auto* out = bgr.ptr<cv::Vec3b>(y);
-        for (int x = 0; x < cmyk.cols; ++x) {
-            const uint32_t k = in[x][3];
+        const uint8_t* in = cmyk.ptr(y);
+        uint8_t* out = bgr.ptr(y);
+        for (int x = 0; x < cmyk.cols; ++x, in += 4, out += 3) {
+            const uint32_t k = in[3];
             auto channel = [k](uint32_t v) { return static_cast<uint8_t>((v * k + 127) / 255); };
-            out[x] = {channel(in[x][2]), channel(in[x][1]), channel(in[x][0])};
+            out[0] = channel(in[2]);
+            out[1] = channel(in[1]);
+            out[2] = channel(in[0]);
         }
     }
 }
@@ -199,12 +230,12 @@ bool pngReadRows(PngReadState* state, png_bytep* rows, uint32_t width, uint32_t 
     return true;
 }
 
-Expected<cv::Mat> decodePng(const uint8_t* data, size_t size, const ImageHeader& header)
+Expected<Image> decodePng(const uint8_t* data, size_t size, const ImageHeader& header)
 {
-    cv::Mat image(static_cast<int>(header.height), static_cast<int>(header.width), CV_8UC3);
+    Image image(static_cast<int>(header.height), static_cast<int>(header.width), 3);
     std::vector<png_bytep> rows(header.height);
     for (int y = 0; y < image.rows; ++y)
-        rows[static_cast<size_t>(y)] = image.ptr<uint8_t>(y);
+        rows[static_cast<size_t>(y)] = image.ptr(y);
     PngReadState state;
     state.data = data;
     state.size = size;
@@ -302,7 +333,7 @@ JpegDecoder& JpegDecoder::operator=(JpegDecoder&& other) noexcept
     return *this;
 }
 
-Status JpegDecoder::decode(const uint8_t* data, size_t size, uint64_t maxPixels, cv::Mat& bgr,
+Status JpegDecoder::decode(const uint8_t* data, size_t size, uint64_t maxPixels, Image& bgr,
     bool applyOrientation, bool refuseTruncated)
 {
     if (handle_ == nullptr && (handle_ = tjInitDecompress()) == nullptr)
@@ -322,11 +353,11 @@ Status JpegDecoder::decode(const uint8_t* data, size_t size, uint64_t maxPixels,
         return Status::invalid("its JPEG frame of " + std::to_string(width) + "x" +
             std::to_string(height) + " pixels is over the limit of " + std::to_string(maxPixels));
     const bool cmyk = colourspace == TJCS_CMYK || colourspace == TJCS_YCCK;
-    cv::Mat cmykPixels;
-    cv::Mat& target = cmyk ? cmykPixels : bgr;
-    target.create(height, width, cmyk ? CV_8UC4 : CV_8UC3);
+    Image cmykPixels;
+    Image& target = cmyk ? cmykPixels : bgr;
+    target.create(height, width, cmyk ? 4 : 3);
     const int rc = tjDecompress2(handle_, data, length, target.data, width,
-        static_cast<int>(target.step[0]), height, cmyk ? TJPF_CMYK : TJPF_BGR, 0);
+        static_cast<int>(target.step), height, cmyk ? TJPF_CMYK : TJPF_BGR, 0);
     if (rc != 0) {
         const std::string why = tjGetErrorStr2(handle_);
         // libjpeg carries on past damage it only warns about; it fills a picture cut short with
@@ -344,7 +375,7 @@ Status JpegDecoder::decode(const uint8_t* data, size_t size, uint64_t maxPixels,
 
 // --- decodeImage ---------------------------------------------------------------------------------
 
-Expected<cv::Mat> decodeImage(const uint8_t* data, size_t size, uint64_t maxPixels)
+Expected<Image> decodeImage(const uint8_t* data, size_t size, uint64_t maxPixels)
 {
     auto header = readImageHeader(data, size);
     if (!header)
@@ -356,7 +387,7 @@ Expected<cv::Mat> decodeImage(const uint8_t* data, size_t size, uint64_t maxPixe
             std::to_string(maxPixels) + " pixels");
     if (header->width > INT_MAX || header->height > INT_MAX)
         return Status::invalid("its " + header->format + " header gives a side over 2^31 pixels");
-    Expected<cv::Mat> image = cv::Mat();
+    Expected<Image> image = Image();
     if (header->format == "JPEG") {
         JpegDecoder decoder;
         if (Status s = decoder.decode(data, size, maxPixels, *image, true, true); !s)
@@ -388,16 +419,15 @@ Expected<cv::Mat> decodeImage(const uint8_t* data, size_t size, uint64_t maxPixe
 
 // --- encoders ------------------------------------------------------------------------------------
 
-Status encodePng(const cv::Mat& image, std::vector<uint8_t>& out)
+Status encodePng(const Image& image, std::vector<uint8_t>& out)
 {
     const int channels = image.channels();
-    if (image.depth() != CV_8U || (channels != 1 && channels != 3 && channels != 4) ||
-        image.empty())
+    if ((channels != 1 && channels != 3 && channels != 4) || image.empty())
         return Status::invalid("a PNG is written from a non-empty 8-bit image of 1, 3 or 4 "
                                "channels");
     std::vector<png_bytep> rows(static_cast<size_t>(image.rows));
     for (int y = 0; y < image.rows; ++y)
-        rows[static_cast<size_t>(y)] = const_cast<png_bytep>(image.ptr<uint8_t>(y));
+        rows[static_cast<size_t>(y)] = const_cast<png_bytep>(image.ptr(y));
     out.clear();
     PngWriteState state;
     state.out = &out;
@@ -407,10 +437,10 @@ Status encodePng(const cv::Mat& image, std::vector<uint8_t>& out)
     return Status();
 }
 
-Status encodeJpeg(const cv::Mat& image, int quality, std::vector<uint8_t>& out)
+Status encodeJpeg(const Image& image, int quality, std::vector<uint8_t>& out)
 {
     const int channels = image.channels();
-    if (image.depth() != CV_8U || (channels != 1 && channels != 3) || image.empty())
+    if ((channels != 1 && channels != 3) || image.empty())
         return Status::invalid("a JPEG is written from a non-empty 8-bit grey or BGR image");
     if (quality < 1 || quality > 100)
         return Status::invalid("JPEG quality must be 1..100 (got " + std::to_string(quality) + ")");
@@ -419,7 +449,7 @@ Status encodeJpeg(const cv::Mat& image, int quality, std::vector<uint8_t>& out)
         return Status::runtime(std::string("TurboJPEG cannot start: ") + tjGetErrorStr2(nullptr));
     unsigned char* jpeg = nullptr;
     unsigned long length = 0;
-    const int rc = tjCompress2(handle, image.data, image.cols, static_cast<int>(image.step[0]),
+    const int rc = tjCompress2(handle, image.data, image.cols, static_cast<int>(image.step),
         image.rows, channels == 1 ? TJPF_GRAY : TJPF_BGR, &jpeg, &length,
         channels == 1 ? TJSAMP_GRAY : TJSAMP_420, quality, 0);
     Status status;
@@ -433,7 +463,7 @@ Status encodeJpeg(const cv::Mat& image, int quality, std::vector<uint8_t>& out)
     return status;
 }
 
-Status writeImageFile(const std::string& path, const cv::Mat& image)
+Status writeImageFile(const std::string& path, const Image& image)
 {
     constexpr int kJpegQuality = 95;
     const std::string ext = lowerExtension(path);

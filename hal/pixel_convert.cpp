@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include <opencv2/core.hpp>
 #include <opencv2/core/hal/intrin.hpp>
 
 namespace jetagent {
@@ -384,7 +383,7 @@ Status PixelConverter::configure(
     return Status();
 }
 
-Status PixelConverter::convert(const uint8_t* data, size_t bytesUsed, cv::Mat& bgr)
+Status PixelConverter::convert(const uint8_t* data, size_t bytesUsed, Image& bgr)
 {
     if (fourcc_ == 0)
         return Status::invalid("pixel converter used before configure()");
@@ -407,7 +406,7 @@ Status PixelConverter::convert(const uint8_t* data, size_t bytesUsed, cv::Mat& b
         if (Status s = jpeg_.decode(data, layout.end, pixels, scratch_, false, false); !s)
             return Status::io("MJPEG frame of " + std::to_string(layout.end) +
                 " bytes could not be decoded: " + s.message());
-        if (scratch_.rows != height_ || scratch_.cols != width_ || scratch_.type() != CV_8UC3)
+        if (scratch_.rows != height_ || scratch_.cols != width_ || scratch_.channels() != 3)
             return Status::io(
                 "MJPEG frame of " + std::to_string(layout.end) + " bytes could not be decoded");
         scratch_.copyTo(bgr); // reuses bgr's buffer when it has the size already
@@ -418,33 +417,33 @@ Status PixelConverter::convert(const uint8_t* data, size_t bytesUsed, cv::Mat& b
         return Status::io("short frame: " + std::to_string(bytesUsed) + " bytes, " +
             fourccName(fourcc_) + " " + std::to_string(width_) + "x" + std::to_string(height_) +
             " needs " + std::to_string(frameBytes_));
-    bgr.create(height_, width_, CV_8UC3); // no-op once the size is right
+    bgr.create(height_, width_, 3); // no-op once the size is right
 
     const size_t stride = stride_;
     switch (fourcc_) {
     case V4L2_PIX_FMT_YUYV:
         for (int y = 0; y < height_; ++y)
-            yuyvRow(data + stride * static_cast<size_t>(y), bgr.ptr<uint8_t>(y), width_);
+            yuyvRow(data + stride * static_cast<size_t>(y), bgr.ptr(y), width_);
         break;
     case V4L2_PIX_FMT_NV12: {
         const uint8_t* chroma = data + stride * static_cast<size_t>(height_);
         for (int y = 0; y < height_; ++y)
             nv12Row(data + stride * static_cast<size_t>(y),
-                chroma + stride * static_cast<size_t>(y / 2), bgr.ptr<uint8_t>(y), width_);
+                chroma + stride * static_cast<size_t>(y / 2), bgr.ptr(y), width_);
         break;
     }
     case V4L2_PIX_FMT_RGB24:
         for (int y = 0; y < height_; ++y)
-            rgbRow(data + stride * static_cast<size_t>(y), bgr.ptr<uint8_t>(y), width_);
+            rgbRow(data + stride * static_cast<size_t>(y), bgr.ptr(y), width_);
         break;
     case V4L2_PIX_FMT_BGR24:
         for (int y = 0; y < height_; ++y)
-            std::memcpy(bgr.ptr<uint8_t>(y), data + stride * static_cast<size_t>(y),
+            std::memcpy(bgr.ptr(y), data + stride * static_cast<size_t>(y),
                 3 * static_cast<size_t>(width_));
         break;
     case V4L2_PIX_FMT_GREY:
         for (int y = 0; y < height_; ++y)
-            greyRow(data + stride * static_cast<size_t>(y), bgr.ptr<uint8_t>(y), width_);
+            greyRow(data + stride * static_cast<size_t>(y), bgr.ptr(y), width_);
         break;
     default: return Status::invalid("unsupported pixel format " + fourccName(fourcc_));
     }

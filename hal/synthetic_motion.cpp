@@ -5,15 +5,13 @@
 #include <array>
 #include <cmath>
 
-#include <opencv2/imgproc.hpp>
+#include "jetagent/hal/raster.h"
 
 namespace jetagent {
 
 namespace {
 
 constexpr double kMotionPi = 3.14159265358979323846;
-constexpr int kMotionShift = 4; // sub-pixel bits for OpenCV's drawing functions
-constexpr double kMotionSubpixel = 1 << kMotionShift;
 constexpr int kClassCount = static_cast<int>(MotionRenderer::kClassNames.size());
 constexpr int kStill = 0, kLeft = 1, kRight = 2, kUp = 3, kDown = 4; // else grow
 constexpr int kLastFrame = MotionRenderer::kSegmentFrames - 1; // the segment's last frame offset
@@ -125,15 +123,22 @@ double within(const Draws& d, uint64_t field, double lo, double hi)
     return hi <= lo ? 0.5 * (lo + hi) : d.uniform(field, lo, hi);
 }
 
-cv::Point subpixel(double x, double y)
+// Blue, green and red levels, saturated to 0..255 where they are drawn.
+using Bgr = std::array<double, 3>;
+
+uint8_t saturated(double level)
 {
-    return {static_cast<int>(std::lround(x * kMotionSubpixel)),
-        static_cast<int>(std::lround(y * kMotionSubpixel))};
+    return static_cast<uint8_t>(std::clamp(std::lround(level), 0L, 255L));
+}
+
+void disc(Image& image, double cx, double cy, double r, const Bgr& colour)
+{
+    fillCircle(image, cx, cy, r, saturated(colour[0]), saturated(colour[1]), saturated(colour[2]));
 }
 
 // A smooth linear gradient around `base`, by at most `amount` levels, along `angle`. Computed in
 // 16.16 fixed point; base and amount keep every value inside 0..255.
-void fillGradient(cv::Mat& image, const cv::Scalar& base, double angle, const double* amount)
+void fillGradient(Image& image, const Bgr& base, double angle, const double* amount)
 {
     constexpr double kOne = 1 << 16;
     const double w = image.cols, h = image.rows;
@@ -147,11 +152,11 @@ void fillGradient(cv::Mat& image, const cv::Scalar& base, double angle, const do
         int32_t v0 = fixed(base[0] + amount[0] * v + 0.5),
                 v1 = fixed(base[1] + amount[1] * v + 0.5),
                 v2 = fixed(base[2] + amount[2] * v + 0.5);
-        uchar* p = image.ptr<uchar>(y);
+        uint8_t* p = image.ptr(y);
         for (int x = 0; x < image.cols; ++x, p += 3) {
-            p[0] = static_cast<uchar>(v0 >> 16);
-            p[1] = static_cast<uchar>(v1 >> 16);
-            p[2] = static_cast<uchar>(v2 >> 16);
+            p[0] = static_cast<uint8_t>(v0 >> 16);
+            p[1] = static_cast<uint8_t>(v1 >> 16);
+            p[2] = static_cast<uint8_t>(v2 >> 16);
             v0 += step0;
             v1 += step1;
             v2 += step2;
@@ -161,43 +166,41 @@ void fillGradient(cv::Mat& image, const cv::Scalar& base, double angle, const do
 
 // Adds -kNoise..kNoise to every byte, from a hash of the frame: frames are never byte-identical,
 // even when nothing moves. One hash gives eight bytes their noise (3 bits plus 1: 0..8, centred
-// by the subtraction), and OpenCV's saturating vector arithmetic applies it.
-void addNoise(cv::Mat& image, const Draws& d)
+// by the subtraction), added and then subtracted with saturation at 0 and 255.
+void addNoise(Image& image, const Draws& d)
 {
     static_assert(kNoise == 4, "the noise bytes are drawn as 0..8");
-    thread_local cv::Mat noise; // reallocated only when the frame size changes
-    noise.create(image.size(), CV_8UC3);
     const int bytes = image.cols * 3;
     for (int y = 0; y < image.rows; ++y) {
-        uchar* p = noise.ptr<uchar>(y);
+        uint8_t* p = image.ptr(y);
         for (int i = 0; i < bytes; i += 8) {
             const uint64_t bits =
                 d.bits(static_cast<uint64_t>(y) << 16 | static_cast<uint64_t>(i / 8));
             uint64_t word = (bits & 0x0707070707070707ull) + ((bits >> 3) & 0x0101010101010101ull);
             const int end = std::min(bytes, i + 8);
-            for (int k = i; k < end; ++k, word >>= 8)
-                p[k] = static_cast<uchar>(word & 0xFF);
+            for (int k = i; k < end; ++k, word >>= 8) {
+                const int raised = std::min(255, p[k] + static_cast<int>(word & 0xFF));
+                p[k] = static_cast<uint8_t>(std::max(0, raised - kNoise));
+            }
         }
     }
-    cv::add(image, noise, image);
-    cv::subtract(image, cv::Scalar::all(kNoise), image);
 }
 
-void drawObject(cv::Mat& image, int shape, double cx, double cy, double r, double theta,
-    const cv::Scalar& colour)
+void drawObject(
+    Image& image, int shape, double cx, double cy, double r, double theta, const Bgr& colour)
 {
     if (shape == 0) {
-        cv::circle(image, subpixel(cx, cy), static_cast<int>(std::lround(r * kMotionSubpixel)),
-            colour, cv::FILLED, cv::LINE_AA, kMotionShift);
+        disc(image, cx, cy, r, colour);
         return;
     }
     const int count = shape == 1 ? 4 : 3; // square or triangle, r its circumradius
-    cv::Point pts[4];
+    PointF pts[4];
     for (int k = 0; k < count; ++k) {
         const double a = theta + 2.0 * kMotionPi * k / count;
-        pts[k] = subpixel(cx + r * std::cos(a), cy + r * std::sin(a));
+        pts[k] = {cx + r * std::cos(a), cy + r * std::sin(a)};
     }
-    cv::fillConvexPoly(image, pts, count, colour, cv::LINE_AA, kMotionShift);
+    fillPolygon(image, pts, static_cast<size_t>(count), saturated(colour[0]), saturated(colour[1]),
+        saturated(colour[2]));
 }
 
 } // namespace
@@ -212,7 +215,7 @@ int MotionRenderer::classOf(uint64_t index) const
     return segmentClass(seed_, index / kSegmentFrames);
 }
 
-int MotionRenderer::render(uint64_t index, cv::Mat& image) const
+int MotionRenderer::render(uint64_t index, Image& image) const
 {
     const uint64_t segment = index / kSegmentFrames;
     const int t = static_cast<int>(index % kSegmentFrames);
@@ -223,7 +226,7 @@ int MotionRenderer::render(uint64_t index, cv::Mat& image) const
 
     // A static background per segment: a faint gradient and a few fainter blobs.
     const bool dark = (d.bits(kDarkness) & 1) != 0;
-    cv::Scalar background, colour;
+    Bgr background {}, colour {};
     for (int ch = 0; ch < 3; ++ch) {
         background[ch] = d.level(kBackgroundColour + ch, dark ? kDarkBackground : kLightBackground);
         colour[ch] = d.level(kObjectColour + ch, dark ? kLightObject : kDarkObject);
@@ -231,17 +234,17 @@ int MotionRenderer::render(uint64_t index, cv::Mat& image) const
     double gradient[3];
     for (int ch = 0; ch < 3; ++ch)
         gradient[ch] = d.uniform(kGradientAmount + ch, kMinGradient, kMaxGradient);
-    image.create(height_, width_, CV_8UC3);
+    image.create(height_, width_, 3);
     fillGradient(image, background, d.uniform(kGradientAngle, 0.0, 2.0 * kMotionPi), gradient);
     for (int b = 0; b < kBlobs; ++b) {
         const uint64_t f = kBlob + 6 * static_cast<uint64_t>(b);
-        cv::Scalar blob;
+        Bgr blob {};
         for (int ch = 0; ch < 3; ++ch)
             blob[ch] = background[ch] + d.below(f + 3 + ch, 2 * kBlobContrast + 1) - kBlobContrast;
         const double radius = d.uniform(f + 2, kMinBlobRadius, kMaxBlobRadius) * std::max(w, h);
-        cv::circle(image, subpixel(d.uniform(f, 0.0, w), d.uniform(f + 1, 0.0, h)),
-            static_cast<int>(std::lround(radius * kMotionSubpixel)), blob, cv::FILLED, cv::LINE_AA,
-            kMotionShift);
+        const double bx = d.uniform(f, 0.0, w);
+        const double by = d.uniform(f + 1, 0.0, h);
+        disc(image, bx, by, radius, blob);
     }
 
     // The object: its radius over the whole segment decides where it may start, so it stays

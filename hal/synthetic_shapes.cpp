@@ -5,15 +5,13 @@
 #include <cmath>
 #include <vector>
 
-#include <opencv2/imgproc.hpp>
+#include "jetagent/hal/raster.h"
 
 namespace jetagent {
 
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-constexpr int kShift = 4; // sub-pixel bits for OpenCV's drawing functions
-constexpr double kSubpixel = 1 << kShift;
 
 // SplitMix64: a small, well-mixed generator; seeding it with (seed, index) makes every frame
 // independent.
@@ -42,30 +40,40 @@ private:
     uint64_t state_;
 };
 
-cv::Scalar randomColour(FrameRandom& rnd, int lo, int hi)
+// A colour as blue, green, red.
+struct Colour {
+    uint8_t b, g, r;
+};
+
+Colour randomColour(FrameRandom& rnd, int lo, int hi)
 {
-    return cv::Scalar(
-        lo + rnd.below(hi - lo + 1), lo + rnd.below(hi - lo + 1), lo + rnd.below(hi - lo + 1));
+    auto level = [&] { return static_cast<uint8_t>(lo + rnd.below(hi - lo + 1)); };
+    const uint8_t b = level();
+    const uint8_t g = level();
+    const uint8_t r = level();
+    return {b, g, r};
 }
 
 // A regular polygon-like outline: `count` vertices at the given radii, turning from angle `theta`.
-void outline(std::vector<cv::Point>& pts, double cx, double cy, double theta, int count,
+void outline(std::vector<PointF>& pts, double cx, double cy, double theta, int count,
     const double* radii, int radiiCount)
 {
     pts.clear();
     for (int k = 0; k < count; ++k) {
         double a = theta + 2.0 * kPi * k / count;
         double r = radii[k % radiiCount];
-        pts.emplace_back(static_cast<int>(std::lround((cx + r * std::cos(a)) * kSubpixel)),
-            static_cast<int>(std::lround((cy + r * std::sin(a)) * kSubpixel)));
+        pts.push_back({cx + r * std::cos(a), cy + r * std::sin(a)});
     }
 }
 
-void fill(cv::Mat& image, const std::vector<cv::Point>& pts, const cv::Scalar& colour)
+void fill(Image& image, const std::vector<PointF>& pts, const Colour& colour)
 {
-    const cv::Point* p = pts.data();
-    int n = static_cast<int>(pts.size());
-    cv::fillPoly(image, &p, &n, 1, colour, cv::LINE_AA, kShift);
+    fillPolygon(image, pts.data(), pts.size(), colour.b, colour.g, colour.r);
+}
+
+void disc(Image& image, double cx, double cy, double r, const Colour& colour)
+{
+    fillCircle(image, cx, cy, r, colour.b, colour.g, colour.r);
 }
 
 } // namespace
@@ -75,7 +83,7 @@ ShapesRenderer::ShapesRenderer(int width, int height, uint64_t seed)
 {
 }
 
-int ShapesRenderer::render(uint64_t index, cv::Mat& image) const
+int ShapesRenderer::render(uint64_t index, Image& image) const
 {
     FrameRandom rnd(seed_, index);
     const int cls = rnd.below(static_cast<int>(kClassNames.size()));
@@ -83,27 +91,23 @@ int ShapesRenderer::render(uint64_t index, cv::Mat& image) const
     // Background and shape come from opposite halves of the brightness range, so every shape is
     // visible.
     const bool darkBackground = (rnd.next() & 1) != 0;
-    const cv::Scalar background =
+    const Colour background =
         darkBackground ? randomColour(rnd, 0, 100) : randomColour(rnd, 155, 255);
-    const cv::Scalar colour =
-        darkBackground ? randomColour(rnd, 155, 255) : randomColour(rnd, 0, 100);
+    const Colour colour = darkBackground ? randomColour(rnd, 155, 255) : randomColour(rnd, 0, 100);
 
-    image.create(height_, width_, CV_8UC3);
-    image.setTo(background);
+    image.create(height_, width_, 3);
+    image.fill(background.b, background.g, background.r);
 
     const double side = std::min(width_, height_);
     const double r = rnd.uniform(0.18, 0.32) * side;
     const double cx = rnd.uniform(r, width_ - r);
     const double cy = rnd.uniform(r, height_ - r);
     const double theta = rnd.uniform(0.0, 2.0 * kPi);
-    const cv::Point centre(static_cast<int>(std::lround(cx * kSubpixel)),
-        static_cast<int>(std::lround(cy * kSubpixel)));
 
-    thread_local std::vector<cv::Point> pts;
+    thread_local std::vector<PointF> pts;
     switch (cls) {
     case 0: // circle
-        cv::circle(image, centre, static_cast<int>(std::lround(r * kSubpixel)), colour, cv::FILLED,
-            cv::LINE_AA, kShift);
+        disc(image, cx, cy, r, colour);
         break;
     case 1: { // square (r is the circumradius)
         const double radii[] = {r};
@@ -124,8 +128,7 @@ int ShapesRenderer::render(uint64_t index, cv::Mat& image) const
         const double c = std::cos(theta), s = std::sin(theta);
         pts.clear();
         for (const auto& q : local)
-            pts.emplace_back(static_cast<int>(std::lround((cx + c * q[0] - s * q[1]) * kSubpixel)),
-                static_cast<int>(std::lround((cy + s * q[0] + c * q[1]) * kSubpixel)));
+            pts.push_back({cx + c * q[0] - s * q[1], cy + s * q[0] + c * q[1]});
         fill(image, pts, colour);
         break;
     }
@@ -136,10 +139,8 @@ int ShapesRenderer::render(uint64_t index, cv::Mat& image) const
         break;
     }
     default: // ring: a disc with a hole of the background colour
-        cv::circle(image, centre, static_cast<int>(std::lround(r * kSubpixel)), colour, cv::FILLED,
-            cv::LINE_AA, kShift);
-        cv::circle(image, centre, static_cast<int>(std::lround(0.55 * r * kSubpixel)), background,
-            cv::FILLED, cv::LINE_AA, kShift);
+        disc(image, cx, cy, r, colour);
+        disc(image, cx, cy, 0.55 * r, background);
         break;
     }
     return cls;

@@ -20,10 +20,9 @@
 #   6. `apt-get purge`: the conffile and the engine cache gone; the run logs and the user kept
 #      (systemd/debian/postrm says why);
 #   7. what the core's Depends need on a machine with nothing installed (apt's resolver with an
-#      empty package database): none of Qt, X11, GDAL, FFmpeg's libavcodec or OpenCV's GUI, codec
-#      and DNN modules, whose packages are the plugins' to pull in (gst-rtsp-server's among them,
-#      through gstreamer1.0-plugins-bad), but for what OpenCV's core and imgproc (which the core may
-#      link) pull in themselves.
+#      empty package database): none of Qt, X11, GDAL, FFmpeg's libavcodec or OpenCV, whose
+#      packages are the plugins' to pull in (gst-rtsp-server's among them, through
+#      gstreamer1.0-plugins-bad).
 # Whatever happens, the trap purges the packages and removes what they made (the user, the groups
 # sysusers created, /etc/jetagent and /var/{lib,cache,log}/jetagent, packages apt pulled in), then
 # checks that users, groups and installed packages are as before. It refuses to run where jetagent
@@ -345,12 +344,11 @@ say "purged: config and cache gone; run logs and user kept"
 
 # 7. What the core needs on a bare system: apt resolving its Depends (not its Recommends) against
 # an empty package database, so that what this machine already has hides nothing. None of the
-# packages the plugins are for may be among them (check-deb.sh checks the Depends field itself),
-# except what OpenCV's core and imgproc, which the core may link, pull in themselves (Debian 12's
-# libopencv-core depends on libglx0, which reaches X11's client libraries): those are named, as a
-# gap still open, not hidden. (gst-rtsp-server, whose package pulls in gstreamer1.0-plugins-bad,
-# GTK and libavcodec, is jetagent-rtsp's.)
-forbidden='^(libqt[0-9]|qt[0-9]|libx11-|libgdal|libavcodec|libopencv-(highgui|videoio|imgcodecs|dnn))'
+# packages the plugins are for may be among them (check-deb.sh checks the Depends field itself):
+# no Qt, X11, GDAL, libavcodec, and no OpenCV at all (Debian 12's libopencv-core depends on
+# libglx0, which reaches X11's client libraries). (gst-rtsp-server, whose package pulls in
+# gstreamer1.0-plugins-bad, GTK and libavcodec, is jetagent-rtsp's.)
+forbidden='^(libqt[0-9]|qt[0-9]|libx11-|libxcb|libgdal|libavcodec|libopencv-)'
 : >"$work/empty-status"
 bare_install() { # output file, packages or .deb files: what apt would install for them on an empty system
     local output=$1
@@ -363,11 +361,7 @@ bare_install() { # output file, packages or .deb files: what apt would install f
     awk '$1 == "Inst" && $2 != "jetagent" {print $2}' "$work/bare.log" | sort -u >"$output"
 }
 bare_install "$work/bare" "$deb"
-mapfile -t opencv_allowed < <(dpkg-deb --field "$deb" Depends |
-    grep -oE 'libopencv-(core|imgproc)[0-9.]+' | sort -u)
-: >"$work/bare.opencv"
-[ "${#opencv_allowed[@]}" = 0 ] || bare_install "$work/bare.opencv" "${opencv_allowed[@]}"
-reached=$(grep -E "$forbidden" "$work/bare" | grep -vxFf "$work/bare.opencv" || true)
+reached=$(grep -E "$forbidden" "$work/bare" || true)
 if [ -n "$reached" ]; then
     # Which of the core's Depends pulls each in.
     why=""
@@ -379,9 +373,6 @@ if [ -n "$reached" ]; then
     done
     fail "on an empty system the core's Depends pull in what only plugins may need:$why"
 fi
-through_opencv=$(grep -E "$forbidden" "$work/bare" | tr '\n' ' ' || true)
-note=""
-[ -z "$through_opencv" ] || note=" but $through_opencv(pulled in by ${opencv_allowed[*]}; still open: issue 40)"
 say "the core's Depends on an empty system: $(grep -c . "$work/bare") packages, none of Qt, X11," \
-    "GDAL, libavcodec or OpenCV's highgui, videoio, imgcodecs and dnn$note"
+    "GDAL, libavcodec or OpenCV"
 say "passed in $(($(date +%s) - started)) s (cleanup follows)"

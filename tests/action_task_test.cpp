@@ -10,6 +10,7 @@
 #include "jetagent/base/clock.h"
 #include "onnx_builder.h"
 #include "tasks/action_task.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -145,8 +146,8 @@ std::vector<FrameRecord> feed(
         frame.sequence = seq(i);
         frame.captureNs = monotonicNs();
         frame.truthClass = truth(frame.sequence);
-        frame.image =
-            cv::Mat(kFrameSide, kFrameSide, CV_8UC3, cv::Scalar::all(greyOf(frame.sequence)));
+        const auto grey = static_cast<uint8_t>(greyOf(frame.sequence));
+        frame.image = test::solidImage(kFrameSide, kFrameSide, grey, grey, grey);
         const Frame* frames[] = {&frame};
         FrameRecord r;
         Status s = task.process(frames, 1, monotonicNs(), &r);
@@ -279,7 +280,7 @@ TEST(ActionTask, TheModelReadsTheClipInPlaceFromTheRing)
         const ClipRing& ring = task->ring();
         const size_t bytes = ring.clipElements() * sizeof(float);
         Frame frame;
-        frame.image = cv::Mat(kFrameSide, kFrameSide, CV_8UC3, cv::Scalar::all(90));
+        frame.image = test::solidImage(kFrameSide, kFrameSide, 90, 90, 90);
         const float* previous = nullptr;
         for (uint64_t i = 0; i < 3 * ring.planes(); ++i) {
             frame.sequence = i;

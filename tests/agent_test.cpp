@@ -15,6 +15,7 @@
 #include "jetagent/hal/gstreamer_source.h"
 #include "jetagent/hal/synthetic_shapes.h"
 #include "run_checks.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -132,12 +133,12 @@ TEST(AgentRun, AnOfflineImageFolderKeepsQueueingOutOfLatencyAndJudgesNoDeadline)
     TempDir dir;
     fs::create_directories(dir / "images/circle");
     const ShapesRenderer shapes(64, 48, 3);
-    cv::Mat image;
+    Image image;
     for (int i = 0; i < kImages; ++i) {
         shapes.render(static_cast<uint64_t>(i), image);
         char name[32];
         std::snprintf(name, sizeof name, "/images/circle/%03d.bmp", i);
-        ASSERT_TRUE(cv::imwrite(dir.path() + name, image));
+        ASSERT_TRUE(cv::imwrite(dir.path() + name, test::asMat(image)));
     }
     std::string tasks = task("shapes", "{backend: opencv, threads: 1}");
     tasks += "    deadline_ms: 2\n";

@@ -14,6 +14,7 @@
 
 #include "tasks/bilinear_crop.h"
 #include "tasks/preprocess.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -117,8 +118,8 @@ std::vector<float> runCrop(
     BilinearCrop& crop, const cv::Mat& frame, const Case& k, const ChannelMap& m)
 {
     std::vector<float> out(3u * cropArea(k), -1.0f);
-    EXPECT_TRUE(crop.run(frame, k.resizedW, k.resizedH, k.cropX, k.cropY, k.cropW, k.cropH, m,
-                        out.data(), cropArea(k))
+    EXPECT_TRUE(crop.run(test::asImage(frame), k.resizedW, k.resizedH, k.cropX, k.cropY, k.cropW,
+                        k.cropH, m, out.data(), cropArea(k))
                     .ok());
     return out;
 }
@@ -250,16 +251,16 @@ TEST(BilinearCrop, StripesOnAnyNumberOfThreadsGiveTheSameBits)
     ASSERT_GE(k.cropW * k.cropH, 2 * BilinearCrop::kPixelsPerStripe); // really striped
     const cv::Mat frame = randomFrame(k.frameW, k.frameH, 12);
     const ChannelMap m = rgbImageNet();
-    const int threads = cv::getNumThreads();
-    cv::setNumThreads(1);
-    BilinearCrop one;
+    StripePool alone(1);
+    BilinearCrop one(alone);
     const std::vector<float> serial = runCrop(one, frame, k, m);
     for (int n : {2, 3, 8}) {
-        cv::setNumThreads(n);
-        BilinearCrop striped;
-        EXPECT_EQ(firstDifference(runCrop(striped, frame, k, m), serial), -1) << n << " threads";
+        StripePool pool(n);
+        BilinearCrop striped(pool);
+        for (int again = 0; again < 3; ++again) // the pool's threads reused, frame after frame
+            EXPECT_EQ(firstDifference(runCrop(striped, frame, k, m), serial), -1)
+                << n << " threads";
     }
-    cv::setNumThreads(threads);
 }
 
 TEST(BilinearCrop, ReplansWhenTheFrameSizeChanges)
@@ -311,8 +312,8 @@ TEST(BilinearCrop, ImpossibleGeometriesAreRefusedNotPlanned)
              Bad {64, 64, 0, 0, 16, -16, "each side must be 1 to"},
              Bad {64, 64, 56, 0, 16, 16, "is not inside the frame resized to 64x64"},
              Bad {64, 64, -1, 0, 16, 16, "is not inside"}}) {
-        const Status s = crop.run(
-            frame, b.resizedW, b.resizedH, b.cropX, b.cropY, b.cropW, b.cropH, m, out.data(), 256);
+        const Status s = crop.run(test::asImage(frame), b.resizedW, b.resizedH, b.cropX, b.cropY,
+            b.cropW, b.cropH, m, out.data(), 256);
         ASSERT_FALSE(s.ok()) << b.resizedW << "x" << b.resizedH << " crop " << b.cropW << "x"
                              << b.cropH;
         EXPECT_EQ(s.kind(), ErrorKind::InvalidInput);
@@ -321,8 +322,8 @@ TEST(BilinearCrop, ImpossibleGeometriesAreRefusedNotPlanned)
     EXPECT_EQ(std::count(out.begin(), out.end(), -1.0f), static_cast<long>(out.size()))
         << "nothing is written for a refused geometry";
     // The same object still works afterwards.
-    EXPECT_TRUE(crop.run(frame, 64, 64, 8, 8, 16, 16, m, out.data(), 256).ok());
-    EXPECT_FALSE(crop.run(cv::Mat(0, 0, CV_8UC3), 64, 64, 8, 8, 16, 16, m, out.data(), 256).ok());
+    EXPECT_TRUE(crop.run(test::asImage(frame), 64, 64, 8, 8, 16, 16, m, out.data(), 256).ok());
+    EXPECT_FALSE(crop.run(Image(), 64, 64, 8, 8, 16, 16, m, out.data(), 256).ok());
 
     // Through the preprocessor: a frame so narrow that its resized height passes any int.
     PreprocessConfig c;
@@ -332,13 +333,13 @@ TEST(BilinearCrop, ImpossibleGeometriesAreRefusedNotPlanned)
         c.interpolation = interpolation;
         Preprocessor p(c);
         std::vector<float> planes(p.outputElements());
-        const Status s = p.run(randomFrame(1, 20000, 18), planes.data());
+        const Status s = p.run(test::asImage(randomFrame(1, 20000, 18)), planes.data());
         ASSERT_FALSE(s.ok());
         EXPECT_NE(s.message().find("resized to 256x"), std::string::npos) << s.message();
     }
 }
 
-TEST(Preprocessor, LinearIsTheBilinearCropAndOthersStayOpenCVs)
+TEST(Preprocessor, LinearIsTheBilinearCrop)
 {
     PreprocessConfig c;
     c.resizeSize = 256;
@@ -346,13 +347,12 @@ TEST(Preprocessor, LinearIsTheBilinearCropAndOthersStayOpenCVs)
     const cv::Mat frame = randomFrame(640, 480, 16);
     Preprocessor linear(c);
     std::vector<float> viaPreprocessor(linear.outputElements());
-    ASSERT_TRUE(linear.run(frame, viaPreprocessor.data()).ok());
+    ASSERT_TRUE(linear.run(test::asImage(frame), viaPreprocessor.data()).ok());
     const Case k {640, 480, 341, 256, 58, 16, 224, 224};
     const std::vector<float> expected = expectedPlanes(k, rgbImageNet(), [&](int x, int y, int ch) {
         return definitionPixel(frame, k.resizedW, k.resizedH, x, y, ch);
     });
     EXPECT_EQ(firstDifference(viaPreprocessor, expected), -1);
-    EXPECT_EQ(toOpenCVInterpolation(Interpolation::Linear), cv::INTER_LINEAR_EXACT);
 }
 
 } // namespace

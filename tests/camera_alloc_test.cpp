@@ -31,6 +31,7 @@
 #include "jetagent/hal/image_codec.h"
 #include "jetagent/hal/pixel_convert.h"
 #include "jetagent/hal/v4l2_source.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -100,7 +101,7 @@ TEST(CameraAllocations, UncompressedConversionAllocatesNothingPerFrame)
         const Status configured = converter.configure(
             fourccFromName(c.fourcc), kWidth, kHeight, static_cast<uint32_t>(stride), 0);
         ASSERT_TRUE(configured.ok()) << configured.message();
-        cv::Mat bgr;
+        Image bgr;
         for (int i = 0; i < kWarmUpFrames; ++i)
             ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
         const uint64_t before = allocations();
@@ -120,11 +121,11 @@ TEST(CameraAllocations, MJPEGCostsOnlyTheDecodersOwnAllocations)
     rng.fill(picture, cv::RNG::UNIFORM, 0, 256);
     cv::GaussianBlur(picture, picture, cv::Size(0, 0), 3.0);
     std::vector<uint8_t> jpeg;
-    ASSERT_TRUE(encodeJpeg(picture, kJpegQuality, jpeg).ok());
+    ASSERT_TRUE(encodeJpeg(test::asImage(picture), kJpegQuality, jpeg).ok());
 
     PixelConverter converter;
     ASSERT_TRUE(converter.configure(V4L2_PIX_FMT_MJPEG, kWidth, kHeight, 0, 0).ok());
-    cv::Mat bgr;
+    Image bgr;
     for (int i = 0; i < kWarmUpFrames; ++i)
         ASSERT_TRUE(converter.convert(jpeg.data(), jpeg.size(), bgr).ok());
     const uint8_t* buffer = bgr.data;
@@ -204,7 +205,8 @@ TEST(CameraAllocations, CaptureThroughTheV4L2SourceAllocatesNothingPerFrame)
         EXPECT_EQ(allocated, 0u) << name << ": allocations in " << kCaptureFrames
                                  << " captured frames";
         EXPECT_EQ(frame.image.data, buffer) << name;
-        EXPECT_EQ(frame.image.size(), cv::Size(kWidth, kHeight)) << name;
+        EXPECT_EQ(frame.image.cols, kWidth) << name;
+        EXPECT_EQ(frame.image.rows, kHeight) << name;
     }
 }
 

@@ -34,6 +34,7 @@
 #include "jetagent/hal/image_codec.h"
 #include "jetagent/hal/pixel_convert.h"
 #include "jetagent/hal/v4l2_source.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -218,7 +219,7 @@ std::vector<Prepared> prepareFormats(const cv::Mat& picture)
     formats.push_back({"YUYV", toYUYV(picture)});
     formats.push_back({"NV12", toNV12(picture)});
     Bytes jpeg;
-    if (!encodeJpeg(picture, kJpegQuality, jpeg).ok())
+    if (!encodeJpeg(test::asImage(picture), kJpegQuality, jpeg).ok())
         std::abort();
     formats.push_back({"MJPG", jpeg});
     cv::Mat rgb, grey;
@@ -251,7 +252,7 @@ int run(int frames, int warmup)
             std::printf("%s: %s\n", f.name, s.message().c_str());
             return 1;
         }
-        cv::Mat bgr;
+        Image bgr;
         const Timing t = measure(warmup, frames,
             [&] { return converter.convert(f.data.data(), f.data.size(), bgr).ok(); });
         std::string label = std::string(f.name);
@@ -263,8 +264,8 @@ int run(int frames, int warmup)
         char note[64] = "identical to the picture";
         if (std::strcmp(f.name, "GREY") == 0)
             note[0] = '\0';
-        else if (cv::norm(bgr, picture, cv::NORM_INF) != 0.0)
-            std::snprintf(note, sizeof note, "PSNR %.1f dB", cv::PSNR(bgr, picture));
+        else if (cv::norm(test::asMat(bgr), picture, cv::NORM_INF) != 0.0)
+            std::snprintf(note, sizeof note, "PSNR %.1f dB", cv::PSNR(test::asMat(bgr), picture));
         printRow(label, t, note);
     }
 
@@ -290,8 +291,9 @@ int run(int frames, int warmup)
     const Bytes& jpeg = formats[2].data;
     JpegDecoder decoder;
     const uint64_t pixels = uint64_t {kWidth} * kHeight;
+    Image decoded;
     printRow("MJPG JpegDecoder (TurboJPEG) alone", measure(warmup, frames, [&] {
-        return decoder.decode(jpeg.data(), jpeg.size(), pixels, bgr, false, false).ok();
+        return decoder.decode(jpeg.data(), jpeg.size(), pixels, decoded, false, false).ok();
     }));
 
     // Capture plus conversion: the V4L2 source on a fake webcam that hands out the prepared frame

@@ -30,6 +30,7 @@
 #include "run/run_context.h"
 #include "tasks/clip_ring.h"
 #include "tasks/preprocess.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -194,9 +195,9 @@ int run(const Options& o)
             std::exit(1);
         }
     };
-    auto plainFrame = [&] { check(preprocessor.run(frame, plainBuffer.data())); };
+    auto plainFrame = [&] { check(preprocessor.run(test::asImage(frame), plainBuffer.data())); };
     auto ringFrame = [&](ClipRing& ring) {
-        check(preprocessor.run(frame, ring.next(), ring.channelStride()));
+        check(preprocessor.run(test::asImage(frame), ring.next(), ring.channelStride()));
         ClipRing::FrameInfo info;
         info.frameId = frameId++;
         ring.push(info);

@@ -10,6 +10,7 @@
 
 #include "display/display.h"
 #include "jetagent/base/clock.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -33,8 +34,9 @@ Overlay sampleOverlay()
 TEST(Overlay, DrawsAPanelAtTheTopLeftAndLeavesTheRestAlone)
 {
     const cv::Mat original(480, 640, CV_8UC3, cv::Scalar(200, 180, 160));
-    cv::Mat image = original.clone();
-    drawOverlay(image, sampleOverlay());
+    Image drawn = test::toImage(original);
+    drawOverlay(drawn, sampleOverlay());
+    const cv::Mat image = test::asMat(drawn);
     const cv::Rect panel(0, 0, 200, 40);
     EXPECT_GT(cv::norm(image(panel), original(panel), cv::NORM_L1), 0.0);
     // The bottom half has nothing drawn on it.
@@ -48,10 +50,11 @@ TEST(Overlay, SurvivesTinyAndEmptyImagesAndTasksWithoutResults)
     OverlayTask waiting;
     waiting.name = "waiting";
     o.tasks.push_back(waiting);
-    cv::Mat tiny(8, 8, CV_8UC3, cv::Scalar::all(255));
+    Image tiny = test::solidImage(8, 8, 255, 255, 255);
     drawOverlay(tiny, o); // the panel is clipped to the image
-    EXPECT_EQ(tiny.size(), cv::Size(8, 8));
-    cv::Mat empty;
+    EXPECT_EQ(tiny.cols, 8);
+    EXPECT_EQ(tiny.rows, 8);
+    Image empty;
     drawOverlay(empty, o);
     EXPECT_TRUE(empty.empty());
 }
@@ -60,7 +63,8 @@ TEST(Overlay, SurvivesTinyAndEmptyImagesAndTasksWithoutResults)
 FramePtr testFrame(int i)
 {
     auto frame = std::make_shared<Frame>();
-    frame->image = cv::Mat(240, 320, CV_8UC3, cv::Scalar::all(i * 10));
+    const auto grey = static_cast<uint8_t>(i * 10);
+    frame->image = test::solidImage(240, 320, grey, grey, grey);
     frame->sequence = static_cast<uint64_t>(i);
     frame->captureNs = 1'000'000'000 + i * 33'333'333LL;
     return frame;
@@ -202,17 +206,12 @@ TEST(OverlayLines, WrapToTheImageAndSayWhoseResultIsShown)
     clip.resultFrame = 40;
     o.tasks.push_back(clip);
     const cv::Size size(320, 240);
-    const OverlayStyle style = overlayStyle(size);
+    const OverlayStyle style = overlayStyle(size.height);
     const auto lines = overlayLines(o, style, size.width);
     std::string all;
-    int baseline = 0;
     for (const auto& line : lines) {
         all += line + "\n";
-        EXPECT_LE(
-            cv::getTextSize(line, cv::FONT_HERSHEY_SIMPLEX, style.scale, style.thickness, &baseline)
-                .width,
-            size.width - 2 * style.margin)
-            << line;
+        EXPECT_LE(overlayTextWidth(line, style), size.width - 2 * style.margin) << line;
     }
     EXPECT_EQ(lines[0].rfind("shapes: circle 0.91", 0), 0u) << all;
     for (const char* part : {"ring 0.02", "4.2 ms", "29.9 fps",
@@ -244,7 +243,7 @@ TEST(OverlayLines, CutLabelsAndNamesOfAnyLength)
     OverlayTask waiting;
     waiting.name = std::string(10000, 'w');
     o.tasks.push_back(waiting);
-    const OverlayStyle style = overlayStyle({640, 480});
+    const OverlayStyle style = overlayStyle(480);
     const auto lines = overlayLines(o, style, 640);
     std::string all;
     for (const auto& line : lines) {
@@ -256,9 +255,9 @@ TEST(OverlayLines, CutLabelsAndNamesOfAnyLength)
         << all;
     EXPECT_NE(all.find(std::string(45, 'w') + "...: waiting"), std::string::npos) << all;
     EXPECT_NE(all.find(std::string(44, 'm') + "... 0.10"), std::string::npos) << all;
-    cv::Mat image(480, 640, CV_8UC3, cv::Scalar(0, 0, 0));
+    Image image = test::solidImage(480, 640, 0, 0, 0);
     drawOverlay(image, o);
-    EXPECT_GT(cv::countNonZero(image.reshape(1)), 0);
+    EXPECT_GT(cv::countNonZero(test::asMat(image).reshape(1)), 0);
 }
 
 TEST(DisplaySink, BadOutputsAreClearErrors)

@@ -138,7 +138,7 @@ TEST(OpenCVDnnEngine, ClassifiesSyntheticShapes)
     ShapesRenderer renderer(320, 240, 1);
     Preprocessor pre(demoPreprocessing());
     std::vector<float> input(pre.outputElements());
-    cv::Mat image;
+    Image image;
     int correct = 0;
     for (uint64_t i = 0; i < 30; ++i) {
         const int truth = renderer.render(i, image);
@@ -162,7 +162,7 @@ std::vector<float> logits(const Engine& engine, int count, bool batched)
     ShapesRenderer renderer(320, 240, 3);
     Preprocessor pre(demoPreprocessing());
     std::vector<float> input(pre.outputElements() * static_cast<size_t>(count));
-    cv::Mat image;
+    Image image;
     for (int i = 0; i < count; ++i) {
         renderer.render(static_cast<uint64_t>(i), image);
         EXPECT_TRUE(
@@ -468,7 +468,7 @@ private:
     TensorShape shape_ {3, 64, 64};
     ShapesRenderer renderer_ {320, 240, 9};
     Preprocessor pre_;
-    cv::Mat image_;
+    Image image_;
 };
 
 // int8 on the xnnpack backend: built from calibration samples, it agrees with fp32 on the demo's
@@ -513,7 +513,7 @@ TEST(XnnpackEngine, Int8IsCalibratedCachedAndAgreesWithFp32)
         ShapesRenderer renderer(320, 240, 1);
         Preprocessor pre(demoPreprocessing());
         std::vector<float> input(2 * pre.outputElements());
-        cv::Mat image;
+        Image image;
         int same = 0;
         double diff = 0, scale = 0;
         for (uint64_t i = 0; i < 100; i += 2) {
@@ -654,7 +654,7 @@ TEST(XnnpackEngine, Fp16RunsWhereTheCpuHasNativeFp16AndIsRefusedElsewhere)
     ShapesRenderer renderer(320, 240, 1);
     Preprocessor pre(demoPreprocessing());
     std::vector<float> input(pre.outputElements());
-    cv::Mat image;
+    Image image;
     int same = 0;
     double diff = 0, scale = 0;
     for (uint64_t i = 0; i < 60; ++i) {

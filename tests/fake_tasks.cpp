@@ -41,8 +41,9 @@ Expected<ReadResult> CountingSource::read(Frame& frame)
         return ReadResult::NoFrame;
     if (next_ == frames_)
         return ReadResult::EndOfStream;
-    frame.image.create(info_.height, info_.width, CV_8UC3);
-    frame.image.setTo(cv::Scalar::all(static_cast<double>(next_ % 256)));
+    frame.image.create(info_.height, info_.width, 3);
+    const auto level = static_cast<uint8_t>(next_ % 256);
+    frame.image.fill(level, level, level);
     frame.sequence = next_++;
     frame.captureNs = monotonicNs();
     return ReadResult::Frame;

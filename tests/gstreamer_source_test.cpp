@@ -11,6 +11,7 @@
 
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/gstreamer_source.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -264,14 +265,14 @@ TEST_F(GStreamerSource, FinitePipelineDeliversEveryFrameThenEnds)
         ASSERT_LT(monotonicNs(), deadlineNs) << "no end after " << frames << " frames";
         if (*result == ReadResult::NoFrame)
             continue;
-        ASSERT_EQ(frame.image.type(), CV_8UC3);
+        ASSERT_EQ(frame.image.channels(), 3);
         EXPECT_EQ(frame.image.cols, kWidth);
         EXPECT_EQ(frame.image.rows, kHeight);
         EXPECT_EQ(frame.sequence, static_cast<uint64_t>(frames));
         EXPECT_GT(frame.captureNs, previousNs);
         EXPECT_LE(frame.captureNs, monotonicNs());
         // videotestsrc's red, in BGR order.
-        const cv::Vec3b centre = frame.image.at<cv::Vec3b>(kHeight / 2, kWidth / 2);
+        const cv::Vec3b centre = test::asMat(frame.image).at<cv::Vec3b>(kHeight / 2, kWidth / 2);
         EXPECT_LT(centre[0], 16);
         EXPECT_LT(centre[1], 16);
         EXPECT_GT(centre[2], 239);
@@ -497,7 +498,7 @@ int readIncreasing(FrameSource& source, int wanted, double limitS)
             continue;
         EXPECT_GT(static_cast<int64_t>(frame.sequence), previousId);
         EXPECT_GT(frame.captureNs, previousNs);
-        EXPECT_EQ(frame.image.type(), CV_8UC3);
+        EXPECT_EQ(frame.image.channels(), 3);
         previousId = static_cast<int64_t>(frame.sequence);
         previousNs = frame.captureNs;
         ++frames;

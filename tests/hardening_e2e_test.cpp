@@ -24,6 +24,7 @@
 #include "jetagent/hal/synthetic_shapes.h"
 #include "onnx_builder.h"
 #include "run_checks.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -172,10 +173,11 @@ TEST(Hardening, TextThatIsNotUtf8ReachesJsonAsValidUtf8)
     const std::string images = dir / "im\xe1genes"; // "imágenes" in Latin-1
     fs::create_directories(images + "/circle");
     const ShapesRenderer shapes(64, 48, 1);
-    cv::Mat image;
+    Image image;
     for (int i = 0; i < 6; ++i) {
         shapes.render(static_cast<uint64_t>(i), image);
-        ASSERT_TRUE(cv::imwrite(images + "/circle/" + std::to_string(i) + ".png", image));
+        ASSERT_TRUE(
+            cv::imwrite(images + "/circle/" + std::to_string(i) + ".png", test::asMat(image)));
     }
     // Six labels; one Latin-1 and one raw binary, the rest plain.
     test::writeFile(
@@ -283,11 +285,11 @@ TEST(Hardening, AnAllocationThatFailsInAThreadEndsTheRunWithItsSummary)
     const auto r =
         test::runJetagentUnder("prlimit --as=800000000 --", {"run", "-c", "c.yaml"}, dir.path());
     EXPECT_EQ(r.exitCode, 1) << r.err;
-    EXPECT_NE(r.err.find("Insufficient memory"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
     const std::string run = test::onlyRunDirectory(dir / "logs");
     const auto summary = nlohmann::json::parse(test::readFile(run + "/summary.json"));
-    EXPECT_NE(summary["run"]["failure"].get<std::string>().find("Insufficient memory"),
-        std::string::npos);
+    EXPECT_NE(
+        summary["run"]["failure"].get<std::string>().find("out of memory"), std::string::npos);
 }
 
 // A second SIGINT quits at once, as before, but with the summary of what was measured written

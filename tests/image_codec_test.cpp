@@ -16,6 +16,7 @@
 #include <turbojpeg.h>
 
 #include "jetagent/hal/image_codec.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -62,11 +63,12 @@ void expectAsOpenCV(const std::string& name, const Bytes& bytes, int tolerance =
 {
     auto ours = decodeImage(bytes.data(), bytes.size(), kNoLimit);
     ASSERT_TRUE(ours.ok()) << name << ": " << ours.status().message();
-    EXPECT_EQ(ours->type(), CV_8UC3) << name;
+    EXPECT_EQ(ours->channels(), 3) << name;
     const cv::Mat reference = decodedByOpenCV(bytes);
     ASSERT_FALSE(reference.empty()) << name;
-    EXPECT_EQ(ours->size(), reference.size()) << name;
-    EXPECT_LE(maxDifference(*ours, reference), tolerance) << name;
+    EXPECT_EQ(ours->cols, reference.cols) << name;
+    EXPECT_EQ(ours->rows, reference.rows) << name;
+    EXPECT_LE(maxDifference(test::asMat(*ours), reference), tolerance) << name;
 }
 
 void putLe16(Bytes& b, uint32_t v)
@@ -241,10 +243,10 @@ TEST(ImageCodec, JpegExifOrientationIsAppliedAsOpenCVDid)
     // A camera's decoder leaves the orientation alone (IMREAD_IGNORE_ORIENTATION).
     const Bytes turned = withExifOrientation(jpeg, 6, true);
     JpegDecoder decoder;
-    cv::Mat frame;
+    Image frame;
     ASSERT_TRUE(decoder.decode(turned.data(), turned.size(), kNoLimit, frame, false, false).ok());
-    EXPECT_EQ(maxDifference(
-                  frame, cv::imdecode(turned, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION)),
+    EXPECT_EQ(maxDifference(test::asMat(frame),
+                  cv::imdecode(turned, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION)),
         0);
 }
 
@@ -371,9 +373,10 @@ TEST(ImageCodec, PnmVariantsDecodeAsOpenCVDid)
     const std::string text = "P2\n# a comment\n3 1\n# another\n100\n0 50 100\n";
     auto scaled = decodeImage(reinterpret_cast<const uint8_t*>(text.data()), text.size(), kNoLimit);
     ASSERT_TRUE(scaled.ok()) << scaled.status().message();
-    EXPECT_EQ(scaled->at<cv::Vec3b>(0, 0), cv::Vec3b(0, 0, 0));
-    EXPECT_EQ(scaled->at<cv::Vec3b>(0, 1), cv::Vec3b(128, 128, 128));
-    EXPECT_EQ(scaled->at<cv::Vec3b>(0, 2), cv::Vec3b(255, 255, 255));
+    const cv::Mat levels = test::asMat(*scaled);
+    EXPECT_EQ(levels.at<cv::Vec3b>(0, 0), cv::Vec3b(0, 0, 0));
+    EXPECT_EQ(levels.at<cv::Vec3b>(0, 1), cv::Vec3b(128, 128, 128));
+    EXPECT_EQ(levels.at<cv::Vec3b>(0, 2), cv::Vec3b(255, 255, 255));
 }
 
 // TIFF and WebP (and GIF, which OpenCV did not read either) are refused with the formats read.
@@ -430,7 +433,7 @@ TEST(ImageCodec, ThePixelLimitIsEnforcedBeforeDecoding)
     // The camera decoder holds its own limit before it allocates.
     const Bytes jpeg = encodedByOpenCV(".jpg", small);
     JpegDecoder decoder;
-    cv::Mat frame;
+    Image frame;
     const Status refused = decoder.decode(jpeg.data(), jpeg.size(), 599, frame, false, false);
     EXPECT_FALSE(refused.ok());
     EXPECT_TRUE(frame.empty());
@@ -464,9 +467,10 @@ TEST(ImageCodec, TruncatedImagesAreRefused)
     Bytes jpeg = encodedByOpenCV(".jpg", bgr);
     jpeg.resize(jpeg.size() * 2 / 3);
     JpegDecoder decoder;
-    cv::Mat frame;
+    Image frame;
     EXPECT_TRUE(decoder.decode(jpeg.data(), jpeg.size(), kNoLimit, frame, false, false).ok());
-    EXPECT_EQ(frame.size(), bgr.size());
+    EXPECT_EQ(frame.cols, bgr.cols);
+    EXPECT_EQ(frame.rows, bgr.rows);
 }
 
 // Every prefix and thousands of random corruptions of each format give an image of the header's
@@ -490,7 +494,7 @@ TEST(ImageCodec, CorruptImagesGiveErrorsNotCrashes)
         auto image = decodeImage(exact.empty() ? nullptr : exact.data(), exact.size(), 1 << 16);
         if (image.ok()) {
             ++decoded;
-            EXPECT_EQ(image->type(), CV_8UC3);
+            EXPECT_EQ(image->channels(), 3);
             EXPECT_FALSE(image->empty());
         } else {
             ++refused;
@@ -521,28 +525,30 @@ TEST(ImageCodec, EncodedImagesReadBack)
     bgra.forEach<cv::Vec4b>([](cv::Vec4b& p, const int* at) { p[3] = uint8_t(at[0] * 5); });
     for (const cv::Mat& image : {bgr, grey, bgra}) {
         Bytes png;
-        ASSERT_TRUE(encodePng(image, png).ok());
+        ASSERT_TRUE(encodePng(test::asImage(image), png).ok());
         EXPECT_EQ(maxDifference(cv::imdecode(png, cv::IMREAD_UNCHANGED), image), 0)
             << image.channels() << " channels";
     }
     // A view into a larger image (rows with a gap between them) encodes as the view.
     const cv::Mat view = bgr(cv::Rect(3, 2, 20, 10));
     Bytes png;
-    ASSERT_TRUE(encodePng(view, png).ok());
+    ASSERT_TRUE(encodePng(test::asImage(view), png).ok());
     EXPECT_EQ(maxDifference(cv::imdecode(png, cv::IMREAD_COLOR), view), 0);
 
     Bytes jpeg;
-    ASSERT_TRUE(encodeJpeg(bgr, 95, jpeg).ok());
+    ASSERT_TRUE(encodeJpeg(test::asImage(bgr), 95, jpeg).ok());
     auto decoded = decodeImage(jpeg.data(), jpeg.size(), kNoLimit);
     ASSERT_TRUE(decoded.ok()) << decoded.status().message();
-    EXPECT_EQ(maxDifference(*decoded, decodedByOpenCV(jpeg)), 0);
-    EXPECT_LE(cv::norm(*decoded, bgr, cv::NORM_INF), 40.0); // lossy, but the same picture
-    EXPECT_LT(cv::norm(*decoded, bgr, cv::NORM_L1) / double(bgr.total() * 3), 3.0);
+    const cv::Mat back = test::asMat(*decoded);
+    EXPECT_EQ(maxDifference(back, decodedByOpenCV(jpeg)), 0);
+    EXPECT_LE(cv::norm(back, bgr, cv::NORM_INF), 40.0); // lossy, but the same picture
+    EXPECT_LT(cv::norm(back, bgr, cv::NORM_L1) / double(bgr.total() * 3), 3.0);
 
-    EXPECT_FALSE(encodeJpeg(bgra, 95, jpeg).ok());
-    EXPECT_FALSE(encodeJpeg(bgr, 0, jpeg).ok());
-    cv::Mat floats(4, 4, CV_32FC3);
-    EXPECT_EQ(encodePng(floats, png).kind(), ErrorKind::InvalidInput);
+    EXPECT_FALSE(encodeJpeg(test::asImage(bgra), 95, jpeg).ok());
+    EXPECT_FALSE(encodeJpeg(test::asImage(bgr), 0, jpeg).ok());
+    const Image twoChannels(4, 4, 2);
+    EXPECT_EQ(encodePng(twoChannels, png).kind(), ErrorKind::InvalidInput);
+    EXPECT_EQ(encodePng(Image(), png).kind(), ErrorKind::InvalidInput);
 }
 
 TEST(ImageCodec, WriteImageFileChoosesTheFormatByExtension)
@@ -550,16 +556,16 @@ TEST(ImageCodec, WriteImageFileChoosesTheFormatByExtension)
     test::TempDir dir;
     const cv::Mat bgr = picture(20, 10);
     for (const char* name : {"a.png", "b.jpg", "c.JPEG"}) {
-        ASSERT_TRUE(writeImageFile(dir / name, bgr).ok()) << name;
+        ASSERT_TRUE(writeImageFile(dir / name, test::asImage(bgr)).ok()) << name;
         const cv::Mat read = cv::imread(dir / name, cv::IMREAD_COLOR);
         ASSERT_EQ(read.size(), bgr.size()) << name;
         EXPECT_LE(cv::norm(read, bgr, cv::NORM_INF), name[0] == 'a' ? 0.0 : 40.0) << name;
     }
-    const Status tiff = writeImageFile(dir / "d.tiff", bgr);
+    const Status tiff = writeImageFile(dir / "d.tiff", test::asImage(bgr));
     EXPECT_EQ(tiff.kind(), ErrorKind::InvalidInput);
     EXPECT_NE(tiff.message().find(".png, .jpg or .jpeg"), std::string::npos) << tiff.message();
     const std::string missing = dir / "no/such/dir/e.png";
-    const Status unwritable = writeImageFile(missing, bgr);
+    const Status unwritable = writeImageFile(missing, test::asImage(bgr));
     EXPECT_EQ(unwritable.kind(), ErrorKind::Io);
     EXPECT_NE(unwritable.message().find(missing), std::string::npos) << unwritable.message();
 }
@@ -569,12 +575,12 @@ TEST(ImageCodec, JpegDecoderReusesItsDestination)
 {
     const Bytes jpeg = encodedByOpenCV(".jpg", picture(64, 48));
     JpegDecoder decoder;
-    cv::Mat frame;
+    Image frame;
     ASSERT_TRUE(decoder.decode(jpeg.data(), jpeg.size(), kNoLimit, frame, false, false).ok());
     const uint8_t* buffer = frame.data;
     ASSERT_TRUE(decoder.decode(jpeg.data(), jpeg.size(), kNoLimit, frame, false, false).ok());
     EXPECT_EQ(frame.data, buffer);
-    EXPECT_EQ(maxDifference(frame, decodedByOpenCV(jpeg)), 0);
+    EXPECT_EQ(maxDifference(test::asMat(frame), decodedByOpenCV(jpeg)), 0);
     JpegDecoder moved(std::move(decoder));
     ASSERT_TRUE(moved.decode(jpeg.data(), jpeg.size(), kNoLimit, frame, false, false).ok());
     const Bytes text = {'n', 'o', 't', ' ', 'a', ' ', 'j', 'p', 'e', 'g'};

@@ -24,6 +24,7 @@
 #include "jetagent/hal/frame_source.h"
 #include "tasks/classification_task.h"
 #include "tasks/labels.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -97,7 +98,7 @@ TEST(LocalFiles, AFifoInAnImageDirectoryIsSkippedAndAloneFailsTheRead)
     auto read = returnsPromptly(fifo, [&] { return source.read(frame); });
     ASSERT_TRUE(read.ok()) << read.status().message();
     ASSERT_EQ(read.value(), ReadResult::Frame);
-    EXPECT_EQ(frame.image.at<cv::Vec3b>(0, 0)[0], 7); // b.png, after a.png was skipped
+    EXPECT_EQ(test::asMat(frame.image).at<cv::Vec3b>(0, 0)[0], 7); // b.png, after a.png was skipped
     EXPECT_EQ(static_cast<ImageDirectorySource&>(source).skippedFiles(), 1u);
 
     std::remove((dir / "b.png").c_str());
@@ -208,7 +209,7 @@ TEST(LocalFiles, ImagesOverThePixelLimitAreSkippedInADirectory)
         auto read = opened.value()->read(frame);
         ASSERT_TRUE(read.ok()) << read.status().message();
         ASSERT_EQ(read.value(), ReadResult::Frame);
-        EXPECT_EQ(frame.image.at<cv::Vec3b>(0, 0)[0], level);
+        EXPECT_EQ(test::asMat(frame.image).at<cv::Vec3b>(0, 0)[0], level);
     }
     EXPECT_EQ(static_cast<ImageDirectorySource&>(*opened.value()).skippedFiles(), 1u);
 }

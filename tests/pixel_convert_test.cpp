@@ -12,6 +12,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "jetagent/hal/pixel_convert.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -79,6 +80,18 @@ cv::Mat referenceNV12(const Bytes& frame, int width, int height, size_t stride)
         }
     }
     return bgr;
+}
+
+// The converter writing into a cv::Mat, which the tests compare with OpenCV's conversions: into
+// the Mat's own pixels when it has the frame's size already (as a source refills its frame, a
+// region of a larger picture included), else into a new buffer the Mat then holds.
+Status convertInto(PixelConverter& converter, const uint8_t* data, size_t size, cv::Mat& bgr)
+{
+    Image image = bgr.type() == CV_8UC3 ? test::asImage(bgr) : Image();
+    const Status s = converter.convert(data, size, image);
+    if (image.data != bgr.data)
+        bgr = test::asMat(image).clone();
+    return s;
 }
 
 int maxDiff(const cv::Mat& a, const cv::Mat& b)
@@ -188,14 +201,14 @@ TEST(PixelConvertLayout, ShortBufferIsAnIoErrorNamingBothSizes)
     const Bytes frame(64 * 48 * 2, 128);
     cv::Mat bgr(48, 64, CV_8UC3, cv::Scalar(1, 2, 3));
     const cv::Mat before = bgr.clone();
-    const Status s = converter.convert(frame.data(), frame.size() - 1, bgr);
+    const Status s = convertInto(converter, frame.data(), frame.size() - 1, bgr);
     EXPECT_EQ(s.kind(), ErrorKind::Io);
     EXPECT_NE(s.message().find("6143"), std::string::npos) << s.message();
     EXPECT_NE(s.message().find("6144"), std::string::npos) << s.message();
     EXPECT_EQ(maxDiff(bgr, before), 0);
 
     PixelConverter unconfigured;
-    EXPECT_FALSE(unconfigured.convert(frame.data(), frame.size(), bgr).ok());
+    EXPECT_FALSE(convertInto(unconfigured, frame.data(), frame.size(), bgr).ok());
 }
 
 // --- YCbCr -------------------------------------------------------------------------------------
@@ -218,7 +231,7 @@ TEST(PixelConvertYUYV, RandomFramesMatchTheBT601LimitedRangeReference)
         expectConfigured(converter, "YUYV", g.width, g.height, static_cast<uint32_t>(stride));
         const Bytes frame = randomBytes(stride * static_cast<size_t>(g.height), rng);
         cv::Mat bgr;
-        ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
+        ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), bgr).ok());
         EXPECT_LE(maxDiff(bgr, referenceYUYV(frame, g.width, g.height, stride)), kMaxLevelDiff)
             << g.width << "x" << g.height << " padding " << g.padding;
     }
@@ -243,7 +256,7 @@ TEST(PixelConvertYUYV, EveryYCbCrTripleIsWithinOneLevel)
         }
     }
     cv::Mat bgr;
-    ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
+    ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), bgr).ok());
     EXPECT_LE(maxDiff(bgr, referenceYUYV(frame, kWidth, kHeight, 2 * kWidth)), kMaxLevelDiff);
 }
 
@@ -256,12 +269,12 @@ TEST(PixelConvertYUYV, VectorAndScalarPathsAgreeExactly)
     PixelConverter wide;
     expectConfigured(wide, "YUYV", kWidth, 1);
     cv::Mat vector;
-    ASSERT_TRUE(wide.convert(row.data(), row.size(), vector).ok());
+    ASSERT_TRUE(convertInto(wide, row.data(), row.size(), vector).ok());
     PixelConverter pair;
     expectConfigured(pair, "YUYV", 2, 1);
     for (int x = 0; x < kWidth; x += 2) {
         cv::Mat scalar;
-        ASSERT_TRUE(pair.convert(row.data() + 2 * x, 4, scalar).ok());
+        ASSERT_TRUE(convertInto(pair, row.data() + 2 * x, 4, scalar).ok());
         EXPECT_EQ(scalar.at<cv::Vec3b>(0, 0), vector.at<cv::Vec3b>(0, x)) << x;
         EXPECT_EQ(scalar.at<cv::Vec3b>(0, 1), vector.at<cv::Vec3b>(0, x + 1)) << x;
     }
@@ -275,7 +288,7 @@ TEST(PixelConvertYUYV, NominalBlackAndWhiteAreExactAndExtremesSaturate)
     PixelConverter converter;
     expectConfigured(converter, "YUYV", static_cast<int>(frame.size() / 2), 1);
     cv::Mat bgr;
-    ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
+    ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), bgr).ok());
     EXPECT_EQ(bgr.at<cv::Vec3b>(0, 0), cv::Vec3b(0, 0, 0));
     EXPECT_EQ(bgr.at<cv::Vec3b>(0, 1), cv::Vec3b(255, 255, 255));
     EXPECT_EQ(bgr.at<cv::Vec3b>(0, 2), cv::Vec3b(0, 0, 0));
@@ -309,7 +322,7 @@ TEST(PixelConvertYUYV, OpenCVAgreesAboveBlackAndClampsFootroom)
     cv::Mat ours;
     PixelConverter converter;
     expectConfigured(converter, "YUYV", 2, 1);
-    ASSERT_TRUE(converter.convert(footroom.data(), footroom.size(), ours).ok());
+    ASSERT_TRUE(convertInto(converter, footroom.data(), footroom.size(), ours).ok());
     EXPECT_EQ(ours.at<cv::Vec3b>(0, 0)[2], referenceBGR(0, 128, 255)[2]); // 184, not 203
     EXPECT_EQ(ours.at<cv::Vec3b>(0, 1)[2], referenceBGR(16, 128, 255)[2]);
 }
@@ -325,7 +338,7 @@ TEST(PixelConvertNV12, RandomFramesMatchTheReferenceWithSharedChroma)
         expectConfigured(converter, "NV12", g.width, g.height, static_cast<uint32_t>(stride));
         const Bytes frame = randomBytes(stride * static_cast<size_t>(g.height) * 3 / 2, rng);
         cv::Mat bgr;
-        ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
+        ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), bgr).ok());
         EXPECT_LE(maxDiff(bgr, referenceNV12(frame, g.width, g.height, stride)), kMaxLevelDiff)
             << g.width << "x" << g.height << " padding " << g.padding;
     }
@@ -359,7 +372,7 @@ TEST(PixelConvertPacked, RGBBGRAndGreyAreExact)
             expectConfigured(converter, name, g.width, g.height, static_cast<uint32_t>(stride));
             const Bytes frame = randomBytes(stride * static_cast<size_t>(g.height), rng);
             cv::Mat bgr;
-            ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
+            ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), bgr).ok());
             ASSERT_EQ(bgr.size(), cv::Size(g.width, g.height));
             ASSERT_EQ(bgr.type(), CV_8UC3);
             int wrong = 0;
@@ -385,19 +398,19 @@ TEST(PixelConvertPacked, TheDestinationIsReusedAndOnlyResizedWhenWrong)
     expectConfigured(converter, "GREY", 64, 32);
     const Bytes frame(64 * 32, 77);
     cv::Mat bgr;
-    ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
+    ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), bgr).ok());
     const uint8_t* buffer = bgr.data;
-    ASSERT_TRUE(converter.convert(frame.data(), frame.size(), bgr).ok());
+    ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), bgr).ok());
     EXPECT_EQ(bgr.data, buffer);
 
     cv::Mat wrongSize(10, 10, CV_8UC3);
-    ASSERT_TRUE(converter.convert(frame.data(), frame.size(), wrongSize).ok());
+    ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), wrongSize).ok());
     EXPECT_EQ(wrongSize.size(), cv::Size(64, 32));
 
     // A region of a larger picture has the right size and type: written in place, line by line.
     cv::Mat canvas(40, 80, CV_8UC3, cv::Scalar(1, 2, 3));
     cv::Mat region = canvas(cv::Rect(8, 4, 64, 32));
-    ASSERT_TRUE(converter.convert(frame.data(), frame.size(), region).ok());
+    ASSERT_TRUE(convertInto(converter, frame.data(), frame.size(), region).ok());
     EXPECT_EQ(region.data, canvas.ptr<uint8_t>(4) + 8 * 3);
     EXPECT_EQ(cv::countNonZero(region.reshape(1) != 77), 0);
     EXPECT_EQ(canvas.at<cv::Vec3b>(0, 0), cv::Vec3b(1, 2, 3));
@@ -465,7 +478,7 @@ protected:
     {
         cv::Mat bgr(kJpegHeight, kJpegWidth, CV_8UC3, cv::Scalar(9, 8, 7));
         const uint8_t* buffer = bgr.data;
-        const Status s = converter_.convert(frame.data(), frame.size(), bgr);
+        const Status s = convertInto(converter_, frame.data(), frame.size(), bgr);
         EXPECT_EQ(s.kind(), ErrorKind::Io) << what << ": " << s.message();
         EXPECT_EQ(bgr.data, buffer) << what;
         EXPECT_EQ(
@@ -482,12 +495,12 @@ protected:
 TEST_F(PixelConvertMJPEG, DecodesWhatOpenCVDecodesCloseToTheOriginal)
 {
     cv::Mat bgr;
-    const Status s = converter_.convert(jpeg_.data(), jpeg_.size(), bgr);
+    const Status s = convertInto(converter_, jpeg_.data(), jpeg_.size(), bgr);
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(maxDiff(bgr, decoded_), 0);
     EXPECT_GE(cv::PSNR(bgr, picture_), kMinJpegPSNR);
     const uint8_t* buffer = bgr.data;
-    ASSERT_TRUE(converter_.convert(jpeg_.data(), jpeg_.size(), bgr).ok());
+    ASSERT_TRUE(convertInto(converter_, jpeg_.data(), jpeg_.size(), bgr).ok());
     EXPECT_EQ(bgr.data, buffer);
 }
 
@@ -498,7 +511,7 @@ TEST_F(PixelConvertMJPEG, FramesWithoutHuffmanTablesDecode)
     // that fallback and the converter must insert the tables itself.
     const Bytes stripped = withoutHuffmanTables(jpeg_);
     cv::Mat bgr;
-    const Status s = converter_.convert(stripped.data(), stripped.size(), bgr);
+    const Status s = convertInto(converter_, stripped.data(), stripped.size(), bgr);
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(maxDiff(bgr, decoded_), 0);
 }
@@ -508,7 +521,7 @@ TEST_F(PixelConvertMJPEG, PaddingAfterTheEndMarkerIsIgnored)
     Bytes padded = jpeg_;
     padded.resize(jpeg_.size() + 4096, 0);
     cv::Mat bgr;
-    const Status s = converter_.convert(padded.data(), padded.size(), bgr);
+    const Status s = convertInto(converter_, padded.data(), padded.size(), bgr);
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(maxDiff(bgr, decoded_), 0);
 }
@@ -517,7 +530,7 @@ TEST_F(PixelConvertMJPEG, RestartMarkersInTheScanAreData)
 {
     const Bytes withRestarts = encodeJpeg(picture_, {cv::IMWRITE_JPEG_RST_INTERVAL, 4});
     cv::Mat bgr;
-    const Status s = converter_.convert(withRestarts.data(), withRestarts.size(), bgr);
+    const Status s = convertInto(converter_, withRestarts.data(), withRestarts.size(), bgr);
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(maxDiff(bgr, cv::imdecode(withRestarts, cv::IMREAD_COLOR)), 0);
 }
@@ -539,7 +552,7 @@ TEST_F(PixelConvertMJPEG, TruncatedAndCorruptFramesAreIoErrorsAndLeaveTheDestina
     const Bytes other = encodeJpeg(smoothPicture(kJpegWidth / 2, kJpegHeight / 2));
     expectRejected(other, "another size");
     cv::Mat bgr;
-    const Status s = converter_.convert(other.data(), other.size(), bgr);
+    const Status s = convertInto(converter_, other.data(), other.size(), bgr);
     EXPECT_NE(s.message().find("160x120"), std::string::npos) << s.message();
     EXPECT_NE(s.message().find("320x240"), std::string::npos) << s.message();
     EXPECT_TRUE(bgr.empty());

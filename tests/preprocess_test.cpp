@@ -9,6 +9,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "tasks/preprocess.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -137,14 +138,16 @@ TEST(Preprocessor, NearestNeighbourMatchesAnIndependentReferenceBitForBit)
             }
     Preprocessor p(c);
     std::vector<float> actual(p.outputElements());
-    ASSERT_TRUE(p.run(frame, actual.data()).ok());
+    ASSERT_TRUE(p.run(test::asImage(frame), actual.data()).ok());
     expectBitIdentical(actual, expected);
 }
 
 TEST(Preprocessor, EveryInterpolationMatchesCropAndNormaliseReferenceBitForBit)
 {
-    // The resampling kernel is OpenCV's in both; everything after it (crop offsets, channel order,
-    // the float32 formula, NCHW layout) is the reference's own.
+    // The resampling kernel is the same in both: OpenCV's INTER_LINEAR_EXACT, which the bilinear
+    // crop reproduces, and image_resize.h's for the others (image_resize_test compares those with
+    // OpenCV's); everything after it (crop offsets, channel order, the float32 formula, NCHW
+    // layout) is the reference's own.
     for (Interpolation interpolation : {Interpolation::Nearest, Interpolation::Linear,
              Interpolation::Area, Interpolation::Cubic}) {
         for (ColorOrder color : {ColorOrder::Rgb, ColorOrder::Bgr}) {
@@ -153,12 +156,20 @@ TEST(Preprocessor, EveryInterpolationMatchesCropAndNormaliseReferenceBitForBit)
             c.color = color;
             const cv::Mat frame = randomFrame(640, 480, 2);
             cv::Mat resized;
-            cv::resize(
-                frame, resized, cv::Size(341, 256), 0, 0, toOpenCVInterpolation(interpolation));
+            if (interpolation == Interpolation::Linear) {
+                cv::resize(frame, resized, cv::Size(341, 256), 0, 0, cv::INTER_LINEAR_EXACT);
+            } else {
+                Image ours;
+                ImageResizer().run(test::asImage(frame), ours, 341, 256,
+                    interpolation == Interpolation::Nearest     ? ResizeKind::Nearest
+                        : interpolation == Interpolation::Cubic ? ResizeKind::Cubic
+                                                                : ResizeKind::Area);
+                resized = test::asMat(ours).clone();
+            }
             const std::vector<float> expected = referenceTensor(resized, 58, 16, c);
             Preprocessor p(c);
             std::vector<float> actual(p.outputElements());
-            ASSERT_TRUE(p.run(frame, actual.data()).ok());
+            ASSERT_TRUE(p.run(test::asImage(frame), actual.data()).ok());
             expectBitIdentical(actual, expected);
         }
     }
@@ -180,7 +191,7 @@ TEST(Preprocessor, CaffeStyleRawValuesAndStretch)
     cv::resize(frame, resized, cv::Size(96, 64), 0, 0, cv::INTER_AREA);
     Preprocessor p(c);
     std::vector<float> actual(p.outputElements());
-    ASSERT_TRUE(p.run(frame, actual.data()).ok());
+    ASSERT_TRUE(p.run(test::asImage(frame), actual.data()).ok());
     expectBitIdentical(actual, referenceTensor(resized, 0, 0, c));
     // Spot check the arithmetic itself: raw value minus mean.
     EXPECT_EQ(actual[0], static_cast<float>(resized.at<cv::Vec3b>(0, 0)[0]) - 104.0f);
@@ -192,7 +203,7 @@ TEST(Preprocessor, FrameAlreadyAtTheResizedSizeIsOnlyCropped)
     const cv::Mat frame = randomFrame(341, 256, 4);
     Preprocessor p(c);
     std::vector<float> actual(p.outputElements());
-    ASSERT_TRUE(p.run(frame, actual.data()).ok());
+    ASSERT_TRUE(p.run(test::asImage(frame), actual.data()).ok());
     expectBitIdentical(actual, referenceTensor(frame, 58, 16, c));
 }
 
@@ -201,9 +212,10 @@ TEST(Preprocessor, RepeatedFramesGiveTheSameTensor)
     PreprocessConfig c = shorterSide(256, 224, 224);
     Preprocessor p(c);
     std::vector<float> a(p.outputElements()), b(p.outputElements());
-    ASSERT_TRUE(p.run(randomFrame(640, 480, 5), a.data()).ok());
-    ASSERT_TRUE(p.run(randomFrame(800, 600, 6), b.data()).ok()); // another size in between
-    ASSERT_TRUE(p.run(randomFrame(640, 480, 5), b.data()).ok());
+    ASSERT_TRUE(p.run(test::asImage(randomFrame(640, 480, 5)), a.data()).ok());
+    ASSERT_TRUE(
+        p.run(test::asImage(randomFrame(800, 600, 6)), b.data()).ok()); // another size in between
+    ASSERT_TRUE(p.run(test::asImage(randomFrame(640, 480, 5)), b.data()).ok());
     expectBitIdentical(a, b);
 }
 

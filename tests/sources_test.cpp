@@ -11,6 +11,7 @@
 #include "jetagent/hal/frame_source.h"
 #include "jetagent/hal/gstreamer_source.h"
 #include "jetagent/hal/synthetic_shapes.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -42,15 +43,16 @@ bool identical(const cv::Mat& a, const cv::Mat& b)
 TEST(SyntheticShapes, FramesAreDeterministicPerSeedAndIndex)
 {
     ShapesRenderer a(320, 240, 7), b(320, 240, 7), other(320, 240, 8);
-    cv::Mat x, y, z;
+    Image x, y, z;
     for (uint64_t i : {0u, 1u, 57u, 1000u}) {
         const int ca = a.render(i, x);
         b.render(i + 1, y); // render something else first: frames must not depend on history
         const int cb = b.render(i, y);
         EXPECT_EQ(ca, cb);
-        EXPECT_TRUE(identical(x, y)) << "frame " << i;
+        EXPECT_TRUE(identical(test::asMat(x), test::asMat(y))) << "frame " << i;
         other.render(i, z);
-        EXPECT_FALSE(identical(x, z)) << "frame " << i << " is the same under another seed";
+        EXPECT_FALSE(identical(test::asMat(x), test::asMat(z)))
+            << "frame " << i << " is the same under another seed";
     }
 }
 
@@ -76,7 +78,7 @@ TEST(SyntheticShapes, SourceDeliversSequencedTimestampedFramesOfEveryClass)
         last = f.captureNs;
         EXPECT_EQ(f.image.cols, 160);
         EXPECT_EQ(f.image.rows, 120);
-        EXPECT_EQ(f.image.type(), CV_8UC3);
+        EXPECT_EQ(f.image.channels(), 3);
         ASSERT_GE(f.truthClass, 0);
         ASSERT_LT(f.truthClass, 6);
         ++perClass[static_cast<size_t>(f.truthClass)];
@@ -143,7 +145,8 @@ TEST(VideoFile, ReadsEveryFrameThenEnds)
             last = f.captureNs;
             EXPECT_EQ(f.truthClass, -1);
             // MJPEG is lossy; the frame's blue level follows the pattern written.
-            EXPECT_NEAR(cv::mean(f.image)[0], frames * 10 % 256, 6.0) << "frame " << frames;
+            EXPECT_NEAR(cv::mean(test::asMat(f.image))[0], frames * 10 % 256, 6.0)
+                << "frame " << frames;
             ++frames;
         }
         EXPECT_EQ(frames, 12);
@@ -207,8 +210,8 @@ TEST(VideoFile, ReadsMp4FilesOfMpeg4AndH264)
             if (r.value() == ReadResult::EndOfStream)
                 break;
             // Lossy; the blue and green levels are the ones written, the red one climbs.
-            EXPECT_NEAR(cv::mean(f.image)[0], 200, 8.0) << "frame " << frames;
-            EXPECT_NEAR(cv::mean(f.image)[1], 100, 8.0) << "frame " << frames;
+            EXPECT_NEAR(cv::mean(test::asMat(f.image))[0], 200, 8.0) << "frame " << frames;
+            EXPECT_NEAR(cv::mean(test::asMat(f.image))[1], 100, 8.0) << "frame " << frames;
             ++frames;
         }
         EXPECT_EQ(frames, 20);
@@ -266,7 +269,7 @@ TEST(ImageDirectory, ClassSubdirectoriesInNaturalOrderAndCorruptFilesSkipped)
         ASSERT_EQ(r.value(), ReadResult::Frame);
         EXPECT_EQ(f.sequence, static_cast<uint64_t>(i));
         EXPECT_EQ(f.truthClass, classes[i]);
-        EXPECT_EQ(f.image.at<cv::Vec3b>(0, 0)[0], levels[i]);
+        EXPECT_EQ(test::asMat(f.image).at<cv::Vec3b>(0, 0)[0], levels[i]);
     }
     auto end = source->read(f);
     ASSERT_TRUE(end.ok());

@@ -14,6 +14,7 @@
 
 #include "gst_receiver.h"
 #include "jetagent/hal/stream_out.h"
+#include "test_image.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -60,7 +61,7 @@ using test::Receiver;
 // Pushes frames of one colour (BGR 40, 160, 220) at `fps` for `seconds`, while `until` is false.
 void pushFrames(StreamOut& out, double fps, double seconds, const std::function<bool()>& until)
 {
-    cv::Mat frame(240, 320, CV_8UC3, cv::Scalar(40, 160, 220));
+    const Image frame = test::solidImage(240, 320, 40, 160, 220);
     const auto period = std::chrono::microseconds(static_cast<int64_t>(1e6 / fps));
     const auto end = std::chrono::steady_clock::now() +
         std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));

@@ -12,6 +12,7 @@
 
 #include "jetagent/hal/frame_source.h"
 #include "jetagent/hal/synthetic_motion.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -45,8 +46,9 @@ SourceOptions motion(int width = 0, int height = 0)
     return o;
 }
 
-bool identical(const cv::Mat& a, const cv::Mat& b)
+bool identical(const Image& x, const Image& y)
 {
+    const cv::Mat a = test::asMat(x), b = test::asMat(y);
     return a.size() == b.size() && a.type() == b.type() && cv::norm(a, b, cv::NORM_INF) == 0;
 }
 
@@ -58,8 +60,9 @@ struct Located {
     bool touchesEdge = false;
 };
 
-Located locate(const cv::Mat& bgr)
+Located locate(const Image& image)
 {
+    const cv::Mat bgr = test::asMat(image);
     std::array<std::array<int, 256>, 3> histogram {};
     for (int y = 0; y < bgr.rows; ++y)
         for (int x = 0; x < bgr.cols; ++x)
@@ -100,7 +103,7 @@ TEST(SyntheticMotion, FramesAreDeterministicPerSeedIndexAndSize)
 {
     MotionRenderer a(kWidth, kHeight, kSeed), b(kWidth, kHeight, kSeed);
     MotionRenderer other(kWidth, kHeight, kSeed + 1), smaller(kWidth / 2, kHeight / 2, kSeed);
-    cv::Mat x, y, z;
+    Image x, y, z;
     for (uint64_t i : {0u, 1u, 47u, 48u, 1000u, 123457u}) {
         const int ca = a.render(i, x);
         b.render(i + 1, y); // render something else first: frames must not depend on history
@@ -122,7 +125,7 @@ TEST(SyntheticMotion, RandomAccessEqualsTheSourceSequence)
     auto opened = openFrameSource(motion());
     ASSERT_TRUE(opened.ok()) << opened.status().message();
     auto source = std::move(opened).value();
-    std::vector<cv::Mat> frames;
+    std::vector<Image> frames;
     std::vector<int> classes;
     Frame f;
     for (int i = 0; i < 2 * kSegment + 5; ++i) {
@@ -131,7 +134,7 @@ TEST(SyntheticMotion, RandomAccessEqualsTheSourceSequence)
         classes.push_back(f.truthClass);
     }
     const MotionRenderer renderer(kWidth, kHeight, kSeed);
-    cv::Mat image;
+    Image image;
     for (size_t i = frames.size(); i-- > 0;) { // backwards, to be sure
         EXPECT_EQ(renderer.render(i, image), classes[i]);
         EXPECT_TRUE(identical(image, frames[i])) << "frame " << i;
@@ -141,7 +144,7 @@ TEST(SyntheticMotion, RandomAccessEqualsTheSourceSequence)
 TEST(SyntheticMotion, ClassesHoldPerSegmentAndChangeBetweenSegments)
 {
     const MotionRenderer renderer(kWidth, kHeight, kSeed);
-    cv::Mat image;
+    Image image;
     for (uint64_t i = 0; i < 4 * kSegment; i += 5)
         EXPECT_EQ(renderer.classOf(i), renderer.render(i, image)) << "frame " << i;
 
@@ -171,7 +174,7 @@ TEST(SyntheticMotion, ObjectMovesAsItsClassSays)
     constexpr int kEdgeCheckEvery = 4;
     const MotionRenderer renderer(kWidth, kHeight, kSeed);
     std::array<int, kClasses> seen {};
-    cv::Mat image;
+    Image image;
     for (uint64_t s = 0; s < kSegments; ++s) {
         const uint64_t first = s * kSegment;
         const int cls = renderer.classOf(first);
@@ -252,7 +255,7 @@ TEST(SyntheticMotion, SourceDescribesItselfAndDeliversSequencedFrames)
         EXPECT_GE(f.captureNs, last);
         last = f.captureNs;
         EXPECT_EQ(f.truthClass, renderer.classOf(i));
-        EXPECT_EQ(f.image.type(), CV_8UC3);
+        EXPECT_EQ(f.image.channels(), 3);
         if (i > 0) {
             EXPECT_EQ(f.image.data, data) << "the frame buffer was not reused";
         }

@@ -15,6 +15,7 @@
 #include "jetagent/base/clock.h"
 #include "jetagent/hal/pixel_convert.h"
 #include "jetagent/hal/v4l2_source.h"
+#include "test_image.h"
 
 namespace jetagent {
 namespace {
@@ -460,7 +461,7 @@ TEST(V4L2Streaming, EveryBufferGoesBackToTheDriver)
         EXPECT_EQ(frame.sequence, static_cast<uint64_t>(i));
         EXPECT_EQ(frame.image.cols, 640);
         EXPECT_EQ(frame.image.rows, 480);
-        EXPECT_EQ(frame.image.type(), CV_8UC3);
+        EXPECT_EQ(frame.image.channels(), 3);
         EXPECT_EQ(frame.truthClass, -1);
         EXPECT_EQ(fake.counters(kWebcam).buffersQueued, kBuffers) << "after frame " << i;
     }
@@ -507,7 +508,8 @@ TEST(V4L2Streaming, PixelsComeFromTheBufferWithTheDriversLineStride)
         for (uint32_t row = 0; row < kHeight; ++row)
             for (uint32_t col = 0; col < kWidth; col += 7) {
                 const cv::Vec3b pixel =
-                    frame.image.at<cv::Vec3b>(static_cast<int>(row), static_cast<int>(col));
+                    test::asMat(frame.image)
+                        .at<cv::Vec3b>(static_cast<int>(row), static_cast<int>(col));
                 ASSERT_EQ(pixel[1], 3 * row + sequence) << "row " << row << " col " << col;
             }
     }

@@ -94,15 +94,8 @@ judge() {
 }
 # NAME PROBE-OUTPUT: the forbidden-library rule, PASS when none was mapped.
 judge_forbidden() {
-    local hits inherited
+    local hits
     hits=$(printf '%s\n' "$2" | sed -n 's/^forbidden=//p')
-    inherited=$(printf '%s\n' "$2" | sed -n 's/^inherited=//p')
-    if [ -n "$inherited" ]; then
-        # Counted against the rule all the same: mapped, though only through libopencv_core.
-        hits=$(printf '%s\n%s\n' "$hits" "$inherited" | sed '/^$/d')
-        printf '  %s: %s of them only because Debian'"'"'s libopencv_core links libGLX (X11, libxcb)\n' \
-            "$1" "$(printf '%s\n' "$inherited" | wc -l)"
-    fi
     judged=$((judged + 1))
     if [ -z "$hits" ]; then
         passed=$((passed + 1))

@@ -28,7 +28,6 @@ import os
 import re
 import signal
 import statistics
-import subprocess
 import sys
 import time
 
@@ -74,48 +73,14 @@ def shared_objects(files):
     return sorted(f for f in files if SHARED_OBJECT.search(os.path.basename(f)))
 
 
-# Debian 12 builds libopencv_core with OpenGL support: it links libGLX, which links libX11 and
-# libxcb. The core may link OpenCV's core (issue 40), so those few are mapped by every run that
-# uses cv::Mat at all. They are reported apart ("inherited"), never hidden: tools/footprint.sh
-# counts them against the rule, and the CTest check names them without failing on them.
-INHERITABLE = {"X11", "libxcb"}
-
-
-def library_closure(path):
-    """The real paths of the libraries `path` needs, directly or not (ldd's view)."""
-    try:
-        out = subprocess.run(["ldd", path], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        return set()
-    return {os.path.realpath(m.group(1)) for m in re.finditer(r"=> (/\S+)", out)}
-
-
-def opencv_core_closure(files):
-    for path in files:
-        if re.search(r"/libopencv_core\.so", path):
-            return library_closure(path)
-    return set()
-
-
 def forbidden_in(files):
-    """`name: path` for each mapped file that matches a forbidden pattern and is not inherited."""
-    return classify(files)[0]
-
-
-def inherited_in(files):
-    """`name: path` for each forbidden file mapped only because libopencv_core links it."""
-    return classify(files)[1]
-
-
-def classify(files):
-    closure = opencv_core_closure(files)
-    found, inherited = [], []
+    """`name: path` for each mapped file that matches a forbidden pattern."""
+    found = []
     for path in sorted(files):
         for name, pattern in FORBIDDEN:
             if re.search(pattern, path):
-                via_core = name in INHERITABLE and os.path.realpath(path) in closure
-                (inherited if via_core else found).append(f"{name}: {path}")
-    return found, inherited
+                found.append(f"{name}: {path}")
+    return found
 
 
 def vm_rss_mb(pid):
@@ -173,8 +138,6 @@ def exit_maps(cmd):
         print(f"object={path}")
     for hit in forbidden_in(files):
         print(f"forbidden={hit}")
-    for hit in inherited_in(files):
-        print(f"inherited={hit}")
 
 
 def spawn(cmd, quiet):
@@ -240,8 +203,6 @@ def watch(seconds, cmd):
     print(f"shared_objects={len(objects)}")
     for hit in forbidden_in(files):
         print(f"forbidden={hit}")
-    for hit in inherited_in(files):
-        print(f"inherited={hit}")
 
 
 def check(cmd):
@@ -249,8 +210,6 @@ def check(cmd):
     hits = forbidden_in(w.files)
     for hit in hits:
         print(f"forbidden library mapped: {hit}")
-    for hit in inherited_in(w.files):
-        print(f"mapped only because Debian's libopencv_core links it (libGLX): {hit}")
     if w.code != 0:
         print(f"{cmd[0]} failed (exit status {w.code})")
     if w.reads == 0:

@@ -42,7 +42,7 @@ Status errorStatus(GstMessage* message)
     return Status::error(error ? startErrorKind(error.get()) : ErrorKind::InvalidInput, text);
 }
 
-Status copyBGR(GstSample* sample, cv::Mat& image, const std::string& label)
+Status copyBGR(GstSample* sample, Image& image, const std::string& label)
 {
     GstVideoInfo info;
     GstCaps* caps = gst_sample_get_caps(sample);
@@ -57,8 +57,8 @@ Status copyBGR(GstSample* sample, cv::Mat& image, const std::string& label)
     GstVideoFrame frame;
     if (gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample), GST_MAP_READ) == FALSE)
         return Status::io(label + ": a frame's buffer could not be mapped");
-    const cv::Mat view(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), CV_8UC3,
-        GST_VIDEO_FRAME_PLANE_DATA(&frame, 0),
+    const Image view(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), 3,
+        static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)),
         static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0)));
     view.copyTo(image);
     gst_video_frame_unmap(&frame);

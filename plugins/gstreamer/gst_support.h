@@ -7,9 +7,9 @@
 #include <string>
 
 #include <gst/gst.h>
-#include <opencv2/core.hpp>
 
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image.h"
 
 namespace jetagent::detail {
 
@@ -39,6 +39,6 @@ Status errorStatus(GstMessage* message);
 
 // A sample's frame as BGR pixels, copied into `image` (whose buffer is reused when the size is
 // unchanged). InvalidInput, naming `label`, when the sample is not 8-bit BGR.
-Status copyBGR(GstSample* sample, cv::Mat& image, const std::string& label);
+Status copyBGR(GstSample* sample, Image& image, const std::string& label);
 
 } // namespace jetagent::detail

@@ -588,7 +588,7 @@ public:
                 label_ + ": " + failure.message() + "\n  pipeline: " + shown + "\n  " +
                     startHint(info_.kind));
         }
-        cv::Mat first;
+        Image first;
         if (Status s = copyBGR(shared_->slot.get(), first, label_); !s)
             return s;
         info_.width = first.cols;

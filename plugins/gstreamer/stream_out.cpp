@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -230,7 +231,7 @@ struct StreamOutImpl {
 class GstStreamOut final : public StreamOut {
 public:
     explicit GstStreamOut(std::unique_ptr<StreamOutImpl> impl) : impl_(std::move(impl)) { }
-    bool push(const cv::Mat& bgr) override;
+    bool push(const Image& bgr) override;
     std::string describe() const override;
     std::string address() const override;
     std::string sdp() const override;
@@ -405,7 +406,7 @@ Expected<std::unique_ptr<StreamOut>> gst::openStreamOut(
     return std::unique_ptr<StreamOut>(new GstStreamOut(std::move(impl)));
 }
 
-bool GstStreamOut::push(const cv::Mat& bgr)
+bool GstStreamOut::push(const Image& bgr)
 {
     StreamOutImpl& impl = *impl_;
     impl.pollBus();
@@ -414,10 +415,9 @@ bool GstStreamOut::push(const cv::Mat& bgr)
         if (!impl.error.empty())
             return false;
     }
-    if (bgr.type() != CV_8UC3 || bgr.cols != impl.options.width ||
-        bgr.rows != impl.options.height) {
+    if (bgr.channels() != 3 || bgr.cols != impl.options.width || bgr.rows != impl.options.height) {
         impl.setError("a frame of " + std::to_string(bgr.cols) + "x" + std::to_string(bgr.rows) +
-            " (type " + std::to_string(bgr.type()) + ") on a stream opened for " +
+            " (" + std::to_string(bgr.channels()) + " channels) on a stream opened for " +
             std::to_string(impl.options.width) + "x" + std::to_string(impl.options.height) +
             " BGR");
         return false;

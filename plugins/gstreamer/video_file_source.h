@@ -6,8 +6,6 @@
 #include <memory>
 #include <string>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/hal/frame_source.h"
 
 namespace jetagent {
@@ -67,7 +65,7 @@ private:
     bool sniff_ = true;
     uint64_t maxPixels_ = kDefaultMaxImagePixels;
     std::unique_ptr<VideoFilePipeline> pipeline_;
-    cv::Mat first_; // the frame decoded by open(), delivered by the first read()
+    Image first_; // the frame decoded by open(), delivered by the first read()
     bool haveFirst_ = false;
     uint64_t next_ = 0;
     int64_t declaredFrames_ = -1; // duration times frame rate at open; -1 when unknown

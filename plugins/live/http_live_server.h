@@ -35,7 +35,7 @@ public:
     RecordSink* sink(size_t task) override;
     void attach(LiveRun run) override;
     void detach() override;
-    void onCanvas(cv::Mat& canvas, uint64_t frame) override;
+    void onCanvas(Image& canvas, uint64_t frame) override;
     bool watched() const override { return viewers_.load(std::memory_order_relaxed) > 0; }
     LiveCounters counters() const override;
 
@@ -131,7 +131,7 @@ private:
     std::atomic<int> viewers_ {0};
     std::mutex canvasMutex_;
     std::condition_variable canvasReady_;
-    cv::Mat pending_;
+    Image pending_;
     bool havePending_ = false;
     mutable std::mutex jpegMutex_;
     std::condition_variable jpegReady_;

@@ -211,7 +211,7 @@ void HttpLiveServer::consume(size_t task, const FrameRecord& record)
     }
 }
 
-void HttpLiveServer::onCanvas(cv::Mat& canvas, uint64_t /*frame*/)
+void HttpLiveServer::onCanvas(Image& canvas, uint64_t /*frame*/)
 {
     canvases_.fetch_add(1, std::memory_order_relaxed);
     if (!watched())
@@ -222,7 +222,7 @@ void HttpLiveServer::onCanvas(cv::Mat& canvas, uint64_t /*frame*/)
     const int64_t cpuStart = threadCpuNs();
     {
         std::lock_guard<std::mutex> lock(canvasMutex_);
-        cv::swap(pending_, canvas);
+        std::swap(pending_, canvas);
         havePending_ = true;
     }
     canvasReady_.notify_one();
@@ -271,7 +271,7 @@ struct JpegCompressor {
 // imencode (the same frame, quality 75, 4:2:0).
 void HttpLiveServer::encoderLoop()
 {
-    cv::Mat working;
+    Image working;
     JpegCompressor jpeg;
     if (!jpeg.handle)
         logger("http")->warn(
@@ -292,10 +292,10 @@ void HttpLiveServer::encoderLoop()
             }
             if (!havePending_)
                 continue;
-            cv::swap(working, pending_);
+            std::swap(working, pending_);
             havePending_ = false;
         }
-        if (!jpeg.handle || working.type() != CV_8UC3 || !jpeg.reserve(working.cols, working.rows))
+        if (!jpeg.handle || working.channels() != 3 || !jpeg.reserve(working.cols, working.rows))
             continue;
         const int64_t cpuStart = threadCpuNs();
         jpeg.size = jpeg.capacity;

@@ -12,6 +12,12 @@
 namespace jetagent {
 namespace {
 
+// The image as OpenCV's type, sharing its pixels.
+cv::Mat asMat(const Image& image)
+{
+    return cv::Mat(image.rows, image.cols, CV_8UC(image.channels()), image.data, image.step);
+}
+
 class HighguiWindow final : public VideoWindow {
 public:
     explicit HighguiWindow(std::string title) : title_(std::move(title)) { }
@@ -27,10 +33,10 @@ public:
     HighguiWindow(const HighguiWindow&) = delete;
     HighguiWindow& operator=(const HighguiWindow&) = delete;
 
-    Status show(const cv::Mat& image) override
+    Status show(const Image& image) override
     {
         try {
-            cv::imshow(title_, image);
+            cv::imshow(title_, asMat(image));
             return Status();
         } catch (const cv::Exception& e) {
             return Status::runtime(e.what());
@@ -68,7 +74,7 @@ Expected<std::unique_ptr<VideoWindow>> openHighguiWindow(
 
 class FfmpegWriter final : public VideoFileWriter {
 public:
-    void write(const cv::Mat& frame) override { writer.write(frame); }
+    void write(const Image& frame) override { writer.write(asMat(frame)); }
 
     cv::VideoWriter writer; // released, finishing the file, with this object
 };

@@ -459,7 +459,7 @@ void startRun(Components& c, RunParts& parts, bool firstRun, const std::string& 
     if (c.display && c.live) {
         LiveServer* live = c.live.get();
         c.display->setCanvasListener(
-            [live](cv::Mat& canvas, uint64_t frame) { live->onCanvas(canvas, frame); });
+            [live](Image& canvas, uint64_t frame) { live->onCanvas(canvas, frame); });
     }
     if (c.display)
         c.display->start(OverlayBuilder(c.tasks, c.monitor.get()),

@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         return 0; // the image did not decode: the source says so and the run ends
     if (read.value() != ReadResult::Frame)
         fail("the first read of a one-image directory gave no frame and no error");
-    if (frame.image.empty() || frame.image.type() != CV_8UC3)
+    if (frame.image.empty() || frame.image.channels() != 3)
         fail("a decoded image is not 8-bit BGR");
     if (frame.truthClass != (inClassFolder ? 0 : -1))
         fail("the image's class is " + std::to_string(frame.truthClass));

@@ -59,17 +59,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 
     // Twice into the same destination, as the source converts frame after frame; a failure must
     // leave the destination as it was.
-    cv::Mat bgr(2, 3, CV_8UC3, cv::Scalar(1, 2, 3));
+    Image bgr(2, 3, 3);
+    bgr.fill(1, 2, 3);
     for (int pass = 0; pass < 2; ++pass) {
-        const cv::Mat before = bgr;
+        const Image before = bgr;
         const Status converted =
             converter.convert(reinterpret_cast<const uint8_t*>(frame.data()), frame.size(), bgr);
         if (!converted) {
-            if (bgr.data != before.data || bgr.size() != before.size())
+            if (bgr.data != before.data || bgr.cols != before.cols || bgr.rows != before.rows)
                 fail("a failed conversion changed its destination: " + converted.message());
             continue;
         }
-        if (bgr.cols != width || bgr.rows != height || bgr.type() != CV_8UC3)
+        if (bgr.cols != width || bgr.rows != height || bgr.channels() != 3)
             fail("a converted frame has the wrong size or type");
     }
     return 0;

@@ -1,13 +1,13 @@
 // The live camera demo's view: overlay drawing, the window and the recording.
 #include "display/display.h"
 
+#include "display/text_draw.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <opencv2/imgproc.hpp>
 
 #include "jetagent/base/clock.h"
 #include "jetagent/base/format.h"
@@ -50,19 +50,26 @@ Expected<int> fourccFor(const std::string& path)
         "': cannot tell the container from the extension (use .mp4, .mkv, .mov or .avi)");
 }
 
-void putLine(cv::Mat& image, const std::string& text, cv::Point at, const OverlayStyle& style)
+// White text with a black outline, readable on any picture.
+void putLine(Image& image, const std::string& text, int x, int baselineY, const OverlayStyle& style)
 {
-    cv::putText(image, text, at, cv::FONT_HERSHEY_SIMPLEX, style.scale, cv::Scalar(0, 0, 0),
-        style.thickness + 2, cv::LINE_AA);
-    cv::putText(image, text, at, cv::FONT_HERSHEY_SIMPLEX, style.scale, cv::Scalar(255, 255, 255),
-        style.thickness, cv::LINE_AA);
+    drawText(image, text, x, baselineY, {style.scale, style.thickness + 2}, 0, 0, 0);
+    drawText(image, text, x, baselineY, {style.scale, style.thickness}, 255, 255, 255);
 }
 
 int textWidth(const std::string& text, const OverlayStyle& style)
 {
-    int baseline = 0;
-    return cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, style.scale, style.thickness, &baseline)
-        .width;
+    return overlayTextWidth(text, style);
+}
+
+// Darkens the rectangle in place (each level times 0.45): the text stays readable on white.
+void darken(Image& image, int width, int height)
+{
+    for (int y = 0; y < height; ++y) {
+        uint8_t* row = image.ptr(y);
+        for (size_t i = 0; i < static_cast<size_t>(width) * 3; ++i)
+            row[i] = static_cast<uint8_t>((row[i] * 115 + 128) >> 8);
+    }
 }
 
 // Appends the line made of `segments` to `lines`, wrapped to `maxWidth` pixels: the segments after
@@ -109,17 +116,20 @@ std::string fixed(double value, int decimals)
 
 } // namespace
 
-OverlayStyle overlayStyle(const cv::Size& image)
+int overlayTextWidth(const std::string& text, const OverlayStyle& style)
+{
+    return measureText(text, {style.scale, style.thickness}).width;
+}
+
+OverlayStyle overlayStyle(int height)
 {
     OverlayStyle style;
     // Text about 1/24 of the frame height, readable from 240 to 2160 lines.
-    style.scale = std::max(0.4, image.height / 720.0);
+    style.scale = std::max(0.4, height / 720.0);
     style.thickness = std::max(1, static_cast<int>(std::lround(style.scale * 1.5)));
-    int baseline = 0;
-    const cv::Size size =
-        cv::getTextSize("Ag", cv::FONT_HERSHEY_SIMPLEX, style.scale, style.thickness, &baseline);
-    style.baseline = baseline;
-    style.lineHeight = size.height + baseline + std::max(4, size.height / 3);
+    const TextSize size = measureText("Ag", {style.scale, style.thickness});
+    style.baseline = size.baseline;
+    style.lineHeight = size.height + size.baseline + std::max(4, size.height / 3);
     style.margin = std::max(6, size.height / 2);
     return style;
 }
@@ -165,25 +175,20 @@ std::vector<std::string> overlayLines(const Overlay& overlay, const OverlayStyle
     return lines;
 }
 
-void drawOverlay(cv::Mat& image, const Overlay& overlay)
+void drawOverlay(Image& frame, const Overlay& overlay)
 {
-    if (image.empty())
+    if (frame.empty())
         return;
-    const OverlayStyle style = overlayStyle(image.size());
-    const std::vector<std::string> lines = overlayLines(overlay, style, image.cols);
+    const OverlayStyle style = overlayStyle(frame.rows);
+    const std::vector<std::string> lines = overlayLines(overlay, style, frame.cols);
     int width = 0;
     for (const auto& l : lines)
         width = std::max(width, textWidth(l, style));
-    const cv::Rect panel = cv::Rect(0, 0, width + 2 * style.margin,
-                               style.lineHeight * static_cast<int>(lines.size()) + style.margin) &
-        cv::Rect(0, 0, image.cols, image.rows);
-    cv::Mat region = image(panel);
-    region.convertTo(region, -1, 0.45, 0.0); // darken in place: the text stays readable on white
+    darken(frame, std::min(width + 2 * style.margin, frame.cols),
+        std::min(style.lineHeight * static_cast<int>(lines.size()) + style.margin, frame.rows));
     for (size_t i = 0; i < lines.size(); ++i)
-        putLine(image, lines[i],
-            cv::Point(style.margin,
-                style.margin / 2 + style.lineHeight * static_cast<int>(i + 1) - style.baseline),
-            style);
+        putLine(frame, lines[i], style.margin,
+            style.margin / 2 + style.lineHeight * static_cast<int>(i + 1) - style.baseline, style);
 }
 
 bool displayAvailable()
@@ -242,7 +247,7 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
         // Sources of a known size start the stream (and an RTSP server listening) now, so a
         // missing encoder or a port in use fails before the run; the others at their first frame.
         if (source.width > 0 && source.height > 0)
-            if (Status s = sink->openStream(cv::Size(source.width, source.height)); !s)
+            if (Status s = sink->openStream(source.width, source.height); !s)
                 return s;
     } else if (!config.output.empty()) {
         auto fourcc = fourccFor(config.output);
@@ -264,7 +269,8 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
         if (!viewer)
             return viewer.status();
         if (source.width > 0 && source.height > 0) {
-            sink->writerSize_ = cv::Size(source.width, source.height);
+            sink->writerWidth_ = source.width;
+            sink->writerHeight_ = source.height;
             auto writer = viewer.value()->openWriter(
                 config.output, sink->fourcc_, sink->writerFps_, source.width, source.height);
             if (!writer)
@@ -442,12 +448,12 @@ double DisplaySink::sourceRate(const Frame& frame)
         : 0.0;
 }
 
-Status DisplaySink::openStream(const cv::Size& size)
+Status DisplaySink::openStream(int width, int height)
 {
     StreamOut::Options options;
     // H.264's 4:2:0 chroma needs even sizes: an odd frame loses its last row or column.
-    options.width = size.width & ~1;
-    options.height = size.height & ~1;
+    options.width = width & ~1;
+    options.height = height & ~1;
     options.fps = writerFps_;
     options.bitrateKbps = config_.bitrateKbps;
     auto stream = StreamOut::open(streamTarget_, options);
@@ -478,20 +484,20 @@ void DisplaySink::writeSdp() const
         logger("display")->warn("cannot write the stream's SDP into {}", sdpFile_);
 }
 
-void DisplaySink::stream(const cv::Mat& canvas, cv::Mat& sized)
+void DisplaySink::stream(const Image& canvas, Image& sized)
 {
     if (streamFailed_)
         return;
     if (!stream_) {
-        if (Status s = openStream(canvas.size()); !s) {
+        if (Status s = openStream(canvas.cols, canvas.rows); !s) {
             logger("display")->error("{}; the run goes on without the stream", s.message());
             streamFailed_ = true;
             return;
         }
     }
-    const cv::Mat* out = &canvas;
+    const Image* out = &canvas;
     if ((canvas.cols & 1) != 0 || (canvas.rows & 1) != 0) {
-        sized = canvas(cv::Rect(0, 0, canvas.cols & ~1, canvas.rows & ~1));
+        sized = canvas.roi(0, 0, canvas.cols & ~1, canvas.rows & ~1);
         out = &sized;
     }
     if (!stream_->push(*out)) {
@@ -503,7 +509,7 @@ void DisplaySink::stream(const cv::Mat& canvas, cv::Mat& sized)
     recorded_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void DisplaySink::record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFailed)
+void DisplaySink::record(const Image& canvas, Image& sized, bool& writerFailed)
 {
     if (streaming_) {
         stream(canvas, sized);
@@ -512,9 +518,10 @@ void DisplaySink::record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFail
     if (config_.output.empty() || writerFailed)
         return;
     if (!writer_) {
-        writerSize_ = canvas.size();
-        auto writer = viewer_->openWriter(
-            config_.output, fourcc_, writerFps_, writerSize_.width, writerSize_.height);
+        writerWidth_ = canvas.cols;
+        writerHeight_ = canvas.rows;
+        auto writer =
+            viewer_->openWriter(config_.output, fourcc_, writerFps_, writerWidth_, writerHeight_);
         if (!writer) {
             logger("display")->error(
                 "cannot create the recording {} ({}); the run goes on without it", config_.output,
@@ -524,9 +531,9 @@ void DisplaySink::record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFail
         }
         writer_ = std::move(writer.value());
     }
-    const cv::Mat* out = &canvas;
-    if (canvas.size() != writerSize_) {
-        cv::resize(canvas, sized, writerSize_, 0, 0, cv::INTER_AREA);
+    const Image* out = &canvas;
+    if (canvas.cols != writerWidth_ || canvas.rows != writerHeight_) {
+        resizer_.run(canvas, sized, writerWidth_, writerHeight_, ResizeKind::Area);
         out = &sized;
     }
     writer_->write(*out);
@@ -536,8 +543,8 @@ void DisplaySink::record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFail
 void DisplaySink::loop()
 {
     FramePtr frame;
-    cv::Mat canvas;
-    cv::Mat sized;
+    Image canvas;
+    Image sized;
     bool writerFailed = false;
     std::vector<TaskAtFrame> tasks(feeds_.size());
     Overlay overlay;

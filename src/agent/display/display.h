@@ -17,10 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include <opencv2/core/mat.hpp>
-
 #include "display/viewer_api.h"
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image_resize.h"
 #include "jetagent/hal/stream_out.h"
 #include "run/frame_queue.h"
 #include "run/pipeline.h"
@@ -55,7 +54,7 @@ struct Overlay {
     std::string board; // power and temperature ("5.231 W VDD_IN, 48.5 C (tj)"); "" when unknown
 };
 
-// The overlay's text size for an image: scale and stroke of OpenCV's Hershey simplex font, the
+// The overlay's text size for an image: scale and stroke of the overlay's font (text_draw.h), the
 // line pitch and the panel's inner margin, in pixels. Grows with the image height.
 struct OverlayStyle {
     double scale = 0.4;
@@ -64,7 +63,9 @@ struct OverlayStyle {
     int baseline = 0;
     int margin = 6;
 };
-OverlayStyle overlayStyle(const cv::Size& image);
+OverlayStyle overlayStyle(int height);
+// The width of `text` drawn in the overlay's style (text_draw.h's font), in pixels.
+int overlayTextWidth(const std::string& text, const OverlayStyle& style);
 
 // The overlay's lines as drawn on an image `width` pixels wide: per task one line (its name, top
 // results, latency and rate), a note under it when the result is an earlier frame's, then the
@@ -73,7 +74,7 @@ std::vector<std::string> overlayLines(const Overlay& overlay, const OverlayStyle
 
 // Draws `overlay` onto `image` (8-bit BGR) in place: a translucent panel at the top left holding
 // overlayLines().
-void drawOverlay(cv::Mat& image, const Overlay& overlay);
+void drawOverlay(Image& image, const Overlay& overlay);
 
 // True when a window can be opened: DISPLAY or WAYLAND_DISPLAY is set.
 bool displayAvailable();
@@ -115,7 +116,7 @@ public:
     // after the recording and the window have had it. It must not block. It may take the frame
     // by swapping `canvas` with a buffer of its own that nothing else refers to (the live web view
     // does: no copy); the next frame is drawn into whatever `canvas` holds. Set before start().
-    using CanvasListener = std::function<void(cv::Mat& canvas, uint64_t frame)>;
+    using CanvasListener = std::function<void(Image& canvas, uint64_t frame)>;
     void setCanvasListener(CanvasListener listener) { canvasListener_ = std::move(listener); }
     // Shows the newest drawn frame and handles the window's events. GUI toolkits (OpenCV's Qt and
     // GTK backends) serve windows from the thread that created them, so the thread that called
@@ -178,10 +179,10 @@ private:
     // Applies feed.taken to the task's state at frame `sequence`.
     void take(Feed& feed, uint64_t sequence);
     double sourceRate(const Frame& frame);
-    void record(const cv::Mat& canvas, cv::Mat& sized, bool& writerFailed);
-    Status openStream(const cv::Size& size);
+    void record(const Image& canvas, Image& sized, bool& writerFailed);
+    Status openStream(int width, int height);
     void writeSdp() const;
-    void stream(const cv::Mat& canvas, cv::Mat& sized);
+    void stream(const Image& canvas, Image& sized);
 
     DisplayConfig config_;
     std::unique_ptr<FrameQueue> queue_;
@@ -199,14 +200,16 @@ private:
     std::string sdpFile_;
     int fourcc_ = 0;
     double writerFps_ = 30.0;
-    cv::Size writerSize_;
+    ImageResizer resizer_; // recordings of another size than the frames
+    int writerWidth_ = 0;
+    int writerHeight_ = 0;
     std::atomic<bool> windowOpen_ {false};
     OverlayFunction overlay_;
     std::function<void()> quit_;
     CanvasListener canvasListener_;
     std::thread thread_;
     std::mutex latestMutex_; // guards latest_ and fresh_
-    cv::Mat latest_; // the newest drawn frame, for pumpWindow()
+    Image latest_; // the newest drawn frame, for pumpWindow()
     bool fresh_ = false;
     std::array<std::pair<uint64_t, int64_t>, kRateWindow> captures_ {}; // sequence, capture time
     size_t frames_ = 0;

@@ -8,9 +8,8 @@
 #include <memory>
 #include <string>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image.h"
 
 namespace jetagent {
 
@@ -18,7 +17,7 @@ class VideoWindow {
 public:
     virtual ~VideoWindow() = default;
     // Shows `image` (8-bit BGR). From the thread that opened the window.
-    virtual Status show(const cv::Mat& image) = 0;
+    virtual Status show(const Image& image) = 0;
     // Serves the window's events for about a millisecond. `key` is the key pressed (-1: none),
     // `closed` whether the user closed the window. An error: the window is gone.
     virtual Status poll(int& key, bool& closed) = 0;
@@ -28,7 +27,7 @@ class VideoFileWriter {
 public:
     virtual ~VideoFileWriter() = default; // finishes the file
     // Appends `frame` (8-bit BGR, the size given at open).
-    virtual void write(const cv::Mat& frame) = 0;
+    virtual void write(const Image& frame) = 0;
 };
 
 struct ViewerApi {

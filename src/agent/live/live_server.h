@@ -13,11 +13,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image.h"
 #include "run/recorder.h"
+#include <nlohmann/json.hpp>
 
 namespace jetagent {
 
@@ -138,7 +137,7 @@ public:
     // swap with the slot the encoder takes the newest from (no copy): `canvas` is left holding a
     // buffer of the video's own (one the encoder has done with, an unencoded older frame, or
     // none), which the view draws the next frame into. Never waits for an encoding.
-    virtual void onCanvas(cv::Mat& canvas, uint64_t frame) = 0;
+    virtual void onCanvas(Image& canvas, uint64_t frame) = 0;
     // True while a client watches the video (the view may skip work otherwise).
     virtual bool watched() const = 0;
 

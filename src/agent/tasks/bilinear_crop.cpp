@@ -16,7 +16,6 @@
 #include <cstring>
 
 #include <opencv2/core/hal/intrin.hpp>
-#include <opencv2/core/utility.hpp>
 
 namespace jetagent {
 
@@ -49,40 +48,6 @@ LinearTap linearTap(int sourceSize, int resizedSize, int index)
     tap.w0 = static_cast<int16_t>(256 - w1);
     return tap;
 }
-
-class BilinearCrop::Stripes : public cv::ParallelLoopBody {
-public:
-    Stripes(const BilinearCrop& owner, const cv::Mat& bgr, int stripes, int16_t* scratch,
-        const ChannelMap& channels, float* out, size_t channelStride)
-        : owner_(owner),
-          bgr_(bgr),
-          stripes_(stripes),
-          scratch_(scratch),
-          channels_(channels),
-          out_(out),
-          channelStride_(channelStride)
-    {
-    }
-
-    void operator()(const cv::Range& range) const override
-    {
-        const int rows = owner_.geometry_.cropHeight;
-        for (int s = range.start; s < range.end; ++s) {
-            int16_t* scratch = scratch_ + static_cast<size_t>(s) * 3 * owner_.scratchPlane_;
-            owner_.runRows(bgr_, rows * s / stripes_, rows * (s + 1) / stripes_, scratch, channels_,
-                out_, channelStride_);
-        }
-    }
-
-private:
-    const BilinearCrop& owner_;
-    const cv::Mat& bgr_;
-    int stripes_;
-    int16_t* scratch_; // stripe s uses 3 planes from scratch_ + s * 3 * scratchPlane_
-    const ChannelMap& channels_;
-    float* out_;
-    size_t channelStride_;
-};
 
 Status BilinearCrop::checkGeometry(int frameWidth, int frameHeight, int resizedWidth,
     int resizedHeight, int cropX, int cropY, int cropWidth, int cropHeight)
@@ -133,7 +98,7 @@ void BilinearCrop::plan(const Geometry& g)
     scratch_.assign(3 * scratchPlane_ * static_cast<size_t>(maxStripes_), 0);
 }
 
-void BilinearCrop::runRows(const cv::Mat& bgr, int rowBegin, int rowEnd, int16_t* scratch,
+void BilinearCrop::runRows(const Image& bgr, int rowBegin, int rowEnd, int16_t* scratch,
     const ChannelMap& channels, float* out, size_t channelStride) const
 {
     const int width = geometry_.cropWidth;
@@ -141,8 +106,8 @@ void BilinearCrop::runRows(const cv::Mat& bgr, int rowBegin, int rowEnd, int16_t
     int16_t* planes[3] = {scratch, scratch + scratchPlane_, scratch + 2 * scratchPlane_};
     for (int y = rowBegin; y < rowEnd; ++y) {
         const LinearTap& tap = rows_[static_cast<size_t>(y)];
-        const uint8_t* r0 = bgr.ptr<uint8_t>(tap.first) + 3 * firstColumn_;
-        const uint8_t* r1 = tap.w1 != 0 ? bgr.ptr<uint8_t>(tap.first + 1) + 3 * firstColumn_ : r0;
+        const uint8_t* r0 = bgr.ptr(tap.first) + 3 * firstColumn_;
+        const uint8_t* r1 = tap.w1 != 0 ? bgr.ptr(tap.first + 1) + 3 * firstColumn_ : r0;
         const auto w0 = static_cast<uint16_t>(tap.w0);
         const auto w1 = static_cast<uint16_t>(tap.w1);
 
@@ -210,11 +175,11 @@ void BilinearCrop::runRows(const cv::Mat& bgr, int rowBegin, int rowEnd, int16_t
     }
 }
 
-Status BilinearCrop::run(const cv::Mat& bgr, int resizedWidth, int resizedHeight, int cropX,
+Status BilinearCrop::run(const Image& bgr, int resizedWidth, int resizedHeight, int cropX,
     int cropY, int cropWidth, int cropHeight, const ChannelMap& channels, float* out,
     size_t channelStride)
 {
-    assert(bgr.type() == CV_8UC3);
+    assert(bgr.channels() == 3);
     const Geometry g {
         bgr.cols, bgr.rows, resizedWidth, resizedHeight, cropX, cropY, cropWidth, cropHeight};
     if (!(g == geometry_)) { // the default geometry has no crop, so the first frame plans too
@@ -224,13 +189,18 @@ Status BilinearCrop::run(const cv::Mat& bgr, int resizedWidth, int resizedHeight
             return s;
         plan(g);
     }
-    const int stripes = std::min(maxStripes_, std::max(1, cv::getNumThreads()));
-    if (stripes == 1) {
+    if (maxStripes_ == 1) {
         runRows(bgr, 0, cropHeight, scratch_.data(), channels, out, channelStride);
         return Status();
     }
-    const Stripes body(*this, bgr, stripes, scratch_.data(), channels, out, channelStride);
-    cv::parallel_for_(cv::Range(0, stripes), body, stripes);
+    StripePool& pool = pool_ != nullptr ? *pool_ : StripePool::shared();
+    const int stripes = std::min(maxStripes_, pool.threads());
+    auto stripe = [&](int s) {
+        int16_t* scratch = scratch_.data() + static_cast<size_t>(s) * 3 * scratchPlane_;
+        runRows(bgr, cropHeight * s / stripes, cropHeight * (s + 1) / stripes, scratch, channels,
+            out, channelStride);
+    };
+    pool.run(stripes, stripe);
     return Status();
 }
 

@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <vector>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image.h"
+#include "tasks/stripe_pool.h"
 
 namespace jetagent {
 
@@ -54,17 +54,21 @@ inline float normalisedValue(int32_t value, const ChannelMap& m, size_t c)
 
 class BilinearCrop {
 public:
+    // Stripes run on the process's StripePool, or on `pool` (which must outlive this).
+    BilinearCrop() = default;
+    explicit BilinearCrop(StripePool& pool) : pool_(&pool) { }
+
     // Writes the crop (cropX, cropY, cropWidth x cropHeight) of the frame resized to resizedWidth x
     // resizedHeight as three float planes, plane c at out + c * channelStride. Taps are computed
     // again only when the frame size or the geometry changes; buffers are kept, so a steady stream
-    // of frames allocates nothing. Large crops are split into row stripes run on OpenCV's thread
-    // pool. InvalidInput, with nothing written, for an empty frame or crop, a side above kMaxSide,
-    // or a crop that is not inside the resized frame.
-    Status run(const cv::Mat& bgr, int resizedWidth, int resizedHeight, int cropX, int cropY,
+    // of frames allocates nothing. Large crops are split into row stripes run on the stripe pool.
+    // InvalidInput, with nothing written, for an empty frame or crop, a side above kMaxSide, or a
+    // crop that is not inside the resized frame.
+    Status run(const Image& bgr, int resizedWidth, int resizedHeight, int cropX, int cropY,
         int cropWidth, int cropHeight, const ChannelMap& channels, float* out,
         size_t channelStride);
 
-    // Rows of this many output pixels or more are split into stripes (one per OpenCV thread).
+    // Rows of this many output pixels or more are split into stripes (one per pool thread).
     static constexpr int kPixelsPerStripe = 16384;
     // The largest side of a frame, a resized frame or a crop (1M pixels): far above any camera's or
     // model's, and small enough that no tap, offset or buffer size overflows.
@@ -88,10 +92,9 @@ private:
                 cropHeight == o.cropHeight;
         }
     };
-    class Stripes;
 
     void plan(const Geometry& g);
-    void runRows(const cv::Mat& bgr, int rowBegin, int rowEnd, int16_t* scratch,
+    void runRows(const Image& bgr, int rowBegin, int rowEnd, int16_t* scratch,
         const ChannelMap& channels, float* out, size_t channelStride) const;
 
     Geometry geometry_;
@@ -103,6 +106,7 @@ private:
     size_t scratchPlane_ = 0; // int16 elements per channel of one stripe's row buffer
     std::vector<int16_t> scratch_; // per stripe: 3 planes of a row blended vertically
     int maxStripes_ = 1;
+    StripePool* pool_ = nullptr; // null: StripePool::shared()
 };
 
 } // namespace jetagent

@@ -6,28 +6,15 @@
 #include <cassert>
 #include <cmath>
 
-#include <opencv2/imgproc.hpp>
-
 namespace jetagent {
-
-int toOpenCVInterpolation(Interpolation interpolation)
-{
-    switch (interpolation) {
-    case Interpolation::Nearest: return cv::INTER_NEAREST;
-    case Interpolation::Linear: return cv::INTER_LINEAR_EXACT;
-    case Interpolation::Area: return cv::INTER_AREA;
-    case Interpolation::Cubic: return cv::INTER_CUBIC;
-    }
-    return cv::INTER_LINEAR_EXACT;
-}
 
 const char* interpolationKernel(Interpolation interpolation)
 {
     switch (interpolation) {
-    case Interpolation::Nearest: return "opencv-nearest";
+    case Interpolation::Nearest: return "nearest"; // image_resize.h
     case Interpolation::Linear: return "bilinear-exact-q8"; // bilinear_crop.h
-    case Interpolation::Area: return "opencv-area";
-    case Interpolation::Cubic: return "opencv-cubic";
+    case Interpolation::Area: return "area";
+    case Interpolation::Cubic: return "cubic-keys-q11";
     }
     return "unknown";
 }
@@ -79,23 +66,26 @@ Preprocessor::Preprocessor(const PreprocessConfig& config) : config_(config)
     }
 }
 
-Status Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
+Status Preprocessor::run(const Image& bgr, float* out, size_t channelStride)
 {
-    assert(bgr.type() == CV_8UC3);
+    assert(bgr.channels() == 3);
     const CropGeometry g = computeCropGeometry(bgr.cols, bgr.rows, config_);
-    const cv::Mat* source = &bgr;
+    const Image* source = &bgr;
     const bool resize = g.resizedWidth != bgr.cols || g.resizedHeight != bgr.rows;
     if (resize && config_.interpolation == Interpolation::Linear)
         return bilinear_.run(bgr, g.resizedWidth, g.resizedHeight, g.cropX, g.cropY, g.cropWidth,
             g.cropHeight, channels_, out, channelStride);
-    // The other kernels resize the whole frame with OpenCV, then read the crop from it.
+    // The other kernels resize the whole frame (image_resize.h), then read the crop from it.
     if (Status s = BilinearCrop::checkGeometry(bgr.cols, bgr.rows, g.resizedWidth, g.resizedHeight,
             g.cropX, g.cropY, g.cropWidth, g.cropHeight);
         !s)
         return s;
     if (resize) {
-        cv::resize(bgr, resized_, cv::Size(g.resizedWidth, g.resizedHeight), 0, 0,
-            toOpenCVInterpolation(config_.interpolation));
+        const ResizeKind kind = config_.interpolation == Interpolation::Nearest
+            ? ResizeKind::Nearest
+            : config_.interpolation == Interpolation::Cubic ? ResizeKind::Cubic
+                                                            : ResizeKind::Area;
+        resizer_.run(bgr, resized_, g.resizedWidth, g.resizedHeight, kind);
         source = &resized_;
     }
 
@@ -107,7 +97,7 @@ Status Preprocessor::run(const cv::Mat& bgr, float* out, size_t channelStride)
               s2 = channels_.sourceChannel[2];
     size_t i = 0;
     for (int y = 0; y < g.cropHeight; ++y) {
-        const uint8_t* row = source->ptr<uint8_t>(g.cropY + y) + 3 * g.cropX;
+        const uint8_t* row = source->ptr(g.cropY + y) + 3 * g.cropX;
         for (int x = 0; x < g.cropWidth; ++x, ++i, row += 3) {
             planes[0][i] = t0[row[s0]];
             planes[1][i] = t1[row[s1]];

@@ -8,9 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/base/enum_names.h"
+#include "jetagent/hal/image_resize.h"
 #include "tasks/bilinear_crop.h"
 
 namespace jetagent {
@@ -45,10 +44,10 @@ public:
     // Writes 3 x cropHeight x cropWidth floats (planar, channels in the configured order) to `out`.
     // InvalidInput, with nothing written, when the frame and the configured sizes give no crop the
     // bilinear kernel can take (an empty frame, a side above BilinearCrop::kMaxSide).
-    Status run(const cv::Mat& bgr, float* out) { return run(bgr, out, planeElements()); }
+    Status run(const Image& bgr, float* out) { return run(bgr, out, planeElements()); }
     // The same with channel c's plane at out + c * channelStride (a clip ring's layout, where a
     // frame's channels lie T planes apart).
-    Status run(const cv::Mat& bgr, float* out, size_t channelStride);
+    Status run(const Image& bgr, float* out, size_t channelStride);
 
     const PreprocessConfig& config() const { return config_; }
     size_t planeElements() const
@@ -62,16 +61,13 @@ private:
     std::array<std::array<float, 256>, 3> table_ {}; // per output channel
     ChannelMap channels_; // the same normalisation, for the bilinear path
     BilinearCrop bilinear_; // linear interpolation: resize, crop and normalise in one pass
-    cv::Mat resized_; // the other interpolations: the frame resized by OpenCV
+    ImageResizer resizer_;
+    Image resized_; // the other interpolations: the whole frame resized
 };
 
 // The kernel that produces a config value's pixels, named so that keys built from it (int8
 // calibration data) change when the kernel does.
 const char* interpolationKernel(Interpolation interpolation);
-
-// The OpenCV interpolation flag for a config value (linear: INTER_LINEAR_EXACT, which the
-// bilinear path reproduces bit for bit).
-int toOpenCVInterpolation(Interpolation interpolation);
 
 // The settings as they are in effect, for the run summary.
 nlohmann::json describePreprocess(const PreprocessConfig& p);

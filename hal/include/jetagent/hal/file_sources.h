@@ -33,7 +33,7 @@ Expected<ImageDirectoryListing> listImageDirectory(const std::string& path);
 // pixels. InvalidInput, naming the file, when it is not a regular file, its header cannot be read,
 // it is over the limit (the message gives its size and the limit), it is in a format not read
 // (TIFF, WebP) or it does not decode; NotFound when it is missing; Io when reading fails.
-Expected<cv::Mat> decodeImageFile(
+Expected<Image> decodeImageFile(
     const std::string& path, std::vector<unsigned char>& buffer, uint64_t maxPixels);
 
 // A directory of images, in natural name order. Images in subdirectories take the subdirectory's

@@ -6,16 +6,15 @@
 #include <string>
 #include <vector>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image.h"
 
 namespace jetagent {
 
 // One captured frame. Sources fill a caller-owned Frame and reuse its pixel buffer when the size is
 // unchanged, so steady-state capture allocates nothing.
 struct Frame {
-    cv::Mat image; // 8-bit BGR, 3 channels
+    Image image; // 8-bit BGR, 3 channels
     uint64_t sequence =
         0; // 0-based, consecutive for each source; a gap means the source dropped frames
     int64_t captureNs = 0; // CLOCK_MONOTONIC time the frame was captured (see FrameSource::read)

@@ -16,16 +16,18 @@ class Image {
 public:
     Image() = default;
     // Allocated, contents undefined. Sides must be positive.
-    Image(int rows, int cols, int channels = 3);
+    Image(int rowCount, int colCount, int channels = 3);
     // A view of pixels someone else owns and keeps alive as long as the view is used.
-    Image(int rows, int cols, int channels, uint8_t* pixels, size_t rowStep);
+    Image(int rowCount, int colCount, int channels, uint8_t* pixels, size_t rowStep);
 
-    // Gives this image the size and channels asked, keeping its buffer when it already has them
-    // (a source that refills one Frame allocates once); contents undefined after a reallocation.
+    // Gives this image the size and channels asked, keeping its pixels when it already has them
+    // (a source that refills one Frame allocates once; a view stays a view, as a cv::Mat does);
+    // otherwise a new buffer of its own, contents undefined.
     void create(int newRows, int newCols, int newChannels = 3);
     void release() { *this = Image(); }
 
     bool empty() const { return data == nullptr || rows <= 0 || cols <= 0; }
+    size_t total() const { return static_cast<size_t>(rows) * static_cast<size_t>(cols); } // pixels
     int channels() const { return channels_; }
     size_t rowBytes() const { return static_cast<size_t>(cols) * static_cast<size_t>(channels_); }
     bool continuous() const { return step == rowBytes() || rows == 1; }

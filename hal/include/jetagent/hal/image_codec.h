@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <opencv2/core/mat.hpp>
+#include "jetagent/hal/image.h"
 
 #include "jetagent/base/status.h"
 
@@ -25,7 +25,7 @@ constexpr const char* kReadImageFormats = "JPEG, PNG, BMP, PBM, PGM and PPM";
 // before any pixel memory is allocated. InvalidInput, with a message that names the format and what
 // was wrong but not the file (the caller knows it), for an image over the limit, a format not read
 // (TIFF, WebP, GIF, ...: the message lists the formats read) or data that is corrupt or cut short.
-Expected<cv::Mat> decodeImage(const uint8_t* data, size_t size, uint64_t maxPixels);
+Expected<Image> decodeImage(const uint8_t* data, size_t size, uint64_t maxPixels);
 
 // A TurboJPEG decompressor kept across frames (MJPEG cameras), so that a frame costs only the
 // library's own per-picture allocations. Not thread-safe; one per capture thread.
@@ -45,7 +45,7 @@ public:
     // about (extraneous bytes before a marker, common in UVC cameras' frames) decodes as it did in
     // OpenCV; with `refuseTruncated`, data that ends before the picture does is an error instead of
     // a picture filled out with grey. On an error `bgr` may hold a partial picture.
-    Status decode(const uint8_t* data, size_t size, uint64_t maxPixels, cv::Mat& bgr,
+    Status decode(const uint8_t* data, size_t size, uint64_t maxPixels, Image& bgr,
         bool applyOrientation, bool refuseTruncated);
 
 private:
@@ -54,15 +54,15 @@ private:
 
 // Encodes an 8-bit image of 1 (grey), 3 (BGR) or 4 (BGRA) channels as PNG into `out` (replaced).
 // InvalidInput for another depth or channel count; Runtime when libpng fails.
-Status encodePng(const cv::Mat& image, std::vector<uint8_t>& out);
+Status encodePng(const Image& image, std::vector<uint8_t>& out);
 
 // Encodes an 8-bit grey or BGR image as a baseline JPEG of `quality` (1..100, 4:2:0 chroma) into
 // `out` (replaced).
-Status encodeJpeg(const cv::Mat& image, int quality, std::vector<uint8_t>& out);
+Status encodeJpeg(const Image& image, int quality, std::vector<uint8_t>& out);
 
 // Writes `image` to `path` as PNG or JPEG (quality 95, OpenCV's default), chosen by the file name's
 // extension (.png, .jpg, .jpeg; case-insensitive). InvalidInput for another extension or image
 // type; Io, naming the file, when it cannot be written.
-Status writeImageFile(const std::string& path, const cv::Mat& image);
+Status writeImageFile(const std::string& path, const Image& image);
 
 } // namespace jetagent

@@ -6,9 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image.h"
 #include "jetagent/hal/image_codec.h"
 
 namespace jetagent {
@@ -37,7 +36,7 @@ public:
     // Converts one frame of `bytesUsed` bytes into `bgr` (8-bit, 3 channels, width x height).
     // Io error for a short buffer or an undecodable MJPEG frame, naming the sizes; `bgr` is then
     // left as it was.
-    Status convert(const uint8_t* data, size_t bytesUsed, cv::Mat& bgr);
+    Status convert(const uint8_t* data, size_t bytesUsed, Image& bgr);
 
     uint32_t fourcc() const { return fourcc_; }
     // Bytes an uncompressed frame needs; 0 for MJPEG.
@@ -50,7 +49,7 @@ private:
     size_t stride_ = 0;
     size_t frameBytes_ = 0;
     JpegDecoder jpeg_; // MJPEG frames' decompressor, kept across frames
-    cv::Mat scratch_; // MJPEG's decoded frame, copied into the destination only on success
+    Image scratch_; // MJPEG's decoded frame, copied into the destination only on success
 };
 
 } // namespace jetagent

@@ -10,9 +10,8 @@
 #include <memory>
 #include <string>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/base/status.h"
+#include "jetagent/hal/image.h"
 
 namespace jetagent {
 
@@ -63,7 +62,7 @@ public:
     // image). Never blocks: drops it (counted) when the encoder is still behind by more than a
     // few frames, or when no RTSP client is playing. False after the pipeline failed (error()
     // says why); the caller's run goes on.
-    virtual bool push(const cv::Mat& bgr) = 0;
+    virtual bool push(const Image& bgr) = 0;
 
     // For the log: the SDP a receiver needs (RTP) or the URL to open (RTSP).
     virtual std::string describe() const = 0;

@@ -6,8 +6,6 @@
 #include <array>
 #include <cstdint>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/hal/frame_source.h"
 #include "jetagent/hal/synthetic_source.h"
 
@@ -29,7 +27,7 @@ public:
 
     // Renders into `image` (reallocated only when its size or type differs) and returns the class
     // index.
-    int render(uint64_t index, cv::Mat& image) const;
+    int render(uint64_t index, Image& image) const;
     // The class of frame `index`, without drawing it.
     int classOf(uint64_t index) const;
 

@@ -4,8 +4,6 @@
 #include <array>
 #include <cstdint>
 
-#include <opencv2/core/mat.hpp>
-
 #include "jetagent/hal/frame_source.h"
 #include "jetagent/hal/synthetic_source.h"
 
@@ -23,7 +21,7 @@ public:
 
     // Renders into `image` (reallocated only when its size or type differs) and returns the class
     // index.
-    int render(uint64_t index, cv::Mat& image) const;
+    int render(uint64_t index, Image& image) const;
 
 private:
     int width_;

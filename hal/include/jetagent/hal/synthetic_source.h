@@ -7,7 +7,7 @@
 
 namespace jetagent {
 
-// Renderer: constructible from (width, height, seed), with `int render(uint64_t index, cv::Mat&)
+// Renderer: constructible from (width, height, seed), with `int render(uint64_t index, Image&)
 // const` returning the frame's class and a `kClassNames` array naming the classes.
 template <typename Renderer>
 class SyntheticSource final : public FrameSource {
