@@ -74,7 +74,7 @@ std::vector<std::string> overlayLines(const Overlay& overlay, const OverlayStyle
 
 // Draws `overlay` onto `image` (8-bit BGR) in place: a translucent panel at the top left holding
 // overlayLines().
-void drawOverlay(Image& image, const Overlay& overlay);
+void drawOverlay(Image& frame, const Overlay& overlay);
 
 // True when a window can be opened: DISPLAY or WAYLAND_DISPLAY is set.
 bool displayAvailable();
