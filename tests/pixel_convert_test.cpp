@@ -88,7 +88,7 @@ cv::Mat referenceNV12(const Bytes& frame, int width, int height, size_t stride)
 Status convertInto(PixelConverter& converter, const uint8_t* data, size_t size, cv::Mat& bgr)
 {
     Image image = bgr.type() == CV_8UC3 ? test::asImage(bgr) : Image();
-    const Status s = converter.convert(data, size, image);
+    Status s = converter.convert(data, size, image);
     if (image.data != bgr.data)
         bgr = test::asMat(image).clone();
     return s;
