@@ -1,4 +1,4 @@
-// Camera pixel formats to 8-bit BGR: own SIMD loops for uncompressed formats, OpenCV for MJPEG.
+// Camera pixel formats to 8-bit BGR: own SIMD loops for uncompressed formats, TurboJPEG for MJPEG.
 #include "jetagent/hal/pixel_convert.h"
 
 #include <linux/videodev2.h>

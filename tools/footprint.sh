@@ -174,16 +174,24 @@ if [ "$do_deb" = 1 ]; then
         echo "  package    $deb ($(dpkg-deb -f "$deb" Version))"
         echo "  Depends    $(dpkg-deb -f "$deb" Depends)"
     else
-        # The package's Depends as the packaging makes them: dpkg-shlibdeps on the binary, and
-        # the extra ones systemd/package.cmake names.
+        # The package's Depends as the packaging makes them: dpkg-shlibdeps on the binary and the
+        # core package's plugins beside it (GStreamer's sources, the live view, the CPU engine),
+        # and the extra ones systemd/package.cmake names.
         mkdir -p "$work/shlibdeps/debian"
         printf 'Source: jetagent\n\nPackage: jetagent\nArchitecture: any\n' >"$work/shlibdeps/debian/control"
-        depends=$(cd "$work/shlibdeps" && dpkg-shlibdeps -O -e "$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
-        extra=$(sed -n 's/^set(JETAGENT_DEB_EXTRA_DEPENDS "\(.*\)")/\1/p' "$root/systemd/package.cmake")
+        objects=("$binary")
+        for plugin in gstreamer live xnnpack; do
+            for found in "$(dirname "$binary")"/../lib/jetagent/plugins/jetagent-$plugin.so \
+                "$(dirname "$binary")"/../plugins/"$plugin"/jetagent-$plugin.so; do
+                [ -f "$found" ] && { objects+=("$found"); break; }
+            done
+        done
+        depends=$(cd "$work/shlibdeps" && dpkg-shlibdeps -O "${objects[@]/#/-e}" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+        extra=$(sed -nE 's/^set\(JETAGENT_DEB_EXTRA_DEPENDS "?([^")]*)"?\)/\1/p' "$root/systemd/package.cmake")
         depends="$depends${extra:+, $extra}"
         mapfile -t what < <(printf '%s\n' "$depends" | tr ',' '\n' | sed -E 's/\(.*\)//; s/[[:space:]]//g' | grep .)
-        own_kib=$(($(stat -c %s "$binary") / 1024))
-        echo "  package    none given (--deb): its Depends derived from the binary with dpkg-shlibdeps"
+        own_kib=$(($(stat -c %s "${objects[@]}" | awk '{ t += $1 } END { print t }') / 1024))
+        echo "  package    none given (--deb): its Depends derived with dpkg-shlibdeps from ${objects[*]}"
         echo "  Depends    $depends"
     fi
     for recommends in true false; do
