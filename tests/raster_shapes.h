@@ -194,19 +194,16 @@ inline double signedDistance(const Shape& s, double x, double y)
         return s.kind == Kind::Ring ? std::max(d - s.radius, s.innerRadius - d) : d - s.radius;
     }
     double nearest = HUGE_VAL;
-    bool inside = false;
     const size_t n = s.outline.size();
     for (size_t k = 0, j = n - 1; k < n; j = k++) {
         const PointF& a = s.outline[k];
         const PointF& b = s.outline[j];
-        if ((a.y > y) != (b.y > y) && x < (b.x - a.x) * (y - a.y) / (b.y - a.y) + a.x)
-            inside = !inside;
         const double ex = b.x - a.x, ey = b.y - a.y;
         const double t =
             std::clamp(((x - a.x) * ex + (y - a.y) * ey) / (ex * ex + ey * ey), 0.0, 1.0);
         nearest = std::min(nearest, std::hypot(x - a.x - t * ex, y - a.y - t * ey));
     }
-    return inside ? -nearest : nearest;
+    return contains(s, x, y) ? -nearest : nearest;
 }
 
 // The area an image shows the shape covering: each pixel's fraction of the way from background
