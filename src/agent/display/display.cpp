@@ -57,11 +57,6 @@ void putLine(Image& image, const std::string& text, int x, int baselineY, const 
     drawText(image, text, x, baselineY, {style.scale, style.thickness}, 255, 255, 255);
 }
 
-int textWidth(const std::string& text, const OverlayStyle& style)
-{
-    return overlayTextWidth(text, style);
-}
-
 // Darkens the rectangle in place (each level times 0.45): the text stays readable on white.
 void darken(Image& image, int width, int height)
 {
@@ -81,7 +76,7 @@ void addWrapped(std::vector<std::string>& lines, const std::vector<std::string>&
     std::string line = segments.front();
     for (size_t i = 1; i < segments.size(); ++i) {
         const std::string& segment = segments[i];
-        if (textWidth(line + segment, style) <= maxWidth) {
+        if (overlayTextWidth(line + segment, style) <= maxWidth) {
             line += segment;
             continue;
         }
@@ -183,7 +178,7 @@ void drawOverlay(Image& frame, const Overlay& overlay)
     const std::vector<std::string> lines = overlayLines(overlay, style, frame.cols);
     int width = 0;
     for (const auto& l : lines)
-        width = std::max(width, textWidth(l, style));
+        width = std::max(width, overlayTextWidth(l, style));
     darken(frame, std::min(width + 2 * style.margin, frame.cols),
         std::min(style.lineHeight * static_cast<int>(lines.size()) + style.margin, frame.rows));
     for (size_t i = 0; i < lines.size(); ++i)
