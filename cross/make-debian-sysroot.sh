@@ -21,6 +21,7 @@ packages=(
     libxnnpack-dev libpthreadpool-dev # the xnnpack backend (its NEON kernels, run under qemu)
     libcpp-httplib-dev libturbojpeg0-dev # the live view's HTTP server and JPEG encoder; JPEG files
     libpng-dev # PNG files (hal/image_codec.h)
+    libmosquitto-dev # the mqtt plugin (MQTT telemetry)
 )
 suite=bookworm
 mirror=${JETAGENT_DEBIAN_MIRROR:-http://deb.debian.org/debian}

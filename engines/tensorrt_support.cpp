@@ -40,7 +40,8 @@ std::string GpuPlatform::describe() const
     return s + ")";
 }
 
-Status checkTensorRTOptions(const EngineOptions& options, const GpuPlatform& platform)
+Status checkTensorRTOptions(
+    const EngineOptions& options, const GpuPlatform& platform, bool qdqModel)
 {
     const bool dla = options.device == Device::Dla0 || options.device == Device::Dla1;
     if (options.device == Device::Cpu)
@@ -80,10 +81,11 @@ Status checkTensorRTOptions(const EngineOptions& options, const GpuPlatform& pla
             return Status::unsupported("precision: int8: " + platform.describe() +
                 " has no fast int8 arithmetic (it needs compute capability 6.1 or 7.0 on, such "
                 "as Xavier and Orin); use fp16");
-        if (!options.calibration)
+        if (!options.calibration && !qdqModel)
             return Status::invalid(
                 "precision: int8 needs calibration data: add calibration: {source: DIR or VIDEO} "
-                "to the engine section (a few hundred frames like those the camera will see)");
+                "to the engine section (a few hundred frames like those the camera will see), or "
+                "a QDQ model, which brings its own scales");
     }
     if (options.calibration && options.calibration->batchSize() < 1)
         return Status::invalid("calibration.batch must be at least 1");

@@ -84,12 +84,14 @@ forbidden='^(libqt[0-9]|qt[0-9]|libx11-|libgdal|libavcodec|libopencv-)'
 named=$(echo "$depends" | sed 's/[,|]/\n/g' | awk '{print $1}' | grep -E "$forbidden" || true)
 [ -z "$named" ] || fail "Depends names what only plugins may need: $(echo "$named" | tr '\n' ' ')('$depends')"
 # The core's own plugins (COMPONENT core in plugins/), and no other: GStreamer's sources, the
-# live view's server and the CPU engine, loaded only by the runs that use them.
+# live view's server, the MQTT client and the CPU engine, loaded only by the runs that use them.
+# The MQTT client links libmosquitto (small), which dpkg-shlibdeps names.
+echo "$depends" | grep -q 'libmosquitto1' || fail "Depends lacks libmosquitto1 (the mqtt plugin's): '$depends'"
 if echo "$depends" | grep -q 'libgstrtspserver'; then
     fail "Depends names gst-rtsp-server, which is jetagent-rtsp's: '$depends'"
 fi
 plugins=$(grep "^/usr/lib/jetagent/plugins/." "$work/contents" | sort | tr '\n' ' ' || true)
-expected_plugins="/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so /usr/lib/jetagent/plugins/jetagent-xnnpack.so "
+expected_plugins="/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so /usr/lib/jetagent/plugins/jetagent-mqtt.so /usr/lib/jetagent/plugins/jetagent-xnnpack.so "
 [ "$plugins" = "$expected_plugins" ] ||
     fail "the core package holds the plugins '$plugins', not '$expected_plugins'"
 
@@ -108,6 +110,8 @@ for path in /usr/bin/jetagent /lib/systemd/system/jetagent.service /usr/lib/sysu
     /usr/share/jetagent/models/shapes_cnn.onnx /usr/share/jetagent/models/shapes_labels.txt \
     /usr/share/jetagent/boards/orin-nano-nx.yaml /usr/share/jetagent/configs/agent.yaml \
     /usr/share/jetagent/fixtures/orin-nano-jp6.yaml \
+    /usr/share/jetagent/fleet/prometheus.yml /usr/share/jetagent/fleet/jetagent.rules.yml \
+    /usr/share/jetagent/fleet/grafana-dashboard.json \
     /usr/share/doc/jetagent/rtsp-cameras.conf.example /usr/share/doc/jetagent/README.md \
     /usr/share/doc/jetagent/docs/running.md /usr/share/doc/jetagent/docs/service.md \
     /usr/share/doc/jetagent/docs/jetson-sysfs.md; do

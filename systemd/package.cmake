@@ -122,6 +122,7 @@ set(JETAGENT_DEB_SONAME_PACKAGES
     "libcpp-httplib.so.0.11=libcpp-httplib0.11" # the live view (run --serve)
     "libturbojpeg.so.0=libturbojpeg0" # ... its video, and JPEG image files (hal/image_codec.h)
     "libpng16.so.16=libpng16-16" # PNG image files
+    "libmosquitto.so.1=libmosquitto1" # MQTT telemetry (the mqtt plugin)
     "libXNNPACK.so.0=libxnnpack0"
     "libpthreadpool.so.0=libpthreadpool0"
     "libgstapp-1.0.so.0=libgstreamer-plugins-base1.0-0"

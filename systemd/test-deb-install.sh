@@ -172,8 +172,8 @@ expect_status jetagent "ii "
 expect_status jetagent-opencv absent
 [ -s "$work/pulled" ] && say "apt also installed: $(tr '\n' ' ' <"$work/pulled")"
 plugin_files=$(dpkg -L jetagent | grep '/jetagent/plugins/.' | sort | tr '\n' ' ' || true)
-[ "$plugin_files" = "/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so /usr/lib/jetagent/plugins/jetagent-xnnpack.so " ] ||
-    fail "the core package installed the plugins '$plugin_files', not its own three (gstreamer, live, xnnpack)"
+[ "$plugin_files" = "/usr/lib/jetagent/plugins/jetagent-gstreamer.so /usr/lib/jetagent/plugins/jetagent-live.so /usr/lib/jetagent/plugins/jetagent-mqtt.so /usr/lib/jetagent/plugins/jetagent-xnnpack.so " ] ||
+    fail "the core package installed the plugins '$plugin_files', not its own four (gstreamer, live, mqtt, xnnpack)"
 entry=$(getent passwd jetagent) || fail "the postinst made no jetagent user"
 IFS=: read -r _ _ uid _ _ home shell <<<"$entry"
 [ "$uid" -lt 1000 ] || fail "jetagent is not a system user (uid $uid)"

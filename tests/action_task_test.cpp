@@ -1,7 +1,8 @@
 // The action task: config checks against its models, the clip order a model reads, frame steps,
-// strides, clip windows and truths, and the clip read in place from the ring.
+// strides, clip windows and truths, the clip read in place from the ring, and streams kept apart.
 #include <functional>
 #include <map>
+#include <random>
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -105,15 +106,16 @@ private:
 };
 
 // A config with one action task; `taskExtra` completes the task section (indented 4).
-Expected<AgentConfig> actionConfig(const ActionModels& models, const std::string& taskExtra)
+Expected<AgentConfig> actionConfig(const ActionModels& models, const std::string& taskExtra,
+    const std::string& postprocess = "{output: probabilities, top_k: 4}")
 {
     const std::string text = "tasks:\n"
                              "  - name: act\n"
                              "    type: action\n"
                              "    labels: labels.txt\n"
                              "    preprocess: {resize: stretch, interpolation: area}\n"
-                             "    postprocess: {output: probabilities, top_k: 4}\n" +
-        taskExtra;
+                             "    postprocess: " +
+        postprocess + "\n" + taskExtra;
     return parseConfig(text, "action.yaml", models.dir());
 }
 
@@ -166,9 +168,10 @@ std::map<int, float> outputOf(const FrameRecord& r)
     return out;
 }
 
-std::unique_ptr<ActionTask> createTask(const ActionModels& models, const std::string& extra)
+std::unique_ptr<ActionTask> createTask(const ActionModels& models, const std::string& extra,
+    const std::string& postprocess = "{output: probabilities, top_k: 4}")
 {
-    auto c = actionConfig(models, extra);
+    auto c = actionConfig(models, extra, postprocess);
     EXPECT_TRUE(c.ok()) << c.status().message();
     if (!c.ok())
         return nullptr;
@@ -349,6 +352,149 @@ TEST(ActionTask, FramesMissingFromAWindowAreCountedAsGaps)
             continue;
         const bool spansDrop = r.clipFirstId < 10 && r.clipLastId > 11;
         EXPECT_EQ(r.clipGaps, spansDrop ? 2 : 0) << "frame " << r.frameId;
+    }
+}
+
+// Two cameras of different content and truth: the grey level and class of stream s's frame n.
+int streamGrey(uint16_t stream, uint64_t n)
+{
+    return stream == 0 ? greyOf(n) : greyOf(5 * n + 101);
+}
+int streamTruth(uint16_t stream, uint64_t n)
+{
+    return stream == 0 ? static_cast<int>((n / 6) % 4) : static_cast<int>((n / 5 + 2) % 4);
+}
+
+Frame streamFrame(uint16_t stream, uint64_t n)
+{
+    Frame frame;
+    frame.stream = stream;
+    frame.sequence = n;
+    frame.captureNs = 1000000 + static_cast<int64_t>(n) * 33000000 + stream;
+    frame.truthClass = streamTruth(stream, n);
+    const auto grey = static_cast<uint8_t>(streamGrey(stream, n));
+    frame.image = test::solidImage(kFrameSide, kFrameSide, grey, grey, grey);
+    return frame;
+}
+
+FrameRecord processOne(ActionTask& task, const Frame& frame)
+{
+    const Frame* frames[] = {&frame};
+    FrameRecord r;
+    const Status s = task.process(frames, 1, monotonicNs(), &r);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return r;
+}
+
+TEST(ActionTask, EachStreamHasItsOwnClips)
+{
+    ActionModels models;
+    // Both modes, frame steps and strides past 1, and smoothing, which carries a stream's scores
+    // from clip to clip.
+    for (const char* extra : {"    model: clip_ncthw.onnx\n    action: {stride: 1}\n",
+             "    model: clip_ntchw.onnx\n    action: {layout: ntchw, stride: 3, frame_step: 2}\n",
+             "    model: backbone.onnx\n    action: {mode: streaming, head: head.onnx, stride: "
+             "2}\n"}) {
+        SCOPED_TRACE(extra);
+        const std::string post = "{output: probabilities, top_k: 4, smoothing: 0.5}";
+        auto task = createTask(models, extra, post);
+        ASSERT_TRUE(task);
+        task->prepareStreams(2);
+        EXPECT_EQ(task->streamCount(), 2u);
+        EXPECT_EQ(task->describe()["action"]["clip_rings"], 2);
+        EXPECT_NE(&task->ring(0), &task->ring(1));
+
+        // Each stream's frames in order, the two streams interleaved irregularly, runs of one
+        // stream included. Enough frames to go round the rings more than once.
+        const uint64_t perStream = task->ring().planes() * 2 + 7;
+        std::vector<uint16_t> order;
+        std::mt19937 rng(7);
+        uint64_t left[2] = {perStream, perStream};
+        while (left[0] + left[1] > 0) {
+            uint16_t s = static_cast<uint16_t>(rng() % 3 == 0 ? 0 : 1);
+            if (left[s] == 0)
+                s = static_cast<uint16_t>(1 - s);
+            --left[s];
+            order.push_back(s);
+        }
+        std::vector<FrameRecord> mixed[2];
+        uint64_t next[2] = {0, 0};
+        for (uint16_t s : order)
+            mixed[s].push_back(processOne(*task, streamFrame(s, next[s]++)));
+
+        for (uint16_t s = 0; s < 2; ++s) {
+            SCOPED_TRACE("stream " + std::to_string(s));
+            // The same frames alone, as stream 0 of a task of their own.
+            auto alone = createTask(models, extra, post);
+            ASSERT_TRUE(alone);
+            std::vector<FrameRecord> expected;
+            for (uint64_t n = 0; n < perStream; ++n) {
+                Frame frame = streamFrame(s, n);
+                frame.stream = 0;
+                expected.push_back(processOne(*alone, frame));
+            }
+            ASSERT_EQ(mixed[s].size(), expected.size());
+            int results = 0;
+            for (size_t i = 0; i < expected.size(); ++i) {
+                const FrameRecord& got = mixed[s][i];
+                const FrameRecord& want = expected[i];
+                SCOPED_TRACE("frame " + std::to_string(i));
+                ASSERT_TRUE(got.ok);
+                EXPECT_EQ(got.frameId, want.frameId);
+                ASSERT_EQ(got.hasResult, want.hasResult);
+                if (!want.hasResult)
+                    continue;
+                ++results;
+                EXPECT_EQ(got.clipFrames, want.clipFrames);
+                EXPECT_EQ(got.clipFirstId, want.clipFirstId);
+                EXPECT_EQ(got.clipLastId, want.clipLastId);
+                EXPECT_EQ(got.clipFirstNs, want.clipFirstNs);
+                EXPECT_EQ(got.clipLastNs, want.clipLastNs);
+                EXPECT_EQ(got.clipGaps, 0);
+                EXPECT_EQ(got.truth, want.truth);
+                ASSERT_EQ(got.topK, want.topK);
+                for (size_t j = 0; j < static_cast<size_t>(want.topK); ++j) {
+                    EXPECT_EQ(got.labels[j], want.labels[j]) << "rank " << j;
+                    EXPECT_NEAR(got.scores[j], want.scores[j], 1e-6) << "rank " << j;
+                }
+            }
+            EXPECT_GT(results, 3);
+            EXPECT_EQ(task->clipInferences(s), alone->clipInferences());
+            EXPECT_EQ(task->ring(s).pushed(), alone->ring().pushed());
+        }
+    }
+}
+
+TEST(ActionTask, AFrameOfAStreamNotPreparedIsAnError)
+{
+    ActionModels models;
+    auto task = createTask(models, "    model: clip_ncthw.onnx\n    action: {stride: 1}\n");
+    ASSERT_TRUE(task);
+    auto expectRefused = [&](uint16_t stream) {
+        const Frame frame = streamFrame(stream, 3);
+        const Frame* frames[] = {&frame};
+        FrameRecord r;
+        const Status s = task->process(frames, 1, monotonicNs(), &r);
+        ASSERT_FALSE(s.ok()) << "stream " << stream;
+        EXPECT_NE(s.message().find("stream " + std::to_string(stream)), std::string::npos)
+            << s.message();
+        EXPECT_FALSE(r.ok);
+        EXPECT_NE(r.failure, FrameFailure::None);
+        EXPECT_TRUE(r.hasResult);
+        EXPECT_GT(r.doneNs, 0);
+    };
+    // Without prepareStreams() the task has stream 0 only.
+    EXPECT_EQ(task->streamCount(), 1u);
+    expectRefused(1);
+    task->prepareStreams(2);
+    expectRefused(2);
+    expectRefused(65535);
+    // The refused frames left the prepared streams' clips alone.
+    for (uint16_t s = 0; s < 2; ++s) {
+        for (uint64_t n = 0; n < static_cast<uint64_t>(ActionModels::kT); ++n)
+            processOne(*task, streamFrame(s, n));
+        EXPECT_EQ(task->ring(s).pushed(), static_cast<uint64_t>(ActionModels::kT));
+        EXPECT_EQ(task->clipInferences(s), 1u);
     }
 }
 

@@ -479,6 +479,102 @@ TEST(Cli, InspectListsWhichLibraryRunsEachNodeOnXnnpack)
     EXPECT_GE(convs, 2u) << json.out;
 }
 
+// inspect --int8 compiles a QDQ model as precision: int8 runs it, and says what each step runs
+// in: the convolution between a QuantizeLinear/DequantizeLinear pair and one after it in int8,
+// conversions at the float input and output; a model without Q/DQ nodes needs calibration.
+TEST(Cli, InspectInt8ShowsWhichStepsOfAQdqModelRunInt8)
+{
+    bool xnnpack = false;
+    for (const BackendInfo& b : listBackends())
+        xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
+    if (!xnnpack)
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    TempDir dir;
+    test::GraphBuilder g;
+    g.input("x", {1, 3, 8, 8});
+    g.floats("s", {}, {0.05f});
+    auto* w = g.model().mutable_graph()->add_initializer();
+    w->set_name("w_q");
+    w->set_data_type(onnx::TensorProto_DataType_INT8);
+    for (int64_t d : {4, 3, 3, 3})
+        w->add_dims(d);
+    std::string raw;
+    for (int i = 0; i < 4 * 3 * 3 * 3; ++i)
+        raw.push_back(static_cast<char>(i % 7 - 3));
+    w->set_raw_data(raw);
+    g.floats("w_s", {4}, {0.01f, 0.02f, 0.01f, 0.03f});
+    g.node("QuantizeLinear", {"x", "s"}, {"x_q"});
+    g.node("DequantizeLinear", {"x_q", "s"}, {"x_r"});
+    test::setInt(g.node("DequantizeLinear", {"w_q", "w_s"}, {"w"}), "axis", 0);
+    test::setInts(g.node("Conv", {"x_r", "w"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+    g.node("QuantizeLinear", {"c", "s"}, {"c_q"});
+    g.node("DequantizeLinear", {"c_q", "s"}, {"y"});
+    g.output("y", {1, 4, 8, 8});
+    const std::string model = dir.path() + "/qdq.onnx";
+    const std::string bytes = g.model().SerializeAsString();
+    test::writeFile(model, bytes);
+    auto text = runJetagent(
+        {"inspect", model, "--prepared", "--backend", "xnnpack", "--int8", "--no-cache"},
+        dir.path());
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_TRUE(has(text.out, "type")) << text.out;
+    EXPECT_TRUE(has(text.out, "int8      Conv")) << text.out;
+    EXPECT_TRUE(has(text.out, "fp32>int8 QuantizeLinear")) << text.out;
+    EXPECT_TRUE(has(text.out, "int8>fp32 DequantizeLinear")) << text.out;
+    auto plain = runJetagent({"inspect", sourcePath("models/shapes_cnn.onnx"), "--prepared",
+                                 "--backend", "xnnpack", "--int8", "--no-cache"},
+        dir.path());
+    EXPECT_NE(plain.exitCode, 0);
+    EXPECT_TRUE(has(plain.err, "calibration")) << plain.err;
+}
+
+// inspect --calibration compiles the int8 engine: each step's type (int8, fp32, a conversion
+// "fp32>int8") beside its library, and how many conversions remain; with oneDNN in the build the
+// demo model's convolutions run on its int8 kernels. Without --backend xnnpack it is refused.
+TEST(Cli, InspectCalibrationShowsTheInt8Steps)
+{
+    bool xnnpack = false;
+    for (const BackendInfo& b : listBackends())
+        xnnpack = xnnpack || (b.name == "xnnpack" && b.available);
+    if (!xnnpack)
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    TempDir dir;
+    auto captured = runJetagent(
+        {"capture", "--source", "synthetic://shapes", "--frames", "8", "--out", "calib"},
+        dir.path());
+    ASSERT_EQ(captured.exitCode, 0) << captured.err;
+    const std::string model = sourcePath("models/shapes_cnn.onnx");
+    auto text = runJetagent(
+        {"inspect", model, "--backend", "xnnpack", "--calibration", "calib", "--no-cache"},
+        dir.path());
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_TRUE(has(text.out, "fp32>int8 QuantizeLinear")) << text.out;
+    EXPECT_TRUE(has(text.out, "int8>fp32 DequantizeLinear")) << text.out;
+    EXPECT_TRUE(has(text.out, "conversions between types")) << text.out;
+
+    auto json = runJetagent({"inspect", model, "--json", "--backend", "xnnpack", "--calibration",
+                                "calib", "--no-cache"},
+        dir.path());
+    ASSERT_EQ(json.exitCode, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    size_t int8Convs = 0, oneDnn = 0;
+    for (const auto& step : j["prepared"]["steps"]) {
+        int8Convs += step["op"] == "Conv" && step["precision"] == "int8";
+        oneDnn += step["library"] == "onednn";
+    }
+    EXPECT_GE(int8Convs, 2u) << json.out;
+    if (oneDnn > 0) { // a build without oneDNN runs them on XNNPACK (XnnpackEngine.Int8*)
+        EXPECT_TRUE(has(text.out, "onednn     int8")) << text.out;
+    }
+
+    auto refused = runJetagent(
+        {"inspect", model, "--backend", "opencv", "--calibration", "calib", "--no-cache"},
+        dir.path());
+    EXPECT_NE(refused.exitCode, 0);
+    EXPECT_TRUE(has(refused.err, "--calibration builds the xnnpack backend's int8 engine"))
+        << refused.err;
+}
+
 // --profile times each compiled step: one mean per step, adding up to about a run, and the text
 // names the operators and the slowest steps.
 TEST(Cli, InspectProfileTimesEachCompiledStep)

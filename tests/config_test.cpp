@@ -39,14 +39,14 @@ TEST(Config, DefaultsFillEverythingLeftOut)
     auto r = parse(kMinimal);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const AgentConfig& c = r.value();
-    EXPECT_EQ(c.source.uri, "synthetic://shapes");
+    EXPECT_EQ(c.source().uri, "synthetic://shapes");
     // 0: the source's own (synthetic 320x240 at 30 fps; a camera's current format).
-    EXPECT_EQ(c.source.width, 0);
-    EXPECT_EQ(c.source.height, 0);
-    EXPECT_DOUBLE_EQ(c.source.fps, 0.0);
-    EXPECT_EQ(c.source.camera.format, "auto");
-    EXPECT_EQ(c.source.camera.buffers, 4);
-    EXPECT_TRUE(c.source.camera.controls.empty());
+    EXPECT_EQ(c.source().width, 0);
+    EXPECT_EQ(c.source().height, 0);
+    EXPECT_DOUBLE_EQ(c.source().fps, 0.0);
+    EXPECT_EQ(c.source().camera.format, "auto");
+    EXPECT_EQ(c.source().camera.buffers, 4);
+    EXPECT_TRUE(c.source().camera.controls.empty());
     EXPECT_FALSE(c.display.window);
     EXPECT_TRUE(c.display.output.empty());
     EXPECT_EQ(c.run.frames, 0u);
@@ -119,9 +119,9 @@ TEST(Config, EveryKeyIsRead)
                    "  max_total_mb: 100\n");
     ASSERT_TRUE(r.ok()) << r.status().message();
     const AgentConfig& c = r.value();
-    EXPECT_EQ(c.source.uri, "file://clip.mp4");
-    EXPECT_EQ(c.source.seed, 9u);
-    EXPECT_TRUE(c.source.loop);
+    EXPECT_EQ(c.source().uri, "file://clip.mp4");
+    EXPECT_EQ(c.source().seed, 9u);
+    EXPECT_TRUE(c.source().loop);
     EXPECT_EQ(c.run.frames, 100u);
     EXPECT_DOUBLE_EQ(c.run.durationS, 2.5);
     EXPECT_EQ(c.run.pacing, Pacing::None);
@@ -485,14 +485,14 @@ TEST(Config, PositiveValuesBelowTheirMinimumAreRefused)
         "source: {fps: 0}\ndisplay: {fps: 0}\nrun: {duration_s: 0, startup_timeout_s: 0}\n"
         "logging: {status_interval_s: 0}\n");
     ASSERT_TRUE(zero.ok()) << zero.status().message();
-    EXPECT_DOUBLE_EQ(zero->source.fps, 0.0);
+    EXPECT_DOUBLE_EQ(zero->source().fps, 0.0);
     EXPECT_DOUBLE_EQ(zero->run.startupTimeoutS, 0.0);
     EXPECT_DOUBLE_EQ(zero->logging.statusIntervalS, 0.0);
     auto r = parse(std::string(kMinimal) +
         "source: {fps: 0.01}\nrun: {duration_s: 0.001, startup_timeout_s: 0.1}\n"
         "logging: {status_interval_s: 0.1}\npower: {rail_hz: 0.1, state_hz: 0.01}\n");
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_DOUBLE_EQ(r->source.fps, 0.01);
+    EXPECT_DOUBLE_EQ(r->source().fps, 0.01);
     EXPECT_DOUBLE_EQ(r->power.stateHz, 0.01);
 }
 
@@ -634,9 +634,9 @@ TEST(Config, MissingFileIsNotFound)
 
 TEST(Config, ExampleConfigsInTheRepositoryParse)
 {
-    for (const char* name :
-        {"demo.yaml", "demo-action.yaml", "agent.yaml", "bench-mobilenet_v2.yaml",
-            "bench-action-r3d_18.yaml", "bench-action-streaming.yaml", "camera.yaml"}) {
+    for (const char* name : {"demo.yaml", "demo-action.yaml", "demo-streams.yaml", "agent.yaml",
+             "bench-mobilenet_v2.yaml", "bench-action-r3d_18.yaml", "bench-action-streaming.yaml",
+             "camera.yaml"}) {
         auto r = loadConfig(test::sourcePath("firmware-config/") + name);
         EXPECT_TRUE(r.ok()) << name << ": " << r.status().message();
     }
@@ -735,7 +735,7 @@ TEST(ConfigCamera, EveryKeyIsReadAndControlsKeepTheirOrder)
                    "  fps: 15\n" +
         std::string(kMinimal));
     ASSERT_TRUE(r.ok()) << r.status().message();
-    const SourceOptions& s = r->source;
+    const SourceOptions& s = r->source();
     EXPECT_EQ(s.width, 1280);
     EXPECT_EQ(s.height, 720);
     EXPECT_DOUBLE_EQ(s.fps, 60.0);
@@ -813,6 +813,95 @@ TEST(ConfigCamera, ControlValuesMustBeScalars)
                      "or a menu entry's name, got a list"),
         std::string::npos)
         << e;
+}
+
+} // namespace
+} // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+TEST(ConfigStreams, ASingleSourceIsAListOfOneNamedMain)
+{
+    auto r = parse(kMinimal);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->sources.size(), 1u);
+    EXPECT_EQ(r->sources[0].name, "main");
+    EXPECT_EQ(r->sources[0].key, "source");
+    EXPECT_EQ(r->taskStreams(0), (std::vector<size_t> {0}));
+    auto named = parse("source: {name: front, uri: synthetic://motion}\n" + std::string(kMinimal));
+    ASSERT_TRUE(named.ok()) << named.status().message();
+    EXPECT_EQ(named->sources[0].name, "front");
+    EXPECT_EQ(named->source().uri, "synthetic://motion");
+}
+
+TEST(ConfigStreams, SourcesAndTheStreamsEachTaskServes)
+{
+    auto r = parse("sources:\n"
+                   "  - {name: front, uri: synthetic://shapes, seed: 1, fps: 15}\n"
+                   "  - {name: rear, uri: synthetic://shapes, seed: 2}\n"
+                   "  - uri: synthetic://motion\n"
+                   "tasks:\n"
+                   "  - {name: a, model: m.onnx}\n"
+                   "  - {name: b, model: m.onnx, streams: [rear, stream2], batch_timeout_ms: 5}\n"
+                   "  - {name: c, model: m.onnx, streams: front}\n");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->sources.size(), 3u);
+    EXPECT_EQ(r->sources[0].source.seed, 1u);
+    EXPECT_DOUBLE_EQ(r->sources[0].source.fps, 15.0);
+    EXPECT_EQ(r->sources[1].source.seed, 2u);
+    EXPECT_EQ(r->sources[2].name, "stream2"); // unnamed: its place in the list
+    EXPECT_EQ(r->sources[2].source.seed, 3u); // unseeded: its place plus one, so frames differ
+    EXPECT_EQ(r->sources[2].key, "sources[2]");
+    EXPECT_EQ(r->taskStreams(0), (std::vector<size_t> {0, 1, 2}));
+    EXPECT_EQ(r->taskStreams(1), (std::vector<size_t> {1, 2}));
+    EXPECT_EQ(r->taskStreams(2), (std::vector<size_t> {0}));
+    EXPECT_DOUBLE_EQ(r->tasks[1].batchTimeoutMs, 5.0);
+    EXPECT_DOUBLE_EQ(r->tasks[0].batchTimeoutMs, 0.0);
+    EXPECT_EQ(r->streamIndex("rear"), 1);
+    EXPECT_EQ(r->streamIndex("side"), -1);
+}
+
+TEST(ConfigStreams, BadStreamsAreErrorsAtTheirLine)
+{
+    const std::string task = "tasks:\n  - model: m.onnx\n";
+    EXPECT_NE(errorOf("source: {uri: a.mp4}\nsources:\n  - {uri: b.mp4}\n" + task)
+                  .find("test.yaml:3:3: sources: is given beside source"),
+        std::string::npos);
+    EXPECT_NE(errorOf("sources:\n  - {name: cam, uri: a.mp4}\n  - {name: cam, uri: b.mp4}\n" + task)
+                  .find("test.yaml:3:12: sources[1].name: stream name 'cam' is used twice"),
+        std::string::npos);
+    EXPECT_NE(errorOf("sources:\n  - {name: ../up, uri: a.mp4}\n" + task)
+                  .find("test.yaml:2:12: sources[0].name: may hold only letters"),
+        std::string::npos);
+    EXPECT_NE(errorOf("sources: []\n" + task).find("sources: expected a list of 1 to 64"),
+        std::string::npos);
+    EXPECT_NE(
+        errorOf("sources:\n  - {name: a, uri: a.mp4, fsp: 3}\n" + task).find("sources[0].fsp"),
+        std::string::npos);
+    const std::string unknown = errorOf("sources:\n  - {name: front, uri: a.mp4}\n"
+                                        "tasks:\n  - model: m.onnx\n    streams: [back]\n");
+    EXPECT_NE(unknown.find("test.yaml:5: tasks[0].streams: no source is named 'back' (the "
+                           "sources: front)"),
+        std::string::npos)
+        << unknown;
+    const std::string unserved = errorOf("sources:\n  - {name: a, uri: a.mp4}\n"
+                                         "  - {name: b, uri: b.mp4}\n"
+                                         "tasks:\n  - model: m.onnx\n    streams: [a]\n");
+    EXPECT_NE(
+        unserved.find("test.yaml:3: sources[1]: no task serves stream 'b'"), std::string::npos)
+        << unserved;
+    EXPECT_NE(errorOf("sources:\n  - {name: a, uri: a.mp4}\n"
+                      "tasks:\n  - model: m.onnx\n    streams: [a, a]\n")
+                  .find("'a' is named twice"),
+        std::string::npos);
+    EXPECT_NE(
+        errorOf("tasks:\n  - model: m.onnx\n    streams: []\n").find("tasks[0].streams: is empty"),
+        std::string::npos);
+    EXPECT_NE(errorOf("sources: []\n" + task).find("got 0 of them"), std::string::npos);
+    EXPECT_NE(errorOf("tasks:\n  - model: m.onnx\n    batch_timeout_ms: -1\n")
+                  .find("tasks[0].batch_timeout_ms"),
+        std::string::npos);
 }
 
 } // namespace

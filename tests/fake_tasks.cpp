@@ -8,10 +8,12 @@ namespace jetagent::test {
 Status FakeTask::process(
     const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records)
 {
+    batches.push_back(count);
     for (size_t i = 0; i < count; ++i) {
         if (probe)
             probe();
         sequences.push_back(frames[i]->sequence);
+        streams.push_back(frames[i]->stream);
         records[i] = FrameRecord();
         records[i].frameId = frames[i]->sequence;
         records[i].capturedNs = frames[i]->captureNs;

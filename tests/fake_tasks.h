@@ -22,7 +22,7 @@ public:
     {
     }
     const std::string& name() const override { return name_; }
-    int batchSize() const override { return 1; }
+    int batchSize() const override { return batch; }
     const std::vector<std::string>& labels() const override { return labels_; }
     std::vector<EngineDescription> engines() const override { return {}; }
     nlohmann::json describe() const override { return nlohmann::json::object(); }
@@ -31,6 +31,9 @@ public:
 
     std::function<void()> probe; // called once per frame while the task "infers"
     std::vector<uint64_t> sequences; // the frames processed, in order (read after the run)
+    std::vector<uint16_t> streams; // ... and the stream of each
+    std::vector<size_t> batches; // the size of each batch process() was given
+    int batch = 1; // the batch the task asks for (before the run)
 
 private:
     std::string name_;

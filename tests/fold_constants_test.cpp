@@ -70,6 +70,15 @@ public:
         initializer(name, dims, kFloat)->set_raw_data(values.data(), values.size() * sizeof(float));
     }
 
+    // int8 or uint8 (`type`) in raw_data.
+    void bytes(const std::string& name, const Ints& dims, const Ints& values, int32_t type)
+    {
+        std::string raw;
+        for (int64_t v : values)
+            raw.push_back(static_cast<char>(static_cast<uint8_t>(v)));
+        initializer(name, dims, type)->set_raw_data(raw);
+    }
+
     onnx::NodeProto& node(
         const std::string& op, const std::vector<std::string>& inputs, const std::string& output)
     {
@@ -948,6 +957,42 @@ TEST(FoldConstants, LeavesLargeResultsToRunTime)
     EXPECT_EQ(report.folded, 0);
     EXPECT_EQ(opTypes(m.model), (std::vector<std::string> {"ConstantOfShape"}));
     EXPECT_EQ(findInitializer(m.model, "big"), nullptr);
+}
+
+// A QDQ model's weights: DequantizeLinear of int8 per output channel folds whatever its size
+// (here above the folder's bound for other results), as (q - zero point) x scale in float32, and
+// the folded tensor keeps the scales in its doc_string for an int8 backend; QuantizeLinear of a
+// float constant (a fake-quantized export's weights) folds to its uint8 integers, rounded half
+// to even and saturated, which the DequantizeLinear after it then folds too.
+TEST(FoldConstants, QuantizeAndDequantizeLinearOfConstantsFold)
+{
+    constexpr int32_t kInt8 = onnx::TensorProto_DataType_INT8;
+    constexpr int64_t kPer = 600000; // two channels: 1.2 M elements
+    TestModel m;
+    Ints q(2 * kPer);
+    for (size_t i = 0; i < q.size(); ++i)
+        q[i] = static_cast<int64_t>(i % 255) - 127;
+    m.bytes("w_q", {2, kPer}, q, kInt8);
+    m.floats("w_s", {2}, {0.5f, 0.25f});
+    m.bytes("w_z", {2}, {0, 0}, kInt8);
+    setInt(m.node("DequantizeLinear", {"w_q", "w_s", "w_z"}, "w"), "axis", 0);
+    m.output("w");
+    m.floats("f", {3}, {-1.25f, 0.75f, 300.0f});
+    m.floats("f_s", {}, {0.5f});
+    m.node("QuantizeLinear", {"f", "f_s"}, "f_q");
+    m.node("DequantizeLinear", {"f_q", "f_s"}, "f_r");
+    m.output("f_r");
+    ASSERT_TRUE(folds(m.model));
+    EXPECT_TRUE(opTypes(m.model).empty());
+    const Floats w = floatsOf(m.model, "w");
+    ASSERT_EQ(w.size(), q.size());
+    for (size_t i = 0; i < w.size(); i += 997)
+        ASSERT_EQ(w[i], static_cast<float>(q[i]) * (i < kPer ? 0.5f : 0.25f)) << i;
+    const auto* folded = findInitializer(m.model, "w");
+    ASSERT_NE(folded, nullptr);
+    EXPECT_TRUE(contains(folded->doc_string(), "dequantized int8, axis 0")) << folded->doc_string();
+    // -2.5 rounds to -2 (even) and saturates at 0; 1.5 rounds to 2; 600 saturates at 255.
+    EXPECT_EQ(floatsOf(m.model, "f_r"), (Floats {0.0f, 1.0f, 127.5f}));
 }
 
 } // namespace

@@ -48,7 +48,7 @@ TEST(TaskLog, CsvLineHasTheHeaderColumnsAndStageTimes)
     log.formatCsv(finished(sampleRecord(), 4'000'000), line);
     EXPECT_EQ(line,
         "42,1000000000,0.5000,0.5000,3.0000,2.9000,0.2500,4.2500,1,\"dog, \"\"big\"\"\",0.750000,"
-        "\"dog, \"\"big\"\"\",1,1,0,1\n");
+        "\"dog, \"\"big\"\"\",1,1,0,1,main\n");
     // As many fields as header columns (the quoted label holds a comma, so count outside quotes).
     size_t fields = 1;
     bool quoted = false;
@@ -105,7 +105,7 @@ TEST(TaskLog, UnpacedFramesKeepTheirQueueingOutOfEndToEndAndHaveNoDeadline)
     TaskLog paced("t", {"cat", "dog"}, 16);
     std::string line;
     paced.formatCsv(finished(sampleRecord(), 1'000'000), line);
-    EXPECT_NE(line.find(",1,1,0,1\n"), std::string::npos) << line; // correct, missed, ...
+    EXPECT_NE(line.find(",1,1,0,1,main\n"), std::string::npos) << line; // correct, missed, ...
 
     TaskLog log("t", {"cat", "dog"}, 16);
     log.enableQueueColumn();
@@ -118,7 +118,7 @@ TEST(TaskLog, UnpacedFramesKeepTheirQueueingOutOfEndToEndAndHaveNoDeadline)
     // wait 0, end to end from the dequeue (3.75 ms), deadline_miss empty, queue_ms at the end.
     EXPECT_EQ(csv,
         "42,960000000,0.0000,0.5000,3.0000,2.9000,0.2500,3.7500,1,dog,0.750000,dog,1,,0,1,"
-        "40.5000\n");
+        "main,40.5000\n");
     const auto j = nlohmann::json::parse(json);
     EXPECT_DOUBLE_EQ(j["wait_ms"].get<double>(), 0.0);
     EXPECT_DOUBLE_EQ(j["e2e_ms"].get<double>(), 3.75);
@@ -143,7 +143,7 @@ TEST(TaskLog, FailedFramesHaveNoResult)
     std::string csv, json;
     log.formatCsv(finished(r, 1), csv);
     log.formatJson(finished(r, 1), json);
-    EXPECT_NE(csv.find(",1,,,,0,0,0,0\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",1,,,,0,0,0,0,main\n"), std::string::npos) << csv;
     const auto j = nlohmann::json::parse(json);
     EXPECT_TRUE(j["top"].empty());
     EXPECT_TRUE(j["truth"].is_null());
@@ -309,6 +309,27 @@ TEST(TaskLogEnergy, WithoutPowerTheColumnsAreAbsent)
     writer.start();
     writer.stop();
     EXPECT_EQ(test::readLines(dir / "t.frames.csv")[0], kFrameCsvHeader);
+}
+
+} // namespace
+} // namespace jetagent
+
+namespace jetagent {
+namespace {
+
+TEST(TaskLog, EachRecordNamesItsStream)
+{
+    TaskLog log("t", {"cat", "dog"}, 16);
+    log.setStreamNames({"front", "rear"});
+    FrameRecord r;
+    r.stream = 1;
+    r.doneNs = r.inferredNs = r.preprocessedNs = r.dequeuedNs = r.capturedNs = 1000;
+    r.times = Recorder::derive(r, 0);
+    std::string csv, json;
+    log.formatCsv(r, csv);
+    log.formatJson(r, json);
+    EXPECT_NE(csv.find(",rear\n"), std::string::npos) << csv;
+    EXPECT_NE(json.find("{\"frame\":0,\"stream\":\"rear\","), std::string::npos) << json;
 }
 
 } // namespace

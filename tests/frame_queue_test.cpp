@@ -1,12 +1,15 @@
-// Frame hand-off: latest-wins and blocking queues, the frame pool, the record ring.
+// Frame hand-off: latest-wins and blocking queues, the batches of several streams, the frame pool,
+// the record ring.
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "run/frame_queue.h"
 #include "run/spsc_ring.h"
+#include "run/stream_batcher.h"
 
 namespace jetagent {
 namespace {
@@ -85,6 +88,115 @@ TEST(FrameQueue, BlockingPopFillsBatchesAndDrainsTheRestAfterClose)
     EXPECT_EQ(q.pop(out, 4), 0u);
     closer.join();
     EXPECT_FALSE(q.push(frame(9)));
+}
+
+FramePtr frameOf(size_t stream, uint64_t sequence)
+{
+    auto f = std::make_shared<Frame>();
+    f->sequence = sequence;
+    f->stream = static_cast<uint16_t>(stream);
+    return f;
+}
+
+// A batch that waits for a slower stream ends when a faster stream's next frame comes, long before
+// its timeout, and keeps both of that stream's frames, though its queue holds one: at a timeout of
+// the fastest stream's frame period the next frame came just as the wait ended, and
+// replaced the waiting frame about every other time (a fifth of a 30 fps stream's frames were lost
+// beside a 15 fps one). The stream that had no frame is then absent, so the next batch does not
+// wait for it.
+TEST(StreamBatcher, AFasterStreamsNextFrameEndsTheWaitInsteadOfReplacingTheWaitingFrame)
+{
+    constexpr int64_t kTimeoutNs = 10'000'000'000; // far longer than the test
+    StreamBatcher batcher(3, 1, FrameQueue::Policy::DropOldest, kTimeoutNs);
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 0)));
+    ASSERT_TRUE(batcher.push(1, frameOf(1, 0)));
+    FramePtr out[4];
+    StreamBatcher::Batch batch;
+    const auto start = std::chrono::steady_clock::now();
+    auto gathered = std::async(std::launch::async, [&] { return batcher.gather(out, 4, batch); });
+    // Stream 2 has nothing: the gather waits.
+    EXPECT_EQ(gathered.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 1))); // into the spare slot: the wait ends
+    ASSERT_EQ(gathered.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    ASSERT_EQ(gathered.get(), 3u);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    EXPECT_TRUE(batch.timedOut);
+    EXPECT_EQ(batch.streams, 2u);
+    EXPECT_GE(batch.waitedNs, 50'000'000); // about the 100 ms, less the thread's start
+    EXPECT_EQ(out[0]->stream, 0u);
+    EXPECT_EQ(out[0]->sequence, 0u);
+    EXPECT_EQ(out[1]->stream, 1u);
+    EXPECT_EQ(out[2]->stream, 0u);
+    EXPECT_EQ(out[2]->sequence, 1u);
+    EXPECT_EQ(batcher.dropped(), 0u);
+
+    // Stream 2 is absent: streams 0 and 1 make a batch without waiting.
+    ASSERT_TRUE(batcher.push(1, frameOf(1, 1)));
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 2)));
+    ASSERT_EQ(batcher.gather(out, 4, batch), 2u);
+    EXPECT_FALSE(batch.timedOut);
+    EXPECT_EQ(batch.waitedNs, 0);
+
+    // Its next frame makes it present again: a batch with it, then one that waits for it.
+    ASSERT_TRUE(batcher.push(2, frameOf(2, 0)));
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 3)));
+    ASSERT_TRUE(batcher.push(1, frameOf(1, 2)));
+    ASSERT_EQ(batcher.gather(out, 4, batch), 3u);
+    EXPECT_EQ(batch.streams, 3u);
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 4)));
+    ASSERT_TRUE(batcher.push(1, frameOf(1, 3)));
+    gathered = std::async(std::launch::async, [&] { return batcher.gather(out, 4, batch); });
+    EXPECT_EQ(gathered.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+    ASSERT_TRUE(batcher.push(2, frameOf(2, 1)));
+    ASSERT_EQ(gathered.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    EXPECT_EQ(gathered.get(), 3u);
+    EXPECT_FALSE(batch.timedOut);
+    EXPECT_EQ(batch.streams, 3u);
+    EXPECT_EQ(batcher.dropped(), 0u);
+    batcher.close();
+}
+
+// With no batch waiting, a live queue keeps only its newest frames (the worker is behind: the
+// frames it has not taken yet are replaced, and counted).
+TEST(StreamBatcher, WithoutAWaitingBatchTheNewestFrameWins)
+{
+    StreamBatcher batcher(2, 1, FrameQueue::Policy::DropOldest, 10'000'000'000);
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 0)));
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 1)));
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 2)));
+    ASSERT_TRUE(batcher.push(1, frameOf(1, 0)));
+    EXPECT_EQ(batcher.dropped(0), 2u);
+    EXPECT_EQ(batcher.dropped(1), 0u);
+    FramePtr out[4];
+    StreamBatcher::Batch batch;
+    ASSERT_EQ(batcher.gather(out, 4, batch), 2u);
+    EXPECT_EQ(out[0]->stream, 0u);
+    EXPECT_EQ(out[0]->sequence, 2u);
+    EXPECT_EQ(out[1]->stream, 1u);
+    EXPECT_EQ(batch.waitedNs, 0);
+    batcher.close();
+}
+
+// The timeout alone: a stream that delivers nothing costs the others one timeout, then none.
+TEST(StreamBatcher, AStalledStreamCostsOneTimeout)
+{
+    constexpr int64_t kTimeoutNs = 50'000'000;
+    StreamBatcher batcher(2, 1, FrameQueue::Policy::DropOldest, kTimeoutNs);
+    FramePtr out[2];
+    StreamBatcher::Batch batch;
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 0)));
+    ASSERT_EQ(batcher.gather(out, 2, batch), 1u);
+    EXPECT_TRUE(batch.timedOut);
+    EXPECT_GE(batch.waitedNs, kTimeoutNs);
+    for (uint64_t i = 1; i < 4; ++i) {
+        ASSERT_TRUE(batcher.push(0, frameOf(0, i)));
+        ASSERT_EQ(batcher.gather(out, 2, batch), 1u);
+        EXPECT_FALSE(batch.timedOut);
+        EXPECT_EQ(batch.waitedNs, 0);
+    }
+    EXPECT_EQ(batcher.dropped(), 0u);
+    batcher.close();
+    EXPECT_EQ(batcher.gather(out, 2, batch), 0u);
 }
 
 TEST(FramePool, ReusesFramesOnceEveryoneLetsGo)

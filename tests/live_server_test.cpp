@@ -18,7 +18,9 @@
 #include <cmath>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "config/config.h"
 #include "live/live_page.h"
 #include "live/live_server.h"
+#include "live/live_streams.h"
 #include "test_support.h"
 
 namespace jetagent {
@@ -58,6 +61,14 @@ TEST(LiveConfig, ListenAndToken)
     EXPECT_EQ(off.value().http.listen, "");
     auto port = parse("http: {listen: \"8080\"}\n");
     ASSERT_TRUE(port) << port.status().message();
+    EXPECT_FALSE(port.value().http.metricsOnly);
+    auto headless = parse("http: {listen: \"9101\", metrics_only: true}\n");
+    ASSERT_TRUE(headless) << headless.status().message();
+    EXPECT_TRUE(headless.value().http.metricsOnly);
+    auto bad = parse("http: {listen: \"9101\", metrics_only: perhaps}\n");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.status().message().find("metrics_only"), std::string::npos)
+        << bad.status().message();
 }
 
 TEST(LiveConfig, ErrorsNameKeyAndLine)
@@ -439,6 +450,251 @@ TEST(LiveServerHttp, SinceAndBearerEdges)
             << wrong;
 }
 
+// --- several streams: a row per stream ---------------------------------------------------------
+
+constexpr int64_t kMs = 1'000'000;
+
+// Task statistics over run streams 0 and 2 (of three): ten batches, each one frame of each stream
+// in a batch of 4 slots; the front's frames take 5 ms and are all classified right, the rear's
+// take 9 ms and half are right; every other batch waited for the other stream, the fourth timed
+// out.
+TaskStats statsOverTwoStreams(uint64_t frontFrames = 10)
+{
+    TaskStats stats(1000, 0, {0, 2});
+    for (uint64_t i = 0; i < std::max<uint64_t>(frontFrames, 10); ++i)
+        for (uint16_t stream : {0, 2}) {
+            if ((stream == 0 && i >= frontFrames) || (stream == 2 && i >= 10))
+                continue;
+            FrameRecord r;
+            r.frameId = i;
+            r.stream = stream;
+            r.capturedNs = 1'000'000'000 + static_cast<int64_t>(i) * 33 * kMs;
+            r.dequeuedNs = r.preprocessedNs = r.inferredNs = r.capturedNs + kMs;
+            r.doneNs = r.capturedNs + (stream == 0 ? 5 : 9) * kMs;
+            r.topK = 1;
+            r.labels[0] = 1;
+            r.truth = stream == 0 || i % 2 == 0 ? 1 : 0;
+            r.coldStart = i == 0 && stream == 0;
+            r.batch = 2;
+            r.batchCapacity = 4;
+            r.batchStreams = 2;
+            r.batchFirst = stream == 0 || i >= frontFrames;
+            r.batchWaitNs = i % 2 == 1 ? kMs : 0;
+            r.batchTimedOut = i == 3;
+            r.times = Recorder::derive(r, 0);
+            stats.add(r);
+        }
+    return stats;
+}
+
+TEST(LiveStreams, ARowPerStreamFromTheStatistics)
+{
+    const std::vector<std::string> names = {"front", "side", "rear"};
+    const auto dropped = [](size_t stream) -> uint64_t { return stream == 2 ? 7 : 0; };
+    StreamRates rates;
+    const TaskStats stats = statsOverTwoStreams();
+    const json rows = liveStreamRows(stats, names, dropped, 5'000 * kMs, rates);
+    ASSERT_EQ(rows.size(), 2u) << rows.dump();
+    EXPECT_EQ(rows[0]["name"], "front");
+    EXPECT_EQ(rows[1]["name"], "rear"); // run stream 2: named by the run's list
+    for (const json& row : rows) {
+        EXPECT_EQ(row["frames"].get<uint64_t>(), 10u);
+        EXPECT_EQ(row["results"].get<uint64_t>(), 10u);
+        EXPECT_EQ(row["failed"].get<uint64_t>(), 0u);
+        EXPECT_EQ(row["scored"].get<uint64_t>(), 10u);
+        EXPECT_TRUE(row["fps"].is_null()); // no earlier status to take a rate from
+    }
+    EXPECT_EQ(rows[0]["dropped"].get<uint64_t>(), 0u);
+    EXPECT_EQ(rows[1]["dropped"].get<uint64_t>(), 7u);
+    // Steady state: the front's cold start is not among its latencies.
+    EXPECT_DOUBLE_EQ(rows[0]["end_to_end_ms"]["p50"].get<double>(), 5.0);
+    EXPECT_DOUBLE_EQ(rows[0]["end_to_end_ms"]["p99"].get<double>(), 5.0);
+    EXPECT_DOUBLE_EQ(rows[1]["end_to_end_ms"]["p50"].get<double>(), 9.0);
+    EXPECT_DOUBLE_EQ(rows[0]["top1"].get<double>(), 1.0);
+    EXPECT_DOUBLE_EQ(rows[1]["top1"].get<double>(), 0.5);
+
+    // Two seconds later with four more front results: the rate since the previous status.
+    const json later = liveStreamRows(statsOverTwoStreams(14), names, dropped, 7'000 * kMs, rates);
+    EXPECT_DOUBLE_EQ(later[0]["fps"].get<double>(), 2.0);
+    EXPECT_DOUBLE_EQ(later[1]["fps"].get<double>(), 0.0);
+
+    // Without the queues' counts, and with a stream the names do not cover.
+    StreamRates fresh;
+    const json bare = liveStreamRows(stats, {"front"}, nullptr, 5'000 * kMs, fresh);
+    EXPECT_TRUE(bare[0]["dropped"].is_null());
+    EXPECT_EQ(bare[1]["name"], "2");
+
+    // A task of one stream keeps no stream statistics: no rows. Nothing known: nulls.
+    StreamRates none;
+    EXPECT_TRUE(liveStreamRows(TaskStats(1000, 0), names, dropped, 5'000 * kMs, none).empty());
+    const json empty = liveStreamRows(TaskStats(1000, 0, {0, 1}), names, dropped, 0, none);
+    ASSERT_EQ(empty.size(), 2u);
+    EXPECT_TRUE(empty[0]["end_to_end_ms"]["p50"].is_null());
+    EXPECT_TRUE(empty[0]["top1"].is_null());
+}
+
+TEST(LiveStreams, TheBatchingOfTheTask)
+{
+    const json b = liveBatching(statsOverTwoStreams().batching, 33 * kMs + kMs / 3);
+    EXPECT_EQ(b["batch_size"].get<uint64_t>(), 4u);
+    EXPECT_DOUBLE_EQ(b["timeout_ms"].get<double>(), 33.333);
+    EXPECT_EQ(b["batches"].get<uint64_t>(), 10u);
+    EXPECT_DOUBLE_EQ(b["mean_fill"].get<double>(), 0.5);
+    EXPECT_EQ(b["multi_stream"].get<uint64_t>(), 10u);
+    EXPECT_EQ(b["waited"].get<uint64_t>(), 5u);
+    EXPECT_EQ(b["timed_out"].get<uint64_t>(), 1u);
+    const json none = liveBatching(BatchStats(), 0);
+    EXPECT_TRUE(none["batch_size"].is_null());
+    EXPECT_TRUE(none["mean_fill"].is_null());
+    EXPECT_TRUE(none["timeout_ms"].is_null());
+}
+
+// /api/status carries the rows of a task over several streams, read through the run's
+// readStats (the recorder's statistics), and its batching; a one-stream task has neither.
+TEST(LiveServerHttp, StatusCarriesARowPerStream)
+{
+    HttpConfig config;
+    config.listen = "127.0.0.1:0";
+    auto started = LiveServer::start(config, kFakeChartJs, nullptr, 2);
+    ASSERT_TRUE(started) << started.status().message();
+    std::unique_ptr<LiveServer> server = std::move(started.value());
+    const TaskStats streams = statsOverTwoStreams();
+    const TaskStats single(1000, 0);
+    std::atomic<int> reads {0};
+    LiveRun run;
+    run.tasks = {{"shapes", {"a", "b"}, 0, 40 * kMs}, {"single", {"a"}, 0, 0}};
+    run.streams = {"front", "side", "rear"};
+    run.streamDropped = [](size_t task, size_t stream) -> uint64_t {
+        return task == 0 && stream == 2 ? 3 : 0;
+    };
+    run.readStats = [&](size_t task, const LiveRun::StatsReader& read) {
+        ++reads;
+        read(task == 0 ? streams : single);
+    };
+    server->attach(run);
+    json status;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < until) {
+        const std::string answer = askOnce(server->port(), getRequest("/api/status"));
+        ASSERT_EQ(statusOf(answer), 200) << answer;
+        status = json::parse(bodyOf(answer));
+        if (status["tasks"].size() == 2 && status["tasks"][0]["streams"].is_array())
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(status["tasks"][0]["streams"].is_array()) << status.dump();
+    const json& rows = status["tasks"][0]["streams"];
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0]["name"], "front");
+    EXPECT_EQ(rows[1]["name"], "rear");
+    EXPECT_EQ(rows[1]["dropped"].get<uint64_t>(), 3u);
+    EXPECT_DOUBLE_EQ(rows[1]["end_to_end_ms"]["p99"].get<double>(), 9.0);
+    EXPECT_DOUBLE_EQ(rows[1]["top1"].get<double>(), 0.5);
+    const json& batching = status["tasks"][0]["batching"];
+    EXPECT_DOUBLE_EQ(batching["mean_fill"].get<double>(), 0.5);
+    EXPECT_DOUBLE_EQ(batching["timeout_ms"].get<double>(), 40.0);
+    EXPECT_TRUE(status["tasks"][1]["streams"].is_null());
+    EXPECT_TRUE(status["tasks"][1]["batching"].is_null());
+    EXPECT_TRUE(status["stream_percentiles"].is_string());
+    EXPECT_GE(reads.load(), 2);
+
+    // Once the run has ended, nothing reads its statistics any more.
+    server->detach();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200)); // a status made after it
+    const int readsAtEnd = reads.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    EXPECT_EQ(reads.load(), readsAtEnd);
+    const json after = json::parse(bodyOf(askOnce(server->port(), getRequest("/api/status"))));
+    EXPECT_TRUE(after["tasks"][0]["streams"].is_null());
+}
+
+// /metrics: the recorder's statistics and the pipeline's counters as Prometheus reads them, in
+// text 0.0.4 or OpenMetrics as the client's Accept asks, behind the same token as every route.
+TEST(LiveServerHttp, MetricsInBothFormatsBehindTheToken)
+{
+    HttpConfig config;
+    config.listen = "127.0.0.1:0";
+    config.token = "metrics-token";
+    auto started = LiveServer::start(config, kFakeChartJs, nullptr, 2);
+    ASSERT_TRUE(started) << started.status().message();
+    std::unique_ptr<LiveServer> server = std::move(started.value());
+    const TaskStats streams = statsOverTwoStreams();
+    const TaskStats single(1000, 40 * kMs);
+    LiveRun run;
+    run.tasks = {{"shapes", {"a", "b"}, 0, 40 * kMs, {0, 2}}, {"single", {"a"}, 40 * kMs, 0, {1}}};
+    run.streams = {"front", "side", "rear"};
+    run.streamDropped = [](size_t task, size_t stream) -> uint64_t {
+        return task == 0 && stream == 2 ? 3 : 0;
+    };
+    run.readStats = [&](size_t task, const LiveRun::StatsReader& read) {
+        read(task == 0 ? streams : single);
+    };
+    run.queueDepth = [](size_t, size_t) { return 0.0; };
+    run.reconnects = [](size_t stream) -> uint64_t { return stream == 2 ? 2 : 0; };
+    run.build = {"9.9.9", "xnnpack"};
+    run.models = {{"shapes", "shapes_cnn.onnx", "abc123", "xnnpack", "fp32"}};
+    server->attach(run);
+
+    const std::string bearer = "Authorization: Bearer metrics-token\r\n";
+    EXPECT_EQ(statusOf(askOnce(server->port(), getRequest("/metrics"))), 401);
+    const std::string text = askOnce(server->port(), getRequest("/metrics", bearer));
+    ASSERT_EQ(statusOf(text), 200) << text;
+    EXPECT_NE(
+        text.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos)
+        << text;
+    const std::string body = bodyOf(text);
+    for (const char* line :
+        {"jetagent_frames_processed_total{task=\"shapes\",stream=\"rear\"} 10\n",
+            "jetagent_frames_dropped_total{task=\"shapes\",stream=\"rear\"} 3\n",
+            "jetagent_frame_latency_seconds_count{task=\"shapes\",stream=\"rear\",stage=\"end_to_"
+            "end\"} 10\n",
+            // The front stream's first frame was the task's cold start: not in its histogram.
+            "jetagent_frame_latency_seconds_count{task=\"shapes\",stream=\"front\",stage=\"end_to_"
+            "end\"} 9\n",
+            "jetagent_frames_processed_total{task=\"single\",stream=\"side\"} 0\n",
+            "jetagent_deadline_seconds{task=\"single\"} 0.04\n",
+            "jetagent_source_reconnects_total{stream=\"rear\"} 2\n", "jetagent_running 1\n",
+            "jetagent_build_info{version=\"9.9.9\",engines=\"xnnpack\"} 1\n",
+            "jetagent_model_info{task=\"shapes\",model=\"shapes_cnn.onnx\",sha256=\"abc123\","
+            "backend=\"xnnpack\",precision=\"fp32\"} 1\n"})
+        EXPECT_NE(body.find(line), std::string::npos) << line << body;
+    EXPECT_EQ(body.find("# EOF"), std::string::npos);
+
+    const std::string open = askOnce(server->port(),
+        getRequest("/metrics", bearer + "Accept: application/openmetrics-text; version=1.0.0\r\n"));
+    ASSERT_EQ(statusOf(open), 200) << open;
+    EXPECT_NE(open.find("Content-Type: application/openmetrics-text; version=1.0.0; "
+                        "charset=utf-8\r\n"),
+        std::string::npos)
+        << open;
+    const std::string openBody = bodyOf(open);
+    EXPECT_NE(openBody.find("# TYPE jetagent_frames_processed counter\n"), std::string::npos);
+    EXPECT_NE(openBody.find("# TYPE jetagent_build info\n"), std::string::npos);
+    ASSERT_GE(openBody.size(), 6u);
+    EXPECT_EQ(openBody.substr(openBody.size() - 6), "# EOF\n");
+
+    // Between runs: identity and jetagent_running 0, no task's figures.
+    server->detach();
+    const std::string idle = bodyOf(askOnce(server->port(), getRequest("/metrics", bearer)));
+    EXPECT_NE(idle.find("jetagent_running 0\n"), std::string::npos) << idle;
+    EXPECT_EQ(idle.find("jetagent_frame_latency_seconds"), std::string::npos) << idle;
+}
+
+// http.metrics_only, a headless unit's server: /metrics and the JSON API, no page and no video.
+TEST(LiveServerHttp, MetricsOnlyServesNoPageNorVideo)
+{
+    HttpConfig config;
+    config.listen = "127.0.0.1:0";
+    config.metricsOnly = true;
+    auto started = LiveServer::start(config, "", nullptr, 1);
+    ASSERT_TRUE(started) << started.status().message();
+    std::unique_ptr<LiveServer> server = std::move(started.value());
+    for (const char* path : {"/", "/video.mjpg", "/snapshot.jpg"})
+        EXPECT_EQ(statusOf(askOnce(server->port(), getRequest(path))), 404) << path;
+    for (const char* path : {"/metrics", "/api/status"})
+        EXPECT_EQ(statusOf(askOnce(server->port(), getRequest(path))), 200) << path;
+}
+
 // The connections held at once follow the descriptor limit: half of what it leaves beyond the
 // reserve (32, the server's own 4 and those open), at most kMaxConnections, none when nothing
 // is left.
@@ -580,6 +836,13 @@ struct Agent {
     {
         port = serve ? test::unusedLoopbackPort() : 0;
         test::writeFile(dir / "c.yaml", runConfig(port, width, height, seconds, extra));
+        pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
+    }
+    // A run of the config `make(port)` makes, served on a free port.
+    explicit Agent(const std::function<std::string(int)>& make)
+    {
+        port = test::unusedLoopbackPort();
+        test::writeFile(dir / "c.yaml", make(port));
         pid = test::spawnJetagent({"run", "-c", "c.yaml"}, dir.path());
     }
     ~Agent()
@@ -795,6 +1058,80 @@ TEST(LiveServerRun, EndpointsTokenAndVideo)
     EXPECT_GE(s2["video"]["frames_encoded"].get<uint64_t>(), 3u);
     EXPECT_GE(s2["video"]["frames_sent"].get<uint64_t>(), 3u);
     EXPECT_GT(s2["http"]["unauthorized"].get<uint64_t>(), 4u);
+    EXPECT_EQ(agent.finish(), 0) << test::readFile(agent.dir / "spawn.err");
+}
+
+// Two streams batched by one task: the video is their mosaic (side by side, each tile with its own
+// overlay), /api/status has a row per stream with its figures and the task's batching, and
+// /api/frames says whose frame each record is.
+TEST(LiveServerRun, TwoStreamsShowAMosaicAndARowPerStream)
+{
+    Agent agent([](int port) {
+        return "sources:\n"
+               "  - {name: front, uri: synthetic://shapes, width: 320, height: 240, fps: 30, "
+               "seed: 1}\n"
+               "  - {name: rear, uri: synthetic://shapes, width: 320, height: 240, fps: 30, "
+               "seed: 2}\n"
+               "run: {duration_s: 12}\ntasks:\n" +
+            test::shapesTaskYaml("shapes", "    engine: {batch: 2}\n") +
+            "logging: {dir: logs, status_interval_s: 0}\n"
+            "http: {listen: \"127.0.0.1:" +
+            std::to_string(port) + "\", token: " + kToken + "}\n";
+    });
+    ASSERT_TRUE(agent.waitForResults(kAuth)) << test::readFile(agent.dir / "spawn.err");
+    auto c = agent.client();
+
+    json s;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < until) {
+        auto status = c.Get("/api/status", kAuth);
+        ASSERT_TRUE(status);
+        s = json::parse(status->body);
+        const json& rows = s["tasks"][0]["streams"];
+        if (rows.is_array() && rows.size() == 2 && rows[1]["fps"].is_number() &&
+            rows[1]["frames"].get<uint64_t>() > 10)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    const json& rows = s["tasks"][0]["streams"];
+    ASSERT_TRUE(rows.is_array()) << s.dump();
+    ASSERT_EQ(rows.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+        SCOPED_TRACE(rows[k].dump());
+        EXPECT_EQ(rows[k]["name"], k == 0 ? "front" : "rear");
+        EXPECT_GT(rows[k]["frames"].get<uint64_t>(), 10u);
+        EXPECT_TRUE(rows[k]["fps"].is_number());
+        EXPECT_TRUE(rows[k]["dropped"].is_number());
+        EXPECT_GT(rows[k]["end_to_end_ms"]["p50"].get<double>(), 0.0);
+        EXPECT_LE(rows[k]["end_to_end_ms"]["p50"].get<double>(),
+            rows[k]["end_to_end_ms"]["p99"].get<double>());
+        EXPECT_TRUE(rows[k]["top1"].is_number()); // the synthetic shapes know their class
+    }
+    const json& batching = s["tasks"][0]["batching"];
+    EXPECT_EQ(batching["batch_size"].get<int>(), 2);
+    EXPECT_GT(batching["batches"].get<uint64_t>(), 0u);
+    EXPECT_GT(batching["mean_fill"].get<double>(), 0.0);
+    ASSERT_EQ(s["run"]["streams"].size(), 2u);
+    EXPECT_EQ(s["run"]["streams"][1]["name"], "rear");
+
+    auto frames = c.Get("/api/frames", kAuth);
+    ASSERT_TRUE(frames);
+    const json records = json::parse(frames->body);
+    std::set<std::string> whose;
+    for (const json& f : records["frames"])
+        whose.insert(f["stream"].get<std::string>());
+    EXPECT_EQ(whose, (std::set<std::string> {"front", "rear"}));
+
+    // The video: 2 x 1 tiles of 320 x 240, each with its overlay panel at its top left.
+    const auto video = mjpegFrames(c, 3);
+    ASSERT_EQ(video.size(), 3u);
+    for (const cv::Mat& f : video) {
+        ASSERT_FALSE(f.empty());
+        EXPECT_EQ(f.cols, 640);
+        EXPECT_EQ(f.rows, 240);
+        EXPECT_TRUE(hasOverlayPanel(f(cv::Rect(0, 0, 320, 240))));
+        EXPECT_TRUE(hasOverlayPanel(f(cv::Rect(320, 0, 320, 240))));
+    }
     EXPECT_EQ(agent.finish(), 0) << test::readFile(agent.dir / "spawn.err");
 }
 

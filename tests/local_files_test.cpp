@@ -218,11 +218,11 @@ TEST(LocalFiles, ThePixelLimitIsAConfigKey)
 {
     auto defaults = parseConfig("tasks:\n  - model: m.onnx\n", "test.yaml", "/base");
     ASSERT_TRUE(defaults.ok()) << defaults.status().message();
-    EXPECT_EQ(defaults->source.maxImagePixels, uint64_t {8192} * 8192);
+    EXPECT_EQ(defaults->source().maxImagePixels, uint64_t {8192} * 8192);
     auto set = parseConfig(
         "source: {max_image_pixels: 1000000}\ntasks:\n  - model: m.onnx\n", "test.yaml", "/base");
     ASSERT_TRUE(set.ok()) << set.status().message();
-    EXPECT_EQ(set->source.maxImagePixels, 1000000u);
+    EXPECT_EQ(set->source().maxImagePixels, 1000000u);
     for (const char* value : {"0", "268435457", "-1", "many"}) {
         auto bad = parseConfig(
             std::string("source: {max_image_pixels: ") + value + "}\ntasks:\n  - model: m.onnx\n",

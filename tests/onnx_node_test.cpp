@@ -70,16 +70,40 @@ std::vector<int64_t> dimsOf(const onnx::TensorProto& t)
     return {t.dims().begin(), t.dims().end()};
 }
 
-// A float32 tensor's values, from raw_data (little-endian, as ONNX stores it) or float_data.
+bool isByte(int32_t type)
+{
+    return type == onnx::TensorProto::UINT8 || type == onnx::TensorProto::INT8;
+}
+
+// A float32, uint8 or int8 tensor's values as floats (the Session's tensors are float; an 8-bit
+// integer is carried as its exact value), from raw_data (little-endian, as ONNX stores it),
+// float_data or int32_data.
 bool floatsOf(const onnx::TensorProto& t, std::vector<float>* out)
 {
-    if (t.data_type() != onnx::TensorProto::FLOAT ||
+    const bool byte = isByte(t.data_type());
+    if ((t.data_type() != onnx::TensorProto::FLOAT && !byte) ||
         t.data_location() == onnx::TensorProto::EXTERNAL)
         return false;
     size_t count = 1;
     for (int64_t d : t.dims())
         count *= static_cast<size_t>(d);
     out->assign(count, 0.0f);
+    if (byte) {
+        const bool isSigned = t.data_type() == onnx::TensorProto::INT8;
+        if (t.has_raw_data()) {
+            if (t.raw_data().size() != count)
+                return false;
+            for (size_t i = 0; i < count; ++i) {
+                const auto u = static_cast<uint8_t>(t.raw_data()[i]);
+                (*out)[i] = isSigned ? static_cast<float>(static_cast<int8_t>(u)) : u;
+            }
+            return true;
+        }
+        if (static_cast<size_t>(t.int32_data_size()) != count)
+            return false;
+        std::copy(t.int32_data().begin(), t.int32_data().end(), out->begin());
+        return true;
+    }
     if (t.has_raw_data()) {
         if (t.raw_data().size() != count * sizeof(float))
             return false;
@@ -93,10 +117,12 @@ bool floatsOf(const onnx::TensorProto& t, std::vector<float>* out)
     return true;
 }
 
+// Float32, or 8-bit integers (QuantizeLinear's output, DequantizeLinear's input).
 bool isFloatTensor(const onnx::ValueInfoProto& v)
 {
     return v.type().has_tensor_type() &&
-        v.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT;
+        (v.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT ||
+            isByte(v.type().tensor_type().elem_type()));
 }
 
 bool closeEnough(float actual, float expected)
@@ -145,7 +171,8 @@ Result runDataSet(const fs::path& dir, const fs::path& set, const onnx::ModelPro
             "input 0 is empty (batch " + std::to_string(inputDims[0]) + ")"};
     if (inputDims.size() > static_cast<size_t>(TensorShape::kMaxRank) ||
         !floatsOf(given[0], &input))
-        return {Outcome::NotApplicable, "input 0 is not float32 data of rank 8 or less"};
+        return {
+            Outcome::NotApplicable, "input 0 is not float32, uint8 or int8 data of rank 8 or less"};
     const int64_t batch = inputDims[0];
     // set-batch sets dimension 0 of every graph output to the batch; an output whose dimension 0
     // is something else (Transpose, Concat along axis 0, Flatten to [1, n], ...) is then declared
@@ -220,7 +247,7 @@ Result runDataSet(const fs::path& dir, const fs::path& set, const onnx::ModelPro
         const std::string name = "output '" + graph.output(static_cast<int>(k)).name() + "'";
         std::vector<float> want;
         if (!floatsOf(expected[k], &want))
-            return {Outcome::NotApplicable, name + " is not float32 data"};
+            return {Outcome::NotApplicable, name + " is not float32, uint8 or int8 data"};
         const ConstTensorView got = session.value()->output(k);
         const std::vector<int64_t> gotDims(
             got.shape.dims.begin(), got.shape.dims.begin() + std::max(0, got.shape.rank));
@@ -228,8 +255,10 @@ Result runDataSet(const fs::path& dir, const fs::path& set, const onnx::ModelPro
             return {Outcome::MisRun,
                 name + ": shape " + dimsText(gotDims) + ", expected " +
                     dimsText(dimsOf(expected[k]))};
+        // 8-bit integers (QuantizeLinear's) must be exactly the expected ones.
+        const bool exact = isByte(expected[k].data_type());
         for (size_t i = 0; i < want.size(); ++i)
-            if (!closeEnough(got.data[i], want[i])) {
+            if (exact ? got.data[i] != want[i] : !closeEnough(got.data[i], want[i])) {
                 char text[160];
                 std::snprintf(text, sizeof text, ": index %zu: expected %.9g, actual %.9g", i,
                     static_cast<double>(want[i]), static_cast<double>(got.data[i]));
@@ -254,14 +283,15 @@ Result runNodeTest(const fs::path& dir, const onnx::ModelProto& model)
     if (inputs.empty())
         return {Outcome::NotApplicable, "no graph input"};
     if (!isFloatTensor(*inputs[0]))
-        return {
-            Outcome::NotApplicable, "input '" + inputs[0]->name() + "' is not a float32 tensor"};
+        return {Outcome::NotApplicable,
+            "input '" + inputs[0]->name() + "' is not a float32, uint8 or int8 tensor"};
     for (const auto* v : inputs)
         if (!v->type().has_tensor_type())
             return {Outcome::NotApplicable, "input '" + v->name() + "' is not a tensor"};
     for (const auto& v : graph.output())
         if (!isFloatTensor(v))
-            return {Outcome::NotApplicable, "output '" + v.name() + "' is not a float32 tensor"};
+            return {Outcome::NotApplicable,
+                "output '" + v.name() + "' is not a float32, uint8 or int8 tensor"};
     std::vector<fs::path> sets;
     for (const auto& entry : fs::directory_iterator(dir))
         if (entry.is_directory() &&

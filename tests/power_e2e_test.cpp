@@ -449,8 +449,8 @@ TEST(AgentRunPower, SamplingOffLeavesTheLogsAsTheyWere)
     const std::string run = test::onlyRunDirectory(dir / "logs");
     const auto files = test::checkRun(run, "shapes");
     EXPECT_TRUE(files.summary["power"].is_null());
-    // The 16 columns and an unpaced run's queue_ms: no energy columns.
-    EXPECT_EQ(splitFields(test::readLines(run + "/shapes.frames.csv")[0], ',').size(), 17u);
+    // The 17 columns (the stream last) and an unpaced run's queue_ms: no energy columns.
+    EXPECT_EQ(splitFields(test::readLines(run + "/shapes.frames.csv")[0], ',').size(), 18u);
 }
 
 // A run of `seconds` at the source's pace with power: options added to the power section.

@@ -218,6 +218,144 @@ TEST(RunLog, FrameGapsAndSteadyValues)
     EXPECT_EQ(steadyValues(frames, "inference_ms"), (std::vector<double> {5, 6}));
 }
 
+// The frame CSV of a task that serves several streams: kHeader and the stream column last.
+const std::string kStreamHeader = std::string(kHeader) + ",stream";
+// How `report` reads a frame CSV: each stream's frame ids in order apart.
+const CsvOrder kStreamOrder = {"frame_id", "", "stream"};
+
+// A line of kStreamHeader's columns: inference the whole of e2e, the other stages 0.
+std::string streamLine(const std::string& stream, int id, long long captureNs, double e2e,
+    int ok = 1, int miss = 0, const std::string& truth = "", int correct = 0, int cold = 0)
+{
+    std::ostringstream line;
+    line << id << ',' << captureNs << ",0,0," << e2e << ',' << e2e << ",0," << e2e
+         << ",2,circle,0.9," << truth << ',' << correct << ',' << miss << ',' << cold << ',' << ok
+         << ',' << stream << '\n';
+    return line.str();
+}
+
+constexpr long long kStreamStartNs = 1'000'000'000;
+constexpr long long kStreamPeriodNs = 33'000'000;
+
+// Two streams batched together, as a task of batch 2 logs them: ids 1..10 each, interleaved.
+// s0: frame 1 the cold start, 2 a deadline miss, 7 failed; every frame has a true class, the odd
+// ones right; e2e 10 + id ms. s1: frame 5 dropped; no true class; e2e 20 ms. Then s1's frame 3
+// appended again (a damaged copy).
+std::string twoStreamCsv()
+{
+    std::string csv = kStreamHeader + "\n";
+    for (int i = 1; i <= 10; ++i) {
+        const long long capture = kStreamStartNs + i * kStreamPeriodNs;
+        csv += streamLine("s0", i, capture, 10 + i, i == 7 ? 0 : 1, i == 2 ? 1 : 0, "circle", i % 2,
+            i == 1 ? 1 : 0);
+        if (i != 5)
+            csv += streamLine("s1", i, capture + 1'000'000, 20, 1, 0, "", 0, i == 1 ? 1 : 0);
+    }
+    return csv + streamLine("s1", 3, kStreamStartNs + 3 * kStreamPeriodNs + 1'000'000, 20);
+}
+
+// A task over several streams: every stream numbers its own frames, so ids repeat across streams
+// and are ordered within each; its figures are each stream's alone, as the summary's.
+TEST(RunLog, EachStreamKeepsItsOwnFrameIdOrderAndFigures)
+{
+    TempDir dir;
+    writeFile(dir / "t.frames.csv", twoStreamCsv());
+    auto table =
+        readCsvSegments({dir / "t.frames.csv"}, {"top1_label", "truth_label"}, kStreamOrder);
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    EXPECT_EQ(table->rows(), 19u);
+    ASSERT_EQ(table->damaged.count, 1u);
+    EXPECT_NE(table->damaged.examples[0].find(
+                  "t.frames.csv:21: frame_id 3 is not greater than the previous line's 10 of "
+                  "stream 's1' (a repeated or out-of-order line)"),
+        std::string::npos)
+        << table->damaged.examples[0];
+    EXPECT_TRUE(table->grouped());
+    EXPECT_EQ(table->groupNames, (std::vector<std::string> {"s0", "s1"}));
+    ASSERT_EQ(table->groups.size(), 19u);
+    EXPECT_EQ(table->groups[0], 0u);
+    EXPECT_EQ(table->groups[1], 1u);
+
+    const auto gaps = frameGaps(*table);
+    ASSERT_EQ(gaps.size(), 1u) << "ids repeated across streams are no gap";
+    EXPECT_EQ(table->groups[gaps[0].row], 1u);
+    EXPECT_EQ(gaps[0].missing, 1u);
+
+    const auto streams = streamFigures(*table);
+    ASSERT_EQ(streams.size(), 2u);
+    const StreamFigures& s0 = streams[0];
+    EXPECT_EQ(s0.name, "s0");
+    EXPECT_EQ(s0.frames, 10u);
+    EXPECT_EQ(s0.failed, 1u);
+    EXPECT_EQ(s0.missing, 0u);
+    // Warm, ok frames 2..10 but 7: e2e 12..20 but 17, nearest rank.
+    EXPECT_EQ(s0.endToEnd.count, 8u);
+    EXPECT_EQ(s0.endToEnd.p50, 15);
+    EXPECT_EQ(s0.endToEnd.p99, 20);
+    EXPECT_EQ(s0.deadlineJudged, 9u);
+    EXPECT_EQ(s0.deadlineMisses, 1u);
+    EXPECT_EQ(s0.scored, 9u) << "the failed frame is not scored";
+    EXPECT_EQ(s0.correct, 4u) << "frames 1, 3, 5, 9";
+    // Results from capture + e2e: frame i done at i * 34 ms + 10 ms, nine periods of 34 ms.
+    EXPECT_NEAR(s0.fps, 9 / 0.306, 1e-6);
+    const StreamFigures& s1 = streams[1];
+    EXPECT_EQ(s1.name, "s1");
+    EXPECT_EQ(s1.frames, 9u);
+    EXPECT_EQ(s1.missing, 1u);
+    EXPECT_EQ(s1.scored, 0u);
+    EXPECT_EQ(s1.endToEnd.count, 8u);
+    EXPECT_EQ(s1.endToEnd.p99, 20);
+    // Frames 1..10 but 5, captured a period apart, each 20 ms.
+    EXPECT_NEAR(s1.fps, 8 / 0.297, 1e-6);
+}
+
+// Logs of older runs have no stream column: one group, read and counted as before.
+TEST(RunLog, AFrameCsvWithoutAStreamColumnIsOneStream)
+{
+    TempDir dir;
+    writeFile(dir / "t.frames.csv",
+        std::string(kHeader) + "\n" + frameLine(1, 1, 0, 1, 50, 1) + frameLine(2, 2, 0, 1, 5, 1) +
+            frameLine(2, 3, 0, 1, 5, 1) + frameLine(4, 4, 0, 1, 6, 1));
+    auto table = readCsvSegments({dir / "t.frames.csv"}, {"top1_label"}, kStreamOrder);
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    EXPECT_EQ(table->rows(), 3u);
+    EXPECT_EQ(table->damaged.count, 1u) << "a repeated id is still damage";
+    EXPECT_FALSE(table->grouped());
+    EXPECT_EQ(table->groupNames, (std::vector<std::string> {""}));
+    const auto streams = streamFigures(*table);
+    ASSERT_EQ(streams.size(), 1u);
+    EXPECT_EQ(streams[0].frames, 3u);
+    EXPECT_EQ(streams[0].missing, 1u);
+}
+
+// A stream value is a name, and a table has few of them: anything else is a damaged line, quoted
+// escaped, and adds no stream.
+TEST(RunLog, AStreamValueThatIsNoNameOrOneTooManyIsDamaged)
+{
+    TempDir dir;
+    std::string csv = kStreamHeader + "\n" + streamLine("\x1b[2Jx", 1, 1, 5) +
+        streamLine(std::string(kMaxCsvGroupBytes + 1, 'a'), 1, 2, 5) +
+        streamLine("a,b", 1, 3, 5); // a field too many, whatever the stream
+    for (size_t k = 0; k <= kMaxCsvGroups; ++k)
+        csv += streamLine("s" + std::to_string(k), 1, 10 + static_cast<long long>(k), 5);
+    writeFile(dir / "t.frames.csv", csv);
+    auto table = readCsvSegments({dir / "t.frames.csv"}, {"top1_label"}, kStreamOrder);
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    EXPECT_EQ(table->rows(), kMaxCsvGroups);
+    EXPECT_EQ(table->groupNames.size(), kMaxCsvGroups);
+    EXPECT_EQ(table->damaged.count, 4u);
+    ASSERT_GE(table->damaged.examples.size(), 4u);
+    EXPECT_NE(
+        table->damaged.examples[0].find("stream is not a name: '\\x1b[2Jx'"), std::string::npos)
+        << table->damaged.examples[0];
+    EXPECT_NE(table->damaged.examples[1].find("stream is not a name: 'aaaa"), std::string::npos);
+    EXPECT_NE(table->damaged.examples[2].find("fields, the header has"), std::string::npos);
+    EXPECT_NE(table->damaged.examples[3].find(
+                  "stream 's256' is one more than the 256 distinct values a table may have"),
+        std::string::npos)
+        << table->damaged.examples[3];
+}
+
 TEST(RunLog, ADirectoryThatIsNoRunIsRefusedByName)
 {
     TempDir dir;
@@ -389,7 +527,8 @@ TEST(RunReport, HelpTeachesWhatItReadsAndDraws)
     TempDir dir;
     auto r = runJetagent({"report", "--help"}, dir.path());
     EXPECT_EQ(r.exitCode, 0);
-    for (const char* text : {"summary.json", "power.csv", "histogram", "GPIO", "Examples:", "-o"})
+    for (const char* text :
+        {"summary.json", "power.csv", "histogram", "GPIO", "a table per stream", "Examples:", "-o"})
         EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 }
 
@@ -588,7 +727,7 @@ TEST(RunReport, RepeatedOrOutOfRangeFrameIdsAndBackwardPowerTimesAreDamaged)
 
     // The reasons of the lines not quoted above (five are kept), read directly.
     writeFile(dir / "negative.csv", "frame_id,e2e_ms\n-5,1\n");
-    auto frames = readCsvSegments({dir / "negative.csv"}, {}, {"frame_id", ""});
+    auto frames = readCsvSegments({dir / "negative.csv"}, {}, {"frame_id", "", ""});
     ASSERT_TRUE(frames.ok());
     ASSERT_EQ(frames->damaged.examples.size(), 1u);
     EXPECT_NE(frames->damaged.examples[0].find(
@@ -596,7 +735,7 @@ TEST(RunReport, RepeatedOrOutOfRangeFrameIdsAndBackwardPowerTimesAreDamaged)
         std::string::npos)
         << frames->damaged.examples[0];
     auto power =
-        readCsvSegments({run + "/power.csv", run + "/power_000001.csv"}, {}, {"", "time_ns"});
+        readCsvSegments({run + "/power.csv", run + "/power_000001.csv"}, {}, {"", "time_ns", ""});
     ASSERT_TRUE(power.ok());
     ASSERT_EQ(power->damaged.examples.size(), 2u);
     EXPECT_NE(power->damaged.examples[0].find("power.csv:4: time_ns goes back"), std::string::npos)
@@ -851,6 +990,138 @@ TEST(RunReport, ALongRunIsPlottedInBucketsThatKeepItsSpikeAndCountedWhole)
     EXPECT_NE(chartOf(charts, "chart-clocks"), nullptr);
     EXPECT_NE(page.find("id=\"chart-energy-0-omitted\""), std::string::npos)
         << "no energy columns: the chart is left out, saying why";
+}
+
+// A task over two streams where the user meets it: the page tables each stream's figures, draws
+// an end-to-end line per stream and says whose frame ids a gap is in; the run's streams are in its
+// header. A run of one stream (an older run, without the column) gets no stream table.
+TEST(RunReport, ATaskOverSeveralStreamsIsTabledAndDrawnPerStream)
+{
+    TempDir dir;
+    const std::string run = dir / "run";
+    fs::create_directories(run);
+    writeFile(run + "/shapes.frames.csv", twoStreamCsv());
+    writeFile(run + "/summary.json",
+        R"({"run": {"stop_reason": "frames"}, "tasks": [], "streams": [)"
+        R"({"name": "s0", "uri": "synthetic://shapes"}, {"name": "s1", "uri": "file://a.mp4"}]})");
+    writeFile(dir / "js", kFakeChartJs);
+    auto r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("1 damaged CSV line(s) skipped"), std::string::npos) << r.err;
+    const std::string page = test::readFile(run + "/report.html");
+    EXPECT_NE(page.find("id=\"table-streams-0\""), std::string::npos);
+    EXPECT_NE(page.find("s0 (synthetic://shapes), s1 (file://a.mp4)"), std::string::npos);
+
+    const json data = reportData(page);
+    ASSERT_TRUE(data.is_object());
+    EXPECT_EQ(data["tasks"][0]["rows"], 19);
+    const json& streams = data["tasks"][0]["streams"];
+    ASSERT_EQ(streams.size(), 2u) << streams.dump();
+    EXPECT_EQ(streams[0]["name"], "s0");
+    EXPECT_EQ(streams[0]["frames"], 10);
+    EXPECT_EQ(streams[0]["failed"], 1);
+    EXPECT_EQ(streams[0]["e2e_ms"]["p50"], 15.0);
+    EXPECT_EQ(streams[0]["deadline"]["misses"], 1);
+    EXPECT_EQ(streams[0]["accuracy"]["correct"], 4);
+    EXPECT_EQ(streams[0]["accuracy"]["scored"], 9);
+    EXPECT_EQ(streams[1]["missing_ids"], 1);
+    EXPECT_TRUE(streams[1]["accuracy"].is_null()) << "no frame of s1 has a true class";
+
+    const json charts = reportCharts(page);
+    const json* latency = chartOf(charts, "chart-latency-0");
+    ASSERT_NE(latency, nullptr);
+    const json& sets = (*latency)["config"]["data"]["datasets"];
+    ASSERT_GE(sets.size(), 3u);
+    EXPECT_EQ(sets[0]["label"], "end to end, s0");
+    EXPECT_EQ(sets[0]["data"].size(), 10u);
+    EXPECT_EQ(sets[1]["label"], "end to end, s1");
+    EXPECT_EQ(sets[1]["data"].size(), 9u);
+    EXPECT_NE(sets[0]["borderColor"], sets[1]["borderColor"]);
+    EXPECT_EQ(sets[2]["label"], "inference");
+    EXPECT_EQ(sets[2]["data"].size(), 19u);
+    EXPECT_NE(
+        latency->dump().find("1 frame id(s) of s1 missing before this one"), std::string::npos);
+
+    // The streams' order is the run's configuration, wherever each stream's first line falls.
+    writeFile(run + "/summary.json",
+        R"({"run": {"stop_reason": "frames"}, "tasks": [], "streams": [)"
+        R"({"name": "s1", "uri": "file://a.mp4"}, {"name": "s0", "uri": "synthetic://shapes"}]})");
+    r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string swapped = test::readFile(run + "/report.html");
+    const json swappedData = reportData(swapped);
+    const json& reordered = swappedData["tasks"][0]["streams"];
+    ASSERT_EQ(reordered.size(), 2u);
+    EXPECT_EQ(reordered[0]["name"], "s1");
+    EXPECT_EQ(reordered[0]["frames"], 9);
+    EXPECT_EQ(reordered[1]["name"], "s0");
+    EXPECT_EQ(reordered[1]["frames"], 10);
+    const json swappedCharts = reportCharts(swapped);
+    const json* drawn = chartOf(swappedCharts, "chart-latency-0");
+    ASSERT_NE(drawn, nullptr);
+    EXPECT_EQ((*drawn)["config"]["data"]["datasets"][0]["label"], "end to end, s1");
+    EXPECT_EQ((*drawn)["config"]["data"]["datasets"][0]["data"].size(), 9u);
+
+    TempDir older;
+    const std::string one = writeGoodRun(older);
+    r = runJetagent({"report", one, "--chart-js", older / "js"}, older.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    const std::string plain = test::readFile(one + "/report.html");
+    EXPECT_EQ(plain.find("table-streams-"), std::string::npos);
+    EXPECT_TRUE(reportData(plain)["tasks"][0]["streams"].is_null());
+    const json plainCharts = reportCharts(plain);
+    const json* single = chartOf(plainCharts, "chart-latency-0");
+    ASSERT_NE(single, nullptr);
+    EXPECT_EQ((*single)["config"]["data"]["datasets"][0]["label"], "end to end");
+    EXPECT_EQ((*single)["config"]["data"]["datasets"][0]["data"].size(), 6u);
+}
+
+// The real thing for several streams: `jetagent run` over two synthetic streams through one task
+// of batch 2, then `jetagent report`; each stream's figures on the page against summary.json's.
+TEST(RunReport, ARealRunOfTwoStreamsAgreesWithItsSummaryPerStream)
+{
+    TempDir dir;
+    writeFile(dir / "c.yaml",
+        "sources:\n"
+        "  - {name: left, uri: synthetic://shapes, width: 320, height: 240, fps: 30, seed: 5}\n"
+        "  - {name: right, uri: synthetic://shapes, width: 320, height: 240, fps: 30, seed: 6}\n"
+        "run: {frames: 40, pacing: none}\n"
+        "tasks:\n" +
+            test::shapesTaskYaml("shapes", "    engine: {batch: 2}\n") +
+            "logging: {dir: logs, status_interval_s: 0}\n");
+    auto r = runJetagent({"run", "-c", "c.yaml"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const std::string run = test::onlyRunDirectory(dir / "logs");
+    writeFile(dir / "js", kFakeChartJs);
+    r = runJetagent({"report", run, "--chart-js", dir / "js"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.err, "") << "no line of a two-stream log is damage";
+    const json data = reportData(test::readFile(run + "/report.html"));
+    ASSERT_TRUE(data.is_object());
+    const json summary = json::parse(test::readFile(run + "/summary.json"));
+    const json& expected = summary["tasks"][0]["streams"];
+    const json& streams = data["tasks"][0]["streams"];
+    ASSERT_EQ(expected.size(), 2u) << summary["tasks"][0].dump();
+    ASSERT_EQ(streams.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+        SCOPED_TRACE(expected[k]["name"].get<std::string>());
+        EXPECT_EQ(streams[k]["name"], expected[k]["name"]);
+        EXPECT_EQ(streams[k]["frames"], expected[k]["frames"]["processed"]);
+        EXPECT_EQ(streams[k]["failed"], expected[k]["frames"]["failed"]);
+        EXPECT_EQ(streams[k]["missing_ids"], expected[k]["frames"]["dropped"]);
+        const json& e2e = expected[k]["latency_ms"]["end_to_end"];
+        EXPECT_EQ(streams[k]["e2e_ms"]["count"], e2e["n"]);
+        for (const char* figure : {"p50", "p99", "max"})
+            EXPECT_NEAR(streams[k]["e2e_ms"][figure].get<double>(), e2e[figure].get<double>(),
+                2e-4 + e2e[figure].get<double>() * 1e-3)
+                << figure;
+        EXPECT_EQ(streams[k]["accuracy"]["scored"], expected[k]["accuracy"]["scored"]);
+        EXPECT_EQ(streams[k]["accuracy"]["correct"], expected[k]["accuracy"]["correct"]);
+        // The CSV's times are rounded to 1e-4 ms; the rate spans the first to the last result.
+        EXPECT_NEAR(streams[k]["fps"].get<double>(), expected[k]["throughput_fps"].get<double>(),
+            expected[k]["throughput_fps"].get<double>() * 1e-2);
+    }
 }
 
 // The real thing: `jetagent run` on a fixture board (rails, so energy columns, and its power.csv),

@@ -2,6 +2,7 @@
 #include "run_checks.h"
 
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -49,25 +50,30 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
     if (csv.empty())
         return files;
     const auto header = split(csv[0]);
-    // 16 columns, 9 clip columns more for action tasks, 4 energy columns more where the machine
-    // has power rails (RAPL, read as root), and queue_ms last in unpaced runs.
-    const bool action = header.size() > 16 && header[16] == "has_result";
+    // 17 columns (the stream last), 9 clip columns more for action tasks, 4 energy columns more
+    // where the machine has power rails (RAPL, read as root), and queue_ms last in unpaced runs.
+    EXPECT_GE(header.size(), 17u) << csv[0];
+    if (header.size() < 17)
+        return files;
+    EXPECT_EQ(header[16], "stream");
+    const bool action = header.size() > 17 && header[17] == "has_result";
     const bool unpaced = header.back() == "queue_ms";
-    const size_t base = (action ? 25u : 16u) + (unpaced ? 1u : 0u);
+    const size_t base = (action ? 26u : 17u) + (unpaced ? 1u : 0u);
     EXPECT_TRUE(header.size() == base || header.size() == base + 4) << csv[0];
     files.csvRecords = csv.size() - 1;
     files.jsonRecords = jsonl.size();
     EXPECT_EQ(files.csvRecords, files.jsonRecords);
 
-    long long previousId = -1;
+    std::map<std::string, long long> previousId; // each stream numbers its frames
     for (size_t i = 1; i < csv.size() && i - 1 < jsonl.size(); ++i) {
         const auto f = split(csv[i]);
         EXPECT_EQ(f.size(), header.size()) << csv[i];
         if (f.size() != header.size())
             continue;
         const long long id = std::stoll(f[0]);
-        EXPECT_GT(id, previousId) << "frame ids must increase: " << csv[i];
-        previousId = id;
+        auto previous = previousId.emplace(f[16], -1).first;
+        EXPECT_GT(id, previous->second) << "frame ids must increase: " << csv[i];
+        previous->second = id;
         const double wait = std::stod(f[2]), pre = std::stod(f[3]), inf = std::stod(f[4]),
                      compute = std::stod(f[5]), post = std::stod(f[6]), e2e = std::stod(f[7]);
         for (double v : {wait, pre, inf, compute, post})
@@ -87,6 +93,7 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
 
         const auto j = nlohmann::json::parse(jsonl[i - 1]);
         EXPECT_EQ(j["frame"].get<long long>(), id);
+        EXPECT_EQ(j["stream"].get<std::string>(), f[16]);
         EXPECT_NEAR(j["e2e_ms"].get<double>(), e2e, 1e-9);
         if (!f[9].empty())
             EXPECT_EQ(j["top"][0]["label"].get<std::string>(), cellText(f[9]));
@@ -96,20 +103,20 @@ RunFiles checkRun(const std::string& runDir, const std::string& task)
             continue;
         // A result is the clip ending at this frame: its window ends here, its latency is the
         // frame's end to end, its inference lies inside the inference stage.
-        const bool result = f[16] == "1";
+        const bool result = f[17] == "1";
         EXPECT_EQ(j["result"].get<bool>(), result);
         EXPECT_EQ(result, !f[9].empty()) << csv[i];
         if (!result) {
             EXPECT_TRUE(j["clip"].is_null()) << jsonl[i - 1];
             continue;
         }
-        EXPECT_EQ(std::stoll(f[18]), id) << csv[i];
-        EXPECT_LT(std::stoll(f[17]), id) << csv[i];
-        EXPECT_EQ(f[20], f[1]) << "the clip's last capture is the frame's: " << csv[i];
-        EXPECT_LE(std::stod(f[23]), inf + 0.0001) << csv[i];
-        EXPECT_NEAR(std::stod(f[24]), e2e, 0.0001) << csv[i];
+        EXPECT_EQ(std::stoll(f[19]), id) << csv[i];
+        EXPECT_LT(std::stoll(f[18]), id) << csv[i];
+        EXPECT_EQ(f[21], f[1]) << "the clip's last capture is the frame's: " << csv[i];
+        EXPECT_LE(std::stod(f[24]), inf + 0.0001) << csv[i];
+        EXPECT_NEAR(std::stod(f[25]), e2e, 0.0001) << csv[i];
         EXPECT_EQ(j["clip"]["last_id"].get<long long>(), id);
-        EXPECT_EQ(j["clip"]["frames"].get<int>(), std::stoi(f[21]));
+        EXPECT_EQ(j["clip"]["frames"].get<int>(), std::stoi(f[22]));
     }
     return files;
 }

@@ -188,6 +188,46 @@ TEST(ClassificationTask, BatchedFramesShareStageTimesAndGetTheirOwnResults)
     }
 }
 
+// A live run gathers fewer frames than the batch whenever fewer streams have one (a stream absent,
+// a single camera) and an offline run's last batch may be short: the engine, compiled for the
+// batch, still runs them, and each frame's result is its own.
+TEST(ClassificationTask, PartialBatchesRunOnAnEngineCompiledForTheFullBatch)
+{
+    auto single = config("");
+    for (const char* backend : {"xnnpack", "opencv"}) {
+        auto batched = config("    engine: {batch: 4, backend: " + std::string(backend) + "}\n");
+        ASSERT_TRUE(single.ok() && batched.ok());
+        auto one = ClassificationTask::create(single.value(), 0, shapesInfo());
+        auto four = ClassificationTask::create(batched.value(), 0, shapesInfo());
+        ASSERT_TRUE(one.ok()) << one.status().message();
+        ASSERT_TRUE(four.ok()) << backend << ": " << four.status().message();
+        ShapesRenderer renderer(320, 240, 12);
+        Frame frames[8];
+        const Frame* pointers[8];
+        for (int i = 0; i < 8; ++i) {
+            frames[i].sequence = static_cast<uint64_t>(i);
+            frames[i].truthClass = renderer.render(static_cast<uint64_t>(i), frames[i].image);
+            pointers[i] = &frames[i];
+        }
+        // A full batch, then 3 and 1: the rows they leave unfilled still hold earlier frames.
+        size_t at = 0;
+        for (const size_t count : {4u, 3u, 1u}) {
+            FrameRecord together[4];
+            const Status s = four.value()->process(pointers + at, count, monotonicNs(), together);
+            ASSERT_TRUE(s.ok()) << backend << ", " << count << " frames: " << s.message();
+            for (size_t i = 0; i < count; ++i) {
+                FrameRecord alone;
+                ASSERT_TRUE(one.value()->process(&pointers[at + i], 1, monotonicNs(), &alone).ok());
+                EXPECT_TRUE(together[i].ok) << backend;
+                EXPECT_EQ(together[i].batch, static_cast<int32_t>(count));
+                EXPECT_EQ(together[i].labels[0], alone.labels[0]) << backend;
+                EXPECT_NEAR(together[i].scores[0], alone.scores[0], 1e-4) << backend;
+            }
+            at += count;
+        }
+    }
+}
+
 TEST(ClassificationTask, SourceClassesMissingFromTheLabelsAreNotScored)
 {
     test::TempDir dir;

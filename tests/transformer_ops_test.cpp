@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -520,6 +521,120 @@ TEST(TransformerOps, ExportedGeluBecomesOneStep)
     for (size_t i = 0; i < x.size(); ++i) {
         const double v = x[i];
         ASSERT_NEAR(out[0][i], 0.5 * v * (1.0 + std::erf(v / 1.5)), 1e-5) << "x " << v;
+    }
+}
+
+// nn.Hardswish as torch.onnx exports it below opset 14: y = x * HardSigmoid(x) with alpha
+// `alpha` and beta 1/2, the Mul's operands in either order; with `alsoRead`, the HardSigmoid's
+// output is a second graph output too (read outside the pattern).
+GraphBuilder exportedHardSwish(bool swapped, float alpha, bool alsoRead)
+{
+    GraphBuilder g;
+    g.input("x", {1, 7, 43}).output("y", {1, 7, 43});
+    if (alsoRead)
+        g.output("h", {1, 7, 43});
+    onnx::NodeProto& hardSigmoid = g.node("HardSigmoid", {"x"}, {"h"});
+    test::setFloat(hardSigmoid, "alpha", alpha);
+    test::setFloat(hardSigmoid, "beta", 0.5f);
+    std::vector<std::string> product = {"x", "h"};
+    if (swapped)
+        std::swap(product[0], product[1]);
+    g.node("Mul", product, {"y"});
+    return g;
+}
+
+// x * HardSigmoid(x) (MobileNetV3's activation) runs as one HardSwish step on XNNPACK; another
+// alpha, or a HardSigmoid output read elsewhere too, runs node by node. Each against the formula.
+TEST(TransformerOps, ExportedHardSwishBecomesOneStep)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    // -5 to 5 in steps of 1/30: both flat parts, the curve between -3 and 3, and its ends.
+    const std::vector<float> x = ramp(301, -5.0f, 1.0f / 30.0f);
+    struct Case {
+        bool swapped;
+        float alpha;
+        bool alsoRead;
+        bool fused;
+    };
+    for (const Case& c :
+        {Case {false, 1.0f / 6.0f, false, true}, Case {true, 1.0f / 6.0f, false, true},
+            Case {false, 0.2f, false, false}, Case {false, 1.0f / 6.0f, true, false}}) {
+        std::vector<std::vector<float>> out;
+        std::vector<std::string> ops;
+        ASSERT_TRUE(runXnnpack(
+            exportedHardSwish(c.swapped, c.alpha, c.alsoRead), x, {1, 7, 43}, &out, &ops));
+        const auto fused = std::vector<std::string> {"HardSwish"};
+        const auto apart = std::vector<std::string> {"HardSigmoid", "Mul"};
+        EXPECT_EQ(ops, c.fused ? fused : apart)
+            << "swapped " << c.swapped << ", alpha " << c.alpha << ", also read " << c.alsoRead;
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double v = x[i];
+            const double want = v * std::clamp(c.alpha * v + 0.5, 0.0, 1.0);
+            ASSERT_NEAR(out[0][i], want, 1e-6 * std::max(1.0, std::fabs(want))) << "x " << v;
+        }
+    }
+}
+
+// A 1x1 convolution of 16 channels (oneDNN's where the build has it) followed by SiLU
+// (x * Sigmoid(x), EfficientNet's) or HardSwish (x * HardSigmoid(x), MobileNetV3's): on oneDNN
+// the activation is the convolution's post-op, one step; on XNNPACK alone separate steps. The
+// same numbers either way, against a double reference.
+TEST(TransformerOps, ConvolutionThenSiluOrHardSwishIsOneOneDnnStep)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr int64_t cin = 16, cout = 8, pixels = 5 * 7;
+    const std::vector<float> w = noise(static_cast<size_t>(cout * cin), 31);
+    const std::vector<float> bias = noise(static_cast<size_t>(cout), 32);
+    std::vector<float> x = noise(static_cast<size_t>(cin * pixels), 33);
+    for (float& v : x)
+        v *= 16.0f; // sums of about -6 to 6: HardSwish's flat parts and its curve
+    for (bool hard : {false, true}) {
+        GraphBuilder g;
+        g.input("x", {1, cin, 5, 7}).output("y", {1, cout, 5, 7});
+        g.floats("w", {cout, cin, 1, 1}, w).floats("b", {cout}, bias);
+        g.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+        if (hard)
+            test::setFloat(g.node("HardSigmoid", {"c"}, {"gate"}), "alpha", 1.0f / 6.0f);
+        else
+            g.node("Sigmoid", {"c"}, {"gate"});
+        g.node("Mul", {"gate", "c"}, {"y"});
+        // Per pixel: its column of input channels against each output channel's weights.
+        std::vector<double> want(static_cast<size_t>(cout * pixels));
+        std::vector<double> column(static_cast<size_t>(cin));
+        for (int64_t p = 0; p < pixels; ++p) {
+            for (int64_t i = 0; i < cin; ++i)
+                column[static_cast<size_t>(i)] = x[static_cast<size_t>(i * pixels + p)];
+            for (int64_t o = 0; o < cout; ++o) {
+                const double sum = std::inner_product(column.begin(), column.end(),
+                    w.begin() + o * cin, static_cast<double>(bias[static_cast<size_t>(o)]));
+                want[static_cast<size_t>(o * pixels + p)] = hard
+                    ? sum * std::clamp(sum / 6.0 + 0.5, 0.0, 1.0)
+                    : sum / (1.0 + std::exp(-sum));
+            }
+        }
+        for (bool oneDnn : {true, false}) {
+            SCOPED_TRACE(
+                std::string(hard ? "HardSwish" : "SiLU") + ", oneDNN " + (oneDnn ? "on" : "off"));
+            EngineOptions options;
+            options.onednn = oneDnn;
+            std::vector<std::vector<float>> out;
+            std::vector<EngineStep> steps;
+            ASSERT_TRUE(runXnnpackWith(options, g, x, {1, cin, 5, 7}, &out, &steps));
+            expectNear(out[0], want, "convolution + activation");
+            const auto conv = std::find_if(steps.begin(), steps.end(),
+                [](const EngineStep& step) { return step.op == "Conv"; });
+            ASSERT_NE(conv, steps.end());
+            if (oneDnn && conv->library != "onednn")
+                GTEST_SKIP() << "no oneDNN in this build";
+            const std::string fused = hard ? "+ HardSwish" : "+ SiLU";
+            EXPECT_EQ(conv->node.find(fused) != std::string::npos, oneDnn) << conv->node;
+            // Besides the layout conversions, the convolution alone on oneDNN.
+            const auto computing = std::count_if(steps.begin(), steps.end(),
+                [](const EngineStep& step) { return step.op != "Transpose"; });
+            EXPECT_EQ(computing, oneDnn ? 1 : hard ? 2 : 3);
+        }
     }
 }
 

@@ -23,87 +23,11 @@ Without it the onnxruntime column is left out, and says so.
 Environment: JETAGENT (default build/src/jetagent).
 """
 import argparse
-import json
-import os
 import pathlib
 import statistics
-import subprocess
 import sys
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-
-def context(threads, ort_version):
-    cpu = "?"
-    try:
-        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    governor = "?"
-    try:
-        governor = pathlib.Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text().strip()
-    except OSError:
-        pass
-    blas = "?"
-    try:
-        out = subprocess.run(["update-alternatives", "--query", "libblas.so.3-x86_64-linux-gnu"],
-                             capture_output=True, text=True).stdout
-        blas = next((l.split(": ", 1)[1] for l in out.splitlines() if l.startswith("Value:")), "?")
-    except OSError:
-        pass
-    return (f"CPU: {cpu} ({os.cpu_count()} logical), governor {governor}, load "
-            f"{os.getloadavg()[0]:.2f} at start; {threads} threads per engine; PyTorch's BLAS: {blas}; "
-            f"ONNX Runtime: {ort_version or 'not found'}")
-
-
-def time_jetagent(jetagent, model, threads, runs):
-    out = subprocess.run([jetagent, "inspect", str(model), "--profile", str(runs), "--threads", str(threads),
-                          "--json"], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"jetagent inspect {model.name}: {out.stderr.strip()[-400:]}")
-    return json.loads(out.stdout)["profile"]["run_median_ms"]
-
-
-class Torch:
-    def __init__(self, threads):
-        import torch
-        import torchvision
-        import export_torchvision as exporter
-        self.torch, self.torchvision, self.exporter = torch, torchvision, exporter
-        torch.set_num_threads(threads)
-        self.models = {}
-
-    def time(self, name, runs, warmup=3):
-        import numpy
-        if name not in self.models:
-            args = self.exporter.parse_arguments([name])
-            model, _ = self.exporter.build(name, args, self.torch, self.torchvision)
-            shape = (1, *self.exporter.MODELS[name].shape)
-            data = numpy.fromfile(ROOT / "models" / "reference" / f"{name}.b1.input.f32", dtype="<f4")
-            self.models[name] = (model, self.torch.from_numpy(data.reshape(shape)))
-        model, x = self.models[name]
-        times = []
-        with self.torch.inference_mode():
-            for i in range(warmup + runs):
-                start = time.perf_counter()
-                model(x)
-                if i >= warmup:
-                    times.append((time.perf_counter() - start) * 1e3)
-        return statistics.median(times)
-
-
-def time_ort(node_path, model, threads, runs, spin):
-    env = dict(os.environ, NODE_PATH=node_path)
-    out = subprocess.run(["node", str(ROOT / "tools" / "ort_time.js"), str(model), "1", str(threads), str(runs),
-                          "3", "1" if spin else "0"], capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip()[-400:])
-    result = json.loads(out.stdout)
-    if result["relative_error"] > 1e-3:
-        raise RuntimeError(f"onnxruntime's output is off by {result['relative_error']:.3g} relative")
-    return result["median_ms"], result["version"]
+from peer_timing import REFERENCE, Torch, context, find_ort, jetagent_binary, time_jetagent, time_ort
 
 
 def main():
@@ -115,28 +39,15 @@ def main():
     parser.add_argument("--ort", type=pathlib.Path, help="npm --prefix directory holding onnxruntime-node")
     parser.add_argument("--no-spin", action="store_true", help="ONNX Runtime's workers sleep between runs")
     args = parser.parse_args()
-    jetagent = os.environ.get("JETAGENT", str(ROOT / "build" / "src" / "jetagent"))
-    if not os.access(jetagent, os.X_OK):
-        parser.error(f"{jetagent} is not an executable: build jetagent first (tools/dev.sh build), "
-                     "or set JETAGENT to the binary")
+    jetagent = jetagent_binary(parser)
     models = []
     for name in args.models:
-        path = ROOT / "models" / "reference" / f"{name}.onnx"
+        path = REFERENCE / f"{name}.onnx"
         if not path.exists():
             parser.error(f"{path} is missing: /usr/bin/python3 tools/export_torchvision.py {name} "
                          "exports it, if it is one of the models that script knows (its --list)")
         models.append((name, path))
-    node_path = str(args.ort / "node_modules") if args.ort else os.environ.get("NODE_PATH", "")
-    ort_version = None
-    if node_path:
-        probe = subprocess.run(["node", "-e", "console.log(require('onnxruntime-node').env.versions.common)"],
-                               capture_output=True, text=True, env=dict(os.environ, NODE_PATH=node_path))
-        ort_version = probe.stdout.strip() if probe.returncode == 0 else None
-        if args.ort and not ort_version:
-            # Asked for by name: an install that does not load is an error, not a column left out.
-            errors = [line for line in probe.stderr.splitlines() if "Error" in line] or ["no error text"]
-            parser.error(f"--ort {args.ort}: node cannot load onnxruntime-node from {node_path} "
-                         f"({errors[0].strip()}); see --help for installing it")
+    node_path, ort_version = find_ort(parser, args.ort)
     print(context(args.threads, ort_version), flush=True)
     print(f"batch 1; {args.rounds} rounds of {args.runs} timed runs per engine after 3 warm-up; figures are "
           f"the median over rounds of each round's median", flush=True)

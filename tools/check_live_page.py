@@ -2,6 +2,7 @@
 """Opens jetagent's live view (`run --serve`) in headless chromium and checks it while it runs.
 
     tools/check_live_page.py URL [--screenshot OUT.png] [--charts N] [--seconds S]
+                             [--streams NAME,NAME...]
 
 A live page never finishes loading (its video and event stream go on), so chromium is driven
 through its DevTools protocol on a pipe (--remote-debugging-pipe) instead of --dump-dom: the
@@ -13,6 +14,8 @@ within S seconds (default 30),
   - the charts were updated by at least 3 status events after that (data-updates,
     data-chart-updates),
   - the video element received frames: its picture changed at least twice (data-video-frames),
+  - with --streams, the stream table shows a row for each of those streams (data-stream-rows,
+    data-stream-names),
   - the page recorded no error (data-errors) and chromium reported no console error, warning or
     exception,
   - the screenshot is a PNG larger than a blank page would be.
@@ -144,7 +147,13 @@ def number(state, key):
         return 0
 
 
-def check(tools, url, charts, seconds, screenshot):
+def missing_streams(state, streams):
+    """The streams of `streams` that the page's stream table has no row for."""
+    shown = state.get('streamNames', '').split()
+    return [name for name in streams if name not in shown]
+
+
+def check(tools, url, charts, seconds, screenshot, streams):
     problems = []
     target = tools.call('Target.createTarget', {'url': 'about:blank'})['targetId']
     session = tools.call('Target.attachToTarget', {'targetId': target, 'flatten': True})['sessionId']
@@ -162,7 +171,8 @@ def check(tools, url, charts, seconds, screenshot):
             updates_at_setup = number(state, 'chartUpdates')
         if (updates_at_setup is not None and
                 number(state, 'chartUpdates') >= updates_at_setup + 3 and
-                number(state, 'updates') >= 3 and number(state, 'videoFrames') >= 2):
+                number(state, 'updates') >= 3 and number(state, 'videoFrames') >= 2 and
+                not missing_streams(state, streams)):
             break
     if state.get('done') != 'true':
         problems.append('the page did not finish setting up (no data-done)')
@@ -177,6 +187,10 @@ def check(tools, url, charts, seconds, screenshot):
     if number(state, 'videoFrames') < 2:
         problems.append(f'the video element showed {state.get("videoFrames")} different '
                         f'pictures, 2 wanted')
+    missing = missing_streams(state, streams)
+    if missing:
+        problems.append(f'the stream table has no row for {", ".join(missing)} '
+                        f'({state.get("streamRows")} rows: {state.get("streamNames")!r})')
     if state.get('errors') != '0':
         problems.append(f'the page recorded {state.get("errors")} errors (data-errors)')
     shot = tools.call('Page.captureScreenshot', {'format': 'png'}, session)
@@ -199,6 +213,8 @@ def main():
     parser.add_argument('--screenshot', default='live.png', help='where the PNG goes')
     parser.add_argument('--charts', type=int, default=3, help='charts the page must draw')
     parser.add_argument('--seconds', type=float, default=30, help='how long the page may take')
+    parser.add_argument('--streams', default='',
+                        help='comma-separated stream names the stream table must show')
     args = parser.parse_args()
     name = f'check_live_page: {args.url}'
     chromium = find_chromium()
@@ -210,7 +226,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix='check-live-page-') as profile:
         tools = DevTools(chromium, profile)
         try:
-            problems, state = check(tools, args.url, args.charts, args.seconds, args.screenshot)
+            streams = [name for name in args.streams.split(',') if name]
+            problems, state = check(tools, args.url, args.charts, args.seconds, args.screenshot,
+                                    streams)
         except (OSError, EOFError, TimeoutError, RuntimeError) as error:
             problems, state = [f'driving chromium failed: {error}'], {}
         finally:
@@ -221,7 +239,8 @@ def main():
         return 1
     print(f'{name}: {state.get("chartsDrawn")} charts drawn and updated '
           f'{state.get("chartUpdates")} times, {state.get("updates")} status events, the video '
-          f'changed {state.get("videoFrames")} times, no errors; screenshot {args.screenshot}')
+          f'changed {state.get("videoFrames")} times, {state.get("streamRows")} stream rows, '
+          f'no errors; screenshot {args.screenshot}')
     return 0
 
 

@@ -65,6 +65,7 @@ packages=(
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstrtspserver-1.0-dev
     libxnnpack-dev libpthreadpool-dev
     libjs-chart.js libcpp-httplib-dev libturbojpeg0-dev libpng-dev
+    libmosquitto-dev # the mqtt plugin's client (and the MQTT test's subscriber)
 )
 # oneDNN, for the xnnpack backend's dense convolutions on x86-64 (ARM stays on XNNPACK).
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
@@ -81,8 +82,18 @@ fi
 # openh264 (gstreamer1.0-plugins-bad, libopenh264-7); the video file tests decode AVI MJPEG (-good),
 # MP4 with MPEG-4 part 2 and H.264 (gstreamer1.0-libav), and refuse HLS and DASH playlists that
 # -bad's demuxers would fetch.
-test_packages=(gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav libopenh264-7 xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
+# The fleet tests talk to the real servers: Prometheus (promtool checks and tests the shipped
+# rules; a Prometheus on loopback evaluates the dashboard's queries and scrapes /metrics),
+# node_exporter (its textfile collector reads the textfiles of finished runs) and an MQTT broker
+# with its command-line clients (mosquitto, mosquitto-clients: the broker the MQTT test stops and
+# restarts, tests/mqtt_e2e_test.cpp); openssl, whose command line makes the CA and certificates
+# of the MQTT TLS test (tests/mqtt_tls_e2e_test.cpp).
+fleet_test_packages=(prometheus prometheus-node-exporter mosquitto mosquitto-clients openssl)
+test_packages=("${fleet_test_packages[@]}" gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav libopenh264-7 xvfb xauth qemu-system-x86 busybox-static cpio kmod systemd dpkg-dev
     libonnx-testdata chromium nodejs)
+# /metrics and the textfiles against the real systems (tests/prometheus_e2e.py): promtool and a
+# real prometheus scraping a run, node_exporter's textfile collector.
+test_packages+=(prometheus prometheus-node-exporter)
 lint_packages=(clang-format clang-tidy)
 # The sanitizer build: clang, its sanitizer and libFuzzer runtimes, and (for oneDNN's OpenMP on
 # x86-64) clang's OpenMP library.
@@ -197,6 +208,8 @@ export_models() {
     /usr/bin/python3 tools/export_torchvision.py --fold-batchnorm
     /usr/bin/python3 tools/export_torchvision.py mobilenet_v2 resnet18 resnet50 densenet121 \
         shufflenet_v2_x1_0 resnext50_32x4d r3d_18
+    # The QDQ test's model (ModelZooQdq): resnet18 quantized by PyTorch, exported as QDQ.
+    /usr/bin/python3 tools/make_qdq_model.py resnet18
 }
 
 # The sanitizer build: clang with AddressSanitizer and UndefinedBehaviorSanitizer, the libraries

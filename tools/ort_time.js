@@ -1,8 +1,11 @@
 // ONNX Runtime's CPU engine timed on one model at the batch of an export_torchvision.py reference,
-// for tools/bench_transformers.py. Prints one JSON object.
+// for tools/bench_transformers.py and tools/bench_cpu_peers.py. Prints one JSON object.
 //
-//   NODE_PATH=DIR/node_modules node tools/ort_time.js MODEL.onnx BATCH THREADS RUNS WARMUP SPIN
+//   NODE_PATH=DIR/node_modules node tools/ort_time.js MODEL.onnx BATCH THREADS RUNS WARMUP SPIN [PROFILE]
 //
+// PROFILE: a path prefix in an existing directory; ONNX Runtime's own profiler then records every
+// run (warm-up too) and writes its JSON trace to PROFILE_<date>.json (it slows the runs: the median
+// is then not for comparison).
 // onnxruntime-node is npm's package of ONNX Runtime (Debian has none); its linux-x64 library is the
 // CPU engine. --ignore-scripts at install skips its postinstall, which only fetches CUDA binaries:
 //   npm install --prefix DIR --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0
@@ -17,7 +20,7 @@ function floats(path) {
 }
 
 (async () => {
-    const [model, batch, threads, runs, warmup, spin] = process.argv.slice(2);
+    const [model, batch, threads, runs, warmup, spin, profile] = process.argv.slice(2);
     const stem = model.replace(/\.onnx$/, '');
     const manifest = JSON.parse(fs.readFileSync(stem + '.json'));
     const reference = manifest.cases.find((c) => c.batch === Number(batch));
@@ -28,6 +31,7 @@ function floats(path) {
         executionProviders: ['cpu'], intraOpNumThreads: Number(threads), interOpNumThreads: 1,
         graphOptimizationLevel: 'all', executionMode: 'sequential',
         extra: {session: {intra_op: {allow_spinning: spin}}},
+        ...(profile ? {enableProfiling: true, profileFilePrefix: profile} : {}),
     });
     const input = new ort.Tensor('float32', floats(`${dir}/${reference.input}`), reference.input_shape);
     const want = floats(`${dir}/${reference.output}`);
@@ -46,6 +50,8 @@ function floats(path) {
         maxDiff = Math.max(maxDiff, Math.abs(got[i] - want[i]));
         maxRef = Math.max(maxRef, Math.abs(want[i]));
     }
+    if (profile)
+        session.endProfiling();
     times.sort((a, b) => a - b);
     console.log(JSON.stringify({
         version: ort.env.versions.common || ort.env.versions.node,

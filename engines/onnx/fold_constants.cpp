@@ -61,14 +61,20 @@ const std::unordered_map<std::string, Evaluator>& evaluators()
         {"Pow", evaluatePow},
         {"Not", evaluateNot},
         {"ScatterND", evaluateScatterND},
+        {"QuantizeLinear", evaluateQuantizeLinear},
+        {"DequantizeLinear", evaluateDequantizeLinear},
     };
     return table;
 }
 
 onnx::TensorProto tensorOf(const std::string& name, const Value& v)
 {
-    if (v.type == kFloat)
-        return onnxutil::makeFloatTensor(name, v.dims, v.floats);
+    if (v.type == kFloat) {
+        onnx::TensorProto t = onnxutil::makeFloatTensor(name, v.dims, v.floats);
+        if (!v.note.empty())
+            t.set_doc_string(v.note);
+        return t;
+    }
     if (v.type == kInt64)
         return onnxutil::makeInt64Tensor(name, v.dims, v.ints);
     onnx::TensorProto t;
@@ -349,8 +355,17 @@ private:
                 context->inputs.push_back(nullptr);
                 continue;
             }
-            if (const auto it = values_.find(input); it != values_.end()) {
+            // DequantizeLinear's 8-bit inputs are decoded for it alone (kept apart from the
+            // values other evaluators read), and its and QuantizeLinear's data input whatever its
+            // size: the result replaces the weights, which `prune` drops.
+            const bool dequantize = context->node.op_type() == "DequantizeLinear";
+            auto& cache = dequantize ? quantized_ : values_;
+            if (const auto it = cache.find(input); it != cache.end()) {
                 context->inputs.push_back(&it->second);
+                continue;
+            }
+            if (dequantize && values_.count(input)) {
+                context->inputs.push_back(&values_.at(input));
                 continue;
             }
             const onnx::TensorProto* tensor = initializer(input);
@@ -358,7 +373,10 @@ private:
                 return Status();
             const std::vector<int64_t> dims(tensor->dims().begin(), tensor->dims().end());
             int64_t count = 0;
-            if (!foldableCount(dims, &count) ||
+            const bool anySize = (dequantize || context->node.op_type() == "QuantizeLinear") &&
+                context->inputs.empty() &&
+                std::none_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; });
+            if ((!foldableCount(dims, &count) && !anySize) ||
                 tensor->data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
                 return Status();
             Value value;
@@ -367,14 +385,15 @@ private:
             bool read = false;
             if (value.type == kFloat)
                 read = onnxutil::readFloat(*tensor, &value.floats);
-            else if (value.type == kInt64 || value.type == kInt32 || value.type == kBool)
+            else if (value.type == kInt64 || value.type == kInt32 || value.type == kBool ||
+                (dequantize && (value.type == kInt8 || value.type == kUint8)))
                 read = onnxutil::readInt64(*tensor, &value.ints);
             else
                 return Status();
             if (!read)
                 return context->invalid(
                     "the data of input '" + input + "' does not match its shape " + dimsText(dims));
-            context->inputs.push_back(&values_.emplace(input, std::move(value)).first->second);
+            context->inputs.push_back(&cache.emplace(input, std::move(value)).first->second);
         }
         *known = true;
         return Status();
@@ -464,6 +483,8 @@ private:
     int folded_ = 0;
     // Decoded constants by value name: initializers read by foldable nodes and computed outputs.
     std::unordered_map<std::string, Value> values_;
+    // Initializers decoded for DequantizeLinear, by value name.
+    std::unordered_map<std::string, Value> quantized_;
     // Outputs of evaluated nodes (not of Constant nodes): the changes a note reports.
     std::unordered_set<std::string> computed_;
 };

@@ -24,13 +24,19 @@ constexpr int32_t kInt64 = onnx::TensorProto_DataType_INT64;
 constexpr int32_t kInt32 = onnx::TensorProto_DataType_INT32;
 constexpr int32_t kBool = onnx::TensorProto_DataType_BOOL;
 constexpr int32_t kFloat = onnx::TensorProto_DataType_FLOAT;
+// Read only by DequantizeLinear (its quantized input and zero point): held in `ints`.
+constexpr int32_t kInt8 = onnx::TensorProto_DataType_INT8;
+constexpr int32_t kUint8 = onnx::TensorProto_DataType_UINT8;
 
 // A constant tensor being evaluated: the element types the folder computes exactly.
 struct Value {
-    int32_t type = kInt64; // INT64, INT32, BOOL or FLOAT
+    int32_t type = kInt64; // INT64, INT32, BOOL or FLOAT (INT8, UINT8: DequantizeLinear's inputs)
     std::vector<int64_t> dims;
     std::vector<int64_t> ints; // INT64, INT32 and BOOL (0 or 1) elements
     std::vector<float> floats; // FLOAT elements
+    // Kept as the folded initializer's doc_string: what a backend may want to know about how
+    // the values were made (DequantizeLinear's int8 scales, onnx_util.h's kDequantizedNote).
+    std::string note;
 
     bool isFloat() const { return type == kFloat; }
     bool isInteger() const { return type == kInt64 || type == kInt32; }
@@ -129,6 +135,11 @@ Status evaluateNot(const NodeContext& c, std::optional<Value>* out);
 Status evaluateEqual(const NodeContext& c, std::optional<Value>* out);
 Status evaluateWhere(const NodeContext& c, std::optional<Value>* out);
 Status evaluateUnary(const NodeContext& c, std::optional<Value>* out);
+
+// fold_quantize.cpp: QuantizeLinear and DequantizeLinear of constants (a QDQ model's weights
+// and biases).
+Status evaluateQuantizeLinear(const NodeContext& c, std::optional<Value>* out);
+Status evaluateDequantizeLinear(const NodeContext& c, std::optional<Value>* out);
 
 } // namespace fold
 } // namespace jetagent

@@ -22,6 +22,8 @@ const char* typeName(int32_t type)
     case kInt32: return "int32";
     case kBool: return "bool";
     case kFloat: return "float";
+    case kInt8: return "int8";
+    case kUint8: return "uint8";
     default: return "other";
     }
 }

@@ -442,6 +442,17 @@ Status checkModel(onnx::ModelProto& model, const std::string& path, bool runChec
     return validateModel(model, path);
 }
 
+bool isQdqModel(const ModelFile& model)
+{
+    if (!model.proto)
+        return false;
+    for (const auto& node : model.proto->graph().node())
+        if ((node.domain().empty() || node.domain() == "ai.onnx") &&
+            (node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear"))
+            return true;
+    return false;
+}
+
 Expected<std::shared_ptr<const ModelFile>> loadModelFile(const std::string& path)
 {
     RegularFile file;

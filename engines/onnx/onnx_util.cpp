@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
+
+#include "jetagent/base/format.h"
 
 namespace jetagent {
 namespace onnxutil {
@@ -432,6 +435,42 @@ std::string UniqueNames::make(const std::string& base)
             return candidate;
         }
     }
+}
+
+namespace {
+constexpr const char* kDequantizedPrefix = "jetagent: dequantized int8, axis ";
+}
+
+std::string dequantizedNote(const DequantizedScales& note)
+{
+    std::string text = kDequantizedPrefix + std::to_string(note.axis) + ", scales";
+    for (float s : note.scales)
+        text += formatText(" %a", static_cast<double>(s)); // hex: reads back exactly
+    return text;
+}
+
+std::optional<DequantizedScales> parseDequantizedNote(const std::string& doc)
+{
+    const std::string prefix = kDequantizedPrefix;
+    if (doc.compare(0, prefix.size(), prefix) != 0)
+        return std::nullopt;
+    DequantizedScales note;
+    const char* p = doc.c_str() + prefix.size();
+    char* end = nullptr;
+    note.axis = std::strtoll(p, &end, 10);
+    if (end == p || std::strncmp(end, ", scales", 8) != 0)
+        return std::nullopt;
+    p = end + 8;
+    while (*p == ' ') {
+        const float s = std::strtof(p + 1, &end);
+        if (end == p + 1)
+            return std::nullopt;
+        note.scales.push_back(s);
+        p = end;
+    }
+    if (*p || note.scales.empty())
+        return std::nullopt;
+    return note;
 }
 
 } // namespace onnxutil

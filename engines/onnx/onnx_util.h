@@ -41,6 +41,18 @@ onnx::TensorProto makeInt64Tensor(
 onnx::TensorProto makeFloatTensor(
     const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values);
 
+// What the constant folder writes as the doc_string of a float initializer it made from
+// DequantizeLinear of int8 values with zero point 0 (a QDQ model's weights): their scales and the
+// axis they run along (-1: one scale for the whole tensor), so that an int8 backend can take the
+// model's own integers back exactly (weight / scale) instead of choosing new ones.
+struct DequantizedScales {
+    int64_t axis = -1;
+    std::vector<float> scales;
+};
+std::string dequantizedNote(const DequantizedScales& note);
+// nullopt for any other doc_string.
+std::optional<DequantizedScales> parseDequantizedNote(const std::string& doc);
+
 // Attributes by name; nullptr / the fallback when absent.
 const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name);
 int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback);

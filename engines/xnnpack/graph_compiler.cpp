@@ -67,6 +67,9 @@ const std::unordered_map<std::string, Handler>& operatorTable()
         {"ReduceMean", &ops::reduce},
         {"ReduceMax", &ops::reduce},
         {"Pad", &ops::pad},
+        {"QuantizeLinear", &ops::quantizeLinear},
+        {"DequantizeLinear", &ops::quantizeLinear},
+        {"Cast", &ops::cast},
     };
     return table;
 }
@@ -74,6 +77,57 @@ const std::unordered_map<std::string, Handler>& operatorTable()
 } // namespace
 
 namespace ops {
+
+namespace {
+
+bool isByte(int32_t type)
+{
+    return type == onnx::TensorProto::UINT8 || type == onnx::TensorProto::INT8;
+}
+
+} // namespace
+
+// Inputs are float32, or uint8/int8 read by DequantizeLinear alone (held as floats of their
+// integers, as the Session passes every tensor).
+Status CompileContext::checkInputType(const onnx::ValueInfoProto& input) const
+{
+    const int32_t type = input.type().tensor_type().elem_type();
+    if (type == onnx::TensorProto::FLOAT)
+        return Status();
+    if (!isByte(type)) {
+        const auto& readers = index_.consumers(input.name());
+        return Status::unsupported("model input '" + input.name() + "' is not float32" +
+            (readers.empty() ? std::string()
+                             : " (" + onnxutil::nodeLabel(graph_.node(readers[0]), readers[0]) +
+                        " reads it)") +
+            ": the xnnpack backend runs float32 models, with uint8 or int8 inputs where "
+            "DequantizeLinear reads them");
+    }
+    for (int reader : index_.consumers(input.name())) {
+        const onnx::NodeProto& node = graph_.node(reader);
+        if (node.op_type() != "DequantizeLinear" || node.input(0) != input.name())
+            return Status::unsupported(onnxutil::nodeLabel(node, reader) + " reads model input '" +
+                input.name() +
+                "', which is an 8-bit integer tensor: the xnnpack backend takes those only "
+                "where DequantizeLinear reads them");
+    }
+    return Status();
+}
+
+// An 8-bit integer output must be what a QuantizeLinear writes (its integers as floats).
+Status CompileContext::checkOutputType(const onnx::ValueInfoProto& output) const
+{
+    const int32_t type = output.type().tensor_type().elem_type();
+    if (!isByte(type))
+        return Status();
+    const int producer = index_.producer(output.name());
+    if (producer >= 0 && graph_.node(producer).op_type() == "QuantizeLinear")
+        return Status();
+    return Status::unsupported("model output '" + output.name() + "' is an 8-bit integer tensor" +
+        (producer >= 0 ? " computed by " + onnxutil::nodeLabel(graph_.node(producer), producer)
+                       : std::string()) +
+        ": the xnnpack backend gives those only from QuantizeLinear");
+}
 
 Expected<std::shared_ptr<Plan>> CompileContext::compile()
 {
@@ -83,9 +137,8 @@ Expected<std::shared_ptr<Plan>> CompileContext::compile()
     for (const auto& input : graph_.input()) {
         if (index_.initializer(input.name()))
             continue;
-        if (input.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
-            return Status::unsupported("model input '" + input.name() +
-                "' is not float32 (the xnnpack backend runs float32 models)");
+        if (Status typed = checkInputType(input); !typed.ok())
+            return typed;
         auto dims = shapes_.find(input.name());
         if (dims == shapes_.end() || dims->second.empty())
             return Status::unsupported("model input '" + input.name() + "' has no static shape");
@@ -110,6 +163,8 @@ Expected<std::shared_ptr<Plan>> CompileContext::compile()
             return s;
     }
     for (const auto& output : graph_.output()) {
+        if (Status typed = checkOutputType(output); !typed.ok())
+            return typed;
         const int id = valueOf(output.name());
         if (id < 0)
             return Status::unsupported("model output '" + output.name() +

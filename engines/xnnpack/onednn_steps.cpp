@@ -11,6 +11,7 @@
 // NHWC, which oneDNN's fast kernels need; a channel slice of the output would be strided and fall
 // to its reference kernel); a fully connected layer by bands of rows.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -38,7 +39,73 @@ struct Part {
     dnnl::primitive primitive;
     memory src, dst, weights, bias, scratchpad;
     std::vector<dnnl_exec_arg_t> args;
+    // int8 residual: copied over the part's output before it runs (oneDNN's sum post-op adds
+    // what the output memory holds); residualBytes 0: none.
+    const void* residual = nullptr;
+    void* residualTo = nullptr;
+    size_t residualBytes = 0;
 };
+
+// A slice of a convolution that one part computes: whole images of a batch, or a band of one
+// image's output rows with the input rows it reads and the padding that falls inside it. Offsets
+// are in elements from the input's and the output's start.
+struct ConvBand {
+    size_t inOffset = 0, outOffset = 0;
+    size_t images = 1, inRows = 0;
+    uint32_t padTop = 0, padBottom = 0;
+    size_t outRows = 0, outW = 0;
+};
+
+// The bands of an NHWC convolution of `outPixels` output pixels per image, one per thread of
+// `pool` (at most one per image, or per output row).
+std::vector<ConvBand> convBands(const ConvGeometry& g, size_t outPixels, pthreadpool_t pool)
+{
+    const size_t ic = g.groups * g.groupInputChannels;
+    const size_t oc = g.groups * g.groupOutputChannels;
+    const size_t outW =
+        (g.inputW + g.padLeft + g.padRight - (g.dilationW * (g.kernelW - 1) + 1)) / g.strideW + 1;
+    const size_t outH = outPixels / outW;
+    const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
+    std::vector<ConvBand> bands;
+    if (g.batch > 1) {
+        const size_t parts = std::min(threads, g.batch);
+        for (size_t p = 0; p < parts; ++p) {
+            const size_t b0 = g.batch * p / parts, b1 = g.batch * (p + 1) / parts;
+            ConvBand b;
+            b.inOffset = b0 * g.inputH * g.inputW * ic;
+            b.outOffset = b0 * outH * outW * oc;
+            b.images = b1 - b0;
+            b.inRows = g.inputH;
+            b.padTop = g.padTop;
+            b.padBottom = g.padBottom;
+            b.outRows = outH;
+            b.outW = outW;
+            bands.push_back(b);
+        }
+        return bands;
+    }
+    const size_t parts = std::min(threads, outH);
+    const long span = static_cast<long>(g.dilationH) * (static_cast<long>(g.kernelH) - 1) + 1;
+    for (size_t p = 0; p < parts; ++p) {
+        const long r0 = static_cast<long>(outH * p / parts);
+        const long r1 = static_cast<long>(outH * (p + 1) / parts);
+        const long first = r0 * static_cast<long>(g.strideH) - static_cast<long>(g.padTop);
+        const long end =
+            (r1 - 1) * static_cast<long>(g.strideH) - static_cast<long>(g.padTop) + span;
+        const long h = static_cast<long>(g.inputH);
+        const long from = std::max(0L, first), to = std::min(h, end);
+        ConvBand b;
+        b.inOffset = static_cast<size_t>(from) * g.inputW * ic;
+        b.outOffset = static_cast<size_t>(r0) * outW * oc;
+        b.inRows = static_cast<size_t>(to - from);
+        b.padTop = static_cast<uint32_t>(std::max(0L, -first));
+        b.padBottom = static_cast<uint32_t>(std::max(0L, end - h));
+        b.outRows = static_cast<size_t>(r1 - r0);
+        b.outW = outW;
+        bands.push_back(b);
+    }
+    return bands;
+}
 
 class OneDnnExec final : public StepExec {
 public:
@@ -52,52 +119,50 @@ public:
         const Value& y = plan.values[static_cast<size_t>(step.output)];
         // The output is NHWC [batch][outH][outW][channels] whatever the value's logical rank.
         const size_t oc = step.groups * step.groupOutputChannels;
-        const size_t ic = step.groups * step.groupInputChannels;
-        const size_t batch = step.batch;
-        const size_t outPixels = static_cast<size_t>(y.count()) / (batch * oc);
-        const size_t outW = (step.inputW + step.padLeft + step.padRight -
-                                (step.dilationW * (step.kernelW - 1) + 1)) /
-                step.strideW +
-            1;
-        const size_t outH = outPixels / outW;
-        const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
+        const size_t outPixels = static_cast<size_t>(y.count()) / (step.batch * oc);
         // oneDNN sizes a primitive's work split by the creating thread's OpenMP thread count: one.
         omp_set_num_threads(1);
         try {
-            if (batch > 1) {
-                // Whole images per part.
-                const size_t parts = std::min(threads, batch);
-                for (size_t p = 0; p < parts; ++p) {
-                    const size_t b0 = batch * p / parts, b1 = batch * (p + 1) / parts;
-                    addConvPart(step, in + b0 * step.inputH * step.inputW * ic,
-                        out + b0 * outH * outW * oc, b1 - b0, step.inputH, step.padTop,
-                        step.padBottom, outH, outW);
-                }
-            } else {
-                // Bands of output rows, each with the input rows it reads and the padding that
-                // falls inside it.
-                const size_t parts = std::min(threads, outH);
-                const long span =
-                    static_cast<long>(step.dilationH) * (static_cast<long>(step.kernelH) - 1) + 1;
-                for (size_t p = 0; p < parts; ++p) {
-                    const long r0 = static_cast<long>(outH * p / parts);
-                    const long r1 = static_cast<long>(outH * (p + 1) / parts);
-                    const long first =
-                        r0 * static_cast<long>(step.strideH) - static_cast<long>(step.padTop);
-                    const long end = (r1 - 1) * static_cast<long>(step.strideH) -
-                        static_cast<long>(step.padTop) + span;
-                    const long h = static_cast<long>(step.inputH);
-                    const long from = std::max(0L, first), to = std::min(h, end);
-                    addConvPart(step, in + static_cast<size_t>(from) * step.inputW * ic,
-                        out + static_cast<size_t>(r0) * outW * oc, 1,
-                        static_cast<size_t>(to - from), static_cast<uint32_t>(std::max(0L, -first)),
-                        static_cast<uint32_t>(std::max(0L, end - h)), static_cast<size_t>(r1 - r0),
-                        outW);
-                }
-            }
+            for (const ConvBand& b : convBands(step, outPixels, pool))
+                addConvPart(step, in + b.inOffset, out + b.outOffset, b.images, b.inRows, b.padTop,
+                    b.padBottom, b.outRows, b.outW);
         } catch (const dnnl::error& e) {
             return Status::unsupported(
                 step.node + ": oneDNN cannot run this convolution (" + e.what() + ")");
+        }
+        return Status();
+    }
+
+    // An int8 convolution over the plan's int8 values (signed, with their zero points: oneDNN
+    // reads XNNPACK's representation as it is), split as buildConv's. A 1x1 convolution of unit
+    // stride and no padding (a fully connected layer among them) runs as one image of all the
+    // batch's rows, so that one image or a batch of rows splits into bands alike.
+    Status buildQConv(const QConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+    {
+        node_ = step.node;
+        auto* in = reinterpret_cast<int8_t*>(plan.address(arena, step.inputs[0]));
+        auto* out = reinterpret_cast<int8_t*>(plan.address(arena, step.output));
+        const int8_t* residual = step.residual
+            ? reinterpret_cast<const int8_t*>(plan.address(arena, step.inputs[1]))
+            : nullptr;
+        ConvGeometry g = step;
+        if (g.kernelH == 1 && g.kernelW == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 &&
+            g.padBottom == 0 && g.padLeft == 0 && g.padRight == 0) {
+            g.inputH *= g.batch;
+            g.batch = 1;
+        }
+        const size_t oc = g.groups * g.groupOutputChannels;
+        const size_t outPixels =
+            static_cast<size_t>(plan.values[static_cast<size_t>(step.output)].count()) /
+            (g.batch * oc);
+        omp_set_num_threads(1);
+        try {
+            for (const ConvBand& b : convBands(g, outPixels, pool))
+                addQConvPart(step, g, plan, in + b.inOffset, out + b.outOffset,
+                    residual ? residual + b.outOffset : nullptr, b);
+        } catch (const dnnl::error& e) {
+            return Status::unsupported(
+                step.node + ": oneDNN cannot run this int8 convolution (" + e.what() + ")");
         }
         return Status();
     }
@@ -149,6 +214,8 @@ private:
     {
         omp_set_num_threads(1); // this thread's OpenMP regions: none (see the file's comment)
         Part& part = parts_[p];
+        if (part.residualBytes)
+            std::memcpy(part.residualTo, part.residual, part.residualBytes);
         status_[p] = dnnl_primitive_execute(part.primitive.get(), part.stream.get(),
             static_cast<int>(part.args.size()), part.args.data());
     }
@@ -201,6 +268,88 @@ private:
         addPart(std::move(part), pd.scratchpad_desc(), step.bias, biasDesc);
     }
 
+    // One band of an int8 convolution: s8 pixels with the input's zero point, s8 weights of one
+    // scale per output channel (oneDNN re-lays them, on CPUs without VNNI halved to 7 bits so
+    // that its 16-bit pair sums cannot saturate), s32 bias, s8 output with the output's zero
+    // point; the residual's sum and the clamp as post-ops, in units of the output's scale.
+    void addQConvPart(const QConvStep& step, const ConvGeometry& g, const Plan& plan, int8_t* in,
+        int8_t* out, const int8_t* residual, const ConvBand& band)
+    {
+        const auto s8 = memory::data_type::s8;
+        const auto groups = static_cast<memory::dim>(g.groups);
+        const auto gic = static_cast<memory::dim>(g.groupInputChannels);
+        const auto goc = static_cast<memory::dim>(g.groupOutputChannels);
+        const auto ic = groups * gic, oc = groups * goc;
+        const auto n = static_cast<memory::dim>(band.images);
+        const auto kh = static_cast<memory::dim>(g.kernelH);
+        const auto kw = static_cast<memory::dim>(g.kernelW);
+        const memory::desc srcDesc(
+            {n, ic, static_cast<memory::dim>(band.inRows), static_cast<memory::dim>(g.inputW)}, s8,
+            memory::format_tag::nhwc);
+        const memory::desc dstDesc(
+            {n, oc, static_cast<memory::dim>(band.outRows), static_cast<memory::dim>(band.outW)},
+            s8, memory::format_tag::nhwc);
+        const memory::dims weightDims =
+            groups == 1 ? memory::dims {oc, ic, kh, kw} : memory::dims {groups, goc, gic, kh, kw};
+        const memory::desc plainWeights(
+            weightDims, s8, groups == 1 ? memory::format_tag::ohwi : memory::format_tag::gohwi);
+        const memory::desc anyWeights(weightDims, s8, memory::format_tag::any);
+        const memory::desc biasDesc({oc}, memory::data_type::s32, memory::format_tag::x);
+        const memory::dims strides {g.strideH, g.strideW};
+        const memory::dims dilation {g.dilationH - 1, g.dilationW - 1};
+        const memory::dims padL {band.padTop, g.padLeft}, padR {band.padBottom, g.padRight};
+        const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+            dnnl::algorithm::convolution_direct, srcDesc, anyWeights, biasDesc, dstDesc, strides,
+            dilation, padL, padR);
+
+        const Value& x = plan.rootOf(step.inputs[0]);
+        const Value& y = plan.rootOf(step.output);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        std::vector<float> scales(step.kernelScale.size());
+        for (size_t c = 0; c < scales.size(); ++c)
+            scales[c] = static_cast<float>(double(x.scale) * step.kernelScale[c] / y.scale);
+        attr.set_output_scales(1 << 1, scales); // per channel: axis 1 of the output's dims
+        if (x.zeroPoint != 0)
+            attr.set_zero_points(DNNL_ARG_SRC, 0, {x.zeroPoint});
+        if (y.zeroPoint != 0)
+            attr.set_zero_points(DNNL_ARG_DST, 0, {y.zeroPoint});
+        dnnl::post_ops ops;
+        if (step.residual) {
+            const Value& r = plan.rootOf(step.inputs[1]);
+            ops.append_sum(r.scale / y.scale, r.zeroPoint);
+        }
+        // The clamp, before the output's zero point is added.
+        if (step.outputMin > -128 || step.outputMax < 127)
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip,
+                static_cast<float>(step.outputMin - y.zeroPoint),
+                static_cast<float>(step.outputMax - y.zeroPoint));
+        if (ops.len() > 0)
+            attr.set_post_ops(ops);
+        const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
+
+        Part part;
+        part.stream = dnnl::stream(engine_);
+        part.primitive = dnnl::convolution_forward(pd);
+        part.src = memory(srcDesc, engine_, in);
+        part.dst = memory(dstDesc, engine_, out);
+        part.weights = weightsFor(
+            step.packedMutex, step.packed, plainWeights, step.kernel.data(), pd.weights_desc());
+        if (residual) {
+            part.residual = residual;
+            part.residualTo = out;
+            part.residualBytes =
+                static_cast<size_t>(n) * band.outRows * band.outW * static_cast<size_t>(oc);
+        }
+        part.scratchpad = memory(pd.scratchpad_desc(), engine_);
+        part.bias = memory(biasDesc, engine_, const_cast<int32_t*>(step.bias.data()));
+        part.args = {{DNNL_ARG_SRC, part.src.get()}, {DNNL_ARG_WEIGHTS, part.weights.get()},
+            {DNNL_ARG_DST, part.dst.get()}, {DNNL_ARG_SCRATCHPAD, part.scratchpad.get()},
+            {DNNL_ARG_BIAS, part.bias.get()}};
+        parts_.push_back(std::move(part));
+        status_.push_back(dnnl_success);
+    }
+
     // A band of rows as a 1x1 convolution over a column of `rows` pixels: oneDNN's jit 1x1
     // convolution (blocked weights) ran these products at 70-78 GFLOP/s a core here, its inner
     // product (a plain sgemm) at 55-60.
@@ -251,8 +400,8 @@ private:
         status_.push_back(dnnl_success);
     }
 
-    // A user scratchpad (allocated here, not per call), the residual sum, GELU and the output
-    // clamp.
+    // A user scratchpad (allocated here, not per call), the residual sum, the activation (GELU,
+    // SiLU, HardSwish) and the output clamp.
     static dnnl::primitive_attr attributes(const OutputRange& range, bool residual, GeluForm gelu)
     {
         dnnl::primitive_attr attr;
@@ -260,11 +409,15 @@ private:
         dnnl::post_ops ops;
         if (residual)
             ops.append_sum(1.0f); // the output buffer holds the residual (graph_compiler.cpp)
-        if (gelu != GeluForm::None)
-            ops.append_eltwise(1.0f,
-                gelu == GeluForm::Tanh ? dnnl::algorithm::eltwise_gelu_tanh
-                                       : dnnl::algorithm::eltwise_gelu_erf,
-                0.0f, 0.0f);
+        // swish is x sigmoid(alpha x); hardswish is x relu6(x + 3) / 6 (no parameter in 2.6).
+        if (gelu == GeluForm::Erf)
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+        else if (gelu == GeluForm::Tanh)
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+        else if (gelu == GeluForm::Swish)
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+        else if (gelu == GeluForm::HardSwish)
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.0f, 0.0f);
         if (range.min > -std::numeric_limits<float>::infinity() ||
             range.max < std::numeric_limits<float>::infinity()) {
             if (range.min == 0.0f && range.max == std::numeric_limits<float>::infinity())
@@ -280,7 +433,7 @@ private:
     // The weights re-laid for a primitive's kernel, once per layout the parts ask for, shared by
     // every session of the engine (the step keeps them; all sessions use one oneDNN engine).
     memory weightsFor(std::mutex& mutex, std::vector<std::shared_ptr<void>>& kept,
-        const memory::desc& plainDesc, const float* data, const memory::desc& wanted)
+        const memory::desc& plainDesc, const void* data, const memory::desc& wanted)
     {
         std::lock_guard<std::mutex> lock(mutex);
         for (const auto& k : kept) {
@@ -288,7 +441,7 @@ private:
             if (w.get_desc() == wanted)
                 return w;
         }
-        memory plain(plainDesc, engine_, const_cast<float*>(data));
+        memory plain(plainDesc, engine_, const_cast<void*>(data));
         memory packed(wanted, engine_);
         omp_set_num_threads(1);
         dnnl::stream stream(engine_);
@@ -323,6 +476,14 @@ bool oneDnnAvailable()
     }
 }
 
+bool oneDnnHasVnni()
+{
+    // The ISA values are nested bit sets: 0x40 is in every AVX-512 VNNI level, 0x400 in AVX-VNNI.
+    const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    return (isa & (dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core)) != 0 ||
+        (isa & (dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2)) != 0;
+}
+
 namespace {
 
 // A step's oneDNN exec, built by `build` (one of OneDnnExec's), or why oneDNN cannot run it.
@@ -347,6 +508,13 @@ Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
 {
     return instantiateOneDnn(
         step, [&](OneDnnExec& exec) { return exec.buildConv(step, arena, plan, pool); });
+}
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnQConv(
+    const QConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool)
+{
+    return instantiateOneDnn(
+        step, [&](OneDnnExec& exec) { return exec.buildQConv(step, arena, plan, pool); });
 }
 
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(

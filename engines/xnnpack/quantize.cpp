@@ -9,6 +9,7 @@
 #include <functional>
 #include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "jetagent/base/format.h"
 #include "jetagent/base/text.h"
@@ -169,6 +170,27 @@ Status rebuildSteps(Plan* plan, const Lowering& lowering, size_t* converts)
     steps = std::move(out);
     planMemory(plan);
     return Status();
+}
+
+// The step list of an int8 plan whose roles and int8 values are decided, with conversions where
+// int8 and float parts meet; `lowCopy` sets the scale and zero point of an int8 copy of a float
+// value. Shared by the calibrated and the explicit (QDQ) quantization.
+Expected<QuantizeSummary> lowerToInt8(Plan* plan, const std::vector<LowRole>& roles,
+    const std::vector<char>& isInt8, std::function<Status(size_t r, Value* copy)> lowCopy)
+{
+    QuantizeSummary summary;
+    Lowering lowering;
+    lowering.type = DType::QS8;
+    for (LowRole role : roles)
+        lowering.lowStep.push_back(role != LowRole::Float);
+    lowering.lowRoot = isInt8;
+    lowering.lowCopy = std::move(lowCopy);
+    lowering.lower = [&](std::unique_ptr<StepDef> s) { return s->toInt8(*plan); };
+    if (Status rebuilt = rebuildSteps(plan, lowering, &summary.converts); !rebuilt.ok())
+        return rebuilt;
+    for (LowRole role : roles)
+        ++(role == LowRole::Float ? summary.floatSteps : summary.int8Steps);
+    return summary;
 }
 
 // Each step's role in a pass to `type`, in order: a step lowers (unless forced to stay fp32) as
@@ -457,26 +479,91 @@ Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges)
     }
 
     // The new step list, with conversions where int8 and float parts meet.
-    QuantizeSummary summary;
-    Lowering lowering;
-    lowering.type = DType::QS8;
-    for (LowRole role : roles)
-        lowering.lowStep.push_back(role != LowRole::Float);
-    lowering.lowRoot = isInt8;
-    lowering.lowCopy = [&](size_t r, Value* copy) -> Status {
+    return lowerToInt8(plan, roles, isInt8, [&](size_t r, Value* copy) -> Status {
         auto range = rangeOf(*plan, ranges, r);
         if (!range)
             return range.status();
         setParams(copy, range.value());
         return Status();
+    });
+}
+
+// Explicit int8: the parameters a QDQ model gives, instead of calibrated ranges.
+
+namespace {
+
+// Which steps can run int8 with the parameters given: those whose lowRole allows it, whose every
+// input and output has parameters (data movement's all alike) and whose kernel takes them; the
+// others are forced to fp32 and the roles assigned again until nothing changes.
+std::vector<LowRole> explicitRoles(
+    const Plan& plan, const ParamTable& params, std::vector<char>* isInt8)
+{
+    auto paramsOf = [&](int id) -> const QuantParams* {
+        const auto it = params.find(plan.rootOf(id).name);
+        return it == params.end() ? nullptr : &it->second;
     };
-    lowering.lower = [&](std::unique_ptr<StepDef> s) { return s->toInt8(*plan); };
-    Status rebuilt = rebuildSteps(plan, lowering, &summary.converts);
-    if (!rebuilt.ok())
-        return rebuilt;
-    for (LowRole role : roles)
-        ++(role == LowRole::Float ? summary.floatSteps : summary.int8Steps);
-    return summary;
+    std::vector<char> forcedFloat(plan.steps.size(), 0);
+    for (;;) {
+        std::vector<LowRole> roles = assignRoles(plan, DType::QS8, forcedFloat, isInt8);
+        bool changed = false;
+        for (size_t i = 0; i < plan.steps.size(); ++i) {
+            if (roles[i] == LowRole::Float)
+                continue;
+            const StepDef& s = *plan.steps[i];
+            std::vector<int> ids = s.inputs;
+            ids.insert(ids.end(), s.extraOutputs.begin(), s.extraOutputs.end());
+            ids.push_back(s.output);
+            bool fits = true;
+            const QuantParams* first = nullptr;
+            std::vector<Value> in;
+            Value out;
+            for (size_t k = 0; k < ids.size() && fits; ++k) {
+                const QuantParams* p = paramsOf(ids[k]);
+                fits = p &&
+                    (roles[i] != LowRole::PassThrough || !first ||
+                        (p->scale == first->scale && p->zeroPoint == first->zeroPoint));
+                if (!fits)
+                    break;
+                first = first ? first : p;
+                Value v;
+                v.scale = p->scale;
+                v.zeroPoint = p->zeroPoint;
+                (k < s.inputs.size() ? in.emplace_back(v) : out) = v;
+            }
+            if (fits && roles[i] == LowRole::Compute)
+                fits = s.int8ScalesFit(in, out);
+            if (!fits) {
+                forcedFloat[i] = 1;
+                changed = true;
+            }
+        }
+        if (!changed)
+            return roles;
+    }
+}
+
+} // namespace
+
+Expected<QuantizeSummary> quantizePlanExplicit(Plan* plan, const ParamTable& params)
+{
+    std::vector<char> isInt8;
+    const std::vector<LowRole> roles = explicitRoles(*plan, params, &isInt8);
+    auto& values = plan->values;
+    for (size_t v = 0; v < values.size(); ++v) {
+        const auto it = params.find(plan->rootOf(static_cast<int>(v)).name);
+        if (it == params.end())
+            continue;
+        values[v].scale = it->second.scale;
+        values[v].zeroPoint = it->second.zeroPoint;
+    }
+    return lowerToInt8(plan, roles, isInt8, [&](size_t r, Value* copy) -> Status {
+        const auto it = params.find(values[r].name);
+        if (it == params.end())
+            return Status::invalid("no int8 parameters for value '" + values[r].name + "'");
+        copy->scale = it->second.scale;
+        copy->zeroPoint = it->second.zeroPoint;
+        return Status();
+    });
 }
 
 } // namespace xnnplan

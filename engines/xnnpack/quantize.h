@@ -46,6 +46,21 @@ struct QuantizeSummary {
 // names the value the table does not cover (a table from another model).
 Expected<QuantizeSummary> quantizePlan(Plan* plan, const RangeTable& ranges);
 
+// Explicit int8: a value's int8 scale and zero point as a QDQ model gives them (qdq_plan.h), by
+// root value name.
+struct QuantParams {
+    float scale = 1;
+    int32_t zeroPoint = 0; // int8: a uint8 zero point z is z - 128 with the same scale
+};
+using ParamTable = std::map<std::string, QuantParams>;
+
+// quantizePlan with the model's own parameters instead of calibrated ranges: a step runs int8
+// where its lowRole allows it and every value it reads and writes has parameters in `params`
+// (data movement's all the same ones) that its int8 kernel takes; the rest stays fp32, with
+// conversions between. Weights with scales of the model's (WeightedStep::weightScales) keep them.
+// Model inputs and outputs stay float. Plans memory again.
+Expected<QuantizeSummary> quantizePlanExplicit(Plan* plan, const ParamTable& params);
+
 // Rewrites `plan`, an fp32 plan with no oneDNN steps, into an fp16 one for CPUs with native fp16
 // arithmetic: convolutions, fully connected layers, additions and multiplications of computed
 // values, global means, max pooling, clamps, HardSwish, LeakyRelu, concatenation, split and padding

@@ -85,14 +85,32 @@ std::vector<uint16_t> toHalfBits(const std::vector<float>& values)
     return out;
 }
 
-// The int8 convolution of `kernel` and `bias` ([channels][...]) reading `input`, clamped to
-// `range` in `output`'s parameters.
-std::unique_ptr<QConvStep> quantizedConv(const std::vector<float>& kernel,
-    const std::vector<float>& bias, size_t channels, const OutputRange& range, const Value& input,
-    const Value& output)
+// A QDQ model's int8 weights: `kernel` divided by its own per-channel `scales`, which gives the
+// model's integers back exactly (they were multiplied by the same float).
+void givenWeights(const std::vector<float>& kernel, const std::vector<float>& scales,
+    std::vector<int8_t>* q, std::vector<float>* out)
 {
+    const size_t per = scales.empty() ? 0 : kernel.size() / scales.size();
+    q->resize(kernel.size());
+    for (size_t i = 0; i < kernel.size(); ++i)
+        (*q)[i] = static_cast<int8_t>(
+            std::clamp(std::nearbyint(kernel[i] / scales[i / per]), -128.0f, 127.0f));
+    *out = scales;
+}
+
+// The int8 convolution of `kernel` and `bias` ([channels][...]) reading `input`, clamped to
+// `range` in `output`'s parameters; with the model's weight scales where it gave them.
+std::unique_ptr<QConvStep> quantizedConv(
+    const WeightedStep& weighted, size_t channels, const Value& input, const Value& output)
+{
+    const std::vector<float>& kernel = weighted.kernel;
+    const std::vector<float>& bias = weighted.bias;
+    const OutputRange& range = weighted.range;
     auto step = std::make_unique<QConvStep>();
-    quantizeWeights(kernel, channels, &step->kernel, &step->kernelScale);
+    if (weighted.weightScales.size() == channels && channels > 0)
+        givenWeights(kernel, weighted.weightScales, &step->kernel, &step->kernelScale);
+    else
+        quantizeWeights(kernel, channels, &step->kernel, &step->kernelScale);
     step->bias = quantizeBias(bias, channels, input.scale, step->kernelScale);
     step->outputMin = quantize(range.min, output);
     step->outputMax = quantize(range.max, output);
@@ -139,8 +157,8 @@ bool ConvStep::int8ScalesFit(const std::vector<Value>& in, const Value& out) con
 
 std::unique_ptr<StepDef> ConvStep::toInt8(const Plan& plan) const
 {
-    auto step = quantizedConv(kernel, bias, groups * groupOutputChannels, range,
-        plan.rootOf(inputs[0]), plan.rootOf(output));
+    auto step = quantizedConv(
+        *this, groups * groupOutputChannels, plan.rootOf(inputs[0]), plan.rootOf(output));
     static_cast<ConvGeometry&>(*step) = static_cast<const ConvGeometry&>(*this);
     return step;
 }
@@ -158,8 +176,7 @@ bool FullyConnectedStep::int8ScalesFit(const std::vector<Value>& in, const Value
 // As a 1x1 convolution over `rows` pixels.
 std::unique_ptr<StepDef> FullyConnectedStep::toInt8(const Plan& plan) const
 {
-    auto step = quantizedConv(
-        kernel, bias, outputChannels, range, plan.rootOf(inputs[0]), plan.rootOf(output));
+    auto step = quantizedConv(*this, outputChannels, plan.rootOf(inputs[0]), plan.rootOf(output));
     step->groupInputChannels = inputChannels;
     step->groupOutputChannels = outputChannels;
     step->batch = rows;

@@ -26,8 +26,9 @@ public:
     const char* library() const override { return "reference"; }
 };
 
-// Which GELU a step applies: none, the exact (erf) form, or the tanh approximation.
-enum class GeluForm { None, Erf, Tanh };
+// The activation a step applies to its result: none, GELU's exact (erf) form or its tanh
+// approximation; on oneDNN steps also SiLU (x sigmoid(x), oneDNN's swish) and HardSwish.
+enum class GeluForm { None, Erf, Tanh, Swish, HardSwish };
 
 // A clamp fused into the step's output (Relu, Clip); the full float range when none.
 struct OutputRange {
@@ -58,6 +59,9 @@ public:
     GeluForm gelu = GeluForm::None; // oneDNN only: GELU of the result, before `range`
     std::vector<float> kernel; // in the step's layout (its own comment)
     std::vector<float> bias; // per output channel; FullyConnectedStep's may be empty: none
+    // A QDQ model's weight scales per output channel (its int8 weights are kernel / scale
+    // exactly): the int8 pass keeps them instead of choosing its own. Empty: none given.
+    std::vector<float> weightScales;
     std::vector<uint16_t> halfKernel, halfBias; // `half`: the same as IEEE fp16 (kernel emptied)
     OutputRange range;
     mutable std::mutex packedMutex;
@@ -100,6 +104,11 @@ public:
 // oneDNN's part (onednn_steps.cpp, in x86-64 builds with oneDNN; elsewhere oneDnnAvailable() is
 // false and no step asks for it).
 bool oneDnnAvailable();
+// oneDNN's int8 kernels on this CPU use VNNI (AVX-512 VNNI or AVX-VNNI). Without it they multiply
+// 7-bit weights (the weights halved, to keep AVX2's 16-bit sums from saturating): faster than
+// XNNPACK's int8 still, but no longer the exact 8-bit products a model's own scales were chosen
+// for.
+bool oneDnnHasVnni();
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
     const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
@@ -233,16 +242,37 @@ struct Int8Clamp {
 // are int8, with the scale and zero point their Value holds (quantized_steps.cpp).
 
 // A convolution (or a fully connected layer, as a 1x1 one over `batch` rows) with int8 weights of
-// one scale per output channel and int32 biases, on XNNPACK's qc8 kernels.
-class QConvStep final : public XnnpackStep, public ConvGeometry, public Int8Clamp {
+// one scale per output channel and int32 biases, on XNNPACK's qc8 kernels or, where
+// moveInt8ToOneDnn chose it (onednn_int8.h), oneDNN's int8 kernels over the same int8 values.
+class QConvStep final : public StepDef, public ConvGeometry, public Int8Clamp {
 public:
     std::vector<int8_t> kernel; // ConvStep's layout
     std::vector<float> kernelScale; // per output channel
     std::vector<int32_t> bias; // per output channel, in units of input scale * kernel scale
+    bool onednn = false; // run on oneDNN (onednn_steps.cpp) instead of XNNPACK
+    // oneDNN only: adds inputs[1] (an int8 value of the output's shape, with its own scale and
+    // zero point) before the clamp: a residual Add folded in.
+    bool residual = false;
+    // oneDNN's re-laid kernel, as WeightedStep's.
+    mutable std::mutex packedMutex;
+    mutable std::vector<std::shared_ptr<void>> packed;
+    const char* library() const override { return onednn ? "onednn" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
     int64_t lowerableWeights() const override;
 };
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnQConv(
+    const QConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
+
+struct OneDnnInt8Summary {
+    size_t convolutions = 0; // int8 convolutions (and fully connected layers) moved to oneDNN
+    size_t residuals = 0; // int8 additions folded into one of them
+};
+// Moves the dense (one group) int8 convolutions of `plan`, a quantized plan (quantize.h), onto
+// oneDNN's int8 kernels, over the same int8 values (no conversion is added), and folds into such a
+// convolution the int8 Add (with its clamp) that is the only reader of its output; plans memory
+// again (onednn_int8.cpp, in x86-64 builds with oneDNN, whose caller checks oneDnnAvailable()).
+OneDnnInt8Summary moveInt8ToOneDnn(Plan* plan);
 
 // Element-wise sum of two int8 values, with broadcasting (physical shapes).
 class QAddStep final : public XnnpackStep, public Int8Clamp {
@@ -307,6 +337,33 @@ uint16_t halfBits(float x);
 class ConvertStep final : public XnnpackStep {
 public:
     DType from = DType::F32, to = DType::QS8;
+    size_t count = 0;
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
+// QuantizeLinear and DequantizeLinear as ONNX defines them, in fp32 (qdq.cpp): an integer tensor
+// is held as floats of its integers, exact for 8 bits. Per tensor (channels 1) or per channel of
+// an axis with `outer` indices before it and `inner` elements after it (physical order).
+class QdqStep final : public ReferenceStep {
+public:
+    bool quantize = true; // QuantizeLinear: y = clamp(round_half_even(x / s) + z, lo, hi)
+    // A QuantizeLinear and the DequantizeLinear after it as one step (qdq_plan.cpp): the real
+    // value of the quantized one, (q - z) * s. In int8 plans it becomes a requantization.
+    bool fake = false;
+    size_t outer = 1, channels = 1, inner = 0;
+    std::vector<float> scale, zeroPoint; // per channel
+    float lo = 0, hi = 255; // the integer type's range (uint8; int8: -128, 127)
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+    LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
+    std::unique_ptr<StepDef> toInt8(const Plan& plan) const override;
+};
+
+// int8 values from one scale and zero point to another (the plan's values say which), rounding
+// half to even and saturating (qdq.cpp); a copy when both are the same.
+class QRequantizeStep final : public ReferenceStep {
+public:
     size_t count = 0;
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;

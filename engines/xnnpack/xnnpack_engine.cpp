@@ -24,6 +24,7 @@
 #include "jetagent/base/log.h"
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/engines/sha256.h"
+#include "qdq_plan.h"
 #include "quantize.h"
 #include "steps.h"
 
@@ -224,6 +225,43 @@ private:
     Observer observer_;
 };
 
+const char* typeName(xnnplan::DType type)
+{
+    return type == xnnplan::DType::QS8 ? "int8" : type == xnnplan::DType::F16 ? "fp16" : "fp32";
+}
+
+// What a step computes in (inspect's column): the type of the value it writes, or for a
+// conversion between the int8 (or fp16) and fp32 parts, both ("int8>fp32").
+// An int8 plan's dense convolutions and fully connected layers onto oneDNN's int8 kernels, where
+// the build has oneDNN and engine.onednn is on; what moved, for the engine's description. A model's
+// own scales (QDQ) were chosen for exact 8-bit products: they go to oneDNN only where its kernels
+// compute those (VNNI); calibrated scales go anyway (2x XNNPACK's int8 on AVX2, measured in
+// docs/cpu-engine.md, for a 7-bit weight's rounding).
+std::string int8OnOneDnn([[maybe_unused]] Plan* plan, [[maybe_unused]] const EngineOptions& options,
+    [[maybe_unused]] bool modelScales)
+{
+#ifdef JETAGENT_HAVE_ONEDNN
+    if (modelScales && !xnnplan::oneDnnHasVnni())
+        return "; not on oneDNN int8 (this CPU has no VNNI: its 7-bit weights would round the "
+               "model's own weights)";
+    if (options.onednn && xnnplan::oneDnnAvailable()) {
+        const auto moved = xnnplan::moveInt8ToOneDnn(plan);
+        return ", " + std::to_string(moved.convolutions) + " convolutions on oneDNN int8 (" +
+            std::to_string(moved.residuals) + " residual additions folded in)";
+    }
+#endif
+    return "";
+}
+
+std::string precisionOf(const xnnplan::StepDef& step, const xnnplan::Plan& plan)
+{
+    if (const auto* c = dynamic_cast<const xnnplan::ConvertStep*>(&step))
+        return std::string(typeName(c->from)) + ">" + typeName(c->to);
+    if (step.output < 0)
+        return "";
+    return typeName(plan.rootOf(step.output).type);
+}
+
 class XnnpackEngine final : public Engine {
 public:
     XnnpackEngine(std::shared_ptr<const ModelFile> model, std::shared_ptr<const Plan> plan,
@@ -265,7 +303,7 @@ public:
     {
         std::vector<EngineStep> list;
         for (const auto& step : plan_->steps)
-            list.push_back({step->node, step->op, step->library()});
+            list.push_back({step->node, step->op, step->library(), precisionOf(*step, *plan_)});
         return list;
     }
     void setSpare(std::unique_ptr<Session> spare, int64_t buildNs)
@@ -293,10 +331,6 @@ Status checkOptions(const EngineOptions& options)
             "fp16 on the xnnpack backend needs a CPU with native fp16 arithmetic (ARMv8.2, such "
             "as Orin's Cortex-A78AE); this one has none, and emulated fp16 is slower than fp32: "
             "use precision: fp32 (or int8)");
-    if (options.precision == Precision::Int8 && !options.calibration)
-        return Status::invalid("int8 on the xnnpack backend needs calibration samples: the task's "
-                               "engine.calibration.source (or compare's --calibration), images or "
-                               "a video preprocessed as inference is");
     if (options.threads < 0)
         return Status::invalid("threads must be 0 (all cores) or more");
     const char* tensorrtOnly = options.tensorRTOnlySetting();
@@ -428,7 +462,8 @@ std::string xnnpackDetails()
         : "; oneDNN " JETAGENT_ONEDNN_VERSION " is compiled in but cannot run here";
 #endif
     return "XNNPACK " JETAGENT_XNNPACK_VERSION ", " + instructionSets() +
-        ", fp32, int8 (calibrated)" + std::string(nativeFp16() ? ", fp16" : "") +
+        ", fp32, int8 (calibrated, or a QDQ model's own scales)" +
+        std::string(nativeFp16() ? ", fp16" : "") +
         "; reference kernels for the operators XNNPACK lacks" + oneDnn;
 }
 
@@ -436,6 +471,75 @@ std::vector<std::string> xnnpackOperators()
 {
     return xnnplan::claimedOperators();
 }
+
+namespace {
+
+// A compiled fp32 plan lowered to the precision asked for: fp16 where the CPU computes in it; int8
+// with a QDQ model's own scales or calibrated ones (dense convolutions then on oneDNN's int8
+// kernels where the build has them). What runs in which precision, for the engine's description.
+Expected<std::string> lowerPrecision(const std::shared_ptr<Plan>& plan,
+    const std::shared_ptr<const ModelFile>& model, const PreparedModel& prepared,
+    const EngineOptions& options, pthreadpool_t pool)
+{
+    const bool int8 = options.precision == Precision::Int8;
+    const bool half = options.precision == Precision::Fp16;
+    std::string lowered;
+    if (half) {
+        const auto summary = xnnplan::halvePlan(plan.get());
+        lowered = std::to_string(summary.int8Steps) + " steps fp16, " +
+            std::to_string(summary.floatSteps) + " fp32, " + std::to_string(summary.converts) +
+            " conversions";
+    }
+    // A QDQ model in int8 runs with its own quantization parameters (explicit quantization, as
+    // TensorRT reads them): no calibration. In fp32 its QuantizeLinear/DequantizeLinear run as
+    // ONNX defines them, exactly.
+    const bool qdq = xnnplan::hasQdq(*plan);
+    if (qdq && !int8) // each pair in one pass over the data: the same values
+        xnnplan::fuseQdqPairs(plan.get(), true);
+    if (int8 && qdq) {
+        const xnnplan::ParamTable params = xnnplan::fuseQdqPairs(plan.get());
+        auto summary = xnnplan::quantizePlanExplicit(plan.get(), params);
+        if (!summary)
+            return summary.status().withContext("int8 for model '" + model->path + "'");
+        const size_t dropped = xnnplan::dropIdentityRequantizations(plan.get());
+        lowered = std::to_string(summary.value().int8Steps - dropped) + " steps int8, " +
+            std::to_string(summary.value().floatSteps) + " float, " +
+            std::to_string(summary.value().converts) + " conversions" +
+            int8OnOneDnn(plan.get(), options, true) +
+            "; the model's own quantization (QDQ: " + std::to_string(params.size()) +
+            " values' scales and zero points)" +
+            (options.calibration ? "; engine.calibration is not used" : "");
+    } else if (int8 && !options.calibration) {
+        return Status::invalid("int8 on the xnnpack backend needs calibration samples (or a QDQ "
+                               "model, which brings its own scales): the task's "
+                               "engine.calibration.source (or compare's --calibration), images or "
+                               "a video preprocessed as inference is");
+    } else if (int8) {
+        std::string how;
+        auto ranges = calibrationRanges(plan, model, prepared, options, pool, true, &how);
+        if (!ranges)
+            return ranges.status().withContext("model '" + model->path + "'");
+        auto summary = xnnplan::quantizePlan(plan.get(), ranges.value());
+        if (!summary && how.find("from the cache") != std::string::npos) {
+            // A table that parses but does not fit this plan: calibrate afresh (the plan is
+            // unchanged when quantizePlan refuses a table).
+            logger("engine")->warn("int8: {}; calibrating again", summary.status().message());
+            ranges = calibrationRanges(plan, model, prepared, options, pool, false, &how);
+            if (!ranges)
+                return ranges.status().withContext("model '" + model->path + "'");
+            summary = xnnplan::quantizePlan(plan.get(), ranges.value());
+        }
+        if (!summary)
+            return summary.status().withContext("int8 for model '" + model->path + "'");
+        lowered = std::to_string(summary.value().int8Steps) + " steps int8, " +
+            std::to_string(summary.value().floatSteps) + " float, " +
+            std::to_string(summary.value().converts) + " conversions";
+        lowered += int8OnOneDnn(plan.get(), options, false) + "; " + how;
+    }
+    return lowered;
+}
+
+} // namespace
 
 Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const ModelFile> model,
     const PreparedModel& prepared, const EngineOptions& options)
@@ -451,7 +555,8 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
         return Status::invalid("the prepared form of model '" + model->path + "' does not parse");
     xnnplan::CompileOptions compile;
     compile.fuseActivations = options.fusion;
-    // int8 runs on XNNPACK's kernels alone: oneDNN's fused residuals have no int8 form here.
+    // int8 is calibrated and quantized on XNNPACK's fp32 plan; its dense convolutions then move
+    // to oneDNN's int8 kernels (below).
     const bool int8 = options.precision == Precision::Int8;
     const bool half = options.precision == Precision::Fp16;
     compile.oneDnn = options.onednn && !int8 && !half;
@@ -462,40 +567,19 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     // threads: 0 (all cores) runs a small model on the calling thread alone: splitting well
     // under a millisecond of work costs more in wake-ups, and a worker preempted by the agent's
     // own threads stalls the whole step (measured: the demo model's p90 went from 0.36 ms on one
-    // thread to 11 ms on two, with capture and preprocessing sharing the two cores).
+    // thread to 11 ms on two, with capture and preprocessing sharing the two cores). The size is
+    // one image's: a batch of several cameras' frames of a small model is still small work (four
+    // streams of the demo model on two threads, under load: 52 ms an inference against 1.8 ms).
     constexpr int64_t kSmallModelMacs = 50'000'000;
+    const int64_t imageMacs = plan.value()->macs / std::max<int64_t>(options.batch, 1);
     int threads = 1;
     pthreadpool_t pool = nullptr;
-    if (options.threads != 0 || plan.value()->macs >= kSmallModelMacs)
+    if (options.threads != 0 || imageMacs >= kSmallModelMacs)
         pool = SharedPool::get(options.threads, &threads);
-    std::string lowered;
-    if (half) {
-        const auto summary = xnnplan::halvePlan(plan.value().get());
-        lowered = std::to_string(summary.int8Steps) + " steps fp16, " +
-            std::to_string(summary.floatSteps) + " fp32, " + std::to_string(summary.converts) +
-            " conversions";
-    }
-    if (int8) {
-        std::string how;
-        auto ranges = calibrationRanges(plan.value(), model, prepared, options, pool, true, &how);
-        if (!ranges)
-            return ranges.status().withContext("model '" + model->path + "'");
-        auto summary = xnnplan::quantizePlan(plan.value().get(), ranges.value());
-        if (!summary && how.find("from the cache") != std::string::npos) {
-            // A table that parses but does not fit this plan: calibrate afresh (the plan is
-            // unchanged when quantizePlan refuses a table).
-            logger("engine")->warn("int8: {}; calibrating again", summary.status().message());
-            ranges = calibrationRanges(plan.value(), model, prepared, options, pool, false, &how);
-            if (!ranges)
-                return ranges.status().withContext("model '" + model->path + "'");
-            summary = xnnplan::quantizePlan(plan.value().get(), ranges.value());
-        }
-        if (!summary)
-            return summary.status().withContext("int8 for model '" + model->path + "'");
-        lowered = std::to_string(summary.value().int8Steps) + " steps int8, " +
-            std::to_string(summary.value().floatSteps) + " float, " +
-            std::to_string(summary.value().converts) + " conversions; " + how;
-    }
+    auto lowering = lowerPrecision(plan.value(), model, prepared, options, pool);
+    if (!lowering)
+        return lowering.status();
+    const std::string lowered = lowering.value();
 
     size_t onOneDnn = 0;
     for (const auto& step : plan.value()->steps)

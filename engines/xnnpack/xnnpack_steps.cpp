@@ -175,6 +175,11 @@ bool oneDnnAvailable()
     return false;
 }
 
+bool oneDnnHasVnni()
+{
+    return false;
+}
+
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
     const ConvStep& step, float*, const Plan&, pthreadpool_t)
 {
@@ -183,6 +188,12 @@ Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
 
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
     const FullyConnectedStep& step, float*, const Plan&, pthreadpool_t)
+{
+    return Status::unsupported(step.node + ": this build has no oneDNN");
+}
+
+Expected<std::unique_ptr<StepExec>> instantiateOneDnnQConv(
+    const QConvStep& step, float*, const Plan&, pthreadpool_t)
 {
     return Status::unsupported(step.node + ": this build has no oneDNN");
 }
@@ -530,6 +541,10 @@ int8_t zeroOf(const Value& v)
 Expected<std::unique_ptr<StepExec>> QConvStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
+    if (onednn)
+        return instantiateOneDnnQConv(*this, arena, plan, pool);
+    if (residual)
+        return Status::unsupported(node + ": a residual add is fused on oneDNN only");
     const Value& in = paramsOf(plan, inputs[0]);
     const Value& out = paramsOf(plan, output);
     const size_t inStride = groups * groupInputChannels;

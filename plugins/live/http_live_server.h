@@ -20,6 +20,9 @@ struct Response;
 
 namespace jetagent {
 
+// The unix time this process started (/proc/self/stat), for jetagent_start_time_seconds.
+double processStartUnixS();
+
 class HttpLiveServer final : public LiveServer {
 public:
     // LiveServer::start, in the plugin.
@@ -62,6 +65,9 @@ private:
     void serveSnapshot(httplib::Response& res);
     void serveVideo(httplib::Response& res);
     void serveEvents(httplib::Response& res);
+    // /metrics (live_metrics.cpp): Prometheus text 0.0.4 or OpenMetrics, as Accept asks.
+    void serveMetrics(const httplib::Request& req, httplib::Response& res);
+    std::vector<MetricFamily> buildMetrics();
     void encoderLoop();
     void tickerLoop();
     void consume(size_t task, const FrameRecord& record);
@@ -120,6 +126,7 @@ private:
     std::deque<nlohmann::json> history_;
     nlohmann::json seriesNames_; // names of the chart series (tasks, rails, zones)
     int64_t startNs_ = 0;
+    double processStartUnixS_ = 0.0; // jetagent_start_time_seconds
 
     // The newest status document and its number, for /api/status and the SSE clients.
     mutable std::mutex statusMutex_;
@@ -154,6 +161,8 @@ private:
     std::atomic<int> events_ {0};
     std::atomic<int64_t> encoderCpuNs_ {0};
     std::atomic<int64_t> encoderBusyNs_ {0};
+    std::atomic<uint64_t> metricsScrapes_ {0};
+    std::atomic<int64_t> metricsCpuNs_ {0};
 };
 
 } // namespace jetagent

@@ -62,6 +62,7 @@ Expected<std::unique_ptr<LiveServer>> HttpLiveServer::start(
     s->chartJs_ = std::move(chartJs);
     s->power_ = power;
     s->startNs_ = monotonicNs();
+    s->processStartUnixS_ = processStartUnixS();
     for (size_t i = 0; i < tasks; ++i) {
         s->tasks_.push_back(std::make_unique<TaskState>());
         s->sinks_.push_back(std::make_unique<TaskSink>(*s, i));
@@ -103,10 +104,14 @@ Expected<std::unique_ptr<LiveServer>> HttpLiveServer::start(
     s->encoder_ = std::thread([raw] { raw->encoderLoop(); });
     s->ticker_ = std::thread([raw] { raw->tickerLoop(); });
     auto log = logger("http");
-    log->info("live view on {}{}", s->url(),
-        config.token.empty()
-            ? ""
-            : " (a token is required: Authorization: Bearer TOKEN or ?token=TOKEN)");
+    const char* tokenNote = config.token.empty()
+        ? ""
+        : " (a token is required: Authorization: Bearer TOKEN or ?token=TOKEN)";
+    if (config.metricsOnly) // a headless unit serves no page: name what it does serve
+        log->info("metrics on {}metrics and the JSON API under {}api/, no page{}", s->url(),
+            s->url(), tokenNote);
+    else
+        log->info("live view on {}{}", s->url(), tokenNote);
     if (s->maxConnections_ == 0)
         log->warn("the live view turns every connection away: ulimit -n is {} and {} descriptors "
                   "are open, which leaves none beyond the {} kept for the run; raise ulimit -n",
@@ -432,10 +437,8 @@ void HttpLiveServer::setUpRoutes()
         return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
                                : httplib::Server::HandlerResponse::Handled;
     });
-    server.Get("/", [this](const httplib::Request&, httplib::Response& res) {
-        res.set_header("Cache-Control", "no-store");
-        res.set_content(livePageHtml(chartJs_), "text/html; charset=utf-8");
-    });
+    server.Get("/metrics",
+        [this](const httplib::Request& req, httplib::Response& res) { serveMetrics(req, res); });
     server.Get("/api/status",
         [this](const httplib::Request&, httplib::Response& res) { serveStatus(res); });
     server.Get("/api/history", [this](const httplib::Request&, httplib::Response& res) {
@@ -444,12 +447,19 @@ void HttpLiveServer::setUpRoutes()
     });
     server.Get("/api/frames",
         [this](const httplib::Request& req, httplib::Response& res) { serveFrames(req, res); });
+    server.Get("/api/events",
+        [this](const httplib::Request&, httplib::Response& res) { serveEvents(res); });
+    // A headless unit (http.metrics_only): no page and no video, which then answer 404.
+    if (config_.metricsOnly)
+        return;
+    server.Get("/", [this](const httplib::Request&, httplib::Response& res) {
+        res.set_header("Cache-Control", "no-store");
+        res.set_content(livePageHtml(chartJs_), "text/html; charset=utf-8");
+    });
     server.Get("/snapshot.jpg",
         [this](const httplib::Request&, httplib::Response& res) { serveSnapshot(res); });
     server.Get("/video.mjpg",
         [this](const httplib::Request&, httplib::Response& res) { serveVideo(res); });
-    server.Get("/api/events",
-        [this](const httplib::Request&, httplib::Response& res) { serveEvents(res); });
 }
 
 bool HttpLiveServer::admit(const httplib::Request& req, httplib::Response& res)

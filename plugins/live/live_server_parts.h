@@ -11,12 +11,16 @@
 
 #include "http_live_server.h"
 #include "http_wire.h"
+#include "live/live_streams.h"
 
 namespace jetagent {
 
 // How long a streaming client (or the encoder) waits for the next frame or status before it checks
 // whether the server is stopping or the peer has gone.
 constexpr auto kStreamPoll = std::chrono::milliseconds(500);
+
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), in ns; 0 when unreadable.
+int64_t threadCpuNs();
 
 // cpp-httplib's parser and routes, without its listening and threads: LiveServer accepts the
 // connections and reads each request's head, as a whole within a deadline, before a worker
@@ -43,6 +47,7 @@ struct HttpLiveServer::Arriving {
 struct HttpLiveServer::Compact {
     uint64_t frame = 0;
     uint32_t task = 0;
+    uint16_t stream = 0;
     bool ok = true;
     bool hasResult = true;
     bool deadlineMissed = false;
@@ -64,6 +69,8 @@ struct HttpLiveServer::TaskState {
     std::deque<int64_t> rolling; // end to end of the newest results
     std::vector<int64_t> thisSecond; // end to end of the results since the last chart point
     uint64_t resultsAtPoint = 0;
+    StreamRates streamRates; // a task over several streams: each one's results at the last status
+    std::vector<double> fpsByStream; // results per second at the last status, by run stream
 };
 
 class HttpLiveServer::TaskSink final : public RecordSink {

@@ -29,10 +29,19 @@
 #include "jetagent/base/log.h"
 #include "jetagent/power/power_monitor.h"
 #include "live/live_page.h"
+#include "live/live_power.h"
 
 #include "live_server_parts.h"
 
 namespace jetagent {
+
+int64_t threadCpuNs()
+{
+    timespec ts {};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 using json = nlohmann::json;
 
@@ -53,14 +62,6 @@ json msOrNull(int64_t ns, bool valid = true)
 json finiteOrNull(double v)
 {
     return std::isfinite(v) ? json(round3(v)) : json(nullptr);
-}
-
-int64_t threadCpuNs()
-{
-    timespec ts {};
-    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 // Nearest rank, as the summaries use it: the smallest value with at least p% of them at or below.
@@ -104,45 +105,6 @@ json rollingJson(const std::vector<int64_t>& sorted)
         {"max_ms", sorted.empty() ? json(nullptr) : json(round3(nsToMs(sorted.back())))}};
 }
 
-// The power monitor's newest rails and thermal zones for /api/status, with their names in
-// `names` and their values in the chart's `point`; the zones go to `zones`.
-json powerJson(const PowerMonitor& monitor, json& names, json& point, json& zones)
-{
-    json power = nullptr;
-    const PowerSampler& sampler = monitor.sampler();
-    PowerSample sample;
-    if (sampler.haveRails() && sampler.latest(sample)) {
-        json rails = json::array();
-        for (size_t r = 0; r < sampler.rails().size() && r < sample.railW.size(); ++r) {
-            const bool online = (sample.onlineMask & (1u << r)) != 0;
-            rails.push_back({{"name", sampler.rails()[r].name},
-                {"w", online ? json(round3(sample.railW[r])) : json(nullptr)}, {"online", online}});
-            names["rails"].push_back(sampler.rails()[r].name);
-            point["rails_w"].push_back(online ? json(round3(sample.railW[r])) : json(nullptr));
-        }
-        const bool totalOnline = (sample.onlineMask & kTotalOnlineBit) != 0;
-        power = {{"total_name", sampler.totalName()},
-            {"total_w", totalOnline ? json(round3(sample.totalW)) : json(nullptr)},
-            {"total_is_estimate", sampler.totalIsEstimate()}, {"rails", rails}};
-    }
-    BoardStateSample state;
-    if (sampler.stateReader() && sampler.latestState(state)) {
-        const auto& infos = sampler.stateReader()->zones();
-        for (size_t z = 0; z < infos.size() && z < state.zones.size(); ++z) {
-            if (!infos[z].shown)
-                continue;
-            const bool online = state.zones[z].online;
-            zones.push_back({{"zone", infos[z].type},
-                {"celsius", online ? json(round3(state.zones[z].celsius)) : json(nullptr)},
-                {"online", online}});
-            names["zones"].push_back(infos[z].type);
-            point["zones_c"].push_back(
-                online ? json(round3(state.zones[z].celsius)) : json(nullptr));
-        }
-    }
-    return power;
-}
-
 } // namespace
 
 RecordSink* HttpLiveServer::sink(size_t task)
@@ -168,6 +130,8 @@ void HttpLiveServer::detach()
     attached_ = false;
     run_.dropped = nullptr;
     run_.lost = nullptr;
+    run_.streamDropped = nullptr;
+    run_.readStats = nullptr;
 }
 
 void HttpLiveServer::consume(size_t task, const FrameRecord& record)
@@ -194,6 +158,7 @@ void HttpLiveServer::consume(size_t task, const FrameRecord& record)
     Compact c;
     c.frame = record.frameId;
     c.task = static_cast<uint32_t>(task);
+    c.stream = record.stream;
     c.ok = record.ok;
     c.hasResult = record.hasResult;
     c.deadlineMissed = record.times.deadlineMissed;
@@ -374,6 +339,27 @@ json HttpLiveServer::buildStatus(json& point)
                 {"dropped", attached_ && run_.dropped ? json(run_.dropped(i)) : json(nullptr)},
                 {"lost", attached_ && run_.lost ? json(run_.lost(i)) : json(nullptr)}};
             task["latest"] = t.haveLast ? latestJson(t.last, info) : json(nullptr);
+            task["streams"] = nullptr;
+            task["batching"] = nullptr;
+            if (attached_ && run_.readStats)
+                run_.readStats(i, [&](const TaskStats& stats) {
+                    if (stats.streamStats.empty())
+                        return; // one stream: the task's own figures are the stream's
+                    std::function<uint64_t(size_t)> dropped;
+                    if (run_.streamDropped)
+                        dropped = [&](size_t stream) { return run_.streamDropped(i, stream); };
+                    task["streams"] =
+                        liveStreamRows(stats, run_.streams, dropped, now, t.streamRates);
+                    t.fpsByStream.assign(run_.streams.size(), 0.0);
+                    for (size_t k = 0; k < stats.streamIds.size() && k < task["streams"].size();
+                         ++k) {
+                        const json& fps = task["streams"][k]["fps"];
+                        if (fps.is_number() && stats.streamIds[k] < t.fpsByStream.size())
+                            t.fpsByStream[stats.streamIds[k]] = fps.get<double>();
+                    }
+                    task["batching"] =
+                        liveBatching(stats.batching, info ? info->batchTimeoutNs : 0);
+                });
             std::vector<int64_t> sorted(t.rolling.begin(), t.rolling.end());
             std::sort(sorted.begin(), sorted.end());
             task["rolling"] = rollingJson(sorted);
@@ -385,6 +371,12 @@ json HttpLiveServer::buildStatus(json& point)
                 second.empty() ? json(nullptr) : json(round3(nsToMs(second.back()))));
             point["fps"].push_back(t.results - t.resultsAtPoint);
             task["fps"] = t.results - t.resultsAtPoint;
+            if (info && info->streams.size() == 1) {
+                t.fpsByStream.assign(run_.streams.size(), 0.0);
+                if (info->streams.front() < t.fpsByStream.size())
+                    t.fpsByStream[info->streams.front()] =
+                        static_cast<double>(t.results - t.resultsAtPoint);
+            }
             t.resultsAtPoint = t.results;
             second.clear();
             tasks.push_back(std::move(task));
@@ -393,10 +385,12 @@ json HttpLiveServer::buildStatus(json& point)
     }
     status["percentiles"] =
         "nearest rank over the task's last " + std::to_string(kRollingResults) + " results";
+    status["stream_percentiles"] = "nearest rank over the stream's steady state since the run "
+                                   "began, as the summary's";
     json power = nullptr;
     json zones = json::array();
     if (power_)
-        power = powerJson(*power_, names, point, zones);
+        power = livePowerJson(*power_, names, point, zones);
     status["power"] = power;
     status["temperatures"] = zones;
     const LiveCounters c = counters();
@@ -417,7 +411,8 @@ json HttpLiveServer::buildStatus(json& point)
         {"max_connections", maxConnections_},
         {"descriptor_limit", descriptorLimit_ > 0 ? json(descriptorLimit_) : json(nullptr)},
         {"connections_refused_busy", c.busy},
-        {"accept_descriptor_shortages", c.descriptorShortages}};
+        {"accept_descriptor_shortages", c.descriptorShortages},
+        {"metrics_scrapes", c.metricsScrapes}, {"metrics_cpu_s", c.metricsCpuS}};
     status["uptime_s"] = round3(nsToS(now - startNs_));
     point["names"] = names;
     {
@@ -453,6 +448,8 @@ LiveCounters HttpLiveServer::counters() const
     c.busy = busy_.load();
     c.streams = streams_.load();
     c.events = events_.load();
+    c.metricsScrapes = metricsScrapes_.load();
+    c.metricsCpuS = nsToS(metricsCpuNs_.load());
     c.encoderCpuS = nsToS(encoderCpuNs_.load());
     c.encoderBusyS = nsToS(encoderBusyNs_.load());
     return c;
@@ -487,8 +484,13 @@ json HttpLiveServer::framesJson(std::optional<uint64_t> since, size_t limit) con
         json label = c.top1 < 0
             ? json(nullptr)
             : json(named ? info->labels[static_cast<size_t>(c.top1)] : std::to_string(c.top1));
-        frames.push_back({{"frame", c.frame}, {"task", info ? json(info->name) : json(c.task)},
-            {"ok", c.ok}, {"has_result", c.hasResult}, {"top1", label}, {"score", round3(c.score)},
+        // Each stream numbers its frames from 0: with several, the stream tells them apart.
+        const json stream = run_.streams.size() > 1
+            ? (c.stream < run_.streams.size() ? json(run_.streams[c.stream]) : json(c.stream))
+            : json(nullptr);
+        frames.push_back({{"frame", c.frame}, {"stream", stream},
+            {"task", info ? json(info->name) : json(c.task)}, {"ok", c.ok},
+            {"has_result", c.hasResult}, {"top1", label}, {"score", round3(c.score)},
             {"captured_ns", c.capturedNs}, {"done_ns", c.doneNs},
             {"end_to_end_ms", msOrNull(c.times.endToEndNs)}, {"wait_ms", msOrNull(c.times.waitNs)},
             {"preprocess_ms", msOrNull(c.times.preprocessNs)},

@@ -403,6 +403,17 @@ void setBuildFlags(nv::IBuilderConfig& config, const BuildInputs& in)
     }
 }
 
+// Whether the parsed network has Q/DQ layers (the model's QuantizeLinear/DequantizeLinear).
+bool hasQdqLayers(const nv::INetworkDefinition& network)
+{
+    for (int32_t i = 0; i < network.getNbLayers(); ++i) {
+        const nv::LayerType type = network.getLayer(i)->getType();
+        if (type == nv::LayerType::kQUANTIZE || type == nv::LayerType::kDEQUANTIZE)
+            return true;
+    }
+    return false;
+}
+
 // int8: checks the calibration samples against the network's one input and sets up
 // `*calibrator` with its own profile, fixed at the calibration batch.
 Status setCalibration(nv::IBuilder& builder, const ParsedNetwork& parsed, const BuildInputs& in,
@@ -506,8 +517,25 @@ Expected<std::string> buildPlan(nv::IBuilder& builder, const BuildInputs& in)
     if (dynamic && config.addOptimizationProfile(profile) < 0)
         return Status::invalid(withTrtErrors("TensorRT refused the optimization profile"));
 
+    // A QDQ model is explicit quantization: the parser turns its QuantizeLinear and
+    // DequantizeLinear into Q/DQ layers with the model's scales, and TensorRT runs int8 where they
+    // say. Its builds need the int8 flag whatever the precision, and no calibrator.
+    const bool explicitInt8 = hasQdqLayers(network);
+    if (explicitInt8) {
+        JETAGENT_TRT_DEPRECATED_BEGIN
+        config.setFlag(nv::BuilderFlag::kINT8);
+        JETAGENT_TRT_DEPRECATED_END
+        log->info("'{}' is a QDQ model: int8 where its Q/DQ layers say, with its own scales (no "
+                  "calibration)",
+            in.model.path);
+    }
     std::unique_ptr<EntropyCalibrator> calibrator;
-    if (options.precision == Precision::Int8)
+    if (options.precision == Precision::Int8 && !explicitInt8 && !options.calibration)
+        return Status::invalid("precision: int8: '" + in.model.path +
+            "' has no QuantizeLinear/DequantizeLinear left for TensorRT after preparation (only "
+            "its weights were quantized), so int8 needs calibration data: add calibration: "
+            "{source: DIR or VIDEO} to the engine section");
+    if (options.precision == Precision::Int8 && !explicitInt8)
         if (Status s = setCalibration(builder, parsed, in, &calibrator); !s)
             return s;
 
@@ -1056,7 +1084,7 @@ Expected<std::shared_ptr<const Engine>> buildTensorRTEngine(std::shared_ptr<cons
     if (!platformOr)
         return platformOr.status();
     const GpuPlatform& platform = platformOr.value();
-    if (Status s = checkTensorRTOptions(options, platform); !s)
+    if (Status s = checkTensorRTOptions(options, platform, isQdqModel(*model)); !s)
         return s;
     const IoMemory memory = resolveIoMemory(options.ioMemory, platform);
     const TensorRTVersion version = decodeTensorRTLibraryVersion(getInferLibVersion());

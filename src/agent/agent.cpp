@@ -109,7 +109,21 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     outcome.longestGapNs = gaps.longestNs;
     outcome.longestGapAtNs = gaps.longestAtNs;
     outcome.captureGapThresholdNs = gaps.thresholdNs;
-    outcome.sourceStats = c.source->stats();
+    outcome.sourceStats = c.source().stats();
+    outcome.streams.clear();
+    for (size_t i = 0; i < c.sources.size(); ++i) {
+        StreamOutcome stream;
+        stream.name = config.sources[i].name;
+        stream.source = c.sources[i]->info();
+        stream.source.uri = withoutPasswords(stream.source.uri);
+        stream.source.detail = withoutPasswords(stream.source.detail);
+        stream.stats = c.sources[i]->stats();
+        stream.captured = pipeline.framesCaptured(i);
+        const Pipeline::CaptureGaps g = pipeline.captureGaps(i);
+        stream.captureGaps = g.count;
+        stream.longestGapNs = g.longestNs;
+        outcome.streams.push_back(std::move(stream));
+    }
     if (c.display && joined) {
         DisplaySink& display = *c.display;
         outcome.display.enabled = true;
@@ -119,6 +133,13 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
         outcome.display.recorded = display.framesRecorded();
         outcome.display.skipped = display.framesSkipped();
         outcome.display.earlierResult = display.framesWithEarlierResult();
+        outcome.display.drawn = display.framesDrawn();
+        if (const MosaicLayout& m = display.layout(); m.cellWidth > 0) {
+            outcome.display.mosaicColumns = m.columns;
+            outcome.display.mosaicRows = m.rows;
+            outcome.display.mosaicWidth = m.width();
+            outcome.display.mosaicHeight = m.height();
+        }
         if (const StreamOut* stream = display.stream()) {
             outcome.display.streamed = true;
             outcome.display.encoder = stream->encoder();
@@ -145,9 +166,16 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
         failure = everyFrameFailed(tasks, stats);
     outcome.failure = failure.message();
     outcome.tasks.clear();
-    for (size_t i = 0; i < tasks.size(); ++i)
-        outcome.tasks.push_back({tasks[i].get(), &config.tasks[i], &stats[i], pipeline.dropped(i),
-            logs[i].get(), recorder.lost(i), c.monitor && c.monitor->sampler().haveRails()});
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        outcome.tasks.push_back(
+            {tasks[i].get(), &config.tasks[i], &stats[i], pipeline.dropped(i), logs[i].get(),
+                recorder.lost(i), c.monitor && c.monitor->sampler().haveRails(), {}, {}, 0});
+        TaskOutcome& t = outcome.tasks.back();
+        t.streams = pipeline.taskStreams(i);
+        for (size_t s : t.streams)
+            t.streamDropped.push_back(pipeline.dropped(i, s));
+        t.batchTimeoutNs = pipeline.taskBatchTimeoutNs(i);
+    }
     if (c.gpio)
         outcome.gpio = c.gpio->summaryJson();
     if (c.monitor) {
@@ -165,6 +193,8 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
 
     AgentRun run;
     run.summary = summaryJson(outcome);
+    if (c.mqtt)
+        run.summary["mqtt"] = c.mqtt->countersJson();
     run.runDirectory = outcome.runDirectory;
     run.failure = failure;
     run.stats = std::move(stats);
@@ -174,6 +204,8 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
         if (run.failure.ok())
             run.failure = s;
     }
+    if (c.mqtt)
+        c.mqtt->publishSummary(run.summary);
     if (options.printSummary)
         std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
@@ -248,6 +280,7 @@ Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOption
     const int64_t statusPeriod = static_cast<int64_t>(config.logging.statusIntervalS * 1e9);
     int64_t lastStatus = monotonicNs();
     std::vector<uint64_t> framesAtLastStatus(tasks.size(), 0);
+    std::vector<std::vector<uint64_t>> streamFramesAtLastStatus(tasks.size());
     if (options.printStatus && statusPeriod > 0) {
         auto statusTimer = loop.addTimer([&](uint64_t) {
             const int64_t now = monotonicNs();
@@ -257,6 +290,19 @@ Expected<int> serveRun(const AgentConfig& config, Components& c, const RunOption
                     nsToS(now - lastStatus);
                 framesAtLastStatus[i] = view.frames;
                 std::string line = statusLine(tasks[i]->name(), view, tasks[i]->labels(), rate);
+                // Several streams: each one's rate and drops since the last line.
+                std::vector<uint64_t>& before = streamFramesAtLastStatus[i];
+                before.resize(view.streamFrames.size(), 0);
+                const std::vector<size_t>& streams = pipeline.taskStreams(i);
+                for (size_t k = 0; k < view.streamFrames.size() && k < streams.size(); ++k) {
+                    appendText(line, "%s%s %.1f fps", k == 0 ? " | streams " : ", ",
+                        pipeline.streamName(streams[k]).c_str(),
+                        static_cast<double>(view.streamFrames[k] - before[k]) /
+                            nsToS(now - lastStatus));
+                    if (const uint64_t d = pipeline.dropped(i, streams[k]))
+                        appendText(line, " (%llu dropped)", static_cast<unsigned long long>(d));
+                    before[k] = view.streamFrames[k];
+                }
                 if (c.monitor) {
                     const std::string p = powerStatusText(*c.monitor);
                     if (!p.empty())
@@ -352,19 +398,59 @@ size_t recordQueueCapacity(const SourceInfo& source, Pacing pacing, double secon
 
 // Every task's frame log (the summary reports its counts; a recorder's sink only when a file is
 // written) and the recorder over them. Returns the tasks the pipeline runs.
+// The frames per second of the streams task `task` serves, together, and the fastest one's: what
+// sizes its queues and, unless the config sets one, its deadline (the fastest stream's period).
+struct TaskRate {
+    double totalFps = 0.0; // 0 when some stream's rate is unknown
+    double fastestFps = 0.0;
+};
+TaskRate taskRate(const AgentConfig& config, const Components& c, size_t task)
+{
+    TaskRate rate;
+    bool unknown = false;
+    for (size_t s : config.taskStreams(task)) {
+        const double fps = c.sources[s]->info().fps;
+        unknown = unknown || !(fps > 0.0);
+        rate.totalFps += fps > 0.0 ? fps : 0.0;
+        rate.fastestFps = std::max(rate.fastestFps, fps);
+    }
+    if (unknown)
+        rate.totalFps = 0.0;
+    return rate;
+}
+
+int64_t taskDeadlineNs(const AgentConfig& config, const Components& c, size_t task)
+{
+    // Rounded, not truncated: 33.3 ms is 33300000 ns, not 33299999 (a histogram bound and a
+    // gauge Prometheus users compare with the configured figure).
+    int64_t deadline = std::llround(config.tasks[task].deadlineMs * 1e6);
+    const double fps = taskRate(config, c, task).fastestFps;
+    if (deadline <= 0 && fps > 0)
+        deadline = std::llround(1e9 / fps);
+    return deadline;
+}
+
 std::vector<Task*> setUpRecording(
     const AgentConfig& config, const Components& c, bool energy, bool files, RunParts& parts)
 {
     const auto& tasks = c.tasks;
-    const SourceInfo& source = c.source->info();
     std::vector<Recorder::Task> recorded;
     std::vector<Task*> running;
+    SourceInfo all; // every stream's frames, for the recorder's shared queue
+    bool unknownRate = false;
+    for (const auto& source : c.sources) {
+        unknownRate = unknownRate || !(source->info().fps > 0.0);
+        all.fps += source->info().fps;
+    }
+    if (unknownRate)
+        all.fps = 0.0;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const TaskConfig& tc = config.tasks[i];
-        int64_t deadline = static_cast<int64_t>(tc.deadlineMs * 1e6);
-        if (deadline <= 0 && source.fps > 0)
-            deadline = static_cast<int64_t>(1e9 / source.fps);
-        Recorder::Task r {tasks[i]->name(), deadline, {}};
+        SourceInfo source; // the task's streams' frames
+        source.fps = taskRate(config, c, i).totalFps;
+        Recorder::Task r {tasks[i]->name(), taskDeadlineNs(config, c, i), {}};
+        if (c.sources.size() > 1)
+            r.streams = config.taskStreams(i);
         // The log's queue rides out seconds of a slow disk.
         const size_t logQueue = config.logging.queueCapacity > 0
             ? static_cast<size_t>(config.logging.queueCapacity)
@@ -372,6 +458,10 @@ std::vector<Task*> setUpRecording(
         parts.logs.push_back(
             std::make_unique<TaskLog>(tasks[i]->name(), tasks[i]->labels(), logQueue));
         TaskLog& l = *parts.logs.back();
+        std::vector<std::string> names;
+        for (const StreamConfig& stream : config.sources)
+            names.push_back(stream.name);
+        l.setStreamNames(std::move(names));
         if (energy)
             l.enableEnergyColumns();
         if (tc.type == "action")
@@ -391,8 +481,7 @@ std::vector<Task*> setUpRecording(
     // every 20 ms or as soon as a queue is half full.
     parts.recorder = std::make_unique<Recorder>(std::move(recorded),
         static_cast<size_t>(config.logging.maxSummarySamples),
-        recordQueueCapacity(source, config.run.pacing, 4.0),
-        energy ? &c.monitor->sampler() : nullptr);
+        recordQueueCapacity(all, config.run.pacing, 4.0), energy ? &c.monitor->sampler() : nullptr);
     return running;
 }
 
@@ -448,14 +537,26 @@ Status startSamplerAndLogs(const AgentConfig& config, const Components& c, bool 
 // Starts the recorder, the window, the GPIO signals and then the pipeline.
 void startRun(Components& c, RunParts& parts, bool firstRun, const std::string& runDirectory)
 {
-    const SourceInfo& source = c.source->info();
     Pipeline& pipeline = *parts.pipeline;
     parts.recorder->start();
     auto log = logger("agent");
-    log->info("running {} task(s) on {} ({}); logs in {}", c.tasks.size(),
-        withoutPasswords(source.uri), source.kind, runDirectory);
-    if (firstRun && !source.detail.empty())
-        log->info("source: {}", withoutPasswords(source.detail));
+    if (c.sources.size() == 1) {
+        const SourceInfo& source = c.source().info();
+        log->info("running {} task(s) on {} ({}); logs in {}", c.tasks.size(),
+            withoutPasswords(source.uri), source.kind, runDirectory);
+        if (firstRun && !source.detail.empty())
+            log->info("source: {}", withoutPasswords(source.detail));
+    } else {
+        log->info("running {} task(s) on {} streams; logs in {}", c.tasks.size(), c.sources.size(),
+            runDirectory);
+        for (size_t i = 0; i < c.sources.size(); ++i) {
+            const SourceInfo& source = c.sources[i]->info();
+            log->info("stream {}: {} ({}){}{}", pipeline.streamName(i),
+                withoutPasswords(source.uri), source.kind,
+                firstRun && !source.detail.empty() ? ", " : "",
+                firstRun ? withoutPasswords(source.detail) : std::string());
+        }
+    }
     if (c.display && c.live) {
         LiveServer* live = c.live.get();
         c.display->setCanvasListener(
@@ -496,16 +597,42 @@ LiveRun liveRunOf(const RunOutcome& outcome, const AgentConfig& config, const Co
     for (size_t i = 0; i < c.tasks.size(); ++i) {
         const TaskConfig& tc = config.tasks[i];
         tasks.push_back({{"name", c.tasks[i]->name()}, {"type", tc.type}, {"model", tc.model}});
-        int64_t deadline = static_cast<int64_t>(tc.deadlineMs * 1e6);
-        if (deadline <= 0 && source.fps > 0)
-            deadline = static_cast<int64_t>(1e9 / source.fps);
+        int64_t deadline = taskDeadlineNs(config, c, i);
         if (config.run.pacing == Pacing::None)
             deadline = 0;
-        run.tasks.push_back({c.tasks[i]->name(), c.tasks[i]->labels(), deadline});
+        run.tasks.push_back({c.tasks[i]->name(), c.tasks[i]->labels(), deadline,
+            pipeline.taskBatchTimeoutNs(i), pipeline.taskStreams(i)});
+        for (const EngineDescription& e : c.tasks[i]->engines())
+            run.models.push_back({c.tasks[i]->name(), fs::path(e.modelPath).filename().string(),
+                e.modelSha256, e.backend, precisionName(e.options.precision)});
     }
     run.context["tasks"] = tasks;
+    // Every stream (the `source` above is the first), no password in any address.
+    nlohmann::json streams = nlohmann::json::array();
+    for (size_t i = 0; i < c.sources.size() && i < config.sources.size(); ++i) {
+        const SourceInfo& info = c.sources[i]->info();
+        streams.push_back({{"name", config.sources[i].name}, {"uri", withoutPasswords(info.uri)},
+            {"kind", info.kind}, {"width", info.width}, {"height", info.height},
+            {"fps", info.fps}});
+        run.streams.push_back(config.sources[i].name);
+    }
+    run.context["streams"] = streams;
     run.dropped = [&pipeline](size_t task) { return pipeline.dropped(task); };
     run.lost = [&recorder](size_t task) { return recorder.lost(task); };
+    run.streamDropped = [&pipeline](
+                            size_t task, size_t stream) { return pipeline.dropped(task, stream); };
+    run.readStats = [&recorder](size_t task, const LiveRun::StatsReader& read) {
+        recorder.readStats(task, read);
+    };
+    run.queueDepth = [&pipeline](size_t task, size_t stream) {
+        return static_cast<double>(pipeline.queueDepth(task, stream));
+    };
+    run.reconnects = [&pipeline](size_t stream) { return pipeline.reconnects(stream); };
+    run.build = {x.jetagentVersion, presentEngineBackends()};
+    if (c.monitor) {
+        const PowerSetup& setup = c.monitor->setup();
+        run.board = {setup.identity.model, setup.identity.l4tRelease, setup.powerMode.name};
+    }
     return run;
 }
 
@@ -544,7 +671,7 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     // What the summaries and the live view show: no source password, wherever it was given.
     for (const std::string& o : options.overrides)
         outcome.overrides.push_back(withoutPasswords(o));
-    outcome.source = c.source->info();
+    outcome.source = c.source().info();
     outcome.source.uri = withoutPasswords(outcome.source.uri);
     outcome.source.detail = withoutPasswords(outcome.source.detail);
     outcome.runDirectory = c.runDirectory;
@@ -557,8 +684,17 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     Recorder& recorder = *parts.recorder;
     RunEnd end;
     const Status startProblem = startSamplerAndLogs(config, c, files, outcome.runDirectory, parts);
-    parts.pipeline =
-        std::make_unique<Pipeline>(*c.source, config.run, running, recorder, c.display.get());
+    std::vector<PipelineStream> streams;
+    for (size_t i = 0; i < c.sources.size(); ++i)
+        streams.push_back({config.sources[i].name, c.sources[i].get()});
+    std::vector<TaskWiring> wiring;
+    for (size_t i = 0; i < config.tasks.size(); ++i)
+        wiring.push_back({config.taskStreams(i),
+            config.tasks[i].batchTimeoutMs > 0
+                ? static_cast<int64_t>(std::llround(config.tasks[i].batchTimeoutMs * 1e6))
+                : int64_t(-1)});
+    parts.pipeline = std::make_unique<Pipeline>(
+        std::move(streams), config.run, running, std::move(wiring), recorder, c.display.get());
     Pipeline& pipeline = *parts.pipeline;
     if (!startProblem.ok()) {
         // Nothing ran: the pipeline never starts, and the run ends with the problem as its failure.
@@ -582,6 +718,16 @@ RunEnd runOnce(const AgentConfig& config, Components& c, const RunOptions& optio
     } liveDetach {c.live.get()};
     if (c.live)
         c.live->attach(liveRunOf(outcome, config, c, pipeline, recorder));
+    struct MqttDetach { // the same for the MQTT status
+        MqttTelemetry* mqtt;
+        ~MqttDetach()
+        {
+            if (mqtt)
+                mqtt->detach();
+        }
+    } mqttDetach {c.mqtt.get()};
+    if (c.mqtt)
+        c.mqtt->attach(liveRunOf(outcome, config, c, pipeline, recorder), c.monitor.get());
     startRun(c, parts, firstRun, outcome.runDirectory);
     probeEveryTask(watchdog, recorder, c.tasks.size());
 
@@ -693,7 +839,7 @@ Expected<AgentRun> runAgent(const AgentConfig& initial, const RunOptions& option
             continue;
         }
         if (!reload->sourceChanged) {
-            reload->next.source = std::move(running.source);
+            reload->next.sources = std::move(running.sources);
             reload->next.sourceShape = running.sourceShape;
         }
         adoptKeptTasks(reload->next, running);

@@ -26,6 +26,7 @@
 #include "jetagent/base/process_usage.h"
 #include "jetagent/engines/cache_file.h"
 #include "jetagent/hal/gstreamer_source.h"
+#include "jetagent/hal/sysfs.h"
 #include "jetagent/power/power_monitor.h"
 #include "live/live_server.h"
 #include "output/frame_log.h"
@@ -110,14 +111,48 @@ static std::string taskKey(const AgentConfig& config, size_t index)
         "\n" + fileStamp(t.labels) + "\n" + fileStamp(t.action.head);
 }
 
-// What the tasks see of a source: a task built on one source can be kept on another only when
-// these are the same.
-static std::string sourceShape(const SourceInfo& info)
+// What the tasks see of the sources: a task built on them can be kept on others only when these
+// are the same.
+static std::string sourceShape(const Components& c)
 {
-    std::string text = std::to_string(info.width) + "x" + std::to_string(info.height);
-    for (const auto& name : info.classNames)
-        text += "," + name;
+    std::string text;
+    for (const auto& source : c.sources) {
+        const SourceInfo& info = source->info();
+        text += std::to_string(info.width) + "x" + std::to_string(info.height);
+        for (const auto& name : info.classNames)
+            text += "," + name;
+        text += ";";
+    }
     return text;
+}
+
+// The source a task is built on: the first of its streams. The classes its other streams know
+// must be the same (a task maps one list of source classes to its labels); streams that know none
+// (cameras) go with any.
+static Expected<const SourceInfo*> taskSource(
+    const AgentConfig& config, size_t task, const Components& c)
+{
+    const std::vector<size_t> streams = config.taskStreams(task);
+    size_t first = streams.front();
+    for (size_t s : streams) {
+        const SourceInfo& info = c.sources[s]->info();
+        if (info.classNames.empty())
+            continue;
+        const SourceInfo& chosen = c.sources[first]->info();
+        if (chosen.classNames.empty()) {
+            first = s;
+        } else if (info.classNames != chosen.classNames) {
+            const std::string key = config.tasks[task].streams.empty()
+                ? "tasks[" + std::to_string(task) + "]"
+                : "tasks[" + std::to_string(task) + "].streams";
+            return Status::invalid(config.where(key) + ": streams " + config.sources[first].name +
+                " and " + config.sources[s].name +
+                " know their classes in different lists (a directory's are its sub-directories "
+                "in alphabetical order, a synthetic source's its own); a task scores the streams "
+                "of one list, so give them separate tasks");
+        }
+    }
+    return &c.sources[first]->info();
 }
 
 static Expected<std::unique_ptr<Task>> createTask(
@@ -149,10 +184,10 @@ static std::vector<const Task*> tasksOf(const Components& next, const Components
 // Builds the tasks of `config` on `info` into `out`, except those for which `old` (when given, and
 // when it ran on the same source shape) has a task with the same key: those are only marked in
 // out.keptFrom, for adoptKeptTasks once `old` has stopped.
-static Status buildTasks(const AgentConfig& config, const SourceInfo& info, Components* old,
+static Status buildTasks(const AgentConfig& config, const Components& sources, Components* old,
     ServiceNotifier& notify, Components& out)
 {
-    const bool sameSource = old && old->sourceShape == sourceShape(info);
+    const bool sameSource = old && old->sourceShape == sourceShape(sources);
     std::vector<int> claims(config.tasks.size(), -1);
     std::vector<bool> claimed(old ? old->tasks.size() : 0, false);
     std::vector<std::string> keys;
@@ -170,7 +205,10 @@ static Status buildTasks(const AgentConfig& config, const SourceInfo& info, Comp
         if (claims[i] >= 0)
             continue;
         StartupKeepAlive keepAlive(notify, "building task " + config.tasks[i].name);
-        auto task = createTask(config, i, info);
+        auto info = taskSource(config, i, sources);
+        if (!info)
+            return info.status();
+        auto task = createTask(config, i, *info.value());
         if (!task)
             return task.status();
         built[i] = std::move(task).value();
@@ -192,15 +230,34 @@ void adoptKeptTasks(Components& next, Components& old)
     next.keptFrom.clear();
 }
 
-static Expected<std::unique_ptr<FrameSource>> openSource(const AgentConfig& config)
+static Expected<std::unique_ptr<FrameSource>> openSource(const AgentConfig& config, size_t index)
 {
-    auto opened = openFrameSource(config.source);
+    const StreamConfig& stream = config.sources[index];
+    auto opened = openFrameSource(stream.source);
     if (!opened) {
         const Status& s = opened.status();
         return Status::error(s.kind(), withoutPasswords(s.message()))
-            .withContext(config.where("source.uri"));
+            .withContext(config.where(stream.key + ".uri"));
     }
     return std::move(opened).value();
+}
+
+// Every stream's source, in order; none when one fails (its error names it).
+static Status openSources(const AgentConfig& config, ServiceNotifier& notify, Components& c)
+{
+    c.sources.clear();
+    for (size_t i = 0; i < config.sources.size(); ++i) {
+        StartupKeepAlive keepAlive(
+            notify, "opening " + withoutPasswords(config.sources[i].source.uri));
+        auto source = openSource(config, i);
+        if (!source) {
+            c.sources.clear();
+            return source.status();
+        }
+        c.sources.push_back(std::move(source).value());
+    }
+    c.sourceShape = sourceShape(c);
+    return Status();
 }
 
 // http.listen and http.token, whether from the file or --serve: checked before anything opens.
@@ -241,18 +298,12 @@ Status openComponents(
     const std::string& runPrefix = options.runPrefix;
     if (Status s = checkHttpConfig(config); !s)
         return s;
-    {
-        StartupKeepAlive keepAlive(notify, "opening " + withoutPasswords(config.source.uri));
-        const int64_t opening = monotonicNs();
-        auto source = openSource(config);
-        if (!source)
-            return source.status();
-        c.source = std::move(source).value();
-        c.sourceOpenNs = monotonicNs() - opening;
-        c.sourceShape = sourceShape(c.source->info());
-    }
+    const int64_t opening = monotonicNs();
+    if (Status s = openSources(config, notify, c); !s)
+        return s;
+    c.sourceOpenNs = monotonicNs() - opening;
     const int64_t building = monotonicNs();
-    if (Status s = buildTasks(config, c.source->info(), nullptr, notify, c); !s)
+    if (Status s = buildTasks(config, c, nullptr, notify, c); !s)
         return s;
     c.engineBuildNs = monotonicNs() - building;
     c.keptFrom.clear();
@@ -266,18 +317,43 @@ Status openComponents(
     c.monitor = std::move(power).value();
     if (Status s = openLiveServer(config, options, c); !s)
         return s;
+    if (config.mqtt.enabled()) {
+        auto mqtt =
+            MqttTelemetry::start(config.mqtt, telemetryDeviceId(SysfsRoot(config.power.sysfsRoot)));
+        if (!mqtt) {
+            // "mqtt.password_file '...': ..." is placed at its key's line; others at the section's.
+            const Status failure = mqtt.status();
+            const std::string& message = failure.message();
+            const std::string key = message.substr(0, message.find(' '));
+            if (key.rfind("mqtt.", 0) == 0 && key.size() < message.size())
+                return Status::error(
+                    failure.kind(), config.where(key) + message.substr(key.size()));
+            return failure.withContext(config.where("mqtt"));
+        }
+        c.mqtt = std::move(mqtt).value();
+    }
     // The live view's video is the view's drawn frames, so the view runs for it too.
     if (config.display.window || !config.display.output.empty() || c.live) {
         size_t maxBatch = 1;
         for (const auto& task : c.tasks)
             maxBatch = std::max(maxBatch, static_cast<size_t>(std::max(task->batchSize(), 1)));
-        auto sink = DisplaySink::open(config.display, c.source->info(),
-            config.run.pacing == Pacing::None, c.tasks.size(), maxBatch);
+        // Every stream is shown (several as a mosaic), each task's results on its streams.
+        std::vector<ViewStream> streams;
+        for (size_t i = 0; i < c.sources.size(); ++i)
+            streams.push_back({config.sources[i].name, c.sources[i]->info()});
+        std::vector<std::vector<size_t>> served;
+        for (size_t i = 0; i < c.tasks.size(); ++i)
+            served.push_back(config.taskStreams(i));
+        auto sink = DisplaySink::open(
+            config.display, streams, config.run.pacing == Pacing::None, served, maxBatch);
         if (!sink)
             return sink.status();
         c.display = std::move(sink).value();
     }
-    if (Status s = checkMemoryBudget(config, c.source->info(), tasksOf(c, c),
+    std::vector<SourceInfo> infos;
+    for (const auto& source : c.sources)
+        infos.push_back(source->info());
+    if (Status s = checkMemoryBudget(config, infos, tasksOf(c, c),
             c.display ? c.display->frames().capacity() : 0, c.display != nullptr);
         !s)
         return s;
@@ -299,11 +375,18 @@ static Status prepareReload(const AgentConfig& current, Components& running,
         return Status::unsupported("reloading is not supported with a live window, a "
                                    "recording or the live web view (display.window, "
                                    "display.output, http.listen); restart instead");
+    if (config.sectionText("mqtt") != current.sectionText("mqtt"))
+        return Status::unsupported("reloading does not change the mqtt section (its connection "
+                                   "and topics stay those the daemon started with); restart "
+                                   "instead");
     reload.sourceChanged = config.sectionText("source") != current.sectionText("source") ||
-        config.source.uri != current.source.uri;
+        config.sectionText("sources") != current.sectionText("sources") ||
+        config.sources.size() != current.sources.size();
+    for (size_t i = 0; !reload.sourceChanged && i < config.sources.size(); ++i)
+        reload.sourceChanged = config.sources[i].source.uri != current.sources[i].source.uri ||
+            config.sources[i].name != current.sources[i].name;
     if (!reload.sourceChanged)
-        if (Status s = buildTasks(config, running.source->info(), &running, notify, reload.next);
-            !s)
+        if (Status s = buildTasks(config, running, &running, notify, reload.next); !s)
             return s;
     auto power = openPower(config);
     if (!power)
@@ -327,17 +410,10 @@ Status finishReload(const AgentConfig& current, Components& running, ServiceNoti
     switched = false;
     Status problem;
     if (reload.sourceChanged) {
-        running.source.reset();
-        StartupKeepAlive keepAlive(notify, "opening " + withoutPasswords(reload.config.source.uri));
-        auto source = openSource(reload.config);
-        if (source) {
-            reload.next.source = std::move(source).value();
-            reload.next.sourceShape = sourceShape(reload.next.source->info());
-            problem = buildTasks(
-                reload.config, reload.next.source->info(), &running, notify, reload.next);
-        } else {
-            problem = source.status();
-        }
+        running.sources.clear(); // a camera cannot be opened twice
+        problem = openSources(reload.config, notify, reload.next);
+        if (problem.ok())
+            problem = buildTasks(reload.config, reload.next, &running, notify, reload.next);
     }
     if (problem.ok()) {
         auto gpio = GpioSignals::open(reload.config, tasksOf(reload.next, running));
@@ -348,16 +424,14 @@ Status finishReload(const AgentConfig& current, Components& running, ServiceNoti
     }
     if (problem.ok()) {
         switched = true;
+        reload.next.mqtt = std::move(running.mqtt); // one connection for the daemon's life
         return Status();
     }
     log->error("reload failed, keeping the previous config: {}", problem.message());
-    reload.next.source.reset();
-    if (!running.source) {
-        auto old = openSource(current);
-        if (!old)
-            return old.status().withContext("reopening the previous source after a failed reload");
-        running.source = std::move(old).value();
-    }
+    reload.next.sources.clear();
+    if (!running.sourcesOpen())
+        if (Status s = openSources(current, notify, running); !s)
+            return s.withContext("reopening the previous sources after a failed reload");
     Components none;
     auto gpio = GpioSignals::open(current, tasksOf(running, none));
     if (!gpio)

@@ -16,13 +16,16 @@
 #include "run/task.h"
 #include "service/gpio_signals.h"
 #include "service/service.h"
+#include "telemetry/mqtt_telemetry.h"
 
 namespace jetagent {
 
-// What a config opens. A reload keeps the source and the tasks whose settings did not change.
+// What a config opens. A reload keeps the sources and the tasks whose settings did not change.
 struct Components {
-    std::unique_ptr<FrameSource> source;
+    std::vector<std::unique_ptr<FrameSource>> sources; // one per stream, in the config's order
     std::string sourceShape;
+    FrameSource& source() const { return *sources.front(); } // the first stream's
+    bool sourcesOpen() const { return !sources.empty(); }
     std::vector<std::unique_ptr<Task>> tasks;
     std::vector<std::string> taskKeys;
     std::vector<int> keptFrom; // per task: the index of the running task it keeps, or -1
@@ -31,6 +34,8 @@ struct Components {
     std::unique_ptr<LiveServer> live;
     std::unique_ptr<DisplaySink> display;
     std::unique_ptr<GpioSignals> gpio; // requested anew for each run: stop() releases the lines
+    // MQTT telemetry (the mqtt section): kept across reloads; its end publishes `offline`.
+    std::unique_ptr<MqttTelemetry> mqtt;
     std::string runDirectory;
     // Start-up (the summary's context.startup): how long opening the source and building the
     // tasks took in openComponents.

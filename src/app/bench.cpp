@@ -17,6 +17,8 @@
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/log.h"
 #include "jetagent/hal/gstreamer_source.h"
+#include "metrics/prom_textfile.h"
+#include "prom_results.h"
 #include "run/latency_stats.h"
 #include "run/run_context.h"
 #include "tasks/action_task.h"
@@ -239,7 +241,7 @@ void printActionBench(const AgentConfig& config, const RunContext& context, cons
         task.describe()["action"]["clip_input"].get<std::string>().c_str(), task.ring().planes(),
         static_cast<double>(task.ring().mappedBytes()) / 1024.0);
     std::printf("source      %s, %dx%d, %zu frames replayed\n",
-        withoutPasswords(config.source.uri).c_str(), pool[0].image.cols, pool[0].image.rows,
+        withoutPasswords(config.source().uri).c_str(), pool[0].image.cols, pool[0].image.rows,
         pool.size());
     std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
         context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
@@ -280,7 +282,7 @@ nlohmann::json actionBenchJson(const AgentConfig& config, const BenchOptions& op
         engineList.push_back(engineJson(e));
     return {{"bench", "action"}, {"config", config.path},
         {"source",
-            {{"uri", withoutPasswords(config.source.uri)}, {"width", pool[0].image.cols},
+            {{"uri", withoutPasswords(config.source().uri)}, {"width", pool[0].image.cols},
                 {"height", pool[0].image.rows}, {"frames_replayed", pool.size()}}},
         {"mode", streaming ? "streaming" : "clip"}, {"clip_length", task.clipLength()},
         {"frame_step", action.frameStep}, {"stride", action.stride}, {"engines", engineList},
@@ -310,14 +312,14 @@ Status runActionBench(const AgentConfig& config, const BenchOptions& options)
         return Status::invalid("--log-dir: an action task's bench runs the task alone, not the "
                                "agent, and writes no run logs");
     const RunContext context = collectRunContext(detectBoard(SysfsRoot(config.power.sysfsRoot)));
-    auto source = openFrameSource(config.source);
+    auto source = openFrameSource(config.source());
     if (!source)
         return source.status().withContext(config.where("source.uri"));
     auto created = ActionTask::create(config, 0, source.value()->info());
     if (!created)
         return created.status();
     ActionTask& task = *created.value();
-    auto pool = readFramePool(*source.value(), config.source.uri);
+    auto pool = readFramePool(*source.value(), config.source().uri);
     if (!pool)
         return pool.status();
     auto samples = timeActionTask(task, pool.value(), options);
@@ -372,7 +374,7 @@ Status reportBench(const AgentConfig& config, const BenchOptions& options, const
         e.options.threads > 0 ? std::to_string(e.options.threads).c_str() : "default (all cores)",
         e.options.fusion ? "on" : "off");
     std::printf("source      %s, %dx%d, as fast as possible (FIFO depth %d)\n",
-        withoutPasswords(config.source.uri).c_str(), setup.width, setup.height, setup.fifoDepth);
+        withoutPasswords(config.source().uri).c_str(), setup.width, setup.height, setup.fifoDepth);
     std::printf("host        %s, %s, %d cores, %s; jetagent %s (%s)\n", context.host.c_str(),
         context.cpu.c_str(), context.cores, context.kernel.c_str(), context.jetagentVersion.c_str(),
         context.buildType.c_str());
@@ -419,7 +421,7 @@ Status reportBench(const AgentConfig& config, const BenchOptions& options, const
     const nlohmann::json doc = {{"bench", "agent_vs_engine"}, {"config", config.path},
         {"engine", engineJson(e)}, {"input_shape", {batch, 3, pre.cropHeight, pre.cropWidth}},
         {"source",
-            {{"uri", withoutPasswords(config.source.uri)}, {"width", setup.width},
+            {{"uri", withoutPasswords(config.source().uri)}, {"width", setup.width},
                 {"height", setup.height}, {"fifo_depth", setup.fifoDepth}}},
         {"host", contextJson(context)},
         {"method",
@@ -439,13 +441,28 @@ Status reportBench(const AgentConfig& config, const BenchOptions& options, const
     return writeJsonOption(options.json, doc);
 }
 
+// The output paths, checked before any work: --json's folder, --prom-textfile's directory (not
+// for an action task, whose figures are per clip).
+Status checkOutputs(const AgentConfig& config, const BenchOptions& options)
+{
+    if (Status s = checkJsonPath(options.json); !s || options.promTextfile.empty())
+        return s;
+    if (Status s = checkPromTextfileDir(options.promTextfile); !s)
+        return s;
+    if (config.tasks[0].type == "action")
+        return Status::invalid("--prom-textfile: not written for an action task's bench (its "
+                               "figures are per clip); run the task with `jetagent run "
+                               "--prom-textfile` instead");
+    return Status();
+}
+
 } // namespace
 
 Status runBench(const AgentConfig& config, const BenchOptions& options)
 {
     if (config.tasks.empty())
         return Status::invalid(config.where("tasks") + ": the benchmark needs a task");
-    if (Status s = checkJsonPath(options.json); !s)
+    if (Status s = checkOutputs(config, options); !s)
         return s;
     if (config.tasks[0].type == "action")
         return runActionBench(config, options);
@@ -454,7 +471,7 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
 
     // The bare engine: the first task's model and options, fed a preprocessed frame of the
     // configured source.
-    auto source = openFrameSource(config.source);
+    auto source = openFrameSource(config.source());
     if (!source)
         return source.status().withContext(config.where("source.uri"));
     auto task = ClassificationTask::create(config, 0, source.value()->info());
@@ -472,14 +489,14 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
         read = source.value()->read(frame);
     if (!read || read.value() != ReadResult::Frame)
         return Status::invalid(
-            "source " + withoutPasswords(config.source.uri) + " gave no frame to benchmark with");
+            "source " + withoutPasswords(config.source().uri) + " gave no frame to benchmark with");
     Preprocessor preprocessor(pre);
     std::vector<float> input(preprocessor.outputElements() * static_cast<size_t>(batch));
     for (int b = 0; b < batch; ++b)
         if (Status s = preprocessor.run(
                 frame.image, input.data() + preprocessor.outputElements() * static_cast<size_t>(b));
             !s)
-            return s.withContext("source " + config.source.uri);
+            return s.withContext("source " + config.source().uri);
     TensorView view {input.data(), TensorShape {batch, 3, pre.cropHeight, pre.cropWidth}};
 
     AgentConfig agentConfig = config;
@@ -506,6 +523,7 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
     }
 
     BenchSeries series;
+    PooledTaskFigures pooled {config.tasks[0].name};
     std::vector<int64_t>& engineRuns = series.engineRuns;
     std::vector<int64_t>& agentInterval = series.interval;
     std::string& lastRunDir = series.lastRunDir;
@@ -530,6 +548,7 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
         if (!run->failure.ok())
             return run->failure;
         const TaskStats& s = run->stats[0];
+        pooled.add(s, run->summary);
         // The cold-start inference is already kept out of the series; skip the rest of the warm-up.
         const size_t skip = static_cast<size_t>(std::max(options.warmup - 1, 0));
         appendAfter(s.interval, skip, agentInterval);
@@ -556,7 +575,9 @@ Status runBench(const AgentConfig& config, const BenchOptions& options)
 
     const BenchSetup setup {&context, &classification.engine()->description(), batch, &pre,
         frame.image.cols, frame.image.rows, agentConfig.run.queueDepth};
-    return reportBench(config, options, setup, series);
+    if (Status s = reportBench(config, options, setup, series); !s || options.promTextfile.empty())
+        return s;
+    return writeBenchTextfile(options.promTextfile, pooled).withContext("--prom-textfile");
 }
 
 } // namespace jetagent

@@ -21,6 +21,9 @@ struct BenchOptions {
     // the end (nothing is left behind); else this directory, which keeps the last round's only.
     std::string logDir;
     std::string json; // "" = none; else a new file for the figures and the configuration, as JSON
+    // "" = none; else node_exporter's textfile directory: the agent rounds' pooled histograms and
+    // counters go to DIR/jetagent_bench_<task>.prom (prom_results.h)
+    std::string promTextfile;
 };
 
 // Runs the first task of `config` (a) as a bare engine loop and (b) through the whole agent on its

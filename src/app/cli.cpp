@@ -26,6 +26,7 @@
 #include "capture.h"
 #include "compare.h"
 #include "config/config.h"
+#include "devices_report.h"
 #include "html_report.h"
 #include "inspect.h"
 #include "jetagent/base/json_text.h"
@@ -39,8 +40,10 @@
 #include "jetagent/hal/gpio.h"
 #include "jetagent/hal/v4l2_io.h"
 #include "jetagent/power/board_profile.h"
+#include "metrics/prom_textfile.h"
 #include "output/logging.h"
 #include "power_command.h"
+#include "prom_results.h"
 #include "run_report.h"
 #include "sweep.h"
 #include "tasks/calibration.h"
@@ -60,10 +63,43 @@ int report(const Status& status)
 void applyRunOverrides(const RunArgs& args, const CLI::App& cmd, AgentConfig& config,
     std::vector<std::string>& overrides)
 {
-    if (cmd.count("--source")) {
-        config.source.uri = args.source;
-        overrides.push_back("source.uri=" + args.source);
+    // NAME=URI names a stream; a URI whose '=' comes after other characters (a gst:// pipeline's
+    // properties, say) is a URI.
+    auto nameOf = [](const std::string& arg, std::string& name, std::string& uri) {
+        const size_t eq = arg.find('=');
+        if (eq != std::string::npos && validStreamName(arg.substr(0, eq))) {
+            name = arg.substr(0, eq);
+            uri = arg.substr(eq + 1);
+            return true;
+        }
+        uri = arg;
+        return false;
+    };
+    if (args.sources.size() == 1 && config.sources.size() == 1) {
+        std::string name;
+        nameOf(args.sources[0], name, config.source().uri);
+        if (!name.empty())
+            config.sources[0].name = name;
+        overrides.push_back("source.uri=" + config.source().uri);
         config.overriddenBy["source.uri"] = "--source";
+    } else if (!args.sources.empty()) {
+        // Several streams: each takes the first source's settings, and every task serves all.
+        const StreamConfig first = config.sources.front();
+        config.sources.clear();
+        for (size_t i = 0; i < args.sources.size(); ++i) {
+            StreamConfig stream = first;
+            stream.name = defaultStreamName(i);
+            stream.key = "sources[" + std::to_string(i) + "]";
+            std::string name;
+            if (nameOf(args.sources[i], name, stream.source.uri))
+                stream.name = name;
+            stream.source.seed = first.source.seed + i;
+            config.overriddenBy[stream.key + ".uri"] = "--source";
+            overrides.push_back(stream.key + "=" + stream.name + "=" + stream.source.uri);
+            config.sources.push_back(std::move(stream));
+        }
+        for (TaskConfig& task : config.tasks)
+            task.streams.clear();
     }
     if (cmd.count("--frames")) {
         config.run.frames = args.frames;
@@ -112,6 +148,9 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
         std::fprintf(stderr, "jetagent run: --serve: an address is needed: [ADDR:]PORT\n");
         return kExitUsage;
     }
+    if (cmd.count("--prom-textfile"))
+        if (Status s = checkPromTextfileDir(args.promTextfile); !s)
+            return report(s);
     auto loaded = loadConfig(args.config);
     if (!loaded)
         return report(loaded.status());
@@ -147,10 +186,16 @@ int commandRun(const RunArgs& args, const GlobalOptions& global, const CLI::App&
     if (!run)
         return report(run.status());
     exitIfAbandoned(*run);
+    // Written for a failed run too: what it measured until then.
+    const Status textfile = args.promTextfile.empty()
+        ? Status()
+        : writeRunTextfile(args.promTextfile, config, *run).withContext("--prom-textfile");
     if (!run->failure.ok()) {
         std::fprintf(stderr, "jetagent: the run failed: %s\n", run->failure.message().c_str());
         return kExitFailure;
     }
+    if (!textfile)
+        return report(textfile);
     return kExitOk;
 }
 
@@ -262,9 +307,48 @@ int commandSweep(const SweepCommand& sweep, const GlobalOptions& global)
     return s ? kExitOk : report(s);
 }
 
-int commandReport(const ReportCommand& command, const GlobalOptions& global)
+// report over two or more sweep directories: the devices compared.
+int commandDevicesReport(const ReportCommand& command, const GlobalOptions& global)
+{
+    DevicesReportOptions options;
+    options.sweepDirs = command.dirs;
+    options.output = command.options.output;
+    options.force = command.options.force;
+    options.chartJs = command.options.chartJs;
+    auto result = writeDevicesReport(options);
+    if (!result)
+        return report(result.status());
+    if (!global.quiet)
+        std::printf("%s: %zu bytes, %zu charts\n%s: %zu cells, %zu measured on every device\n",
+            result->htmlPath.c_str(), result->bytes, result->charts, result->markdownPath.c_str(),
+            result->cells, result->sharedCells);
+    return kExitOk;
+}
+
+int commandReport(ReportCommand command, const GlobalOptions& global)
 {
     setLogLevel(global.level("warn"));
+    std::string runs, sweeps;
+    for (const std::string& dir : command.dirs) {
+        std::string& list = isSweepDirectory(dir) ? sweeps : runs;
+        list += (list.empty() ? "" : ", ") + dir;
+    }
+    if (!sweeps.empty() && !runs.empty())
+        return report(Status::invalid("report compares sweep directories or reports one run, not "
+                                      "both: sweep(s) " +
+            sweeps + "; not sweep(s) (no sweep.json): " + runs));
+    if (!sweeps.empty() && command.dirs.size() == 1)
+        return report(Status::invalid(sweeps +
+            " is a sweep directory: its own report.html and sweep.md are there; give two or more "
+            "sweep directories to compare devices"));
+    if (!sweeps.empty())
+        return commandDevicesReport(command, global);
+    if (command.dirs.size() > 1)
+        return report(Status::invalid(
+            "report takes one run directory, or two or more sweep directories (with a "
+            "sweep.json): " +
+            runs + " hold no sweep"));
+    command.options.runDir = command.dirs.front();
     auto result = writeRunReport(command.options);
     if (!result)
         return report(result.status());
@@ -290,7 +374,7 @@ int commandCapture(const CaptureCommand& capture)
         auto config = loadConfig(capture.config);
         if (!config)
             return report(config.status());
-        source = config->source;
+        source = config->source();
         if (capture.cmd->count("--source"))
             source.uri = capture.options.uri;
         if (capture.cmd->count("--width"))
@@ -310,7 +394,8 @@ int commandInspect(const InspectCommand& inspect, const GlobalOptions& global)
 {
     setLogLevel(global.level("warn"));
     InspectOptions o = inspect.options;
-    o.prepared |= o.profileRuns > 0;
+    o.prepared |= o.profileRuns > 0 || !o.calibration.empty();
+    o.makeCalibration = makeCalibrationData;
     if ((inspect.cmd->count("--threads") || inspect.cmd->count("--warmup")) && o.profileRuns == 0)
         return report(Status::invalid("--threads and --warmup are for --profile N"));
     if (inspect.noCache)

@@ -122,7 +122,9 @@ Writes one HTML page that opens offline (Chart.js from Debian's libjs-chart.js i
   - per task: end-to-end and inference latency over time, with deadline misses, failed frames
     and gaps in frame_id marked; a histogram and a percentile table (min, p50, p90, p99, max,
     mean, count; nearest rank, from every CSV row) per stage; energy per frame over time;
-    the GPIO measurement windows (time, frames, energy)
+    the GPIO measurement windows (time, frames, energy); for a task over several streams (the
+    stream column), a table per stream (frames, missing ids, failed, fps, end-to-end p50, p99,
+    max, deadline misses, top-1) and an end-to-end line per stream
   - power per rail over time with the frames' inference windows, temperatures and clocks
 A chart without data is left out with a line saying why. Plotted series are cut to about 4000
 points, each bucket's min and max kept, so spikes stay; the tables use every row. Damaged CSV
@@ -132,7 +134,7 @@ damaged too, and never held whole. A run that crashed before its summary.json is
 its CSVs. The run's files are read only as regular files in RUN_DIR: a symbolic link (even to a
 file inside), a FIFO, a device or a directory by a run file's name is refused, naming it.
 A frame CSV's frame_id must be a non-negative integer (at most 2^64-1) greater than the line
-before's, and power.csv's time_ns must never go back: a repeated or out-of-order line is damaged,
+before's of its stream (each stream numbers its own frames), and power.csv's time_ns must never go back: a repeated or out-of-order line is damaged,
 skipped and counted like the others; a segment whose header names a column twice is skipped.
 
 The page: -o PATH names a new file; an existing one is refused (exit 2) unless --force is given,
@@ -140,11 +142,25 @@ and even then only a regular file is replaced, never a link, a device, a FIFO or
 Without -o the page is RUN_DIR/report.html, and running report again replaces it (if it is a
 regular file). The page is written to a temporary file beside it and renamed into place.
 
+Sweeps of several devices: given two or more sweep directories (what `jetagent sweep -o` wrote,
+each with its sweep.json), report compares them cell by cell (model x engine x precision x batch
+x threads; the precision as the engine resolved it) and writes ./devices-report.html and
+./devices-report.md (-o PAGE.html: PAGE.md beside it; the defaults are replaced when report runs
+again, a path given only with --force; never into a sweep directory). Each device is labelled by
+its sweep's context (module, power mode, clocks), with the directory added where two are the
+same. The first directory is the baseline: speed-up = the device's throughput / the first's for
+the same cell (throughput = batch / mean latency). Per cell and device: p50 and p99 latency,
+images/s, speed-up, energy per inference (mJ; "—" without power rails), and on how many devices
+the cell was measured; a cell a sweep lacks is shown as missing, one that failed as failed.
+A sweep that shares no measured cell with the first is refused (exit 2), naming each directory
+and its cells. A run directory among sweep directories is refused too.
+
 Examples:
   jetagent report jetagent-logs/20260101T120000Z         writes .../report.html
   jetagent report RUN -o /tmp/run.html                   elsewhere (a new file)
   jetagent report RUN -o /tmp/run.html --force           replacing an earlier page there
   chromium --headless --screenshot RUN/report.html       a picture of it
+  jetagent report out/agx-maxn out/agx-15w out/nano      three sweeps compared (vs agx-maxn)
 )";
 static_assert(kMaxCsvLineBytes == 64 * 1024, "kReportHelp names the line bound: 64 KiB");
 
@@ -254,6 +270,8 @@ void declareGlobalOptions(CLI::App& app, GlobalOptions& global)
             "report\n"
             "  jetagent report jetagent-logs/RUN                      one run as an HTML "
             "page\n"
+            "  jetagent report out/agx-orin out/orin-nano             sweeps of two boards "
+            "compared\n"
             "  jetagent inspect model.onnx --prepared                 parameters, MACs, "
             "preparation\n"
             "  jetagent power --csv power.csv                         live rails and "
@@ -275,8 +293,11 @@ void declareRun(CLI::App& app, RunCommand& run)
         ->add_option("-c,--config", run.options.config,
             "Agent config (YAML); see firmware-config/ for examples")
         ->required();
-    run.cmd->add_option(
-        "-s,--source", run.options.source, "Source URI, replacing source.uri of the config");
+    run.cmd->add_option("-s,--source", run.options.sources,
+        "Source URI, replacing source.uri of the config. Repeat it for several streams\n"
+        "(NAME=URI names one; otherwise stream0, stream1, ...): they replace the config's\n"
+        "sources, each with the first source's other settings (synthetic ones with seeds\n"
+        "seed, seed+1, ... so that they differ), and every task serves them all");
     run.cmd
         ->add_option("-n,--frames", run.options.frames, "Stop after N source frames (0: no limit)")
         ->transform(wholeNumber(0, kMaxCount));
@@ -304,6 +325,9 @@ void declareRun(CLI::App& app, RunCommand& run)
         "temperature charts; JSON at /api/status, /api/frames, /api/events) on "
         "127.0.0.1:PORT,\n"
         "or on ADDR, which needs http.token in the config unless it is loopback");
+    run.cmd->add_option("--prom-textfile", run.options.promTextfile,
+        "At the end, write the run's figures for Prometheus (docs/prometheus.md) to\n"
+        "DIR/jetagent_run_<config>.prom, for node_exporter's --collector.textfile.directory");
     run.cmd
         ->add_option("--stop-timeout", run.options.stopTimeout,
             "After SIGTERM/SIGINT, wait at most S seconds for the frames in flight; past it the\n"
@@ -354,6 +378,10 @@ void declareBench(CLI::App& app, BenchCommand& bench)
         "Keep the last round's agent run directory under DIR (default: none is kept)");
     bench.cmd->add_option("--json", bench.options.json,
         "Also write the figures and the configuration as one JSON document to this new file");
+    bench.cmd->add_option("--prom-textfile", bench.options.promTextfile,
+        "Also write the agent rounds' latency histograms and counters for Prometheus\n"
+        "(docs/prometheus.md) to DIR/jetagent_bench_<task>.prom, for node_exporter's\n"
+        "--collector.textfile.directory");
     bench.cmd->footer(
         "\nTimes (a) the bare engine, Session::run in a loop on a preprocessed frame, and (b) the "
         "whole\n"
@@ -490,10 +518,21 @@ void declareInspect(CLI::App& app, InspectCommand& inspect)
             "The profiled engine's threads (engine.threads; 0: the backend's default)")
         ->capture_default_str()
         ->transform(wholeNumber(0, 256));
+    inspect.cmd->add_option("--calibration", inspect.options.calibration,
+        "xnnpack: compile (and profile) the int8 engine, calibrated on these images (a directory "
+        "or a video) resized to the model's input");
+    inspect.cmd
+        ->add_option("--calibration-frames", inspect.options.calibrationFrames,
+            "Samples --calibration takes")
+        ->check(CLI::Range(1, 100000));
     inspect.cmd->add_flag_callback(
         "--no-onednn", [&inspect] { inspect.options.onednn = false; },
         "xnnpack: keep every convolution and linear layer on XNNPACK (engine.onednn: false), as on "
         "ARM");
+    inspect.cmd->add_flag("--int8", inspect.options.int8,
+        "xnnpack: compile a QDQ model (QuantizeLinear/DequantizeLinear) in int8 with its own "
+        "scales,\nas precision: int8 runs it (the steps show which run int8 and where conversions "
+        "remain)");
     inspect.cmd->footer(
         "\nChecks the model as every backend does before loading it (protobuf parse, external "
         "data,\n"
@@ -632,6 +671,10 @@ void declareSweep(CLI::App& app, SweepCommand& sweep)
             "ONNX files, directories of them, or names looked up in --model-dir (comma-separated "
             "or repeated)")
         ->delimiter(',');
+    sweep.cmd->add_option("--prom-textfile", o.promTextfile,
+        "Also write each cell's engine-loop latency histogram for Prometheus\n"
+        "(docs/prometheus.md) to DIR/jetagent_sweep_<study>.prom, for node_exporter's\n"
+        "--collector.textfile.directory");
     sweep.cmd->add_option("--model-dir", o.modelDir,
         "Where bare model names are looked up (tools/export_torchvision.py writes there)");
     sweep.cmd->add_option("--engines", sweep.engines,
@@ -688,17 +731,22 @@ void declareSweep(CLI::App& app, SweepCommand& sweep)
     sweep.cmd->footer(kSweepHelp);
 }
 
-// report: one run's logs as an offline HTML page.
+// report: one run's logs as an offline HTML page, or sweeps of several devices compared.
 void declareReport(CLI::App& app, ReportCommand& report)
 {
     RunReportOptions& o = report.options;
-    report.cmd = app.add_subcommand(
-        "report", "One run's logs (a run's or the service's) as an offline HTML page with charts");
-    report.cmd->add_option("run_dir", o.runDir, "The run's directory (under logging.dir)")
+    report.cmd = app.add_subcommand("report",
+        "One run's logs (a run's or the service's) as an offline HTML page with charts, or "
+        "sweeps of several devices compared cell by cell");
+    report.cmd
+        ->add_option("dirs", report.dirs,
+            "The run's directory (under logging.dir), or two or more sweep directories (the "
+            "first is the baseline)")
         ->required();
     report.cmd->add_option("-o,--output", o.output,
         "The page's path: a new file, never overwritten without --force (default "
-        "RUN_DIR/report.html, which replaces the run's earlier report)");
+        "RUN_DIR/report.html, which replaces the run's earlier report; for sweeps "
+        "./devices-report.html, the Markdown beside it as .md)");
     report.cmd->add_flag("--force", o.force,
         "Let -o replace an existing regular file (never a link, device, FIFO or directory)");
     report.cmd->add_option("--chart-js", o.chartJs,

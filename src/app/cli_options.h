@@ -53,7 +53,7 @@ struct GlobalOptions {
 
 struct RunArgs {
     std::string config;
-    std::string source;
+    std::vector<std::string> sources; // --source, repeated: one stream each
     uint64_t frames = 0;
     double duration = -1;
     std::string logDir;
@@ -62,6 +62,7 @@ struct RunArgs {
     std::string output;
     std::string serve;
     double stopTimeout = 15.0;
+    std::string promTextfile; // --prom-textfile DIR: "" = none
 };
 
 // Each command's option targets and its CLI11 subcommand, filled by its declare* function and read
@@ -74,7 +75,6 @@ struct OptionsCommand {
 
 using RunCommand = OptionsCommand<RunArgs>;
 using CompareCommand = OptionsCommand<CompareOptions>;
-using ReportCommand = OptionsCommand<RunReportOptions>;
 using PowerCommand = OptionsCommand<PowerCommandOptions>;
 
 struct BenchCommand : OptionsCommand<BenchOptions> {
@@ -83,6 +83,11 @@ struct BenchCommand : OptionsCommand<BenchOptions> {
 
 struct SweepCommand : OptionsCommand<SweepOptions> {
     std::string batches, threads, engines;
+};
+
+// report: one run directory (RunReportOptions), or two or more sweep directories compared.
+struct ReportCommand : OptionsCommand<RunReportOptions> {
+    std::vector<std::string> dirs;
 };
 
 struct CaptureCommand : OptionsCommand<SourceOptions> {

@@ -335,7 +335,7 @@ Status resolveTask(const CompareOptions& options, ComparePlan& plan)
             return Status::invalid(
                 plan.agent.where("tasks[" + std::to_string(options.task) + "].type") +
                 ": compare takes a task with one image input (type: classification)");
-        plan.source = plan.agent.source;
+        plan.source = plan.agent.source();
         plan.key = "tasks[" + std::to_string(options.task) + "]";
     } else {
         plan.agent.path = "the default preprocessing (no --config)";

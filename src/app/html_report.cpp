@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <utility>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/regular_file.h"
@@ -23,6 +26,15 @@ std::string lowerCase(std::string text)
     std::transform(text.begin(), text.end(), text.begin(),
         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return text;
+}
+
+// "11,689,512": parameter and MAC counts are read at a glance.
+std::string groupedInteger(double value)
+{
+    std::string digits = fmt::format("{:.0f}", std::fabs(value));
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+        digits.insert(static_cast<size_t>(i), ",");
+    return (value < 0 && digits != "0" ? "-" : "") + digits;
 }
 
 } // namespace
@@ -176,6 +188,91 @@ const nlohmann::json& jsonMember(const nlohmann::json& object, const char* key)
         return null;
     const auto it = object.find(key);
     return it == object.end() ? null : *it;
+}
+
+std::vector<const nlohmann::json*> jsonItems(const nlohmann::json& object, const char* key)
+{
+    std::vector<const nlohmann::json*> items;
+    const nlohmann::json& value = jsonMember(object, key);
+    if (value.is_array())
+        for (const nlohmann::json& item : value)
+            items.push_back(&item);
+    return items;
+}
+
+std::string jsonString(const nlohmann::json& object, const char* key)
+{
+    const nlohmann::json& value = jsonMember(object, key);
+    return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+std::optional<double> jsonNumber(const nlohmann::json& object, const char* key)
+{
+    const nlohmann::json& value = jsonMember(object, key);
+    if (!value.is_number())
+        return std::nullopt;
+    const double number = value.get<double>();
+    return std::isfinite(number) ? std::optional<double>(number) : std::nullopt;
+}
+
+std::string markdownCell(const std::string& text)
+{
+    std::string out;
+    for (char c : text)
+        out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+    return out;
+}
+
+std::string formatNumber(double value)
+{
+    if (!std::isfinite(value))
+        return "—";
+    if (std::fabs(value) >= 1e4 || (value == std::floor(value) && std::fabs(value) < 1e15))
+        return groupedInteger(value);
+    return fmt::format("{:.4g}", value);
+}
+
+std::string formatValue(const nlohmann::json& value, double scale)
+{
+    if (value.is_null())
+        return "—";
+    if (value.is_number())
+        return formatNumber(value.get<double>() * scale);
+    if (value.is_string())
+        return value.get<std::string>();
+    if (value.is_boolean())
+        return value.get<bool>() ? "yes" : "no";
+    if (value.is_array() && std::all_of(value.begin(), value.end(), [](const nlohmann::json& item) {
+            return item.is_primitive();
+        })) {
+        std::string text;
+        for (const nlohmann::json& item : value)
+            text += (text.empty() ? "" : ", ") + formatValue(item);
+        return text;
+    }
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+nlohmann::json chartAxis(const std::string& title, const char* type)
+{
+    nlohmann::json scale = {{"title", {{"display", true}, {"text", title}}}};
+    if (type)
+        scale["type"] = type;
+    return scale;
+}
+
+nlohmann::json axisFromZero(const std::string& title)
+{
+    nlohmann::json scale = chartAxis(title);
+    scale["beginAtZero"] = true;
+    return scale;
+}
+
+nlohmann::json chartDataset(
+    const std::string& label, nlohmann::json data, nlohmann::json notes, size_t index)
+{
+    return {{"label", label}, {"data", std::move(data)}, {"notes", std::move(notes)},
+        {"backgroundColor", chartColour(index)}, {"borderColor", chartColour(index)}};
 }
 
 } // namespace jetagent

@@ -1,6 +1,7 @@
 // Self-contained offline HTML report pages with Chart.js charts (the sweep's and the run reports').
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,9 +32,39 @@ std::string htmlEscape(std::string_view text);
 // no string in it ("</script>", "<!--") can end the element. Invalid UTF-8 is replaced (jsonText).
 std::string scriptJsonText(const nlohmann::json& value);
 
+// The size the sweep and devices pages draw their charts at (pixels; they scale with the page).
+constexpr int kChartWidth = 1100;
+constexpr int kChartHeight = 440;
+
 // `object[key]`, or null when `object` is no object or lacks the key: a page is drawn from
 // whatever its document holds.
 const nlohmann::json& jsonMember(const nlohmann::json& object, const char* key);
+// The elements of `object[key]` when it is an array, else none.
+std::vector<const nlohmann::json*> jsonItems(const nlohmann::json& object, const char* key);
+// `object[key]` when it is a string, else "".
+std::string jsonString(const nlohmann::json& object, const char* key);
+// `object[key]` when it is a finite number, else none.
+std::optional<double> jsonNumber(const nlohmann::json& object, const char* key);
+// Text as one Markdown table cell: pipes escaped, line breaks flattened.
+std::string markdownCell(const std::string& text);
+
+// A number as table text: whole numbers in full with thousands separators ("11,689,512"), others
+// to four significant digits ("12.35", "0.8123"); "—" when it is not finite.
+std::string formatNumber(double value);
+
+// A JSON value as table text: "—" for null, numbers by formatNumber() (times `scale`: 100 shows a
+// fraction as a percentage), strings as they are, lists of plain values joined by ", ".
+std::string formatValue(const nlohmann::json& value, double scale = 1.0);
+
+// A Chart.js axis with a title, of `type` ("logarithmic") when given; and a linear one from zero
+// (throughputs and ratios read as proportions).
+nlohmann::json chartAxis(const std::string& title, const char* type = nullptr);
+nlohmann::json axisFromZero(const std::string& title);
+
+// A Chart.js dataset in the `index`th chart colour; `notes` holds one tooltip line per point
+// (HtmlPage::chart).
+nlohmann::json chartDataset(
+    const std::string& label, nlohmann::json data, nlohmann::json notes, size_t index);
 
 // One column of an HTML table: its heading, the unit shown under it (may be empty), the
 // description shown when the pointer rests on it (may be empty), and right alignment for numbers.

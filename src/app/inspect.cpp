@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.h"
 #include "jetagent/base/clock.h"
 #include "jetagent/base/json_text.h"
 #include "jetagent/base/text.h"
@@ -12,6 +13,7 @@
 #include "jetagent/engines/model_file.h"
 #include "jetagent/engines/model_info.h"
 #include "jetagent/engines/model_prepare.h"
+#include "tasks/image_input.h"
 
 namespace jetagent {
 
@@ -148,15 +150,21 @@ void textPrepared(const PreparedModel& p, const InspectOptions& o, std::string& 
 void textSteps(const std::vector<EngineStep>& steps, std::string& out)
 {
     std::map<std::string, int> perLibrary;
-    for (const auto& step : steps)
+    int conversions = 0;
+    for (const auto& step : steps) {
         ++perLibrary[step.library];
+        conversions += step.precision.find('>') != std::string::npos;
+    }
     std::string counts;
     for (const auto& [library, n] : perLibrary)
         counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " on " + library;
+    if (conversions > 0)
+        counts += "; " + std::to_string(conversions) + " of them conversions between types";
     appendFormat(out, "\ncompiled    {} steps: {}\n", steps.size(), counts);
-    appendFormat(out, "  {:<10} {:<20} {}\n", "library", "operator", "node");
+    appendFormat(out, "  {:<10} {:<9} {:<20} {}\n", "library", "type", "operator", "node");
     for (const auto& step : steps)
-        appendFormat(out, "  {:<10} {:<20} {}\n", step.library, step.op, step.node);
+        appendFormat(
+            out, "  {:<10} {:<9} {:<20} {}\n", step.library, step.precision, step.op, step.node);
 }
 
 // Where a compiled engine's time goes: each step's mean over the timed runs.
@@ -244,7 +252,8 @@ void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::st
     };
     std::map<std::pair<std::string, std::string>, Group> groups;
     for (size_t i = 0; i < steps.size() && i < p.stepMs.size(); ++i) {
-        Group& g = groups[{steps[i].op, steps[i].library}];
+        Group& g = groups[{steps[i].op,
+            steps[i].library + (steps[i].precision.empty() ? "" : " " + steps[i].precision)}];
         ++g.steps;
         g.ms += p.stepMs[i];
     }
@@ -252,10 +261,10 @@ void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::st
         groups.begin(), groups.end());
     std::stable_sort(byTime.begin(), byTime.end(),
         [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
-    appendFormat(out, "  {:<20} {:<10} {:>6} {:>10} {:>7}\n", "operator", "library", "steps",
+    appendFormat(out, "  {:<20} {:<16} {:>6} {:>10} {:>7}\n", "operator", "library, type", "steps",
         "mean ms", "share");
     for (const auto& [key, g] : byTime)
-        appendFormat(out, "  {:<20} {:<10} {:6} {:10.3f} {:6.1f}%\n", key.first, key.second,
+        appendFormat(out, "  {:<20} {:<16} {:6} {:10.3f} {:6.1f}%\n", key.first, key.second,
             g.steps, g.ms, sum > 0 ? 100.0 * g.ms / sum : 0.0);
     std::vector<size_t> order(std::min(steps.size(), p.stepMs.size()));
     for (size_t i = 0; i < order.size(); ++i)
@@ -263,12 +272,13 @@ void textProfile(const Profile& p, const std::vector<EngineStep>& steps, std::st
     std::stable_sort(
         order.begin(), order.end(), [&](size_t a, size_t b) { return p.stepMs[a] > p.stepMs[b]; });
     const size_t shown = std::min<size_t>(order.size(), 15);
-    appendFormat(out, "  the {} slowest steps:\n  {:>4} {:>10} {:>7}  {:<10} {}\n", shown, "step",
-        "mean ms", "share", "library", "node");
+    appendFormat(out, "  the {} slowest steps:\n  {:>4} {:>10} {:>7}  {:<10} {:<9} {}\n", shown,
+        "step", "mean ms", "share", "library", "type", "node");
     for (size_t k = 0; k < shown; ++k) {
         const size_t i = order[k];
-        appendFormat(out, "  {:4} {:10.3f} {:6.1f}%  {:<10} {}\n", i + 1, p.stepMs[i],
-            sum > 0 ? 100.0 * p.stepMs[i] / sum : 0.0, steps[i].library, steps[i].node);
+        appendFormat(out, "  {:4} {:10.3f} {:6.1f}%  {:<10} {:<9} {}\n", i + 1, p.stepMs[i],
+            sum > 0 ? 100.0 * p.stepMs[i] / sum : 0.0, steps[i].library, steps[i].precision,
+            steps[i].node);
     }
 }
 
@@ -316,7 +326,10 @@ nlohmann::json jsonReport(const ModelFile& m, const ModelStats& s, int64_t loadN
         if (!steps.empty()) {
             nlohmann::json list = nlohmann::json::array();
             for (const auto& step : steps)
-                list.push_back({{"node", step.node}, {"op", step.op}, {"library", step.library}});
+                list.push_back({{"node", step.node}, {"op", step.op}, {"library", step.library},
+                    {"precision",
+                        step.precision.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json(step.precision)}});
             j["prepared"]["steps"] = list;
         }
         if (profile) {
@@ -367,6 +380,35 @@ Status parseInputShapes(
     return Status();
 }
 
+namespace {
+
+// --calibration's samples: its images preprocessed as a task with no preprocess section would
+// (resized and cropped to the model's input, ImageNet's normalisation).
+Expected<std::shared_ptr<CalibrationData>> calibrationFor(
+    const ModelFile& m, const InspectOptions& options)
+{
+    if (!options.makeCalibration)
+        return Status::unsupported("int8 calibration data cannot be made by this build of inspect");
+    if (m.inputs.size() != 1 || m.inputs[0].dims.size() != 4)
+        return Status::invalid("--calibration feeds models of one image input, N x 3 x H x W; '" +
+            m.path + "' has " + std::to_string(m.inputs.size()) + " inputs");
+    const TensorInfo& input = m.inputs[0];
+    PreprocessConfig pre;
+    if (Status s = resolveImageInput(
+            AgentConfig {}, "inspect", input.dims[2], input.dims[3], input.shapeString(), pre);
+        !s)
+        return s;
+    CalibrationConfig config;
+    config.source = options.calibration;
+    config.frames = options.calibrationFrames;
+    config.batch = 1;
+    return options.makeCalibration(config, pre, [](const std::string& name) -> std::string {
+        return name == "source" ? "--calibration" : "calibration " + name + " (inspect's)";
+    });
+}
+
+} // namespace
+
 Status inspectModel(const InspectOptions& requested, std::string* out)
 {
     InspectOptions options = requested;
@@ -406,6 +448,10 @@ Status inspectModel(const InspectOptions& requested, std::string* out)
             return prepared.status();
     }
     Expected<Profile> profile = Status::invalid("not profiled");
+    if (!options.calibration.empty() && (!options.prepared || options.backend != "xnnpack"))
+        return Status::invalid("--calibration builds the xnnpack backend's int8 engine; the "
+                               "backend is " +
+            options.backend + " (give --backend xnnpack)");
     if (options.profileRuns > 0 && options.backend != "xnnpack")
         return Status::invalid("--profile times the compiled steps of the xnnpack backend; " +
             options.backend +
@@ -419,6 +465,15 @@ Status inspectModel(const InspectOptions& requested, std::string* out)
         e.threads = options.threads;
         e.onednn = options.onednn;
         e.cacheDir = options.cacheDir;
+        if (options.int8)
+            e.precision = Precision::Int8; // a QDQ model: its own scales
+        if (!options.calibration.empty()) {
+            auto data = calibrationFor(m, options);
+            if (!data)
+                return data.status();
+            e.precision = Precision::Int8;
+            e.calibration = data.value();
+        }
         auto engine = buildEngine(model.value(), e);
         if (!engine)
             return engine.status();

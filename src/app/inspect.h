@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compare.h" // CalibrationFactory
 #include "jetagent/base/status.h"
 
 namespace jetagent {
@@ -26,6 +27,12 @@ struct InspectOptions {
     int threads = 0; // the profiled engine's threads (engine.threads: 0 = the backend's default)
     bool onednn = true; // xnnpack: convolutions and linear layers on oneDNN (engine.onednn); false
                         // shows the steps as on ARM, XNNPACK alone
+    bool int8 = false; // xnnpack: compile a QDQ model in int8 with its own scales (precision: int8)
+    // xnnpack: the compiled (and profiled) engine is int8, calibrated on these images (a directory
+    // or a video) preprocessed to the model's input size; empty: fp32.
+    std::string calibration;
+    int calibrationFrames = 100; // samples taken from `calibration`
+    CalibrationFactory makeCalibration; // empty: --calibration is refused
 };
 
 // Parses "name:AxBxC" / "AxBxC" into `shapes`; errors name the bad text.

@@ -154,12 +154,23 @@ std::string duplicateColumnFault(const std::vector<std::string>& header)
     return "";
 }
 
-// The order a table's lines keep across its segments (CsvOrder) and the last line taken.
+// The order a table's lines keep across its segments (CsvOrder) and the last line taken, per
+// group for the id.
 struct OrderState {
     const CsvOrder& order;
-    std::optional<uint64_t> lastId;
+    std::vector<std::optional<uint64_t>> lastIds; // by group index (CsvColumns::groups)
+    std::map<std::string, uint32_t> groupIndex; // a group value to its index
     double lastTime = -std::numeric_limits<double>::infinity();
 };
+
+// What a group value may hold: a stream's name as the config allows it, or nothing.
+bool validGroupValue(const std::string& value)
+{
+    return value.size() <= kMaxCsvGroupBytes && std::all_of(value.begin(), value.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '_' || c == '-' || c == '.';
+    });
+}
 
 // An id cell (CsvOrder::idColumn) as a uint64; why it is none, or empty when it is one.
 std::string parseId(const std::string& name, const std::string& text, uint64_t& id)
@@ -211,6 +222,7 @@ std::string addRow(const std::string& line, const std::vector<size_t>& slots,
     std::vector<double> row(table.names.size(), kMissing);
     std::optional<uint64_t> id;
     double time = kMissing;
+    std::string group; // "" where the segment has no group column
     for (size_t i = 0; i < fields.size(); ++i) {
         const std::string& name = table.names[slots[i]];
         if (name == order.order.idColumn) {
@@ -219,26 +231,58 @@ std::string addRow(const std::string& line, const std::vector<size_t>& slots,
                 return why;
             id = value;
         }
-        if (fields[i].empty() || textColumns.count(name))
+        if (name == order.order.groupColumn)
+            group = fields[i];
+        if (fields[i].empty())
             continue;
+        if (textColumns.count(name) || name == order.order.groupColumn) {
+            row[slots[i]] = 1.0;
+            continue;
+        }
         if (!parseNumber(fields[i], row[slots[i]]))
             return escapedExcerpt(name) + " is not a number: '" + escapedExcerpt(fields[i]) + "'";
         if (name == order.order.timeColumn)
             time = row[slots[i]];
     }
+    // Each stream numbers its own frames: the id order holds within a group.
+    const bool grouped = !order.order.groupColumn.empty();
+    const auto known = order.groupIndex.find(group);
+    const bool newGroup = grouped && known == order.groupIndex.end();
+    if (newGroup && !validGroupValue(group))
+        return escapedExcerpt(order.order.groupColumn) + " is not a name: '" +
+            escapedExcerpt(group) + "'";
+    if (newGroup && table.groupNames.size() >= kMaxCsvGroups)
+        return fmt::format("{} '{}' is one more than the {} distinct values a table may have",
+            escapedExcerpt(order.order.groupColumn), group, kMaxCsvGroups);
+    uint32_t index = 0;
+    if (grouped)
+        index = newGroup ? static_cast<uint32_t>(table.groupNames.size()) : known->second;
+    if (order.lastIds.size() <= index)
+        order.lastIds.resize(index + 1);
+    std::optional<uint64_t>& lastId = order.lastIds[index];
     // A repeated or misplaced line (rows appended twice, a segment copied) would be counted as
     // frames of their own: the stage tables would hold more frames than the run had.
-    if (id && order.lastId && *id <= *order.lastId)
-        return fmt::format("{} {} is not greater than the previous line's {} (a repeated or "
+    if (id && lastId && *id <= *lastId)
+        return fmt::format("{} {} is not greater than the previous line's {}{} (a repeated or "
                            "out-of-order line)",
-            escapedExcerpt(order.order.idColumn), *id, *order.lastId);
+            escapedExcerpt(order.order.idColumn), *id, *lastId,
+            group.empty()
+                ? std::string()
+                : fmt::format(" of {} '{}'", escapedExcerpt(order.order.groupColumn), group));
     if (std::isfinite(time) && time < order.lastTime)
         return fmt::format("{} goes back ({} after {}: a repeated or out-of-order line)",
             escapedExcerpt(order.order.timeColumn), time, order.lastTime);
     if (id)
-        order.lastId = id;
+        lastId = id;
     if (std::isfinite(time))
         order.lastTime = time;
+    if (grouped) {
+        if (newGroup) {
+            order.groupIndex.emplace(group, index);
+            table.groupNames.push_back(group);
+        }
+        table.groups.push_back(index);
+    }
     for (size_t c = 0; c < row.size(); ++c)
         table.values[c].push_back(row[c]);
     return "";
@@ -428,7 +472,7 @@ Expected<CsvColumns> readCsvSegments(const std::vector<std::string>& files,
     const std::set<std::string>& textColumns, const CsvOrder& order)
 {
     CsvColumns table;
-    OrderState state {order, std::nullopt};
+    OrderState state {order, {}, {}};
     for (const std::string& file : files) {
         Status s = readSegment(file, textColumns, state, table);
         if (!s)
@@ -671,18 +715,100 @@ std::vector<WindowSpan> gpioWindows(const CsvColumns& frames, int64_t originNs)
 std::vector<FrameGap> frameGaps(const CsvColumns& frames)
 {
     const auto& id = columnOrEmpty(frames, "frame_id");
+    auto groupOf = [&](size_t r) { return r < frames.groups.size() ? frames.groups[r] : 0u; };
     std::vector<size_t> order;
     for (size_t r = 0; r < id.size(); ++r)
         if (std::isfinite(id[r]))
             order.push_back(r);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return id[a] < id[b]; });
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return groupOf(a) != groupOf(b) ? groupOf(a) < groupOf(b) : id[a] < id[b];
+    });
     std::vector<FrameGap> gaps;
     for (size_t k = 1; k < order.size(); ++k) {
         const double step = id[order[k]] - id[order[k - 1]];
-        if (step > 1)
+        if (groupOf(order[k]) == groupOf(order[k - 1]) && step > 1)
             gaps.push_back({order[k], static_cast<uint64_t>(step - 1)});
     }
     return gaps;
+}
+
+void orderGroups(CsvColumns& table, const std::vector<std::string>& names)
+{
+    const size_t n = table.groupNames.size();
+    auto rank = [&](size_t g) {
+        const auto at = std::find(names.begin(), names.end(), table.groupNames[g]);
+        return at == names.end() ? names.size() : static_cast<size_t>(at - names.begin());
+    };
+    std::vector<uint32_t> order(n); // new position -> old group
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(
+        order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
+    std::vector<uint32_t> newIndex(n);
+    std::vector<std::string> ordered(n);
+    for (uint32_t k = 0; k < n; ++k) {
+        newIndex[order[k]] = k;
+        ordered[k] = std::move(table.groupNames[order[k]]);
+    }
+    table.groupNames = std::move(ordered);
+    for (uint32_t& g : table.groups)
+        g = newIndex[g];
+}
+
+std::vector<StreamFigures> streamFigures(const CsvColumns& frames)
+{
+    std::vector<StreamFigures> streams(std::max<size_t>(1, frames.groupNames.size()));
+    for (size_t g = 0; g < frames.groupNames.size(); ++g)
+        streams[g].name = frames.groupNames[g];
+    auto groupOf = [&](size_t r) -> size_t {
+        return r < frames.groups.size() ? frames.groups[r] : 0;
+    };
+    const auto& ok = columnOrEmpty(frames, "ok");
+    const auto& cold = columnOrEmpty(frames, "cold_start");
+    const auto& e2e = columnOrEmpty(frames, "e2e_ms");
+    const auto& capture = columnOrEmpty(frames, "capture_ns");
+    const auto& queue = columnOrEmpty(frames, "queue_ms");
+    const auto& deadline = columnOrEmpty(frames, "deadline_miss");
+    const auto& truth = columnOrEmpty(frames, "truth_label");
+    const auto& correct = columnOrEmpty(frames, "correct");
+    std::vector<std::vector<double>> latencies(streams.size());
+    std::vector<double> firstDone(streams.size(), std::numeric_limits<double>::infinity());
+    std::vector<double> lastDone(streams.size(), -std::numeric_limits<double>::infinity());
+    for (size_t r = 0; r < frames.rows(); ++r) {
+        const size_t g = groupOf(r);
+        StreamFigures& s = streams[g];
+        ++s.frames;
+        // The summary's throughput spans results, failed frames' included.
+        const double done =
+            at(capture, r) + (finiteOrZero(at(queue, r)) + at(e2e, r)) * (kLogNsPerS / kMsPerS);
+        if (std::isfinite(done)) {
+            firstDone[g] = std::min(firstDone[g], done);
+            lastDone[g] = std::max(lastDone[g], done);
+        }
+        if (at(ok, r) == 0.0) {
+            ++s.failed;
+            continue;
+        }
+        if (at(deadline, r) == 0.0 || at(deadline, r) == 1.0) {
+            ++s.deadlineJudged;
+            s.deadlineMisses += at(deadline, r) == 1.0;
+        }
+        if (std::isfinite(at(truth, r))) {
+            ++s.scored;
+            s.correct += at(correct, r) == 1.0;
+        }
+        if (at(cold, r) != 1.0)
+            latencies[g].push_back(at(e2e, r));
+    }
+    for (const FrameGap& gap : frameGaps(frames))
+        streams[groupOf(gap.row)].missing += gap.missing;
+    for (size_t g = 0; g < streams.size(); ++g) {
+        StreamFigures& s = streams[g];
+        s.endToEnd = percentiles(latencies[g]);
+        s.fps = s.frames > 1 && lastDone[g] > firstDone[g]
+            ? static_cast<double>(s.frames - 1) / ((lastDone[g] - firstDone[g]) / kLogNsPerS)
+            : kMissing;
+    }
+    return streams;
 }
 
 } // namespace jetagent

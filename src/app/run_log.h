@@ -23,17 +23,25 @@ struct DamagedLines {
     void add(const std::string& file, size_t line, const std::string& why);
 };
 
-// Numeric columns of a CSV read by header name, across segments whose headers may differ. A cell
-// that is empty, or in a text column, reads as NaN.
+// Numeric columns of a CSV read by header name, across segments whose headers may differ. An
+// empty cell reads as NaN; a cell of a text column as 1 (it holds text: a frame had a true label)
+// whatever the text, which only a group column keeps (CsvOrder::groupColumn).
 struct CsvColumns {
     std::vector<std::string> names;
     std::vector<std::vector<double>> values; // values[column][row]
     std::vector<std::string> files;
     DamagedLines damaged;
+    // With a CsvOrder::groupColumn: its distinct values in the order they first appear ("" for the
+    // rows of a segment without the column, or with the cell empty), and each row's index into
+    // them. Empty without one.
+    std::vector<std::string> groupNames;
+    std::vector<uint32_t> groups;
 
     size_t rows() const { return values.empty() ? 0 : values.front().size(); }
     // The column called `name`, or nullptr when no segment had it.
     const std::vector<double>* column(const std::string& name) const;
+    // Whether the rows fall into several groups: the frames of several streams.
+    bool grouped() const { return groupNames.size() > 1; }
 };
 
 // The longest CSV line read (a frame line is a few hundred bytes; labels of thousands of
@@ -42,21 +50,32 @@ inline constexpr size_t kMaxCsvLineBytes = 64 * 1024;
 // The most columns a table takes, all segments' headers together (a frame CSV has about 30).
 inline constexpr size_t kMaxCsvColumns = 1024;
 
+// The most distinct values a group column may take in one table (a run has at most 64 streams).
+inline constexpr size_t kMaxCsvGroups = 256;
+// The longest group value: a stream's name is at most 64 bytes.
+inline constexpr size_t kMaxCsvGroupBytes = 200;
+
 // Columns that order a table's lines, across all its segments. A writer appends in this order, so
 // a line out of it is a repeated or misplaced one (a damaged copy), never a frame of its own.
 struct CsvOrder {
     // Each line's value is a non-negative integer that fits uint64 (digits only) and is greater
-    // than the last line taken: frame_id. Empty: no such column.
+    // than the last line taken of its group: frame_id. Empty: no such column.
     std::string idColumn;
     // Each line's value, when it has one, is not less than the last line taken's: time_ns.
     std::string timeColumn;
+    // A text column that splits the lines into groups which keep the id order apart: `stream`,
+    // since every stream of a run numbers its own frames and a task's lines interleave them. Its
+    // values are names (letters, digits, '_', '-', '.'; at most kMaxCsvGroupBytes; at most
+    // kMaxCsvGroups distinct ones), kept in CsvColumns::groups. Empty: one group.
+    std::string groupColumn;
 };
 
 // Reads `files` in order as one table, streaming: each file line by line through a fixed buffer.
 // A line is damaged, skipped and counted (never fatal) when its field count differs from its
-// segment's header, when a cell of a column outside `textColumns` is neither empty nor a finite
-// number, when it breaks `order` (an id that is no integer, out of range, repeated or out of
-// order; a time that goes back), when it is longer than kMaxCsvLineBytes, or when it is the file's
+// segment's header, when a cell of a column outside `textColumns` (and the group column) is neither
+// empty nor a finite number, when it breaks `order` (an id that is no integer, out of range,
+// repeated or out of order within its group; a time that goes back; a group value that is no name
+// or one too many), when it is longer than kMaxCsvLineBytes, or when it is the file's
 // last line and has no line end (a crash cut it). A segment whose header is empty, cut, longer
 // than kMaxCsvLineBytes, holds control bytes (a binary file), names a column twice or would make
 // more than kMaxCsvColumns columns is counted as one damaged line and skipped whole. A damaged
@@ -138,11 +157,35 @@ struct WindowSpan {
 std::vector<WindowSpan> gpioWindows(const CsvColumns& frames, int64_t originNs);
 
 // Frames missing from the frame_id sequence: each gap's next frame (its row) and how many ids it
-// skipped. Rows are taken in frame_id order.
+// skipped. Rows are taken in frame_id order, each group's (stream's) apart.
 struct FrameGap {
     size_t row = 0;
     uint64_t missing = 0;
 };
 std::vector<FrameGap> frameGaps(const CsvColumns& frames);
+
+// One stream's share of a task's frames (a group of CsvColumns::groups), as the run summary's
+// tasks[].streams figures are defined.
+struct StreamFigures {
+    std::string name;
+    size_t frames = 0; // rows logged, failed ones included
+    size_t failed = 0; // ok = 0
+    uint64_t missing = 0; // frame ids missing: frames replaced by newer ones before inference
+    // Frames after the first over the span of their results (capture_ns + queue_ms + e2e_ms);
+    // NaN with fewer than two or no such columns.
+    double fps = 0;
+    Percentiles endToEnd; // e2e_ms of the ok frames but the cold start
+    size_t deadlineJudged = 0; // ok frames with a deadline_miss of 0 or 1
+    size_t deadlineMisses = 0;
+    size_t scored = 0; // ok frames with a truth_label
+    size_t correct = 0; // of them, correct = 1
+};
+// Every group's figures, in CsvColumns::groupNames' order; one for a table without groups.
+std::vector<StreamFigures> streamFigures(const CsvColumns& frames);
+
+// Puts `table`'s groups in the order `names` gives (a run's streams as configured), those it
+// does not name after them in the order they first appear. A log's first line may be any
+// stream's: the order of first appearance is the threads', not the user's.
+void orderGroups(CsvColumns& table, const std::vector<std::string>& names);
 
 } // namespace jetagent

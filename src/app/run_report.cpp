@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -31,8 +32,10 @@ constexpr int kHistogramBins = 40;
 constexpr double kNsPerS = 1e9;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The frame CSV's text columns: read as NaN, never counted as damage.
+// The frame CSV's text columns: read as whether they hold text, never counted as damage.
 const std::set<std::string> kFrameTextColumns = {"top1_label", "truth_label"};
+// Its lines' order: each stream's frame ids rise (a task's lines interleave its streams').
+const CsvOrder kFrameOrder = {"frame_id", "", "stream"};
 
 // The stages with a histogram and a percentile table: the CSV column, the name shown and the
 // summary.json key of the same figure (tasks[].latency_ms.KEY).
@@ -87,17 +90,33 @@ json scatterConfig(json datasets, json scales)
         {"options", {{"scales", std::move(scales)}, {"parsing", false}, {"normalized", true}}}};
 }
 
-// `y` against `x`, both columns of one table, cut to kReportMaxPoints keeping spikes.
-json pointsOf(const std::vector<double>& x, const std::vector<double>& y)
+// `y` against `x`, both columns of one table, cut to `maxPoints` keeping spikes; with `rows`,
+// only the rows it marks.
+json pointsOf(const std::vector<double>& x, const std::vector<double>& y,
+    size_t maxPoints = kReportMaxPoints, const std::function<bool(size_t)>& rows = nullptr)
 {
     json points = json::array();
     std::vector<double> paired(y.size(), kNaN);
     for (size_t i = 0; i < y.size() && i < x.size(); ++i)
-        if (std::isfinite(x[i]))
+        if (std::isfinite(x[i]) && (!rows || rows(i)))
             paired[i] = y[i];
-    for (const size_t i : decimateMinMax(paired, kReportMaxPoints))
+    for (const size_t i : decimateMinMax(paired, maxPoints))
         points.push_back({{"x", x[i]}, {"y", y[i]}});
     return points;
+}
+
+// A stream's name as the page shows it: rows of a segment without the column have none.
+std::string streamLabel(const std::string& name)
+{
+    return name.empty() ? "(no stream column)" : name;
+}
+
+// The colour of a stream's line: the first the task's own end-to-end line's, the others those the
+// inference line and the markers leave free.
+size_t streamColour(size_t stream)
+{
+    constexpr size_t kFree[] = {3, 5, 7, 8, 9};
+    return stream == 0 ? 0 : kFree[(stream - 1) % (sizeof(kFree) / sizeof(kFree[0]))];
 }
 
 // One task's frames with the time of each row in seconds since the run's first capture.
@@ -164,7 +183,18 @@ void latencyChart(
         return;
     }
     json datasets = json::array();
-    datasets.push_back(series("end to end", pointsOf(task.timeS, e2e), 0, true));
+    const CsvColumns& frames = task.frames;
+    if (frames.grouped()) {
+        // A line per stream, their points shared out so that the chart holds as many as one line.
+        const size_t streams = frames.groupNames.size();
+        const size_t each = std::max<size_t>(kReportMaxPoints / streams, 2);
+        for (uint32_t g = 0; g < streams; ++g)
+            datasets.push_back(series("end to end, " + streamLabel(frames.groupNames[g]),
+                pointsOf(task.timeS, e2e, each, [&](size_t r) { return frames.groups[r] == g; }),
+                streamColour(g), true));
+    } else {
+        datasets.push_back(series("end to end", pointsOf(task.timeS, e2e), 0, true));
+    }
     if (!col(task, "inference_ms").empty())
         datasets.push_back(
             series("inference", pointsOf(task.timeS, col(task, "inference_ms")), 1, true));
@@ -185,7 +215,11 @@ void latencyChart(
             continue;
         drops.push_back(
             {{"x", task.timeS[gap.row]}, {"y", std::isfinite(e2e[gap.row]) ? e2e[gap.row] : 0.0}});
-        dropNotes.push_back(std::to_string(gap.missing) + " frame id(s) missing before this one");
+        dropNotes.push_back(std::to_string(gap.missing) + " frame id(s)" +
+            (task.frames.grouped()
+                    ? " of " + streamLabel(task.frames.groupNames[task.frames.groups[gap.row]])
+                    : std::string()) +
+            " missing before this one");
     }
     for (Marker& m : markers)
         if (!m.points.empty())
@@ -380,12 +414,58 @@ std::optional<uint64_t> summaryDrops(const json* summary)
                                         : std::nullopt;
 }
 
+// A task over several streams: each stream's frames, rate, latency, deadline misses and accuracy
+// from its CSV rows, as the summary's tasks[].streams define them. Null for one stream.
+json streamSection(HtmlPage& page, const TaskView& task)
+{
+    if (!task.frames.grouped())
+        return nullptr;
+    page.heading(3, task.name + ": streams");
+    page.paragraph("Each stream's rows of the task's CSV: frames logged (failed ones included), "
+                   "frame ids missing (frames replaced by newer ones before inference), the rate "
+                   "of its results, end-to-end latency of its ok frames but the cold start "
+                   "(nearest rank), deadline misses of the frames judged and top-1 accuracy of "
+                   "the frames with a known class.");
+    json list = json::array();
+    std::vector<std::vector<std::string>> rows;
+    for (const StreamFigures& s : streamFigures(task.frames)) {
+        const double accuracy =
+            s.scored > 0 ? static_cast<double>(s.correct) / static_cast<double>(s.scored) : kNaN;
+        rows.push_back({streamLabel(s.name), std::to_string(s.frames), std::to_string(s.missing),
+            std::to_string(s.failed), number(s.fps), number(s.endToEnd.p50), number(s.endToEnd.p99),
+            number(s.endToEnd.max), s.deadlineJudged > 0 ? std::to_string(s.deadlineMisses) : "—",
+            s.scored > 0 ? fmt::format("{:.2f}%", 100.0 * accuracy) : "—"});
+        auto value = [](double v) { return std::isfinite(v) ? json(v) : json(); };
+        list.push_back({{"name", s.name}, {"frames", s.frames}, {"missing_ids", s.missing},
+            {"failed", s.failed}, {"fps", value(s.fps)}, {"e2e_ms", percentileJson(s.endToEnd)},
+            {"deadline",
+                s.deadlineJudged > 0
+                    ? json({{"judged", s.deadlineJudged}, {"misses", s.deadlineMisses}})
+                    : json()},
+            {"accuracy",
+                s.scored > 0
+                    ? json({{"scored", s.scored}, {"correct", s.correct}, {"top1", accuracy}})
+                    : json()}});
+    }
+    page.table("table-streams-" + std::to_string(task.index),
+        {{"stream", "", "", false}, {"frames", "", "rows logged, failed ones included", true},
+            {"missing ids", "", "gaps in the stream's frame_id: frames dropped", true},
+            {"failed", "", "ok = 0", true}, {"fps", "", "results per second", true},
+            {"e2e p50", "ms", "", true}, {"e2e p99", "ms", "nearest rank", true},
+            {"e2e max", "ms", "", true},
+            {"deadline misses", "", "— where no deadline was judged", true},
+            {"top-1", "", "of the frames with a known class", true}},
+        rows);
+    return list;
+}
+
 json taskSection(HtmlPage& page, const TaskView& task, int64_t originNs)
 {
     page.heading(2, "Task " + task.name);
     latencyChart(page, task, summaryDrops(task.summary), originNs);
     json data = {{"name", task.name}, {"rows", task.frames.rows()}, {"files", task.frames.files},
         {"damaged_lines", task.frames.damaged.count}};
+    data["streams"] = streamSection(page, task);
     data["stages_ms"] = stageSection(page, task);
     data["energy"] = energySection(page, task);
     data["windows"] = windowSection(page, task, originNs);
@@ -417,6 +497,17 @@ void headerSection(HtmlPage& page, const RunFiles& run, const json& summary)
         {"board", power.is_null() ? "— (no power rails)" : textOf(jsonMember(power, "board"))},
         {"power mode", textOf(jsonMember(jsonMember(power, "power_mode"), "name"))},
         {"jetagent", textOf(jsonMember(summary, "jetagent_version"))}};
+    // A run of several streams: the source row holds the first one's, so every one follows it.
+    const json& streams = jsonMember(summary, "streams");
+    if (streams.is_array() && !streams.empty()) {
+        std::string text;
+        for (const json& s : streams)
+            text += (text.empty() ? "" : ", ") + textOf(jsonMember(s, "name")) + " (" +
+                textOf(jsonMember(s, "uri")) + ")";
+        const auto source = std::find_if(rows.begin(), rows.end(),
+            [](const std::vector<std::string>& row) { return row[0] == "source"; });
+        rows.insert(source == rows.end() ? source : source + 1, {"streams", text});
+    }
     page.table("table-run", {{"", "", "", false}, {"value", "", "", false}}, rows);
     std::vector<std::vector<std::string>> tasks;
     const json& list = jsonMember(summary, "tasks");
@@ -505,7 +596,7 @@ Expected<json> powerSection(HtmlPage& page, const RunFiles& run, const std::vect
         page.omittedChart("chart-clocks", "Clocks over time", why);
         return json();
     }
-    auto read = readCsvSegments(run.power, {}, {"", "time_ns"});
+    auto read = readCsvSegments(run.power, {}, {"", "time_ns", ""});
     if (!read)
         return read.status();
     const CsvColumns& power = *read;
@@ -579,10 +670,18 @@ Expected<std::vector<TaskView>> readTasks(
 {
     std::vector<TaskView> tasks;
     double first = std::numeric_limits<double>::infinity();
+    // Streams in the order the run configured them, where its summary says.
+    std::vector<std::string> streams;
+    const json& listed = jsonMember(summary, "streams");
+    if (listed.is_array())
+        for (const json& s : listed)
+            if (jsonMember(s, "name").is_string())
+                streams.push_back(s["name"].get<std::string>());
     for (const RunFiles::Task& t : run.tasks) {
-        auto frames = readCsvSegments(t.csv, kFrameTextColumns, {"frame_id", ""});
+        auto frames = readCsvSegments(t.csv, kFrameTextColumns, kFrameOrder);
         if (!frames)
             return frames.status();
+        orderGroups(frames.value(), streams);
         tasks.push_back(
             {tasks.size(), t.name, std::move(frames).value(), {}, summaryTask(summary, t.name)});
         if (const std::vector<double>* capture = tasks.back().frames.column("capture_ns"))

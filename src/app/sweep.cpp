@@ -22,6 +22,8 @@
 #include "jetagent/hal/frame_source.h"
 #include "jetagent/hal/sysfs.h"
 #include "jetagent/power/power_monitor.h"
+#include "metrics/prom_textfile.h"
+#include "prom_results.h"
 #include "run/run_context.h"
 #include "service/stop_signals.h"
 #include "sweep_html.h"
@@ -409,6 +411,7 @@ void finishFigures(CellRun& c, const SweepState& s, const ModelPlan& m)
     f.parameters = m.parameters;
     f.macs = m.macs;
     fillLatencyFigures(c.latencies, c.result.key.batch, f);
+    c.result.latencyNs = c.latencies;
     const double runs = static_cast<double>(c.latencies.size());
     if (c.totals.wallNs > 0) {
         f.wallThroughputIps =
@@ -575,6 +578,23 @@ bool runGroup(SweepState& s, SignalGuard& signals, const ModelPlan& m, const Inp
     return true;
 }
 
+// The clocks the board ran at, in MHz (the fastest CPU core; the GPU; the EMC where readable), as
+// `report` shows beside each device: a power mode is its clocks.
+nlohmann::json clocksJson(const BoardStateSample& state)
+{
+    nlohmann::json clocks = nlohmann::json::object();
+    int64_t cpuKHz = 0;
+    for (int i = 0; i < state.cpuCount && i < kMaxCpus; ++i)
+        cpuKHz = std::max(cpuKHz, state.cpuFreqKHz[static_cast<size_t>(i)]);
+    if (cpuKHz > 0)
+        clocks["cpu_mhz"] = static_cast<double>(cpuKHz) / 1e3;
+    if (state.haveGpu && state.gpuFreqHz > 0)
+        clocks["gpu_mhz"] = static_cast<double>(state.gpuFreqHz) / 1e6;
+    if (state.emcHz > 0)
+        clocks["emc_mhz"] = static_cast<double>(state.emcHz) / 1e6;
+    return clocks;
+}
+
 nlohmann::json sweepDocument(const SweepState& s, const RunContext& ctx, const BoardIdentity& board)
 {
     nlohmann::json cells = nlohmann::json::array();
@@ -617,7 +637,12 @@ nlohmann::json sweepDocument(const SweepState& s, const RunContext& ctx, const B
         context["power_mode"] =
             p.powerMode.name.empty() ? nlohmann::json() : nlohmann::json(p.powerMode.name);
         context["power_total_rail"] = p.totalName;
+        BoardStateSample state;
+        if (s.power->sampler().latestState(state))
+            context["clocks"] = clocksJson(state);
     }
+    if (!board.model.empty())
+        context["module"] = board.model; // what `report` labels a device by
     return {{"format", "jetagent-sweep"}, {"format_version", 1},
         {"jetagent_version", ctx.jetagentVersion}, {"study", study}, {"context", context},
         {"idle_power_w", numberOrNull(s.idlePowerW)}, {"interrupted", s.interrupted},
@@ -697,6 +722,9 @@ Status runSweep(const SweepOptions& options)
 {
     if (options.out.empty())
         return Status::invalid("no output directory (-o, --out DIR)");
+    if (!options.promTextfile.empty())
+        if (Status st = checkPromTextfileDir(options.promTextfile); !st)
+            return st;
     auto study = studyOfOptions(options);
     if (!study)
         return study.status();
@@ -769,6 +797,10 @@ Status runSweep(const SweepOptions& options)
     if (s.power)
         s.power->sampler().stop();
     Status reports = writeReports(s, options.chartJs, ctx, board);
+    if (reports.ok() && !options.promTextfile.empty())
+        reports =
+            writeSweepTextfile(options.promTextfile, s.study.name, ctx.jetagentVersion, s.cells)
+                .withContext("--prom-textfile");
     const bool anyOk =
         std::any_of(s.cells.begin(), s.cells.end(), [](const CellResult& c) { return c.ok; });
     if (reports.ok() && !s.cells.empty() && !anyOk)

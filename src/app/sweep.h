@@ -100,6 +100,9 @@ struct CellResult {
     bool ok = false;
     std::string error; // why the cell failed
     CellFigures figures;
+    // The timed runs' wall times (ns, one per Session::run of `batch` inputs), for
+    // --prom-textfile's histograms; empty for cells a --resume read back.
+    std::vector<int64_t> latencyNs;
 };
 
 // One column of the CSV (and one key of a JSON cell): its name with the unit in it, the unit
@@ -170,6 +173,9 @@ struct SweepOptions {
     std::string out; // the output directory
     bool resume = false;
     std::string chartJs; // Chart.js for the HTML report; "" = Debian's libjs-chart.js
+    // "" = none; else node_exporter's textfile directory: each cell's engine-loop latencies as
+    // histograms in DIR/jetagent_sweep_<study>.prom (prom_results.h)
+    std::string promTextfile;
     // Called once per cell when it is done, and once the idle power is measured (for tests and
     // tools that follow the sweep); either may be empty.
     std::function<void(const CellResult&)> onCell;

@@ -10,16 +10,12 @@
 #include <utility>
 #include <vector>
 
-#include <spdlog/fmt/fmt.h>
-
 namespace jetagent {
 
 namespace {
 
 using json = nlohmann::json;
 
-constexpr int kChartWidth = 1100;
-constexpr int kChartHeight = 440;
 // The P99/P50 chart has one horizontal bar per cell.
 constexpr int kBarRowHeight = 22;
 // Throughputs more than this many times apart are drawn on a log axis.
@@ -38,72 +34,6 @@ json dash(size_t index)
     static const json dashes[] = {
         json::array(), json::array({8, 4}), json::array({2, 3}), json::array({12, 3, 2, 3})};
     return dashes[index % (sizeof(dashes) / sizeof(dashes[0]))];
-}
-
-std::optional<double> numberOf(const json& object, const char* key)
-{
-    const json& value = jsonMember(object, key);
-    if (!value.is_number())
-        return std::nullopt;
-    const double number = value.get<double>();
-    return std::isfinite(number) ? std::optional<double>(number) : std::nullopt;
-}
-
-std::string textOf(const json& object, const char* key)
-{
-    const json& value = jsonMember(object, key);
-    return value.is_string() ? value.get<std::string>() : std::string();
-}
-
-std::vector<const json*> arrayOf(const json& object, const char* key)
-{
-    std::vector<const json*> items;
-    const json& value = jsonMember(object, key);
-    if (value.is_array())
-        for (const json& item : value)
-            items.push_back(&item);
-    return items;
-}
-
-// "11,689,512": parameter and MAC counts are read at a glance.
-std::string groupedInteger(double value)
-{
-    std::string digits = fmt::format("{:.0f}", std::fabs(value));
-    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
-        digits.insert(static_cast<size_t>(i), ",");
-    return (value < 0 && digits != "0" ? "-" : "") + digits;
-}
-
-// Whole numbers in full, others to four significant digits ("12.35", "0.8123").
-std::string formatNumber(double value)
-{
-    if (!std::isfinite(value))
-        return "—";
-    if (std::fabs(value) >= 1e4 || (value == std::floor(value) && std::fabs(value) < 1e15))
-        return groupedInteger(value);
-    return fmt::format("{:.4g}", value);
-}
-
-// A JSON value as table text; `scale` multiplies numbers (100 shows a fraction as a percentage).
-std::string formatValue(const json& value, double scale = 1.0)
-{
-    if (value.is_null())
-        return "—";
-    if (value.is_number())
-        return formatNumber(value.get<double>() * scale);
-    if (value.is_string())
-        return value.get<std::string>();
-    if (value.is_boolean())
-        return value.get<bool>() ? "yes" : "no";
-    if (value.is_array() && std::all_of(value.begin(), value.end(), [](const json& item) {
-            return item.is_primitive();
-        })) {
-        std::string text;
-        for (const json& item : value)
-            text += (text.empty() ? "" : ", ") + formatValue(item);
-        return text;
-    }
-    return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // A cell of the sweep with the members that place it in the matrix.
@@ -167,13 +97,13 @@ SweepView viewOf(const json& sweep)
     SweepView view;
     std::set<int> batches;
     std::set<int> threads;
-    for (const json* figures : arrayOf(sweep, "cells")) {
+    for (const json* figures : jsonItems(sweep, "cells")) {
         if (!figures->is_object())
             continue;
-        Cell cell {figures, textOf(*figures, "model"), textOf(*figures, "engine"),
-            static_cast<int>(numberOf(*figures, "batch").value_or(0)),
-            static_cast<int>(numberOf(*figures, "threads").value_or(0)),
-            textOf(*figures, "status") == "ok"};
+        Cell cell {figures, jsonString(*figures, "model"), jsonString(*figures, "engine"),
+            static_cast<int>(jsonNumber(*figures, "batch").value_or(0)),
+            static_cast<int>(jsonNumber(*figures, "threads").value_or(0)),
+            jsonString(*figures, "status") == "ok"};
         addOnce(view.models, cell.model);
         addOnce(view.engines, cell.engine);
         batches.insert(cell.batch);
@@ -182,36 +112,14 @@ SweepView viewOf(const json& sweep)
     }
     view.batches.assign(batches.begin(), batches.end());
     view.threads.assign(threads.begin(), threads.end());
-    view.baseline = textOf(jsonMember(sweep, "study"), "baseline");
+    view.baseline = jsonString(jsonMember(sweep, "study"), "baseline");
     return view;
-}
-
-json sweepAxis(const std::string& title, const char* type = nullptr)
-{
-    json scale = {{"title", {{"display", true}, {"text", title}}}};
-    if (type)
-        scale["type"] = type;
-    return scale;
-}
-
-// A linear axis that starts at zero: throughput and efficiencies read as proportions.
-json axisFromZero(const std::string& title)
-{
-    json scale = sweepAxis(title);
-    scale["beginAtZero"] = true;
-    return scale;
-}
-
-json dataset(const std::string& label, json data, json notes, size_t index)
-{
-    return {{"label", label}, {"data", std::move(data)}, {"notes", std::move(notes)},
-        {"backgroundColor", chartColour(index)}, {"borderColor", chartColour(index)}};
 }
 
 // A figure as a chart value: the number, or null (a gap) when it was not measured.
 json chartValue(const json& figures, const char* key)
 {
-    const std::optional<double> value = numberOf(figures, key);
+    const std::optional<double> value = jsonNumber(figures, key);
     return value ? json(*value) : json();
 }
 
@@ -226,7 +134,7 @@ void latencyChart(HtmlPage& page, const SweepView& view)
     const char* id = "chart-latency";
     std::optional<int> batch;
     for (const Cell& cell : view.cells)
-        if (cell.ok && numberOf(*cell.figures, "latency_p50_ms"))
+        if (cell.ok && jsonNumber(*cell.figures, "latency_p50_ms"))
             batch = std::min(batch.value_or(cell.batch), cell.batch);
     if (!batch) {
         page.omittedChart(id, "Latency per inference (p50)",
@@ -238,7 +146,7 @@ void latencyChart(HtmlPage& page, const SweepView& view)
     for (const std::string& model : view.models)
         for (const Cell& cell : view.cells)
             if (cell.model == model && cell.ok && cell.batch == *batch &&
-                numberOf(*cell.figures, "latency_p50_ms")) {
+                jsonNumber(*cell.figures, "latency_p50_ms")) {
                 labels.push_back(model);
                 models.push_back(model);
                 break;
@@ -261,15 +169,15 @@ void latencyChart(HtmlPage& page, const SweepView& view)
                 any = any || (found && !data.back().is_null());
             }
             if (any)
-                datasets.push_back(dataset(view.series(engine, threads), std::move(data),
+                datasets.push_back(chartDataset(view.series(engine, threads), std::move(data),
                     std::move(notes), view.seriesIndex(engine, threads)));
         }
     const json config = {{"type", "bar"}, {"data", {{"labels", labels}, {"datasets", datasets}}},
         {"options",
             {{"scales",
-                {{"x", sweepAxis("model")},
+                {{"x", chartAxis("model")},
                     {"y",
-                        sweepAxis("p50 latency per inference (ms, log scale)", "logarithmic")}}}}}};
+                        chartAxis("p50 latency per inference (ms, log scale)", "logarithmic")}}}}}};
     page.chart(id,
         "Latency per inference, p50 at batch " + std::to_string(*batch) +
             " (log axis; p99 in the tooltip)",
@@ -294,22 +202,23 @@ json seriesOverBatches(const SweepView& view, const std::vector<const json*>& ro
                 bool any = false;
                 for (const json* row : rows) {
                     const auto at = std::find(batches.begin(), batches.end(),
-                        static_cast<int>(numberOf(*row, "batch").value_or(0)));
-                    if (textOf(*row, "model") != model || textOf(*row, "engine") != engine ||
-                        numberOf(*row, "threads").value_or(0) != threads || at == batches.end() ||
-                        !numberOf(*row, key))
+                        static_cast<int>(jsonNumber(*row, "batch").value_or(0)));
+                    if (jsonString(*row, "model") != model ||
+                        jsonString(*row, "engine") != engine ||
+                        jsonNumber(*row, "threads").value_or(0) != threads || at == batches.end() ||
+                        !jsonNumber(*row, key))
                         continue;
                     const size_t i = static_cast<size_t>(at - batches.begin());
-                    data[i] = *numberOf(*row, key);
-                    if (numberOf(*row, "latency_p50_ms"))
+                    data[i] = *jsonNumber(*row, key);
+                    if (jsonNumber(*row, "latency_p50_ms"))
                         notes[i] = "p50 " + msText(*row, "latency_p50_ms");
                     any = true;
                 }
                 if (!any)
                     continue;
                 const size_t series = view.seriesIndex(engine, threads);
-                json set = dataset(model + " · " + view.series(engine, threads), std::move(data),
-                    std::move(notes), view.modelIndex(model));
+                json set = chartDataset(model + " · " + view.series(engine, threads),
+                    std::move(data), std::move(notes), view.modelIndex(model));
                 set["spanGaps"] = true;
                 set["fill"] = false;
                 set["borderDash"] = dash(series);
@@ -326,7 +235,7 @@ json lineChart(const std::vector<int>& batches, json datasets, const std::string
     for (const int batch : batches)
         labels.push_back(std::to_string(batch));
     return {{"type", "line"}, {"data", {{"labels", labels}, {"datasets", std::move(datasets)}}},
-        {"options", {{"scales", {{"x", sweepAxis("batch size")}, {"y", axisFromZero(yTitle)}}}}}};
+        {"options", {{"scales", {{"x", chartAxis("batch size")}, {"y", axisFromZero(yTitle)}}}}}};
 }
 
 // (b) images/s against batch size.
@@ -337,7 +246,7 @@ void throughputChart(HtmlPage& page, const SweepView& view)
     std::vector<const json*> rows;
     std::set<int> batches;
     for (const Cell& cell : view.cells)
-        if (cell.ok && numberOf(*cell.figures, "throughput_ips")) {
+        if (cell.ok && jsonNumber(*cell.figures, "throughput_ips")) {
             rows.push_back(cell.figures);
             batches.insert(cell.batch);
         }
@@ -354,23 +263,23 @@ void throughputChart(HtmlPage& page, const SweepView& view)
     // one's curve does not lie flat on zero.
     double lowest = std::numeric_limits<double>::infinity(), highest = 0;
     for (const json* row : rows)
-        if (const auto t = numberOf(*row, "throughput_ips"); t && *t > 0) {
+        if (const auto t = jsonNumber(*row, "throughput_ips"); t && *t > 0) {
             lowest = std::min(lowest, *t);
             highest = std::max(highest, *t);
         }
     if (highest > kLogAxisSpread * lowest)
         config["options"]["scales"]["y"] =
-            sweepAxis("throughput (images/s, log scale)", "logarithmic");
+            chartAxis("throughput (images/s, log scale)", "logarithmic");
     page.chart(id, title, config, kChartWidth, kChartHeight);
 }
 
 // (c) ASE and BSR against batch size, from the scaling table.
 void scalingCharts(HtmlPage& page, const SweepView& view, const json& sweep)
 {
-    const std::vector<const json*> rows = arrayOf(jsonMember(sweep, "tables"), "scaling");
+    const std::vector<const json*> rows = jsonItems(jsonMember(sweep, "tables"), "scaling");
     std::set<int> batches;
     for (const json* row : rows)
-        batches.insert(static_cast<int>(numberOf(*row, "batch").value_or(0)));
+        batches.insert(static_cast<int>(jsonNumber(*row, "batch").value_or(0)));
     const std::vector<int> sizes(batches.begin(), batches.end());
     struct Figure {
         const char* key;
@@ -414,10 +323,10 @@ void stabilityChart(HtmlPage& page, const SweepView& view)
     json notes = json::array();
     json colours = json::array();
     for (const Cell& cell : view.cells) {
-        if (!cell.ok || !numberOf(*cell.figures, "p99_over_p50"))
+        if (!cell.ok || !jsonNumber(*cell.figures, "p99_over_p50"))
             continue;
         labels.push_back(view.label(cell));
-        data.push_back(*numberOf(*cell.figures, "p99_over_p50"));
+        data.push_back(*jsonNumber(*cell.figures, "p99_over_p50"));
         notes.push_back("p50 " + msText(*cell.figures, "latency_p50_ms") + ", p99 " +
             msText(*cell.figures, "latency_p99_ms"));
         colours.push_back(chartColour(view.seriesIndex(cell.engine, cell.threads)));
@@ -426,14 +335,14 @@ void stabilityChart(HtmlPage& page, const SweepView& view)
         page.omittedChart(id, title, "no cell has a P99/P50 ratio");
         return;
     }
-    json set = dataset("P99 / P50", std::move(data), std::move(notes), 0);
+    json set = chartDataset("P99 / P50", std::move(data), std::move(notes), 0);
     set["backgroundColor"] = colours;
     set["borderColor"] = colours;
     const json config = {{"type", "bar"},
         {"data", {{"labels", labels}, {"datasets", json::array({set})}}},
         {"options",
             {{"indexAxis", "y"}, {"plugins", {{"legend", {{"display", false}}}}},
-                {"scales", {{"x", sweepAxis("P99 / P50")}, {"y", sweepAxis("cell")}}}}}};
+                {"scales", {{"x", chartAxis("P99 / P50")}, {"y", chartAxis("cell")}}}}}};
     page.chart(
         id, title, config, kChartWidth, 80 + kBarRowHeight * static_cast<int>(labels.size()));
 }
@@ -453,19 +362,19 @@ void energyChart(HtmlPage& page, const SweepView& view)
                 for (const Cell& cell : view.cells) {
                     const json& f = *cell.figures;
                     if (!cell.ok || cell.model != model || cell.engine != engine ||
-                        cell.threads != threads || !numberOf(f, "energy_mj") ||
-                        !numberOf(f, "latency_mean_ms"))
+                        cell.threads != threads || !jsonNumber(f, "energy_mj") ||
+                        !jsonNumber(f, "latency_mean_ms"))
                         continue;
-                    points.push_back(
-                        {{"x", *numberOf(f, "latency_mean_ms")}, {"y", *numberOf(f, "energy_mj")}});
+                    points.push_back({{"x", *jsonNumber(f, "latency_mean_ms")},
+                        {"y", *jsonNumber(f, "energy_mj")}});
                     notes.push_back("b" + std::to_string(cell.batch) + ": " +
                         formatValue(jsonMember(f, "power_w")) + " W, " +
                         formatValue(jsonMember(f, "inferences_per_j")) + " inferences/J");
                 }
                 if (points.empty())
                     continue;
-                json set = dataset(model + " · " + view.series(engine, threads), std::move(points),
-                    std::move(notes), view.seriesIndex(engine, threads));
+                json set = chartDataset(model + " · " + view.series(engine, threads),
+                    std::move(points), std::move(notes), view.seriesIndex(engine, threads));
                 set["pointStyle"] = pointStyle(view.modelIndex(model));
                 set["pointRadius"] = 6;
                 datasets.push_back(std::move(set));
@@ -479,7 +388,7 @@ void energyChart(HtmlPage& page, const SweepView& view)
         {"options",
             {{"plugins", {{"legend", {{"labels", {{"usePointStyle", true}}}}}}},
                 {"scales",
-                    {{"x", sweepAxis("mean latency per inference (ms)")},
+                    {{"x", chartAxis("mean latency per inference (ms)")},
                         {"y", axisFromZero("energy per inference (mJ)")}}}}}};
     page.chart(id, title, config, kChartWidth, kChartHeight);
 }
@@ -535,7 +444,7 @@ void flatten(
 void headerSection(HtmlPage& page, const json& sweep)
 {
     const json& study = jsonMember(sweep, "study");
-    const std::string name = textOf(study, "name");
+    const std::string name = jsonString(study, "name");
     page.heading(1, "jetagent sweep: " + (name.empty() ? std::string("unnamed study") : name));
     page.paragraph("Written by jetagent " + formatValue(jsonMember(sweep, "jetagent_version")) +
         " (sweep format " + formatValue(jsonMember(sweep, "format_version")) + ").");
@@ -549,9 +458,9 @@ void headerSection(HtmlPage& page, const json& sweep)
     rows.push_back({"idle_power_w", formatValue(jsonMember(sweep, "idle_power_w"))});
     page.heading(2, "Study");
     page.table("study", {{"setting", "", "", false}, {"value", "", "", false}}, rows);
-    if (!textOf(study, "text").empty())
+    if (!jsonString(study, "text").empty())
         page.append("<details><summary>The study file as read</summary><pre>" +
-            htmlEscape(textOf(study, "text")) + "</pre></details>\n");
+            htmlEscape(jsonString(study, "text")) + "</pre></details>\n");
     page.heading(2, "Context");
     rows.clear();
     flatten(jsonMember(sweep, "context"), "", rows);
@@ -573,7 +482,7 @@ void derivedTables(HtmlPage& page, const json& sweep)
 {
     const json& tables = jsonMember(sweep, "tables");
     page.heading(2, "Speed-up over the baseline");
-    const std::vector<const json*> speedup = arrayOf(tables, "speedup");
+    const std::vector<const json*> speedup = jsonItems(tables, "speedup");
     if (speedup.empty())
         page.paragraph(
             "No speed-up rows: no engine and baseline were both measured on a model.", "omitted");
@@ -587,7 +496,7 @@ void derivedTables(HtmlPage& page, const json& sweep)
             speedup);
 
     page.heading(2, "Batch scaling");
-    const std::vector<const json*> scaling = arrayOf(tables, "scaling");
+    const std::vector<const json*> scaling = jsonItems(tables, "scaling");
     if (scaling.empty())
         page.paragraph(
             "No scaling rows: they need batch 1 and a larger batch measured for an engine.",
@@ -601,8 +510,9 @@ void derivedTables(HtmlPage& page, const json& sweep)
             scaling);
 
     page.heading(2, "Best configuration under the latency budget");
-    const std::vector<const json*> best = arrayOf(tables, "best");
-    const std::optional<double> budget = numberOf(jsonMember(sweep, "study"), "latency_budget_ms");
+    const std::vector<const json*> best = jsonItems(tables, "best");
+    const std::optional<double> budget =
+        jsonNumber(jsonMember(sweep, "study"), "latency_budget_ms");
     if (!best.empty())
         fieldTable(page, "table-best",
             {text("model", "model"), text("engine", "engine"), figure("batch", "batch", ""),
@@ -624,7 +534,7 @@ void accuracyTable(HtmlPage& page, const SweepView& view)
     std::vector<const json*> rows;
     for (const Cell& cell : view.cells)
         for (const char* key : {"top1", "top5", "agreement_rel_error", "agreement_top1"})
-            if (numberOf(*cell.figures, key)) {
+            if (jsonNumber(*cell.figures, key)) {
                 rows.push_back(cell.figures);
                 break;
             }
@@ -672,11 +582,12 @@ void cellTable(HtmlPage& page, const SweepView& view, const json& sweep)
     std::vector<std::string> keys = {
         "model", "engine", "backend", "device", "precision", "batch", "threads", "status"};
     std::map<std::string, HtmlColumn> documented;
-    for (const json* column : arrayOf(sweep, "columns")) {
-        const std::string name = textOf(*column, "name");
+    for (const json* column : jsonItems(sweep, "columns")) {
+        const std::string name = jsonString(*column, "name");
         if (name.empty())
             continue;
-        documented[name] = {name, textOf(*column, "unit"), textOf(*column, "description"), false};
+        documented[name] = {
+            name, jsonString(*column, "unit"), jsonString(*column, "description"), false};
         addOnce(keys, name);
     }
     for (const Cell& cell : view.cells)
@@ -704,7 +615,7 @@ void cellTable(HtmlPage& page, const SweepView& view, const json& sweep)
 std::string sweepHtml(const nlohmann::json& sweep, const std::string& chartJs)
 {
     const SweepView view = viewOf(sweep);
-    const std::string name = textOf(jsonMember(sweep, "study"), "name");
+    const std::string name = jsonString(jsonMember(sweep, "study"), "name");
     HtmlPage page("jetagent sweep: " + (name.empty() ? std::string("unnamed study") : name));
     headerSection(page, sweep);
     chartsSection(page, view, sweep);

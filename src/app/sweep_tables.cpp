@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "html_report.h"
 #include "jetagent/base/text.h"
 #include "sweep.h"
 
@@ -152,15 +153,6 @@ std::string mdCount(const nlohmann::json& v)
         appendFormat(out, "{:.2f} M", d / 1e6);
     else
         appendFormat(out, "{:.0f}", d);
-    return out;
-}
-
-// A Markdown cell: pipes escaped, line breaks flattened.
-std::string mdText(const std::string& s)
-{
-    std::string out;
-    for (char c : s)
-        out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
     return out;
 }
 
@@ -387,12 +379,13 @@ std::string sweepMarkdown(const nlohmann::json& d)
         const std::string build =
             mdNumber(c["build_cold_ms"].is_number() ? c["build_cold_ms"] : c["build_warm_ms"], 0);
         appendFormat(out, "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            mdText(c["model"].get<std::string>()), mdText(c["engine"].get<std::string>()),
-            c["batch"].get<int>(), c["threads"].get<int>(), mdNumber(c["latency_p50_ms"], 2),
+            markdownCell(c["model"].get<std::string>()),
+            markdownCell(c["engine"].get<std::string>()), c["batch"].get<int>(),
+            c["threads"].get<int>(), mdNumber(c["latency_p50_ms"], 2),
             mdNumber(c["latency_p99_ms"], 2), mdNumber(c["p99_over_p50"], 2),
             mdNumber(c["throughput_ips"], 1), build, mdNumber(c["heap_engine_mb"], 0),
             mdNumber(c["cpu_ms_per_inference"], 2), mdNumber(c["energy_mj"], 1),
-            c["status"] != "ok" ? "failed: " + mdText(c["error"].get<std::string>())
+            c["status"] != "ok" ? "failed: " + markdownCell(c["error"].get<std::string>())
                 : isUnsteady(c) ? "ok, unsteady (CoV " + mdNumber(c["latency_cov"], 2) + ")"
                                 : std::string("ok"));
     }
@@ -409,10 +402,10 @@ std::string sweepMarkdown(const nlohmann::json& d)
                "engine | baseline ms | engine ms | speed-up |\n|---|--:|--:|--:|---|--:|--:|--:|\n";
         for (const auto& r : speedup)
             appendFormat(out, "| {} | {} | {} | {} | `{}` | {} | {} | {}x |\n",
-                mdText(r["model"].get<std::string>()), mdCount(r["parameters"]), mdCount(r["macs"]),
-                r["batch"].get<int>(), mdText(r["engine"].get<std::string>()),
-                mdNumber(r["baseline_p50_ms"], 2), mdNumber(r["engine_p50_ms"], 2),
-                mdNumber(r["speedup"], 2));
+                markdownCell(r["model"].get<std::string>()), mdCount(r["parameters"]),
+                mdCount(r["macs"]), r["batch"].get<int>(),
+                markdownCell(r["engine"].get<std::string>()), mdNumber(r["baseline_p50_ms"], 2),
+                mdNumber(r["engine_p50_ms"], 2), mdNumber(r["speedup"], 2));
     }
     const auto& scaling = d["tables"]["scaling"];
     if (!scaling.empty()) {
@@ -421,9 +414,10 @@ std::string sweepMarkdown(const nlohmann::json& d)
                "images/s | RTR | ASE | BSR |\n|---|---|--:|--:|--:|--:|--:|--:|\n";
         for (const auto& r : scaling)
             appendFormat(out, "| {} | `{}` | {} | {} | {} | {} | {} | {} |\n",
-                mdText(r["model"].get<std::string>()), mdText(r["engine"].get<std::string>()),
-                r["threads"].get<int>(), r["batch"].get<int>(), mdNumber(r["throughput_ips"], 1),
-                mdNumber(r["rtr"], 2), mdNumber(r["ase"], 2), mdNumber(r["bsr"], 2));
+                markdownCell(r["model"].get<std::string>()),
+                markdownCell(r["engine"].get<std::string>()), r["threads"].get<int>(),
+                r["batch"].get<int>(), mdNumber(r["throughput_ips"], 1), mdNumber(r["rtr"], 2),
+                mdNumber(r["ase"], 2), mdNumber(r["bsr"], 2));
     }
     const auto& best = d["tables"]["best"];
     if (!best.empty()) {
@@ -431,8 +425,9 @@ std::string sweepMarkdown(const nlohmann::json& d)
                "batch | threads | p99 ms | images/s | budget ms |\n|---|---|--:|--:|--:|--:|--:|\n";
         for (const auto& r : best)
             appendFormat(out, "| {} | `{}` | {} | {} | {} | {} | {} |\n",
-                mdText(r["model"].get<std::string>()), mdText(r["engine"].get<std::string>()),
-                r["batch"].get<int>(), r["threads"].get<int>(), mdNumber(r["latency_p99_ms"], 2),
+                markdownCell(r["model"].get<std::string>()),
+                markdownCell(r["engine"].get<std::string>()), r["batch"].get<int>(),
+                r["threads"].get<int>(), mdNumber(r["latency_p99_ms"], 2),
                 mdNumber(r["throughput_ips"], 1), mdNumber(r["budget_ms"], 1));
     }
     return out;

@@ -6,7 +6,7 @@
 #
 #   tests/device/validate-tensorrt.sh [--build DIR] [--models "mobilenet_v2 resnet18 ..."]
 #       [--set cnns|modern|transformers] [--reference ENGINE] [--onnx DIR] [--inputs DIR]
-#       [--calibration DIR] [--frames N] [--out DIR]
+#       [--calibration DIR] [--frames N] [--streams N] [--out DIR]
 #
 # 1. Prerequisites: CUDA (nvcc), TensorRT's NvInfer.h, cmake and ninja, and python3 with torch and
 #    torchvision for the export (not with --onnx; the interpreter is $PYTHON, default python3). It
@@ -40,10 +40,17 @@
 # 6. A table: model x precision x device -> median / p99 ms, mean H2D / compute / D2H ms,
 #    relative error and top-1 agreement; every compare's JSON and output stays in --out (default
 #    tensorrt-validation-DATE).
+# 7. With --streams N: the first model's TensorRT fp16 engine over N synthetic 640x480 streams at
+#    30 fps, batched (one engine of batch N serving every stream) against separate (N engines of
+#    batch 1, one per stream, in the same process), and over one stream for the baseline:
+#    tools/bench_streams.py with the same configs as on a PC (--streams 1,N), its plans in the
+#    cache of step 5. It prints the table (fps per stream, drops, p50/p99 end to end, CPU per
+#    frame, peak RSS, held at 30 fps) and the largest N held per mode; PASS when every run was
+#    measured (the figures are reported, not judged). Its output is in --out/streams.txt.
 # Prints a PASS/FAIL/SKIP table and exits 1 if any check failed (2 on a usage error).
 set -uo pipefail
 
-usage() { sed -n '2,43p' "$0"; }
+usage() { sed -n '2,50p' "$0"; }
 build="build-tensorrt"
 models=""
 set_name=""
@@ -52,6 +59,7 @@ onnx_dir=""
 inputs=""
 calibration=""
 frames=200
+streams=""
 out="tensorrt-validation-$(date +%Y%m%d-%H%M%S)"
 python="${PYTHON:-python3}"
 # A usage error exits 2, a missing option value included.
@@ -71,12 +79,14 @@ while [ $# -gt 0 ]; do
     --inputs) value "$@"; inputs="$2"; shift 2 ;;
     --calibration) value "$@"; calibration="$2"; shift 2 ;;
     --frames) value "$@"; frames="$2"; shift 2 ;;
+    --streams) value "$@"; streams="$2"; shift 2 ;;
     --out) value "$@"; out="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case "$frames" in ''|*[!0-9]*|0) echo "--frames must be a positive whole number" >&2; exit 2 ;; esac
+case "$streams" in ''|[1-9]|[1-5][0-9]|6[0-4]) ;; *) echo "--streams must be a whole number from 1 to 64" >&2; exit 2 ;; esac
 cnn_models="mobilenet_v2 resnet18 resnet50 squeezenet1_1 shufflenet_v2_x1_0"
 modern_models="efficientnet_b0 efficientnet_v2_s regnet_y_800mf mobilenet_v3_large"
 transformer_models="vit_b_16 swin_t convnext_tiny maxvit_t"
@@ -276,6 +286,26 @@ for m in $models; do
     fi
 done
 
+# A QDQ model (explicit quantization: TensorRT takes the model's own scales, no calibration):
+# resnet18 quantized by PyTorch (tools/make_qdq_model.py), against the reference engine running
+# the same model (xnnpack in fp32 applies each QuantizeLinear/DequantizeLinear exactly).
+# Agreement reported, not judged.
+if [ -z "$onnx_dir" ]; then
+    if "$python" tools/make_qdq_model.py resnet18 >> "$out/export.txt" 2>&1; then
+        compare "resnet18.qdq.int8" models/reference/resnet18.qdq.onnx tensorrt:gpu:int8
+        status=$?
+        if [ "$status" -eq 0 ]; then
+            judge 0 "resnet18.qdq.int8" "reported, not judged: "
+        elif grep -q 'no fast int8' "$out/resnet18.qdq.int8.txt"; then
+            record SKIP "resnet18.qdq.int8" "this GPU has no fast int8 (Nano, TX2)"
+        else
+            judge "$status" "resnet18.qdq.int8" ""
+        fi
+    else
+        record FAIL "resnet18.qdq" "tools/make_qdq_model.py failed (see $out/export.txt)"
+    fi
+fi
+
 if [ -n "$first" ]; then
     compare "$first.fp16.again" "${model_file[$first]}" tensorrt:gpu:fp16
     status=$?
@@ -331,4 +361,27 @@ for r in rows:
     print(fmt % r)
 print("(* plan or prepared model loaded from the cache)")
 EOF
+
+if [ -n "$streams" ]; then
+    echo
+    echo "== 7. $streams stream(s): one batched engine against one engine per stream"
+    if [ -z "$first" ]; then
+        record FAIL "streams" "no model to run (see the model checks above)"
+    else
+        # N, and 1 as the baseline that the memory per added stream is taken from; the powers of
+        # two between would triple the time.
+        counts=1
+        [ "$streams" -eq 1 ] || counts="1,$streams"
+        # The first run of each mode builds its plan (minutes on a Nano) unless step 5 cached it.
+        python3 tools/bench_streams.py --jetagent "$jetagent" --model "${model_file[$first]}" \
+            --engine tensorrt:gpu:fp16 --streams "$counts" --cache-dir "$cache" \
+            --startup-timeout 1800 2>&1 | tee "$out/streams.txt"
+        status=${PIPESTATUS[0]}
+        if [ "$status" -eq 0 ]; then
+            record PASS "streams" "$first fp16, N = $counts; $(grep '^largest N held' "$out/streams.txt")"
+        else
+            record FAIL "streams" "tools/bench_streams.py exited $status (see $out/streams.txt)"
+        fi
+    fi
+fi
 finish

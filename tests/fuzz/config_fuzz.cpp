@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     // A rate or interval is 0 (its own meaning) or large enough to act on: a positive value
     // that rounds to an infinite period or to 0 ns must have been refused.
     const auto usable = [](double v, double lo) { return v == 0.0 || v >= lo; };
-    if (!usable(config.source.fps, 0.01) || !usable(config.display.fps, 0.01) ||
+    if (!usable(config.source().fps, 0.01) || !usable(config.display.fps, 0.01) ||
         !usable(config.run.durationS, 0.001) || !usable(config.logging.statusIntervalS, 0.1) ||
         !(config.power.railHz >= 0.1) || !(config.power.stateHz >= 0.01)) {
         std::fprintf(stderr, "a rate or interval too small to act on was accepted\n");

@@ -28,6 +28,11 @@ readonly kFps=15 kWidth=320 kHeight=180 kFrames=210 kMinFrames=200 kTolerance=0.
 readonly kFormats="YUYV NV12"
 readonly kRecoveryFrames=200 kMinFramesBeforeUnload=25 kMinFramesAfterReload=50
 readonly kVivid="n_devs=1 node_types=0x1 num_inputs=1 input_types=0"
+# Two devices as two streams of one task (vivid-two.yaml), each in its own pixel format: vivid's
+# module parameters are per device. Fewer frames than a capture scenario: the guest draws and
+# converts two frames a period.
+readonly kVividTwo="n_devs=2 node_types=0x1,0x1 num_inputs=1,1 input_types=0,0"
+readonly kTwoStreams="cam0:YUYV,cam1:NV12" kTwoFrames=150 kMinTwoFrames=140
 # The guest times a jetagent run of kCalibrationFrames synthetic frames and derives each
 # scenario's time limit from it (vm-init.sh). vivid skips a frame when its thread wakes more than
 # half a period late; a thread in the guest that sleeps as vivid's does counts such wakes during
@@ -205,12 +210,14 @@ fi
 app=$run_dir/app
 cp "$here/vm-init.sh" "$app/init"
 chmod 755 "$app/init"
-cp "$here/vivid.yaml" "$app/jetagent/tests/vm/"
+cp "$here/vivid.yaml" "$here/vivid-two.yaml" "$app/jetagent/tests/vm/"
 "$checker" model "$app/jetagent/tests/vm/plane_means.onnx" "$app/jetagent/tests/vm/plane_means.txt" ||
     fail "cannot write the task's model"
 cat >"$app/vivid-test.env" <<EOF
 LD_LIBRARY_PATH=$lib_dirs
 VIVID_ARGS="$kVivid"
+VIVID_TWO_ARGS="$kVividTwo"
+TWO_FRAMES=$kTwoFrames
 FORMATS="$kFormats"
 FPS=$kFps
 FRAMES=$kFrames
@@ -351,6 +358,11 @@ if scenario_ok recovery; then
     check recovery "$out/recovery" --format YUYV --width $kWidth --height $kHeight --fps $kFps \
         --tolerance $kTolerance --min-frames $kMinFramesBeforeUnload \
         --reloaded-ns "${reloaded_ns:-0}" --min-frames-after $kMinFramesAfterReload
+fi
+if scenario_ok two-devices; then
+    check streams "$out/two-devices" --streams "$kTwoStreams" --width $kWidth --height $kHeight \
+        --fps $kFps --tolerance $kTolerance --min-frames $kMinTwoFrames \
+        --run-log "$out/two-devices.log"
 fi
 phase_s=$start_s
 timing "total"

@@ -5,12 +5,17 @@
 //                                 [--tolerance T]
 //   jetagent_vivid_check recovery LOG_DIR --format F --width W --height H --fps R --min-frames N
 //                                 --reloaded-ns NS --min-frames-after M [--tolerance T]
+//   jetagent_vivid_check streams  LOG_DIR --streams NAME:FORMAT,NAME:FORMAT --width W --height H
+//                                 --fps R --min-frames N [--tolerance T] [--run-log FILE]
 //   jetagent_vivid_check model MODEL_ONNX LABELS_TXT
 //   jetagent_vivid_check stalls OUT_FILE LATE_MS
 //
 // LOG_DIR is the --log-dir of the run: it holds one run directory with summary.json and the task's
 // <task>.frames.csv. Prints what it measured; exit status 0 when every check passes, 1 when one
-// fails, 2 for bad arguments or unreadable logs. `model` writes the VM's task model: the mean of
+// fails, 2 for bad arguments or unreadable logs. `streams` checks a run of one task over several
+// devices (sources:): each stream as `capture` checks one, from its own rows of the log (the
+// stream column) and its own entries of the summary, and, in FILE (the run's output), the format
+// each stream negotiated. `model` writes the VM's task model: the mean of
 // each colour plane of an 8x8 input (GlobalAveragePool), so the guest's task costs next to nothing
 // and the test measures capture, not the emulated CPU's inference speed. `stalls` runs in the VM
 // beside a scenario: it sleeps 10 ms at a time, as vivid's frame thread sleeps between frames, and
@@ -53,6 +58,9 @@ struct Options {
     long long minFrames = 0;
     long long reloadedNs = -1; // recovery: CLOCK_MONOTONIC time the driver was loaded again
     long long minFramesAfter = 0; // recovery: frames captured after reloadedNs
+    // streams: each stream's name and the pixel format it must negotiate, in sources: order.
+    std::vector<std::pair<std::string, std::string>> streams;
+    fs::path runLog; // streams: the run's output, where each stream's negotiated format is
 };
 
 struct FrameRow {
@@ -61,6 +69,7 @@ struct FrameRow {
     double waitMs = 0.0; // worker start - capture time
     double serviceMs = 0.0; // preprocess + inference + postprocess
     bool ok = false;
+    std::string stream; // the stream column; empty in logs written before it
 };
 
 // Splits one CSV line; fields may be quoted with doubled quotes inside, as frame_log.cpp writes.
@@ -110,7 +119,7 @@ bool parseOptions(int argc, char** argv, Options& o)
         return false;
     o.mode = argv[1];
     o.logDir = argv[2];
-    if (o.mode != "capture" && o.mode != "recovery")
+    if (o.mode != "capture" && o.mode != "recovery" && o.mode != "streams")
         return false;
     std::map<std::string, std::string> flags;
     for (int i = 3; i + 1 < argc; i += 2)
@@ -143,6 +152,21 @@ bool parseOptions(int argc, char** argv, Options& o)
         o.format = it->second;
         flags.erase(it);
     }
+    if (const auto it = flags.find("--streams"); it != flags.end()) {
+        std::stringstream list(it->second);
+        for (std::string item; std::getline(list, item, ',');) {
+            const size_t colon = item.find(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == item.size())
+                good = false;
+            else
+                o.streams.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+        }
+        flags.erase(it);
+    }
+    if (const auto it = flags.find("--run-log"); it != flags.end()) {
+        o.runLog = it->second;
+        flags.erase(it);
+    }
     integer("--width", width, true);
     integer("--height", height, true);
     number("--fps", o.fps, true);
@@ -156,7 +180,9 @@ bool parseOptions(int argc, char** argv, Options& o)
         std::fprintf(stderr, "unknown option %s %s\n", key.c_str(), value.c_str());
         good = false;
     }
-    return good && !o.format.empty() && o.fps > 0.0;
+    const bool streams = o.mode == "streams";
+    return good && (streams ? o.streams.size() >= 2 && o.format.empty() : !o.format.empty()) &&
+        o.fps > 0.0;
 }
 
 // The one run directory under the --log-dir of a run.
@@ -221,6 +247,8 @@ bool readFrames(const fs::path& csvPath, std::vector<FrameRow>& rows)
         }
         row.ok = fields[columns["ok"]] == "1";
         row.serviceMs = preprocessMs + inferenceMs + postprocessMs;
+        if (const auto stream = columns.find("stream"); stream != columns.end())
+            row.stream = fields[stream->second];
         rows.push_back(row);
     }
     return true;
@@ -361,6 +389,123 @@ void checkRecovery(
         std::printf("  first frame after the reload: %.3f s after the driver was loaded again\n",
             static_cast<double>(rows[before].captureNs - o.reloadedNs) / kNsPerSecond);
     }
+}
+
+const json* entryNamed(const json& list, const std::string& name)
+{
+    if (!list.is_array())
+        return nullptr;
+    for (const json& entry : list)
+        if (entry.value("name", std::string()) == name)
+            return &entry;
+    return nullptr;
+}
+
+// One task over several devices: each stream captured at the nominal rate without a device drop
+// or a gap in its frame ids, every frame it captured logged under its name and counted in the
+// task's per-stream figures, and its own pixel format.
+void checkStreams(const Options& o, const json& summary, const std::vector<FrameRow>& rows,
+    const std::string& runLog, Checker& check)
+{
+    std::map<std::string, std::vector<FrameRow>> byStream;
+    for (const FrameRow& row : rows)
+        byStream[row.stream].push_back(row);
+    std::string named;
+    for (const auto& [name, format] : o.streams)
+        named += (named.empty() ? "" : ",") + name;
+    std::string logged;
+    for (const auto& [name, streamRows] : byStream)
+        logged += (logged.empty() ? "" : ",") + (name.empty() ? "(none)" : name);
+    size_t known = 0;
+    for (const auto& [name, format] : o.streams)
+        known += byStream.count(name);
+    check.expect(known == o.streams.size() && byStream.size() == o.streams.size(),
+        "the log's stream column names exactly " + named + " (it has " + logged + ")");
+
+    const json& task = summary.at("tasks").at(0);
+    json served = json::array();
+    for (const auto& [name, format] : o.streams)
+        served.push_back(name);
+    check.expect(task.value("streams_served", json()) == served,
+        "the task serves " + served.dump() + " (" + task.value("streams_served", json()).dump() +
+            ")");
+    long long processedSum = 0;
+    const json sources = summary.value("streams", json::array());
+    const json taskStreams = task.value("streams", json::array());
+    for (const auto& [name, format] : o.streams) {
+        const std::vector<FrameRow>& own = byStream[name];
+        std::printf("  stream %s: %zu frames\n", name.c_str(), own.size());
+        const json* source = entryNamed(sources, name);
+        const json* figures = entryNamed(taskStreams, name);
+        check.expect(source != nullptr, "summary.streams has " + name);
+        check.expect(figures != nullptr, "the task's streams have " + name);
+        if (source == nullptr || figures == nullptr)
+            continue;
+        check.expect(source->value("kind", std::string()) == "v4l2" &&
+                source->value("width", 0) == o.width && source->value("height", 0) == o.height,
+            describe("%s: v4l2 at %dx%d", name.c_str(), source->value("width", 0),
+                source->value("height", 0)));
+        const double nominal = source->value("fps", 0.0);
+        check.expect(withinTolerance(nominal, o),
+            describe("%s: nominal rate %.3f fps within %.0f%% of %.3f", name.c_str(), nominal,
+                o.tolerance * 100, o.fps));
+        const auto captured = source->value("frames_captured", 0LL);
+        check.expect(captured == static_cast<long long>(own.size()),
+            describe("%s: every captured frame logged: %lld captured, %zu rows", name.c_str(),
+                captured, own.size()));
+        const json stats = source->value("stats", json::object());
+        const auto dropped = stats.value("dropped_by_device", -1LL);
+        check.expect(
+            dropped == 0, describe("%s: stats.dropped_by_device %lld == 0", name.c_str(), dropped));
+        const auto processed = figures->at("frames").value("processed", -1LL);
+        processedSum += processed;
+        check.expect(processed == static_cast<long long>(own.size()),
+            describe("%s: the task's frames.processed %lld == its %zu rows", name.c_str(),
+                processed, own.size()));
+        check.expect(static_cast<long long>(own.size()) >= o.minFrames,
+            describe("%s: frames %zu >= %lld", name.c_str(), own.size(), o.minFrames));
+        if (own.empty())
+            continue;
+        size_t gaps = 0, nonIncreasing = 0, notOk = 0, negativeWaits = 0;
+        for (size_t i = 0; i < own.size(); ++i) {
+            notOk += own[i].ok ? 0 : 1;
+            negativeWaits += own[i].waitMs < 0.0 ? 1 : 0;
+            if (i == 0)
+                continue;
+            gaps += own[i].id == own[i - 1].id + 1 ? 0 : 1;
+            nonIncreasing += own[i].captureNs > own[i - 1].captureNs ? 0 : 1;
+        }
+        check.expect(own.front().id == 0 && gaps == 0,
+            describe("%s: frame_id from %lld, consecutive (%zu gaps)", name.c_str(), own.front().id,
+                gaps));
+        check.expect(nonIncreasing == 0,
+            describe("%s: capture_ns strictly increasing (%zu steps back or equal)", name.c_str(),
+                nonIncreasing));
+        check.expect(
+            notOk == 0, describe("%s: frames the task failed on: %zu", name.c_str(), notOk));
+        check.expect(negativeWaits == 0,
+            describe("%s: wait_ms >= 0 (%zu frames below)", name.c_str(), negativeWaits));
+        const double rate = rateOf(own, 0, own.size() - 1);
+        check.expect(withinTolerance(rate, o),
+            describe("%s: capture rate %.3f fps within %.0f%% of %.3f", name.c_str(), rate,
+                o.tolerance * 100, o.fps));
+        if (!o.runLog.empty()) {
+            // "stream cam1: v4l2:///dev/video1 (v4l2), /dev/video1 (vivid, ...) NV12 320x180 ..."
+            std::string line;
+            std::istringstream in(runLog);
+            std::string found;
+            while (std::getline(in, line))
+                if (line.find("stream " + name + ": ") != std::string::npos)
+                    found = line;
+            check.expect(found.find(" " + format + " ") != std::string::npos,
+                name + ": negotiated pixel format " + format + " (the run's log: " +
+                    (found.empty() ? "no line for it" : found.substr(found.find("stream "))) + ")");
+        }
+    }
+    const auto processed = task.at("frames").value("processed", -1LL);
+    check.expect(processed == processedSum,
+        describe(
+            "the task's frames.processed %lld is its streams' sum %lld", processed, processedSum));
 }
 
 // `probe PROBE_JSON FORMATS WIDTH HEIGHT FPS`: what `jetagent probe cameras --json` said of vivid's
@@ -543,9 +688,12 @@ int main(int argc, char** argv)
         std::fprintf(stderr,
             "usage: %s capture|recovery LOG_DIR --format F --width W --height H --fps R "
             "--min-frames N [--tolerance T] [--reloaded-ns NS --min-frames-after M]\n"
+            "       %s streams LOG_DIR --streams NAME:FORMAT,... --width W --height H --fps R "
+            "--min-frames N [--tolerance T] [--run-log FILE]\n"
             "       %s probe PROBE_JSON FORMATS WIDTH HEIGHT FPS\n"
             "       %s model MODEL_ONNX LABELS_TXT\n"
             "       %s stalls OUT_FILE LATE_MS\n",
+            argc > 0 ? argv[0] : "jetagent_vivid_check",
             argc > 0 ? argv[0] : "jetagent_vivid_check",
             argc > 0 ? argv[0] : "jetagent_vivid_check",
             argc > 0 ? argv[0] : "jetagent_vivid_check",
@@ -562,6 +710,17 @@ int main(int argc, char** argv)
     } catch (const json::exception& e) {
         std::fprintf(stderr, "%s: %s\n", (runDir / "summary.json").c_str(), e.what());
         return 2;
+    }
+    std::string runLog;
+    if (!o.runLog.empty()) {
+        std::ifstream in(o.runLog);
+        std::stringstream text;
+        text << in.rdbuf();
+        if (!in) {
+            std::fprintf(stderr, "cannot read %s\n", o.runLog.c_str());
+            return 2;
+        }
+        runLog = text.str();
     }
     if (!summary.contains("source")) {
         std::fprintf(stderr, "%s has no source section\n", (runDir / "summary.json").c_str());
@@ -585,11 +744,15 @@ int main(int argc, char** argv)
     std::printf("%s %s (%zu frames)\n", o.mode.c_str(), runDir.c_str(), rows.size());
     Checker check;
     try {
-        checkCommon(o, summary, rows, check);
-        if (o.mode == "capture")
-            checkCapture(o, summary, rows, check);
-        else
-            checkRecovery(o, summary, rows, check);
+        if (o.mode == "streams") {
+            checkStreams(o, summary, rows, runLog, check);
+        } else {
+            checkCommon(o, summary, rows, check);
+            if (o.mode == "capture")
+                checkCapture(o, summary, rows, check);
+            else
+                checkRecovery(o, summary, rows, check);
+        }
     } catch (const json::exception& e) {
         check.expect(false, std::string("summary.json as expected: ") + e.what());
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # jetagent_vivid_check on made-up run logs: a clean run passes, and each defect the VM test must
 # catch (a sequence gap, a slow rate, a device drop, a timestamp going back, a negative wait, an
-# unlogged frame, a missing reconnect) fails it; and the guest-side `stalls` watcher counts late
+# unlogged frame, a missing reconnect; for two devices in one task, the same in the second stream,
+# a stream missing, the wrong format) fails it; and the guest-side `stalls` watcher counts late
 # wakes. Needs no VM, so it runs everywhere the checker builds.
 set -uo pipefail
 checker=${1:?usage: vivid_check_test.sh JETAGENT_VIVID_CHECK}
@@ -96,6 +97,88 @@ make "$root/lost" 100 -v disconnects=1
 expect 1 "no frames after the reload fail" recovery "$root/lost" "${recovery[@]}"
 make "$root/unnoticed" 250 -v pause_at=100 -v pause_ns=$kPauseNs
 expect 1 "a run without a counted disconnect fails" recovery "$root/unnoticed" "${recovery[@]}"
+
+# Two devices as two streams of one task: make_streams DIR FRAMES [awk assignments...] writes
+# their rows interleaved, with the stream column, and the summary's per-stream entries, and
+# DIR.log the run's lines naming each stream's negotiated format. Knobs: gap_at (cam1's frame_id
+# jumps by one there), unlogged (cam1 captured one more frame than it logged), dropped (cam1's
+# device drops), only_cam0 (no row of cam1), cam1_format, served (the task's streams_served).
+make_streams() {
+    local dir=$1/20260101T000000Z frames=$2 log=$1.log
+    shift 2
+    mkdir -p "$dir"
+    awk -v frames="$frames" -v start="$kStartNs" -v period_ns="$kPeriodNs" -v gap_at=-1 \
+        -v only_cam0=0 "$@" 'BEGIN {
+        print "frame_id,capture_ns,wait_ms,preprocess_ms,inference_ms,compute_ms,postprocess_ms," \
+            "e2e_ms,batch,top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok," \
+            "stream"
+        id1 = 0
+        for (i = 0; i < frames; i++) {
+            t = start + i * period_ns
+            printf "%d,%.0f,1.0,1.0,1.0,1.0,0.0,3.0,1,red,0.9,,0,0,%d,1,cam0\n", i, t, i == 0
+            if (only_cam0) continue
+            if (i == gap_at) id1++
+            printf "%d,%.0f,1.0,1.0,1.0,1.0,0.0,3.0,1,red,0.9,,0,0,%d,1,cam1\n", id1, t + 7000000,
+                i == 0
+            id1++
+        }
+    }' >"$dir/planes.frames.csv"
+    awk -v frames="$frames" -v unlogged=0 -v dropped=0 -v only_cam0=0 \
+        -v served='["cam0","cam1"]' "$@" 'BEGIN {
+        cam1 = only_cam0 ? 0 : frames
+        printf "{\"source\": {\"uri\": \"v4l2:///dev/video0\", \"kind\": \"v4l2\", \"width\": 640,"
+        printf " \"height\": 480, \"fps\": 25.0, \"live\": true, \"frames_captured\": %d},", frames
+        printf " \"streams\": ["
+        for (s = 0; s < 2; s++) {
+            n = s ? cam1 + unlogged : frames
+            printf "%s{\"name\": \"cam%d\", \"uri\": \"v4l2:///dev/video%d\", \"kind\": \"v4l2\",",
+                s ? ", " : "", s, s
+            printf " \"width\": 640, \"height\": 480, \"fps\": 25.0, \"live\": true,"
+            printf " \"frames_captured\": %d, \"stats\": {\"delivered\": %d,", n, n
+            printf " \"dropped_by_device\": %d, \"stalls\": 0, \"disconnects\": 0,",
+                s ? dropped : 0
+            printf " \"reconnects\": 0, \"delivered_fps\": 25.0}}"
+        }
+        printf "], \"tasks\": [{\"name\": \"planes\", \"streams_served\": %s,", served
+        printf " \"frames\": {\"processed\": %d}, \"streams\": [", frames + cam1
+        printf "{\"name\": \"cam0\", \"frames\": {\"processed\": %d}},", frames
+        printf " {\"name\": \"cam1\", \"frames\": {\"processed\": %d}}]}]}\n", cam1
+    }' >"$dir/summary.json"
+    awk -v cam1_format=NV12 "$@" 'BEGIN {
+        print "info [agent] running 1 task(s) on 2 streams; logs in x"
+        print "info [agent] stream cam0: v4l2:///dev/video0 (v4l2), /dev/video0 (vivid, vivid)" \
+            " YUYV 640x480 @ 25 fps, 8 buffers"
+        print "info [agent] stream cam1: v4l2:///dev/video1 (v4l2), /dev/video1 (vivid, vivid) " \
+            cam1_format " 640x480 @ 25 fps, 8 buffers"
+    }' >"$log"
+}
+
+streams_args() { # DIR: the streams check of make_streams DIR
+    echo "streams $1 --streams cam0:YUYV,cam1:NV12 --width 640 --height 480 --fps $kFps"
+    echo "--min-frames 200 --run-log $1.log"
+}
+make_streams "$root/two" $kFrames
+# shellcheck disable=SC2046 # the arguments, split
+expect 0 "two clean streams pass" $(streams_args "$root/two")
+make_streams "$root/two-gap" $kFrames -v gap_at=100
+# shellcheck disable=SC2046
+expect 1 "a sequence gap in the second stream fails" $(streams_args "$root/two-gap")
+make_streams "$root/two-unlogged" $kFrames -v unlogged=1
+# shellcheck disable=SC2046
+expect 1 "a frame of the second stream missing from the log fails" \
+    $(streams_args "$root/two-unlogged")
+make_streams "$root/two-drop" $kFrames -v dropped=2
+# shellcheck disable=SC2046
+expect 1 "device drops on the second stream fail" $(streams_args "$root/two-drop")
+make_streams "$root/one" $kFrames -v only_cam0=1
+# shellcheck disable=SC2046
+expect 1 "no frame of the second stream fails" $(streams_args "$root/one")
+make_streams "$root/two-format" $kFrames -v cam1_format=YUYV
+# shellcheck disable=SC2046
+expect 1 "the second stream in another format fails" $(streams_args "$root/two-format")
+make_streams "$root/two-served" $kFrames -v 'served=["cam0"]'
+# shellcheck disable=SC2046
+expect 1 "a task not serving both streams fails" $(streams_args "$root/two-served")
 
 # stalls: counts its 10 ms sleeps, and those that ended later than LATE_MS (every one, for a
 # threshold of a nanosecond), until SIGTERM.

@@ -3,13 +3,16 @@
 # the logs out on ttyS1 as a tar and powers off. vivid-test.sh builds the VM and checks the logs.
 #
 # Scenarios, each a real `jetagent run --as-fast-as-possible` (every captured frame reaches the
-# task and the log) on v4l2:///dev/video0, 320x180 at the config's rate:
+# task and the log), 320x180 at the config's rate, on v4l2:///dev/video0 except the last:
 #   capture-FORMAT  FRAMES frames in each of FORMATS (from /vivid-test.env)
 #   recovery        RECOVERY_FRAMES frames in YUYV; two seconds after the pipeline starts
 #                   the driver is unloaded and, two seconds later, loaded again: rmmod, or, while
 #                   jetagent holds the device open (rmmod then fails: in use), unbind the platform
 #                   device first, which fails the open file with ENODEV so jetagent closes it, then
 #                   rmmod. recovery.events has the times (CLOCK_MONOTONIC ns).
+#   two-devices     vivid loaded again with two devices (VIVID_TWO_ARGS): /dev/video0 and
+#                   /dev/video1 as two streams of one task (vivid-two.yaml: YUYV and NV12),
+#                   TWO_FRAMES frames each
 # Before them, the guest's speed: a `jetagent run` of CAL_FRAMES synthetic 320x180 frames with the
 # same task (process start, libraries, OpenCV and the per-frame work), timed. Each scenario's time
 # limit is its capture time at the nominal rate plus an allowance that scales with that time; when
@@ -67,19 +70,21 @@ calibration_s=$(seconds_since "$t")
 # scenario's start and stop took up to twice as long), plus 10 s for the emulator's scheduling; the
 # recovery run adds its 4 s outage and the reconnect. What is left of qemu's time limit, less 30 s
 # for handing the logs out, must hold them all.
-limits=$(awk -v c="$calibration_s" -v f="$FRAMES" -v rf="$RECOVERY_FRAMES" -v fps="$FPS" \
-    -v limit="$((QEMU_TIMEOUT_S - $(cut -d. -f1 /proc/uptime) - 30))" 'BEGIN {
+limits=$(awk -v c="$calibration_s" -v f="$FRAMES" -v rf="$RECOVERY_FRAMES" -v tf="$TWO_FRAMES" \
+    -v fps="$FPS" -v limit="$((QEMU_TIMEOUT_S - $(cut -d. -f1 /proc/uptime) - 30))" 'BEGIN {
     allowance = 3 * c + 10
     run = int(f / fps + allowance + 0.5)
     recovery = int(rf / fps + 6 + allowance + 0.5)
-    total = 2 * run + recovery
-    printf "%d %d %d %d %d\n", run, recovery, total, limit, total <= limit
+    two = int(tf / fps + allowance + 0.5)
+    total = 2 * run + recovery + two
+    printf "%d %d %d %d %d %d\n", run, recovery, two, total, limit, total <= limit
 }')
-read -r run_timeout_s recovery_timeout_s total_s left_s fits <<LIMITS
+read -r run_timeout_s recovery_timeout_s two_timeout_s total_s left_s fits <<LIMITS
 $limits
 LIMITS
 speed="calibration_s=$calibration_s rc=$(cat /out/calibration.rc) run_timeout_s=$run_timeout_s"
-speed="$speed recovery_timeout_s=$recovery_timeout_s total_s=$total_s left_s=$left_s fits=$fits"
+speed="$speed recovery_timeout_s=$recovery_timeout_s two_timeout_s=$two_timeout_s"
+speed="$speed total_s=$total_s left_s=$left_s fits=$fits"
 echo "$speed" >/out/speed.txt
 mark "speed $speed"
 if [ "$(cat /out/calibration.rc)" != 0 ]; then
@@ -115,8 +120,7 @@ run() { # NAME CONFIG TIMEOUT_S ARGS...: one jetagent run, output in /out/NAME.l
     watcher=$!
     sh -c 'renice -n 19 -p $$ >/dev/null && exec "$@"' sh \
         timeout -s INT "$limit_s" /bin/jetagent run --config "$cfg" \
-        --source v4l2:///dev/video0 --as-fast-as-possible --log-dir "/out/$name" "$@" \
-        >"/out/$name.log" 2>&1 &
+        --as-fast-as-possible --log-dir "/out/$name" "$@" >"/out/$name.log" 2>&1 &
     pid=$!
     ( sleep $((limit_s + 15)) && kill -KILL $pid 2>/dev/null ) &
     killer=$!
@@ -128,7 +132,7 @@ run() { # NAME CONFIG TIMEOUT_S ARGS...: one jetagent run, output in /out/NAME.l
     took_s=$(seconds_since "$started")
     # shellcheck disable=SC2086 # two numbers
     echo "$took_s $limit_s $(busy_percent $ticks)" >"/out/$name.time"
-    grep -E '^(run|camera) ' "/out/$name.log"
+    grep -E '^(run|camera|  cam[0-9]) ' "/out/$name.log"
 }
 
 for format in $FORMATS; do
@@ -137,7 +141,7 @@ for format in $FORMATS; do
     grep -q "format: $format " "$cfg" || mark "cannot set format $format in $cfg"
     t=$(now_ns)
     mark "scenario capture-$format start"
-    run "capture-$format" "$cfg" "$run_timeout_s" --frames "$FRAMES"
+    run "capture-$format" "$cfg" "$run_timeout_s" --source v4l2:///dev/video0 --frames "$FRAMES"
     rc=$(cat "/out/capture-$format.rc")
     mark "scenario capture-$format done rc=$rc in $(seconds_since "$t") s"
 done
@@ -148,7 +152,8 @@ done
 events=/out/recovery.events
 t=$(now_ns)
 mark "scenario recovery start"
-run recovery "$config" "$recovery_timeout_s" --frames "$RECOVERY_FRAMES" &
+run recovery "$config" "$recovery_timeout_s" --source v4l2:///dev/video0 \
+    --frames "$RECOVERY_FRAMES" &
 runner=$!
 waited=0
 while ! grep -q 'running .* task' /out/recovery.log 2>/dev/null &&
@@ -181,4 +186,19 @@ echo "modprobe_rc=$?" >>$events
 echo "reloaded_ns=$(now_ns)" >>$events
 wait $runner
 mark "scenario recovery done rc=$(cat /out/recovery.rc) in $(seconds_since "$t") s"
+
+# Two devices: vivid again, now with two webcams, whose capture nodes are /dev/video0 and
+# /dev/video1 (vivid.0 and vivid.1, registered in that order), read as two streams of one task.
+t=$(now_ns)
+mark "scenario two-devices start"
+# shellcheck disable=SC2086 # VIVID_TWO_ARGS holds several module parameters
+if rmmod vivid && modprobe vivid $VIVID_TWO_ARGS && [ -e /dev/video1 ]; then
+    mark "two devices: $(cat /sys/class/video4linux/video0/name), $(cat /sys/class/video4linux/video1/name)"
+    run two-devices /jetagent/tests/vm/vivid-two.yaml "$two_timeout_s" --frames "$TWO_FRAMES"
+else
+    mark "cannot load vivid with two devices: $(echo /sys/class/video4linux/*)"
+    echo "vivid with $VIVID_TWO_ARGS did not give /dev/video0 and /dev/video1" >/out/two-devices.log
+    echo 1 >/out/two-devices.rc
+fi
+mark "scenario two-devices done rc=$(cat /out/two-devices.rc) in $(seconds_since "$t") s"
 finish

@@ -96,13 +96,60 @@
     body.dataset.chartUpdates = String(Number(body.dataset.chartUpdates) + 1);
   }
 
+  // Per task over several streams: a table with a row per stream, its batching in the caption.
+  // Records on <body> the rows shown (data-stream-rows) and their streams (data-stream-names).
+  function renderStreams(tasks) {
+    const section = document.getElementById('streams-section');
+    const tables = [];
+    const names = [];
+    let rows = 0;
+    tasks.filter((t) => Array.isArray(t.streams) && t.streams.length).forEach((t) => {
+      const b = t.batching || {};
+      const headings = ['stream', 'frames', 'fps', 'dropped', 'failed', 'e2e p50 / p99 ms', 'top-1'];
+      const t1 = table(headings, t.streams.map((r) => {
+          names.push(r.name);
+          const e = r.end_to_end_ms || {};
+        return [r.name, r.frames, fixed(r.fps, 1), r.dropped, r.failed,
+          [e.p50, e.p99].map((v) => fixed(v, 2)).join(' / '),
+          r.top1 === null || r.top1 === undefined ? null : (100 * r.top1).toFixed(1) + '%'];
+      }));
+      rows += t.streams.length;
+      const caption = t1.createCaption();
+      caption.textContent = t.name + ': batch ' + (b.batch_size === null ? '-' : b.batch_size) +
+        ', mean fill ' + (b.mean_fill === null ? '-' : (100 * b.mean_fill).toFixed(0) + '%') +
+        ', ' + b.batches + ' batches, ' + b.multi_stream + ' of several streams, ' + b.waited +
+        ' waited, ' + b.timed_out + ' timed out' +
+        (b.timeout_ms === null ? '' : ' (timeout ' + fixed(b.timeout_ms, 1) + ' ms)');
+      tables.push(t1);
+    });
+    document.getElementById('streams').replaceChildren(...tables);
+    section.hidden = tables.length === 0;
+    body.dataset.streamRows = String(rows);
+    body.dataset.streamNames = names.join(' ');
+  }
+
+  // The video at its own aspect (a mosaic of several streams is wider or taller than a frame),
+  // 640 to 960 pixels wide.
+  function sizeVideo(v) {
+    if (!v.width || !v.height) return;
+    const width = Math.min(Math.max(v.width, 640), 960);
+    const height = Math.round(v.height * width / v.width);
+    if (video.width !== width || video.height !== height) {
+      video.width = width;
+      video.height = height;
+    }
+  }
+
   function render(s) {
     const run = s.run || {};
     const source = run.source || {};
     const context = run.context || {};
+    const streams = run.streams || [];
+    const what = streams.length > 1
+      ? streams.length + ' streams (' + streams.map((x) => x.name).join(', ') + ')'
+      : (source.uri || '?') + ' ' + (source.width || '?') + 'x' + (source.height || '?');
     document.getElementById('context').textContent =
-      (s.running ? 'running' : 'not running') + ' | ' + (source.uri || '?') + ' ' +
-      (source.width || '?') + 'x' + (source.height || '?') + ' ' +
+      (s.running ? 'running' : 'not running') + ' | ' + what + ' ' +
       (source.pacing || '') + ' | ' + [context.host, context.cpu, context.os].filter((x) => x).join(', ') +
       ' | jetagent ' + (run.jetagent_version || '') +
       ' | up ' + fixed(s.uptime_s, 0) + ' s';
@@ -120,6 +167,7 @@
     tasks.replaceChildren(table(['task', 'latest result', 'e2e ms',
       'wait / pre / infer / post ms', 'p50 / p90 / p99 / max ms', 'fps', 'frames', 'dropped',
       'deadline misses', 'failed'], rows));
+    renderStreams(s.tasks || []);
     if (s.power) {
       const p = s.power;
       // A total that is one of the rails is marked on its row; an estimate gets a row of its own.
@@ -134,6 +182,7 @@
         s.temperatures.map((z) => [z.zone, z.online ? fixed(z.celsius, 1) : 'offline'])));
     }
     const v = s.video || {};
+    sizeVideo(v);
     document.getElementById('video-stats').textContent = 'video ' + v.width + 'x' + v.height +
       ': ' + v.frames_encoded + ' encoded, ' + v.frames_sent + ' sent, ' +
       v.frames_skipped_for_slow_clients + ' skipped for slow clients, ' + v.clients + '/' +

@@ -87,6 +87,8 @@ Status CompileContext::collectShapes()
 {
     auto take = [&](const onnx::ValueInfoProto& v) {
         const auto& t = v.type().tensor_type();
+        if (t.elem_type() != 0)
+            types_[v.name()] = t.elem_type();
         if (!t.has_shape())
             return;
         std::vector<int64_t> dims;
@@ -101,6 +103,14 @@ Status CompileContext::collectShapes()
         for (const auto& v : *list)
             take(v);
     return Status();
+}
+
+int32_t CompileContext::elementType(const std::string& name) const
+{
+    if (const onnx::TensorProto* t = index_.initializer(name))
+        return t->data_type();
+    const auto it = types_.find(name);
+    return it == types_.end() ? 0 : it->second;
 }
 
 Expected<std::vector<int64_t>> CompileContext::shapeOf(

@@ -69,6 +69,9 @@ public:
     int nodeIndex() const { return nodeIndex_; } // the node being compiled
     // Every value's static shape from shape inference, by name.
     const std::unordered_map<std::string, std::vector<int64_t>>& shapes() const { return shapes_; }
+    // The element type (onnx::TensorProto::DataType) of a graph input, initializer or inferred
+    // value; 0 when unknown.
+    int32_t elementType(const std::string& name) const;
     // Records the shape of an intermediate the compiler makes (a variadic operator's pairs).
     void setShape(const std::string& name, std::vector<int64_t> dims)
     {
@@ -170,6 +173,8 @@ public:
 
 private:
     Status collectShapes();
+    Status checkInputType(const onnx::ValueInfoProto& input) const;
+    Status checkOutputType(const onnx::ValueInfoProto& output) const;
 
     const onnx::GraphProto& graph_;
     onnxutil::GraphIndex index_;
@@ -177,6 +182,7 @@ private:
     int64_t opset_;
     int nodeIndex_ = 0;
     std::unordered_map<std::string, std::vector<int64_t>> shapes_;
+    std::unordered_map<std::string, int32_t> types_;
     std::unordered_map<std::string, int> ids_;
     std::unordered_map<int64_t, int> converted_; // (value id * 2 + layout) -> converted value
     std::unordered_set<int> consumed_; // nodes fused into an earlier step

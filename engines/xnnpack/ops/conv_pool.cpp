@@ -246,6 +246,7 @@ Status conv(CompileContext& cx, const onnx::NodeProto& node)
     step->groupInputChannels = static_cast<size_t>(c / groups);
     step->groupOutputChannels = static_cast<size_t>(m / groups);
     step->bias = std::move(bias.value());
+    takeWeightScales(cx, node.input(1), weights.value(), 0, step.get());
     // 1-D and 2-D: the last two spatial axes (1-D as height 1); 3-D: depth handled apart.
     window.fill(*x, step.get());
     auto y = cx.shapeOf(node.output(0), node);

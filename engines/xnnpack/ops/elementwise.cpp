@@ -97,6 +97,46 @@ std::optional<GeluMatch> matchGeluTanh(const CompileContext& cx, const onnx::Nod
     return m;
 }
 
+// HardSwish as torch.onnx exports nn.Hardswish below opset 14: Mul(x, HardSigmoid(x)) with
+// HardSigmoid's alpha 1/6 and beta 1/2, the Mul's operands in either order, the HardSigmoid's
+// output read by that Mul alone. The Mul's node index, or -1.
+int hardSwishMul(const CompileContext& cx, const onnx::NodeProto& hardSigmoid)
+{
+    if (!cx.options().fuseActivations)
+        return -1;
+    const float alpha = floatAttribute(hardSigmoid, "alpha", 0.2f);
+    const float beta = floatAttribute(hardSigmoid, "beta", 0.5f);
+    if (std::fabs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f)
+        return -1;
+    const int mul = cx.onlyReader(hardSigmoid.output(0), "Mul");
+    return mul >= 0 && cx.otherOperand(mul, hardSigmoid.output(0)) == hardSigmoid.input(0) ? mul
+                                                                                           : -1;
+}
+
+// SiLU (Mul(x, Sigmoid(x)), EfficientNet's and RegNetY's activation) or HardSwish (hardSwishMul),
+// from its first node, the Sigmoid or HardSigmoid: oneDNN's swish or hardswish post-op.
+std::optional<GeluMatch> matchGatedActivation(
+    const CompileContext& cx, const onnx::NodeProto& first)
+{
+    GeluMatch m;
+    int mul = -1;
+    if (first.op_type() == "Sigmoid") {
+        m.form = GeluForm::Swish;
+        mul = cx.onlyReader(first.output(0), "Mul");
+        if (mul >= 0 && cx.otherOperand(mul, first.output(0)) != first.input(0))
+            mul = -1;
+    } else if (first.op_type() == "HardSigmoid") {
+        m.form = GeluForm::HardSwish;
+        mul = hardSwishMul(cx, first);
+    }
+    if (mul < 0 || !cx.options().fuseActivations)
+        return std::nullopt;
+    m.x = first.input(0);
+    m.rest = {mul};
+    m.last = mul;
+    return m;
+}
+
 // GELU in either form (matchGeluErf, matchGeluTanh), from its first node.
 std::optional<GeluMatch> matchGelu(const CompileContext& cx, const onnx::NodeProto& first)
 {
@@ -108,9 +148,9 @@ std::optional<GeluMatch> matchGelu(const CompileContext& cx, const onnx::NodePro
 
 } // namespace
 
-// A GELU right after `producer` joins the step as one of oneDNN's post-ops: when every reader of
-// the producer's output is a node of the pattern, those nodes are consumed, *gelu set to its form
-// and the GELU's last node returned (else `producer`).
+// A GELU, SiLU or HardSwish right after `producer` joins the step as one of oneDNN's post-ops:
+// when every reader of the producer's output is a node of the pattern, those nodes are consumed,
+// *gelu set to its form and the pattern's last node returned (else `producer`).
 const onnx::NodeProto& fuseGeluAfter(
     CompileContext& cx, const onnx::NodeProto& producer, GeluForm* gelu, std::string* text)
 {
@@ -119,7 +159,9 @@ const onnx::NodeProto& fuseGeluAfter(
     if (readers.size() < 2 || cx.index().isGraphOutput(out))
         return producer;
     for (int r : readers) {
-        const auto m = matchGelu(cx, cx.graph().node(r));
+        auto m = matchGelu(cx, cx.graph().node(r));
+        if (!m)
+            m = matchGatedActivation(cx, cx.graph().node(r));
         if (!m || m->x != out)
             continue;
         const bool inside = std::all_of(readers.begin(), readers.end(), [&](int n) {
@@ -130,7 +172,9 @@ const onnx::NodeProto& fuseGeluAfter(
         *gelu = m->form;
         cx.consume(r);
         cx.consume(m->rest.begin(), m->rest.end());
-        *text += m->form == GeluForm::Tanh ? " + GELU (tanh)" : " + GELU";
+        static const char* const kText[] = {
+            "", " + GELU", " + GELU (tanh)", " + SiLU", " + HardSwish"};
+        *text += kText[static_cast<int>(m->form)];
         return cx.graph().node(m->last);
     }
     return producer;
@@ -420,6 +464,21 @@ Status unary(CompileContext& cx, const onnx::NodeProto& node)
     auto it = xnn.find(op);
     const bool square = op == "Pow" && exponent == 2.0f;
     const bool root = op == "Pow" && exponent == 0.5f;
+    // x * HardSigmoid(x): one HardSwish on XNNPACK instead of a reference step and a Mul (21 of
+    // mobilenet_v3_large's 29 HardSigmoids; the other 8 scale its squeeze-and-excitations).
+    const int swishMul = op == "HardSigmoid" ? hardSwishMul(cx, node) : -1;
+    if (swishMul >= 0) {
+        auto step = std::make_unique<UnaryStep>();
+        step->kind = UnaryKind::HardSwish;
+        step->count = count;
+        step->inputs = {source};
+        const onnx::NodeProto& mul = cx.graph().node(swishMul);
+        step->output = cx.addValue(mul.output(0), dims, layout);
+        step->node = cx.label(node) + " + " + onnxutil::nodeLabel(mul, swishMul) + " (HardSwish)";
+        cx.consume(swishMul);
+        cx.addStep(node, std::move(step))->op = "HardSwish";
+        return Status();
+    }
     if (it != xnn.end() || square || root) {
         auto step = std::make_unique<UnaryStep>();
         step->kind = square ? UnaryKind::Square : root ? UnaryKind::Sqrt : it->second;

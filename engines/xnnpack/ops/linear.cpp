@@ -221,6 +221,8 @@ Status gemm(CompileContext& cx, const onnx::NodeProto& node)
         for (int64_t i = 0; i < k; ++i)
             step->kernel[static_cast<size_t>(o * k + i)] =
                 alpha * (*weights)[static_cast<size_t>(transB ? o * k + i : i * outC + o)];
+    if (alpha == 1.0f)
+        takeWeightScales(cx, node.input(1), weights.value(), transB ? 0 : 1, step.get());
     if (isGemm && node.input_size() > 2 && !node.input(2).empty())
         if (Status s = gemmBias(cx, node, outC, beta, step.get()); !s.ok())
             return s;

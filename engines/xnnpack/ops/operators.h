@@ -21,9 +21,10 @@ OperatorFn gemm, einsum;
 
 // Element-wise operators and activations (elementwise.cpp).
 OperatorFn binary, unary;
-// A GELU right after `producer` joins its step as one of oneDNN's post-ops: when every reader of
-// the producer's output is a node of the pattern, those nodes are consumed, *gelu set to its form
-// and the GELU's last node returned (else `producer`).
+// A GELU, SiLU (x * Sigmoid(x)) or HardSwish (x * HardSigmoid(x)) right after `producer` joins its
+// step as one of oneDNN's post-ops: when every reader of the producer's output is a node of the
+// pattern, those nodes are consumed, *gelu set to its form and the pattern's last node returned
+// (else `producer`).
 const onnx::NodeProto& fuseGeluAfter(
     CompileContext& cx, const onnx::NodeProto& producer, GeluForm* gelu, std::string* text);
 
@@ -34,6 +35,14 @@ void readInPlace(CompileContext& cx);
 
 // Normalisation and reductions (normalize.cpp).
 OperatorFn batchNorm, softmax, layerNormalization, reduce;
+
+// QuantizeLinear and DequantizeLinear in fp32 (qdq.cpp).
+OperatorFn quantizeLinear, cast;
+// A QDQ model's own weight scales for `step`, from constant `name` (as the constant folder noted
+// them when it dequantized the weights), when they run along `axis` of the weights (the output
+// channels) or are one for the whole tensor, and the weights divide by them into int8 integers.
+void takeWeightScales(const CompileContext& cx, const std::string& name,
+    const std::vector<float>& weights, int64_t axis, WeightedStep* step);
 
 } // namespace ops
 } // namespace xnnplan

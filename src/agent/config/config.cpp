@@ -78,9 +78,10 @@ std::string expandHome(const std::string& path)
     return home && *home ? std::string(home) + path.substr(1) : path;
 }
 
-void readCamera(YamlFileReader& reader, const YAML::Node& node, CameraOptions& camera)
+void readCamera(
+    YamlFileReader& reader, const YAML::Node& node, const std::string& path, CameraOptions& camera)
 {
-    readMapping(reader, node, "source.camera", [&](YamlMapReader& m) {
+    readMapping(reader, node, path, [&](YamlMapReader& m) {
         if (m.string("format", camera.format)) {
             const std::string& f = camera.format;
             const bool fourcc = f.size() == 4 || f == "MJPEG" || f == "mjpeg";
@@ -106,7 +107,7 @@ void readCamera(YamlFileReader& reader, const YAML::Node& node, CameraOptions& c
             for (auto it = controls.begin(); it != controls.end(); ++it) {
                 const std::string name = it->first.Scalar();
                 if (!it->second.IsScalar() || it->second.Scalar().empty()) {
-                    reader.error(it->second, "source.camera.controls." + name,
+                    reader.error(it->second, path + ".controls." + name,
                         "expected a number, true/false or a menu entry's name, got " +
                             describeYamlNode(it->second));
                     continue;
@@ -117,9 +118,19 @@ void readCamera(YamlFileReader& reader, const YAML::Node& node, CameraOptions& c
     });
 }
 
-void readSource(YamlFileReader& reader, const YAML::Node& node, SourceOptions& source)
+// A stream's source: `path` is "source" or "sources[N]"; a name is read where one may be given.
+void readSource(
+    YamlFileReader& reader, const YAML::Node& node, const std::string& path, StreamConfig& stream)
 {
-    readMapping(reader, node, "source", [&](YamlMapReader& m) {
+    SourceOptions& source = stream.source;
+    stream.name.clear(); // the default is set by the caller, once the name is known to be absent
+    readMapping(reader, node, path, [&](YamlMapReader& m) {
+        if (m.string("name", stream.name) && !validStreamName(stream.name))
+            m.error("name", node["name"],
+                "may hold only letters, digits, '_', '-' and '.', at most " +
+                    std::to_string(kMaxStreamName) +
+                    " of them, and not start with '.' or '-' (it names the stream in logs and "
+                    "file names)");
         m.string("uri", source.uri);
         for (const char* key : {"width", "height"}) {
             int& side = std::string(key) == "width" ? source.width : source.height;
@@ -133,8 +144,56 @@ void readSource(YamlFileReader& reader, const YAML::Node& node, SourceOptions& s
         m.boolean("loop", source.loop);
         m.integerAs("max_image_pixels", source.maxImagePixels, 1,
             static_cast<int64_t>(kMaxImagePixelsCeiling));
-        readCamera(reader, m.take("camera"), source.camera);
+        readCamera(reader, m.take("camera"), path + ".camera", source.camera);
     });
+}
+
+// `source:` (one stream) or `sources:` (a list of them, each named), not both.
+void readSources(YamlFileReader& reader, const YAML::Node& single, const YAML::Node& list,
+    std::vector<StreamConfig>& streams)
+{
+    if (single.IsDefined() && list.IsDefined()) {
+        reader.error(list, "sources",
+            "is given beside source: use `sources:` (a list) for several streams, or `source:` "
+            "for one, not both");
+        return;
+    }
+    if (!list.IsDefined()) {
+        streams.assign(1, StreamConfig());
+        streams[0].key = "source";
+        readSource(reader, single, "source", streams[0]);
+        if (streams[0].name.empty())
+            streams[0].name = defaultStreamName(0, true);
+        return;
+    }
+    if (!list.IsSequence() || list.size() == 0 || list.size() > kMaxStreams) {
+        reader.error(list, "sources",
+            "expected a list of 1 to " + std::to_string(kMaxStreams) +
+                " sources (each a mapping with name, uri and the source keys), got " +
+                (list.IsSequence() ? std::to_string(list.size()) + " of them"
+                                   : describeYamlNode(list)));
+        return;
+    }
+    streams.clear();
+    std::set<std::string> names;
+    for (size_t i = 0; i < list.size(); ++i) {
+        StreamConfig stream;
+        stream.key = "sources[" + std::to_string(i) + "]";
+        const YAML::Node item = list[i];
+        if (!reader.expectMap(item, stream.key))
+            continue;
+        reader.remember(stream.key, item.Mark().line + 1);
+        // Synthetic streams without a seed of their own differ: the Nth gets seed N + 1, so that
+        // `sources:` of the same generator are not the same frames four times.
+        stream.source.seed = i + 1;
+        readSource(reader, item, stream.key, stream);
+        if (stream.name.empty())
+            stream.name = defaultStreamName(i);
+        if (!names.insert(stream.name).second)
+            reader.error(item["name"].IsDefined() ? item["name"] : item, stream.key + ".name",
+                "stream name '" + stream.name + "' is used twice; give each source its own name");
+        streams.push_back(std::move(stream));
+    }
 }
 
 void readRun(YamlFileReader& reader, const YAML::Node& node, RunConfig& run)
@@ -343,6 +402,13 @@ void readAction(
     });
 }
 
+bool nameChars(const std::string& name, size_t max)
+{
+    return !name.empty() && name.size() <= max && name[0] != '.' && name[0] != '-' &&
+        std::all_of(name.begin(), name.end(),
+            [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
+}
+
 // A task's name starts its log files' names ("<name>.frames_000001.jsonl"), which a file system
 // takes up to 255 bytes long.
 constexpr size_t kMaxTaskName = 200;
@@ -351,9 +417,7 @@ bool validTaskName(const std::string& name)
 {
     // Not "." or "..", nor a hidden file's name ("...frames.csv" would not show in a listing), nor
     // one that shell tools would take for an option ("-x.frames.csv").
-    return !name.empty() && name.size() <= kMaxTaskName && name[0] != '.' && name[0] != '-' &&
-        std::all_of(name.begin(), name.end(),
-            [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
+    return nameChars(name, kMaxTaskName);
 }
 
 void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string& baseDir,
@@ -384,6 +448,31 @@ void readTasks(YamlFileReader& reader, const YAML::Node& node, const std::string
         m.string("model", task.model);
         m.string("labels", task.labels);
         m.numberOrZero("deadline_ms", task.deadlineMs, 0.001, 1e7, "the source's frame period");
+        const YAML::Node streams = m.take("streams");
+        if (streams.IsDefined()) {
+            if (streams.IsScalar())
+                task.streams = {streams.Scalar()};
+            else if (streams.IsSequence() && streams.size() == 0)
+                m.error("streams", streams,
+                    "is empty: name the sources the task serves, or leave the key out for all");
+            else if (streams.IsSequence())
+                for (const auto& item : streams) {
+                    if (!item.IsScalar() || item.Scalar().empty()) {
+                        reader.error(item, path + ".streams",
+                            "expected stream names, got " + describeYamlNode(item));
+                        continue;
+                    }
+                    task.streams.push_back(item.Scalar());
+                }
+            else
+                m.error("streams", streams,
+                    "expected a list of the names of the sources the task serves (default: all), "
+                    "got " +
+                        describeYamlNode(streams));
+            reader.remember(path + ".streams", streams.Mark().line + 1);
+        }
+        m.numberOrZero("batch_timeout_ms", task.batchTimeoutMs, 0.0, 60000.0,
+            "half the fastest stream's frame period");
         readEngine(reader, m.take("engine"), path + ".engine", task.engine, task.calibration);
         readPreprocess(reader, m.take("preprocess"), path + ".preprocess", task.preprocess);
         readPostprocess(reader, m.take("postprocess"), path + ".postprocess", task.postprocess);
@@ -503,10 +592,48 @@ void readHttp(YamlFileReader& reader, const YAML::Node& node, HttpConfig& http)
     readMapping(reader, node, "http", [&](YamlMapReader& m) {
         m.string("listen", http.listen, true);
         m.string("token", http.token, true);
+        m.boolean("metrics_only", http.metricsOnly);
         std::string key;
         if (std::string problem = httpConfigProblem(http, key); !problem.empty()) {
             const std::string name = key.substr(std::string("http.").size());
             m.error(name, node[name].IsDefined() ? node[name] : node, problem);
+        }
+    });
+}
+
+void readMqtt(
+    YamlFileReader& reader, const YAML::Node& node, const std::string& baseDir, MqttConfig& mqtt)
+{
+    if (!node.IsDefined())
+        return; // no telemetry
+    readMapping(reader, node, "mqtt", [&](YamlMapReader& m) {
+        m.string("host", mqtt.host);
+        m.integerAs("port", mqtt.port, 1, 65535);
+        m.string("client_id", mqtt.clientId);
+        m.string("username", mqtt.username);
+        if (m.string("password_file", mqtt.passwordFile))
+            mqtt.passwordFile = resolve(baseDir, expandHome(mqtt.passwordFile));
+        m.integerAs("keepalive_s", mqtt.keepaliveS, 5, 3600);
+        const YAML::Node tls = m.take("tls");
+        if (tls.IsDefined())
+            readMapping(reader, tls, "mqtt.tls", [&](YamlMapReader& t) {
+                for (auto [key, file] :
+                    {std::pair<const char*, std::string*> {"ca_file", &mqtt.tls.caFile},
+                        {"cert_file", &mqtt.tls.certFile}, {"key_file", &mqtt.tls.keyFile}})
+                    if (t.string(key, *file))
+                        *file = resolve(baseDir, expandHome(*file));
+                t.boolean("insecure", mqtt.tls.insecure);
+            });
+        m.string("topic_prefix", mqtt.topicPrefix);
+        m.number("interval_s", mqtt.intervalS, 0.1, 86400.0);
+        m.integerAs("queue", mqtt.queue, 1, 1'000'000);
+        m.number("drain_s", mqtt.drainS, 0.0, 600.0);
+        std::string key;
+        if (std::string problem = mqttConfigProblem(mqtt, key); !problem.empty()) {
+            const std::string first = key.substr(0, key.find('.'));
+            const YAML::Node section = node[first].IsDefined() ? node[first] : node;
+            const bool inTls = first == "tls" && section.IsMap() && section[key.substr(4)];
+            m.error(key, inTls ? section[key.substr(4)] : section, problem);
         }
     });
 }
@@ -575,7 +702,80 @@ void readGpio(YamlFileReader& reader, const YAML::Node& node, GpioConfig& gpio)
     });
 }
 
+int lineOf(const YamlFileReader& reader, const std::string& key)
+{
+    auto it = reader.lines().find(key);
+    return it == reader.lines().end() ? 0 : it->second;
+}
+
+// Each task's streams name sources of the config, once each; every source is served by a task.
+void checkTaskStreams(YamlFileReader& reader, const AgentConfig& config)
+{
+    std::vector<bool> served(config.sources.size(), false);
+    for (size_t t = 0; t < config.tasks.size(); ++t) {
+        const TaskConfig& task = config.tasks[t];
+        const std::string key = "tasks[" + std::to_string(t) + "].streams";
+        const int line = lineOf(reader, key);
+        std::set<std::string> seen;
+        for (const std::string& name : task.streams) {
+            const int index = config.streamIndex(name);
+            if (index < 0) {
+                std::string known;
+                for (const StreamConfig& s : config.sources)
+                    known += (known.empty() ? "" : ", ") + s.name;
+                reader.errorAtLine(
+                    line, key, "no source is named '" + name + "' (the sources: " + known + ")");
+                continue;
+            }
+            if (!seen.insert(name).second)
+                reader.errorAtLine(line, key, "'" + name + "' is named twice");
+            served[static_cast<size_t>(index)] = true;
+        }
+        if (task.streams.empty())
+            served.assign(served.size(), true);
+    }
+    if (config.tasks.empty())
+        return;
+    for (size_t s = 0; s < served.size(); ++s)
+        if (!served[s]) {
+            reader.errorAtLine(lineOf(reader, config.sources[s].key), config.sources[s].key,
+                "no task serves stream '" + config.sources[s].name +
+                    "' (list it in a task's `streams`, or remove it)");
+        }
+}
+
 } // namespace
+
+bool validStreamName(const std::string& name)
+{
+    return nameChars(name, kMaxStreamName);
+}
+
+std::string defaultStreamName(size_t index, bool single)
+{
+    return single ? std::string("main") : "stream" + std::to_string(index);
+}
+
+int AgentConfig::streamIndex(const std::string& name) const
+{
+    for (size_t i = 0; i < sources.size(); ++i)
+        if (sources[i].name == name)
+            return static_cast<int>(i);
+    return -1;
+}
+
+std::vector<size_t> AgentConfig::taskStreams(size_t task) const
+{
+    std::vector<size_t> out;
+    if (task < tasks.size())
+        for (const std::string& name : tasks[task].streams)
+            if (const int i = streamIndex(name); i >= 0)
+                out.push_back(static_cast<size_t>(i));
+    if (out.empty())
+        for (size_t i = 0; i < sources.size(); ++i)
+            out.push_back(i);
+    return out;
+}
 
 std::string AgentConfig::where(const std::string& key) const
 {
@@ -600,7 +800,8 @@ Expected<AgentConfig> parseConfig(
     const YAML::Node root = std::move(document).value();
     if (!root.IsMap())
         return Status::invalid(name +
-            ": expected a mapping with source, run, tasks, logging, power, display, http and gpio "
+            ": expected a mapping with source, run, tasks, logging, power, display, http, mqtt and "
+            "gpio "
             "sections, "
             "got " +
             describeYamlNode(root));
@@ -608,13 +809,16 @@ Expected<AgentConfig> parseConfig(
     YamlFileReader reader(name);
     try {
         YamlMapReader top(reader, root, "");
-        readSource(reader, top.take("source"), config.source);
+        const YAML::Node single = top.take("source");
+        readSources(reader, single, top.take("sources"), config.sources);
         readRun(reader, top.take("run"), config.run);
         readTasks(reader, top.take("tasks"), baseDir, config.tasks);
+        checkTaskStreams(reader, config);
         readLogging(reader, top.take("logging"), config.logging);
         readPower(reader, top.take("power"), baseDir, config.power);
         readDisplay(reader, top.take("display"), config.display);
         readHttp(reader, top.take("http"), config.http);
+        readMqtt(reader, top.take("mqtt"), baseDir, config.mqtt);
         readGpio(reader, top.take("gpio"), config.gpio);
         top.finish();
         // Each section's text, to tell on a reload what changed (comments and layout do not

@@ -15,6 +15,7 @@
 #include "run/run_options.h"
 #include "service/gpio_options.h"
 #include "tasks/task_config.h"
+#include "telemetry/mqtt_options.h"
 
 namespace jetagent {
 
@@ -57,15 +58,40 @@ struct PowerConfig {
     int logIntervalMs = 100;
 };
 
+// One stream of the run: a source and the name that tells its frames apart in every record, log
+// line and figure.
+struct StreamConfig {
+    std::string name = "main";
+    SourceOptions source;
+    std::string key = "source"; // where the config set it: "source" or "sources[N]"
+};
+
+// The most streams a run reads.
+constexpr size_t kMaxStreams = 64;
+constexpr size_t kMaxStreamName = 64;
+// Letters, digits, '_', '-', '.'; not starting with '.' or '-'; 1..kMaxStreamName of them.
+bool validStreamName(const std::string& name);
+// The name a source gets when the config gives none: "main" for a single `source:`, "streamN"
+// for the Nth item of `sources:` (and each repeated --source).
+std::string defaultStreamName(size_t index, bool single = false);
+
 struct AgentConfig {
     std::string path; // the file it came from ("" when built in code)
-    SourceOptions source;
+    // One or more streams (`source:` or `sources:`); never empty.
+    std::vector<StreamConfig> sources = {StreamConfig()};
+    // The first stream's source: the run's only one in most configs.
+    SourceOptions& source() { return sources.front().source; }
+    const SourceOptions& source() const { return sources.front().source; }
+    int streamIndex(const std::string& name) const; // -1 when no source has the name
+    // The streams task `task` serves (its `streams`, or every one), as indices into `sources`.
+    std::vector<size_t> taskStreams(size_t task) const;
     RunConfig run;
     std::vector<TaskConfig> tasks;
     LoggingConfig logging;
     PowerConfig power;
     DisplayConfig display;
     HttpConfig http; // the live web view (run --serve)
+    MqttConfig mqtt; // telemetry to an MQTT broker (docs/mqtt.md); absent: none
     GpioConfig gpio;
     std::map<std::string, int>
         lines; // 1-based line of each key present in the file, by dotted path

@@ -25,7 +25,11 @@ constexpr const char* kWindowTitle = "jetagent";
 constexpr double kDefaultFps = 30.0;
 constexpr size_t kLiveQueue = 2; // the newest frame, and one spare while the view draws
 constexpr size_t kOfflineQueue = 4;
-constexpr size_t kRecordsPerTask = 1024; // a live view may fall this far behind a task
+// A live view may fall this far behind a task (its records, shared among the streams it serves).
+constexpr size_t kRecordsPerTask = 1024;
+// A mosaic's cell when the first stream's size is unknown (image directories).
+constexpr int kDefaultCellWidth = 640;
+constexpr int kDefaultCellHeight = 480;
 
 std::string lowerExtension(const std::string& path)
 {
@@ -184,6 +188,67 @@ void drawOverlay(Image& frame, const Overlay& overlay)
     for (size_t i = 0; i < lines.size(); ++i)
         putLine(frame, lines[i], style.margin,
             style.margin / 2 + style.lineHeight * static_cast<int>(i + 1) - style.baseline, style);
+    if (!overlay.streamName.empty())
+        drawStreamLabel(frame, overlay.streamName);
+}
+
+void drawStreamLabel(Image& image, const std::string& name)
+{
+    if (image.empty() || name.empty())
+        return;
+    const OverlayStyle style = overlayStyle(image.rows);
+    const std::string text = elide(name, kOverlayTextMax);
+    const int width = std::min(overlayTextWidth(text, style) + 2 * style.margin, image.cols);
+    const int height = std::min(style.lineHeight + style.margin, image.rows);
+    const int top = image.rows - height;
+    Image box = image.roi(0, top, width, height);
+    darken(box, width, height);
+    putLine(image, text, style.margin, top + style.margin / 2 + style.lineHeight - style.baseline,
+        style);
+}
+
+MosaicLayout mosaicLayout(size_t streams, int width, int height)
+{
+    MosaicLayout m;
+    const size_t n = std::max<size_t>(streams, 1);
+    size_t columns = 1;
+    while (columns * columns < n)
+        ++columns;
+    m.columns = static_cast<int>(columns);
+    m.rows = static_cast<int>((n + columns - 1) / columns);
+    if (width <= 0 || height <= 0) {
+        width = kDefaultCellWidth;
+        height = kDefaultCellHeight;
+    }
+    const double scale = std::min(
+        {1.0, static_cast<double>(kMosaicMaxWidth) / (static_cast<double>(width) * m.columns),
+            static_cast<double>(kMosaicMaxHeight) / (static_cast<double>(height) * m.rows)});
+    m.cellWidth = std::max(2, static_cast<int>(std::floor(width * scale)) & ~1);
+    m.cellHeight = std::max(2, static_cast<int>(std::floor(height * scale)) & ~1);
+    return m;
+}
+
+PixelRect tileRect(const MosaicLayout& layout, size_t stream, int frameWidth, int frameHeight)
+{
+    const int columns = std::max(layout.columns, 1);
+    PixelRect r;
+    r.x = static_cast<int>(stream % static_cast<size_t>(columns)) * layout.cellWidth;
+    r.y = static_cast<int>(stream / static_cast<size_t>(columns)) * layout.cellHeight;
+    r.width = layout.cellWidth;
+    r.height = layout.cellHeight;
+    if (frameWidth <= 0 || frameHeight <= 0)
+        return r;
+    // The side that fills its cell first sets the scale; the other is rounded to the nearest pixel.
+    const int64_t w = frameWidth, h = frameHeight;
+    if (w * layout.cellHeight >= h * layout.cellWidth)
+        r.height = static_cast<int>(
+            std::clamp<int64_t>((h * layout.cellWidth + w / 2) / w, 1, layout.cellHeight));
+    else
+        r.width = static_cast<int>(
+            std::clamp<int64_t>((w * layout.cellHeight + h / 2) / h, 1, layout.cellWidth));
+    r.x += (layout.cellWidth - r.width) / 2;
+    r.y += (layout.cellHeight - r.height) / 2;
+    return r;
 }
 
 bool displayAvailable()
@@ -198,6 +263,16 @@ bool displayAvailable()
 Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& config,
     const SourceInfo& source, bool offline, size_t tasks, size_t maxBatch)
 {
+    return open(config, {ViewStream {std::string(), source}}, offline,
+        std::vector<std::vector<size_t>>(tasks), maxBatch);
+}
+
+Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& config,
+    const std::vector<ViewStream>& streams, bool offline,
+    const std::vector<std::vector<size_t>>& taskStreams, size_t maxBatch)
+{
+    if (streams.empty())
+        return Status::invalid("the view needs at least one stream to show");
     std::unique_ptr<DisplaySink> sink(new DisplaySink());
     sink->config_ = config;
     // A network stream is live whatever the source: it takes the newest frames, never holds
@@ -205,16 +280,57 @@ Expected<std::unique_ptr<DisplaySink>> DisplaySink::open(const DisplayConfig& co
     const bool keepEvery = offline && !config.output.empty() && !isStreamUri(config.output);
     // Offline, the view holds a frame until every task has inferred it, while capture waits for
     // room in this queue: it must hold a whole batch, or a worker waiting for a full batch would
-    // wait for the view that waits for it.
-    const size_t capacity = keepEvery ? std::max(kOfflineQueue, maxBatch + 1) : kLiveQueue;
+    // wait for the view that waits for it. Live, the streams' threads deliver their frames at
+    // about the same moments: the queue holds the newest of each, and one spare while the view
+    // draws, so that a burst of N streams' frames is not thinned by the queue itself.
+    const size_t capacity = keepEvery ? std::max(kOfflineQueue, maxBatch + 1)
+                                      : std::max(kLiveQueue, streams.size() + 1);
     sink->queue_ = std::make_unique<FrameQueue>(
         capacity, keepEvery ? FrameQueue::Policy::Block : FrameQueue::Policy::DropOldest);
     // Offline, the workers run at most a queue and a batch ahead of the view, so the records
     // never overflow; live, only a view stalled for many seconds loses some (then it skips the
-    // frames it cannot be sure of).
-    const size_t records = std::max(kRecordsPerTask, 4 * (capacity + maxBatch));
-    for (size_t i = 0; i < tasks; ++i)
-        sink->feeds_.push_back(std::make_unique<Feed>(records));
+    // frames it cannot be sure of). A task's records are split among the streams it serves.
+    for (const std::vector<size_t>& served : taskStreams) {
+        std::vector<bool> serves(streams.size(), served.empty());
+        for (size_t s : served)
+            if (s < serves.size())
+                serves[s] = true;
+        const size_t count = std::max<size_t>(
+            static_cast<size_t>(std::count(serves.begin(), serves.end(), true)), 1);
+        const size_t records = std::max(kRecordsPerTask / count, 4 * (capacity + maxBatch));
+        std::vector<std::unique_ptr<Feed>> feeds(streams.size());
+        for (size_t s = 0; s < streams.size(); ++s)
+            if (serves[s])
+                feeds[s] = std::make_unique<Feed>(records);
+        sink->feeds_.push_back(std::move(feeds));
+    }
+    sink->streams_ = std::vector<StreamView>(streams.size());
+    for (size_t s = 0; s < streams.size(); ++s)
+        sink->streams_[s].name = streams[s].name;
+
+    // What the view puts out: one stream's frames at their size, or the mosaic of several, at
+    // the fastest stream's rate (the rate mosaics are recorded at).
+    SourceInfo source = streams.front().source;
+    if (streams.size() > 1) {
+        for (const ViewStream& s : streams) {
+            source.fps = std::max(source.fps, s.source.fps);
+            if (source.width <= 0 || source.height <= 0) {
+                source.width = s.source.width;
+                source.height = s.source.height;
+            }
+        }
+        sink->layout_ = mosaicLayout(streams.size(), source.width, source.height);
+        source.width = sink->layout_.width();
+        source.height = sink->layout_.height();
+        // Black, each cell labelled: a stream that has not delivered yet is known by its place.
+        sink->mosaic_.create(source.height, source.width);
+        sink->mosaic_.fill(0, 0, 0);
+        for (size_t s = 0; s < streams.size(); ++s) {
+            const PixelRect cell = tileRect(sink->layout_, s, 0, 0);
+            Image tile = sink->mosaic_.roi(cell.x, cell.y, cell.width, cell.height);
+            drawStreamLabel(tile, streams[s].name);
+        }
+    }
 
     if (config.window) {
         if (!displayAvailable())
@@ -291,15 +407,21 @@ DisplaySink::~DisplaySink()
 {
     queue_->close();
     // No worker is left to finish its feed: a frame still queued must not wait for one.
-    for (auto& feed : feeds_)
-        feed->finished.store(true, std::memory_order_release);
+    for (auto& task : feeds_)
+        for (auto& feed : task)
+            if (feed)
+                feed->finished.store(true, std::memory_order_release);
     feedChanged_.notify_all();
     stop();
 }
 
 void DisplaySink::onRecord(size_t task, const FrameRecord& record)
 {
-    Feed& feed = *feeds_[task];
+    // A stream the view was not told the task serves: no frame of it waits for this task.
+    if (task >= feeds_.size() || record.stream >= feeds_[task].size() ||
+        !feeds_[task][record.stream])
+        return;
+    Feed& feed = *feeds_[task][record.stream];
     Entry e;
     e.record = record;
     e.lostBefore = feed.pendingLost;
@@ -318,10 +440,16 @@ void DisplaySink::onRecord(size_t task, const FrameRecord& record)
 
 void DisplaySink::onTaskFinished(size_t task)
 {
-    Feed& feed = *feeds_[task];
-    if (feed.pendingLost > 0)
-        feed.lostAtEnd.store(feed.pendingFirstLost + 1, std::memory_order_relaxed);
-    feed.finished.store(true, std::memory_order_release);
+    if (task >= feeds_.size())
+        return;
+    for (auto& f : feeds_[task]) {
+        if (!f)
+            continue;
+        Feed& feed = *f;
+        if (feed.pendingLost > 0)
+            feed.lostAtEnd.store(feed.pendingFirstLost + 1, std::memory_order_relaxed);
+        feed.finished.store(true, std::memory_order_release);
+    }
     {
         std::lock_guard<std::mutex> lock(feedMutex_);
     }
@@ -354,9 +482,12 @@ void DisplaySink::stop()
     }
     if (writer_) {
         writer_.reset(); // finishes the file
-        logger("display")->info("recorded {} annotated frames into {} ({} skipped, {} drawn with "
+        logger("display")->info("recorded {} annotated {} into {} ({} skipped, {} drawn with "
                                 "an earlier frame's result)",
-            recorded_.load(), config_.output, framesSkipped(), earlier_.load());
+            recorded_.load(),
+            streams_.size() > 1 ? "mosaics of " + std::to_string(streams_.size()) + " streams"
+                                : std::string("frames"),
+            config_.output, framesSkipped(), earlier_.load());
     }
     if (window_) {
         window_.reset(); // closes the window
@@ -379,11 +510,18 @@ void DisplaySink::take(Feed& feed, uint64_t sequence)
     feed.doneNs[feed.results++ % kRateWindow] = e.record.doneNs;
 }
 
-bool DisplaySink::gather(uint64_t sequence, std::vector<TaskAtFrame>& out)
+bool DisplaySink::gather(size_t stream, uint64_t sequence, std::vector<TaskAtFrame>& out)
 {
     bool sure = true;
     for (size_t t = 0; t < feeds_.size(); ++t) {
-        Feed& feed = *feeds_[t];
+        TaskAtFrame& a = out[t];
+        a.serves = stream < feeds_[t].size() && feeds_[t][stream];
+        if (!a.serves) {
+            a.inferred = a.haveResult = false;
+            a.fps = 0.0;
+            continue;
+        }
+        Feed& feed = *feeds_[t][stream];
         feed.inferred = false;
         for (;;) {
             const Entry* next = feed.ring.front();
@@ -398,6 +536,11 @@ bool DisplaySink::gather(uint64_t sequence, std::vector<TaskAtFrame>& out)
                     sure = false;
                 break;
             }
+            // The frame's own record: the task has passed it. Waiting for a later one would hold
+            // the view back a frame, and for as long as the task runs when the frame is the last
+            // of a stream that ended while the others go on.
+            if (feed.inferred)
+                break;
             if (feed.finished.load(std::memory_order_acquire)) {
                 if (feed.ring.front())
                     continue; // pushed before the end: take them first
@@ -414,7 +557,6 @@ bool DisplaySink::gather(uint64_t sequence, std::vector<TaskAtFrame>& out)
         }
         if (feed.unknown)
             sure = false;
-        TaskAtFrame& a = out[t];
         a.inferred = feed.inferred;
         a.haveResult = feed.haveResult;
         if (feed.haveResult)
@@ -428,14 +570,15 @@ bool DisplaySink::gather(uint64_t sequence, std::vector<TaskAtFrame>& out)
     return sure;
 }
 
-double DisplaySink::sourceRate(const Frame& frame)
+double DisplaySink::sourceRate(StreamView& stream, const Frame& frame)
 {
-    captures_[frames_++ % kRateWindow] = {frame.sequence, frame.captureNs};
-    const size_t n = std::min(frames_, kRateWindow);
+    auto& captures = stream.captures;
+    captures[stream.frames++ % kRateWindow] = {frame.sequence, frame.captureNs};
+    const size_t n = std::min(stream.frames, kRateWindow);
     if (n < 2)
         return 0.0;
-    const auto& newest = captures_[(frames_ - 1) % kRateWindow];
-    const auto& oldest = captures_[(frames_ - n) % kRateWindow];
+    const auto& newest = captures[(stream.frames - 1) % kRateWindow];
+    const auto& oldest = captures[(stream.frames - n) % kRateWindow];
     const int64_t span = newest.second - oldest.second;
     // Sequence numbers count the frames the view skipped too: this is the source's own rate.
     return span > 0 && newest.first > oldest.first
@@ -535,6 +678,55 @@ void DisplaySink::record(const Image& canvas, Image& sized, bool& writerFailed)
     recorded_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void DisplaySink::drawTile(
+    StreamView& stream, size_t index, const Frame& frame, const Overlay& overlay)
+{
+    const Image& image = frame.image;
+    if (image.empty())
+        return;
+    const PixelRect r = tileRect(layout_, index, image.cols, image.rows);
+    if (r.x != stream.tile.x || r.y != stream.tile.y || r.width != stream.tile.width ||
+        r.height != stream.tile.height) {
+        // The frame's place changed (its first frame, a new size): the cell's bars go black.
+        const PixelRect cell = tileRect(layout_, index, 0, 0);
+        mosaic_.roi(cell.x, cell.y, cell.width, cell.height).fill(0, 0, 0);
+        stream.tile = r;
+    }
+    // A view into the mosaic: the frame is scaled straight into its place.
+    Image tile = mosaic_.roi(r.x, r.y, r.width, r.height);
+    if (r.width == image.cols && r.height == image.rows)
+        image.copyTo(tile);
+    else
+        stream.resizer.run(image, tile, r.width, r.height, ResizeKind::Area);
+    drawOverlay(tile, overlay);
+}
+
+void DisplaySink::emit(Image& canvas, Image& sized, bool& writerFailed, uint64_t sequence)
+{
+    record(canvas, sized, writerFailed);
+    if (windowOpen_) {
+        std::lock_guard<std::mutex> lock(latestMutex_);
+        canvas.copyTo(latest_); // same size every frame: no allocation after the first
+        fresh_ = true;
+    }
+    // Last: the listener may take the canvas, leaving a buffer the next frame is drawn into.
+    if (canvasListener_)
+        canvasListener_(canvas, sequence);
+}
+
+void DisplaySink::emitMosaic(Image& canvas, Image& sized, bool& writerFailed)
+{
+    // The canvas listener may take what it is given: it gets a copy, and the tiles stay.
+    Image* out = &mosaic_;
+    if (canvasListener_) {
+        mosaic_.copyTo(canvas); // same size every time: no allocation once warm
+        out = &canvas;
+    }
+    emit(*out, sized, writerFailed, mosaics_++);
+    for (StreamView& stream : streams_)
+        stream.unrecorded = false;
+}
+
 void DisplaySink::loop()
 {
     FramePtr frame;
@@ -543,38 +735,56 @@ void DisplaySink::loop()
     bool writerFailed = false;
     std::vector<TaskAtFrame> tasks(feeds_.size());
     Overlay overlay;
+    const bool tiled = streams_.size() > 1;
+    size_t unrecorded = 0; // tiles holding a frame no recorded mosaic has shown
     while (queue_->pop(&frame, 1) == 1) {
+        const size_t index = frame->stream < streams_.size() ? frame->stream : 0;
+        StreamView& stream = streams_[index];
         const uint64_t sequence = frame->sequence;
-        const double sourceFps = sourceRate(*frame);
-        if (!gather(sequence, tasks)) {
+        const double sourceFps = sourceRate(stream, *frame);
+        if (!gather(index, sequence, tasks)) {
             unsure_.fetch_add(1, std::memory_order_relaxed);
             frame.reset();
             continue;
         }
-        frame->image.copyTo(canvas); // the frame is shared read-only with the tasks
-        frame.reset();
         overlay.tasks.clear();
         overlay.board.clear();
         overlay.frame = sequence;
         overlay.sourceFps = sourceFps;
+        overlay.stream = index;
+        if (tiled)
+            overlay.streamName = stream.name; // the capacity stays: no allocation once warm
         if (overlay_)
             overlay_(tasks, overlay);
         for (const TaskAtFrame& t : tasks)
-            if (!t.inferred && t.haveResult) {
+            if (t.serves && !t.inferred && t.haveResult) {
                 earlier_.fetch_add(1, std::memory_order_relaxed);
                 break;
             }
-        drawOverlay(canvas, overlay);
-        record(canvas, sized, writerFailed);
-        if (windowOpen_) {
-            std::lock_guard<std::mutex> lock(latestMutex_);
-            canvas.copyTo(latest_); // same size every frame: no allocation after the first
-            fresh_ = true;
+        drawn_.fetch_add(1, std::memory_order_relaxed);
+        if (!tiled) {
+            frame->image.copyTo(canvas); // the frame is shared read-only with the tasks
+            frame.reset();
+            drawOverlay(canvas, overlay);
+            emit(canvas, sized, writerFailed, sequence);
+            continue;
         }
-        // Last: the listener may take the canvas, leaving a buffer the next frame is drawn into.
-        if (canvasListener_)
-            canvasListener_(canvas, sequence);
+        // A tile's frame is recorded before the tile is drawn over; a round in which every
+        // stream has a new frame is recorded at once.
+        if (stream.unrecorded) {
+            emitMosaic(canvas, sized, writerFailed);
+            unrecorded = 0;
+        }
+        drawTile(stream, index, *frame, overlay);
+        frame.reset();
+        stream.unrecorded = true;
+        if (++unrecorded == streams_.size()) {
+            emitMosaic(canvas, sized, writerFailed);
+            unrecorded = 0;
+        }
     }
+    if (unrecorded > 0)
+        emitMosaic(canvas, sized, writerFailed);
 }
 
 void DisplaySink::pumpWindow()

@@ -1,7 +1,8 @@
 // The live camera demo's view: frames with their own results drawn on them, shown in a window
 // and/or recorded to a video file. It runs in a thread of its own behind a frame queue, and takes
 // the tasks' records from the workers without ever making them wait, so neither a slow display nor
-// a slow disk holds up capture or inference.
+// a slow disk holds up capture or inference. A run of several streams is shown as a mosaic, one
+// tile per stream, as DeepStream's nvmultistreamtiler composes its sources.
 #pragma once
 
 #include "display/display_options.h"
@@ -49,9 +50,12 @@ struct OverlayTask {
 
 struct Overlay {
     std::vector<OverlayTask> tasks;
-    uint64_t frame = 0; // the frame's sequence number
+    uint64_t frame = 0; // the frame's sequence number (in its stream)
     double sourceFps = 0.0; // the source's rate, from the capture times; 0 while unknown
     std::string board; // power and temperature ("5.231 W VDD_IN, 48.5 C (tj)"); "" when unknown
+    size_t stream = 0; // the run's stream the frame came from
+    // The stream's name, drawn as a label at the tile's bottom left; "" (one stream): no label.
+    std::string streamName;
 };
 
 // The overlay's text size for an image: scale and stroke of the overlay's font (text_draw.h), the
@@ -72,28 +76,79 @@ int overlayTextWidth(const std::string& text, const OverlayStyle& style);
 // frame, source rate and board. Lines too wide for the image wrap at their separators.
 std::vector<std::string> overlayLines(const Overlay& overlay, const OverlayStyle& style, int width);
 
-// Draws `overlay` onto `image` (8-bit BGR) in place: a translucent panel at the top left holding
-// overlayLines().
+// Draws `overlay` onto `image` (8-bit BGR, which may be a roi: a tile of a mosaic) in place: a
+// translucent panel at the top left holding overlayLines(), and the stream's name at the bottom
+// left when it has one.
 void drawOverlay(Image& frame, const Overlay& overlay);
+// Draws `name` at the bottom left of `image` in the overlay's style (a dark box, white text): the
+// label of a mosaic's tile.
+void drawStreamLabel(Image& image, const std::string& name);
+
+// Where a run of several streams puts each one's frames: a grid of `columns` x `rows` cells of
+// cellWidth x cellHeight pixels, stream i in row i / columns, column i % columns (left to right,
+// then top to bottom, as DeepStream's nvmultistreamtiler fills its tiles).
+struct MosaicLayout {
+    int columns = 1;
+    int rows = 1;
+    int cellWidth = 0;
+    int cellHeight = 0;
+    int width() const { return columns * cellWidth; }
+    int height() const { return rows * cellHeight; }
+};
+// The largest mosaic, in pixels: 1080p, what screens, encoders and browsers all take.
+constexpr int kMosaicMaxWidth = 1920;
+constexpr int kMosaicMaxHeight = 1080;
+// The layout of `streams` streams (2 or more): ceil(sqrt(streams)) columns and as many rows as
+// they fill; each cell the size of the first stream's frames (width x height; 640x480 when
+// unknown), all scaled down together until the mosaic fits kMosaicMaxWidth x kMosaicMaxHeight.
+// Cell sides are even (H.264's 4:2:0 chroma) and at least 2.
+MosaicLayout mosaicLayout(size_t streams, int width, int height);
+// A rectangle in pixels.
+struct PixelRect {
+    int x = 0;
+    int y = 0;
+    int width = 0;
+    int height = 0;
+};
+// Where a frame of frameWidth x frameHeight of stream `stream` is drawn: scaled to fill its cell
+// with its aspect ratio kept, centred (the rest of the cell stays black).
+PixelRect tileRect(const MosaicLayout& layout, size_t stream, int frameWidth, int frameHeight);
 
 // True when a window can be opened: DISPLAY or WAYLAND_DISPLAY is set.
 bool displayAvailable();
 
-// What the view knows of one task at a frame: the task's records up to that frame.
+// What the view knows of one task at a frame: the task's records of the frame's stream up to that
+// frame.
 struct TaskAtFrame {
+    bool serves = true; // the task serves the frame's stream; false: the fields below are unset
     bool inferred = false; // the task has a record of this very frame
     bool haveResult = false; // it has a result at or before this frame
     FrameRecord result; // the newest such result (the frame's own when result.frameId is it)
     double fps = 0.0; // the task's results per second over its last results; 0 while unknown
 };
 
+// One of the streams the view shows: its name (its tile's label) and its source.
+struct ViewStream {
+    std::string name;
+    SourceInfo source;
+};
+
 class DisplaySink final : public FrameView {
 public:
-    // Opens the window and/or the recording for `tasks` tasks whose largest batch is `maxBatch`.
-    // `offline` (pacing none): the recording keeps every frame, making capture wait for it;
-    // otherwise the view takes the newest frames and counts the ones it skips. Errors:
-    // Unsupported without a display for `window`, InvalidInput for a recording that cannot be
-    // opened (naming the file and the container it tried).
+    // Opens the window and/or the recording of the run's `streams` (in the run's order; Frame::
+    // stream and FrameRecord::stream index them) for tasks that each serve the streams listed in
+    // `taskStreams` (one list per task; an empty list: every stream), whose largest batch is
+    // `maxBatch`. One stream is drawn as it comes, at its own size; several as a mosaic
+    // (mosaicLayout, from the first stream's size), each tile the newest drawn frame of its
+    // stream with that stream's results and name. `offline` (pacing none): the recording keeps
+    // every frame, making capture wait for it; otherwise the view takes the newest frames and
+    // counts the ones it skips. Errors: Unsupported without a display for `window`, InvalidInput
+    // for a recording that cannot be opened (naming the file and the container it tried) or no
+    // stream.
+    static Expected<std::unique_ptr<DisplaySink>> open(const DisplayConfig& config,
+        const std::vector<ViewStream>& streams, bool offline,
+        const std::vector<std::vector<size_t>>& taskStreams, size_t maxBatch = 1);
+    // A run of one stream, `source`, and `tasks` tasks.
     static Expected<std::unique_ptr<DisplaySink>> open(const DisplayConfig& config,
         const SourceInfo& source, bool offline, size_t tasks = 1, size_t maxBatch = 1);
     ~DisplaySink() override;
@@ -108,14 +163,22 @@ public:
     using OverlayFunction =
         std::function<void(const std::vector<TaskAtFrame>& tasks, Overlay& overlay)>;
 
-    // Starts the view thread. For each frame it waits until every task has passed the frame (has
-    // a record of it or of a later one, or has ended), then draws the frame with `overlay`'s
-    // result and records it. `quit` is called when the user closes the window or presses q/Esc.
+    // Starts the view thread. For each frame it waits until every task that serves the frame's
+    // stream has passed the frame (has a record of it or of a later frame of that stream, or has
+    // ended), then draws the frame with `overlay`'s result and records it. With several streams
+    // it draws the frame into its stream's tile of the mosaic, and records (shows, hands over)
+    // the mosaic once every stream's tile holds a frame not yet recorded, or before a tile whose
+    // frame was not yet recorded is drawn again: so each drawn frame is in the recording, a
+    // stalled stream delays the others by at most one of their frames, and the mosaic's rate is
+    // the fastest stream's. The overlay function is called once per drawn frame, with
+    // Overlay::stream and streamName set. `quit` is called when the user closes the window or
+    // presses q/Esc.
     void start(OverlayFunction overlay, std::function<void()> quit);
-    // Called on the view's thread with each drawn frame (8-bit BGR) and its sequence number,
-    // after the recording and the window have had it. It must not block. It may take the frame
-    // by swapping `canvas` with a buffer of its own that nothing else refers to (the live web view
-    // does: no copy); the next frame is drawn into whatever `canvas` holds. Set before start().
+    // Called on the view's thread with each drawn frame (8-bit BGR) and its sequence number (a
+    // mosaic's: the mosaics recorded before it), after the recording and the window have had it. It
+    // must not block. It may take the frame by swapping `canvas` with a buffer of its own that
+    // nothing else refers to (the live web view does: no copy); the next frame is drawn into
+    // whatever `canvas` holds. Set before start().
     using CanvasListener = std::function<void(Image& canvas, uint64_t frame)>;
     void setCanvasListener(CanvasListener listener) { canvasListener_ = std::move(listener); }
     // Shows the newest drawn frame and handles the window's events. GUI toolkits (OpenCV's Qt and
@@ -129,7 +192,12 @@ public:
     void stop();
 
     uint64_t framesShown() const { return shown_.load(); }
+    // Frames (with several streams: mosaics) written to the recording or the network stream.
     uint64_t framesRecorded() const { return recorded_.load(); }
+    // Frames drawn: with several streams, into their tiles (a mosaic holds several of them).
+    uint64_t framesDrawn() const { return drawn_.load(); }
+    // The mosaic's layout; columns == rows == 1 and no cell size with one stream.
+    const MosaicLayout& layout() const { return layout_; }
     // Frames the view never drew: replaced in its latest-wins queue by newer ones, or (live runs,
     // when the view fell so far behind that the tasks' records overflowed) not known for sure.
     uint64_t framesSkipped() const { return queue_->dropped() + unsure_.load(); }
@@ -151,6 +219,8 @@ private:
         uint64_t lostBefore = 0; // records lost (the ring was full) just before this one
         uint64_t firstLost = 0; // the first of them
     };
+    // One task's records of one stream (each stream numbers its frames from 0, so the records of
+    // one task are in frame order only within a stream).
     struct Feed {
         explicit Feed(size_t capacity) : ring(capacity) { }
         SpscRing<Entry> ring;
@@ -169,16 +239,34 @@ private:
         size_t results = 0;
     };
 
+    // What the view keeps of each stream: its capture times for its rate, and with several
+    // streams its tile.
+    struct StreamView {
+        std::string name;
+        std::array<std::pair<uint64_t, int64_t>, kRateWindow> captures {}; // sequence, capture
+        size_t frames = 0;
+        ImageResizer resizer; // the frames into the tile (its tables kept from frame to frame)
+        PixelRect tile; // where the last frame went: the cell is cleared when it moves
+        bool unrecorded = false; // the tile holds a frame not yet in a recorded mosaic
+    };
+
     DisplaySink() = default;
     // The viewer plugin (window and video files), loaded on first use; errors name `setting`.
     Expected<const ViewerApi*> loadViewer(const char* setting);
     void loop();
-    // Waits until every task has passed frame `sequence` and fills `out`; false when the state of
-    // some task at that frame is unsure (records lost), and the frame is skipped.
-    bool gather(uint64_t sequence, std::vector<TaskAtFrame>& out);
+    // Waits until every task serving `stream` has passed its frame `sequence` and fills `out`;
+    // false when the state of some task at that frame is unsure (records lost), and the frame is
+    // skipped.
+    bool gather(size_t stream, uint64_t sequence, std::vector<TaskAtFrame>& out);
     // Applies feed.taken to the task's state at frame `sequence`.
     void take(Feed& feed, uint64_t sequence);
-    double sourceRate(const Frame& frame);
+    double sourceRate(StreamView& stream, const Frame& frame);
+    // Draws `frame` with `overlay` into the tile of stream `index` (`stream`) in mosaic_.
+    void drawTile(StreamView& stream, size_t index, const Frame& frame, const Overlay& overlay);
+    // Hands a drawn frame (or mosaic) to the recording, the window and the canvas listener.
+    void emit(Image& canvas, Image& sized, bool& writerFailed, uint64_t sequence);
+    // The mosaic, copied into `canvas` (which the canvas listener may take), emitted.
+    void emitMosaic(Image& canvas, Image& sized, bool& writerFailed);
     void record(const Image& canvas, Image& sized, bool& writerFailed);
     Status openStream(int width, int height);
     void writeSdp() const;
@@ -186,7 +274,12 @@ private:
 
     DisplayConfig config_;
     std::unique_ptr<FrameQueue> queue_;
-    std::vector<std::unique_ptr<Feed>> feeds_;
+    // Per task, per run stream: its records of that stream; null where it does not serve it.
+    std::vector<std::vector<std::unique_ptr<Feed>>> feeds_;
+    std::vector<StreamView> streams_;
+    MosaicLayout layout_;
+    Image mosaic_; // several streams: the tiles, kept from frame to frame (only the view's)
+    uint64_t mosaics_ = 0; // mosaics emitted
     std::mutex feedMutex_; // only for the view thread's sleep on feedChanged_
     std::condition_variable feedChanged_;
     const ViewerApi* viewer_ = nullptr; // the viewer plugin, loaded for a window or a file
@@ -211,10 +304,9 @@ private:
     std::mutex latestMutex_; // guards latest_ and fresh_
     Image latest_; // the newest drawn frame, for pumpWindow()
     bool fresh_ = false;
-    std::array<std::pair<uint64_t, int64_t>, kRateWindow> captures_ {}; // sequence, capture time
-    size_t frames_ = 0;
     std::atomic<bool> quitSent_ {false};
     std::atomic<uint64_t> shown_ {0};
+    std::atomic<uint64_t> drawn_ {0};
     std::atomic<uint64_t> recorded_ {0};
     std::atomic<uint64_t> unsure_ {0};
     std::atomic<uint64_t> earlier_ {0};

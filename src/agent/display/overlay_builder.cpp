@@ -14,6 +14,8 @@ void OverlayBuilder::operator()(const std::vector<TaskAtFrame>& atFrame, Overlay
     for (size_t i = 0; i < tasks_->size() && i < atFrame.size(); ++i) {
         const Task& task = *(*tasks_)[i];
         const TaskAtFrame& a = atFrame[i];
+        if (!a.serves)
+            continue; // another stream's task: not on this frame
         OverlayTask t;
         t.name = task.name();
         t.haveResult = a.haveResult;
@@ -37,7 +39,8 @@ void OverlayBuilder::operator()(const std::vector<TaskAtFrame>& atFrame, Overlay
         }
         overlay.tasks.push_back(std::move(t));
     }
-    if (monitor_)
+    // The board's power is the run's, not a stream's: a mosaic shows it once, on the first tile.
+    if (monitor_ && overlay.stream == 0)
         overlay.board = powerStatusText(*monitor_);
 }
 

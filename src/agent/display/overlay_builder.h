@@ -11,8 +11,9 @@
 
 namespace jetagent {
 
-// Builds the live view's overlay from the tasks' results at the frame being drawn and the power
-// monitor; called from the view's thread, once per frame.
+// Builds the live view's overlay from the tasks' results at the frame being drawn (those of the
+// tasks serving its stream) and the power monitor (on stream 0's frames only); called from the
+// view's thread, once per frame.
 class OverlayBuilder {
 public:
     OverlayBuilder(const std::vector<std::unique_ptr<Task>>& tasks, const PowerMonitor* monitor)

@@ -17,6 +17,9 @@ struct HttpConfig {
     // Required for any address but loopback: clients send "Authorization: Bearer TOKEN" or
     // "?token=TOKEN". "" = none (loopback only).
     std::string token;
+    // A headless unit's server: /metrics and the JSON API only; the page, the snapshot and the
+    // video answer 404 (nothing is ever encoded). Default false.
+    bool metricsOnly = false;
 };
 
 // The address and port of `listen` ("8080", "127.0.0.1:8080", "[::1]:0"). InvalidInput naming

@@ -1,5 +1,6 @@
-// The live web view of a run (`run --serve`): one page with the annotated video, each task's
-// latest result and latency, power and temperature charts, and JSON, MJPEG and Server-Sent Events
+// The live web view of a run (`run --serve`): one page with the annotated video (a mosaic of the
+// streams when there are several), each task's latest result and latency, a row per stream for
+// the tasks over several, power and temperature charts, and JSON, MJPEG and Server-Sent Events
 // endpoints for scripts. Read-only, loopback by default, and never in the inference path: the
 // records come from the recorder's thread, the frames from the view's, and a slow client loses
 // frames (counted), never delays them.
@@ -15,6 +16,7 @@
 
 #include "jetagent/base/status.h"
 #include "jetagent/hal/image.h"
+#include "metrics/run_metrics.h"
 #include "run/recorder.h"
 #include <nlohmann/json.hpp>
 
@@ -29,11 +31,28 @@ struct LiveRun {
         std::string name;
         std::vector<std::string> labels;
         int64_t deadlineNs = 0; // 0: none judged
+        int64_t batchTimeoutNs = 0; // its gather's wait for the other streams; 0: unknown
+        std::vector<size_t> streams = {}; // the run streams it serves
     };
     nlohmann::json context; // the run's context: board, source, engine, versions
     std::vector<TaskInfo> tasks;
+    std::vector<std::string> streams; // the run's stream names, in the config's order
     std::function<uint64_t(size_t)> dropped; // frames the task's live queue dropped
     std::function<uint64_t(size_t)> lost; // records the recorder had no room for
+    // Frames task `task`'s queue of run stream `stream` dropped.
+    std::function<uint64_t(size_t task, size_t stream)> streamDropped;
+    // Calls `read` with task `task`'s statistics (the recorder's, in place under their lock:
+    // `read` must be quick), for the rows of a task over several streams (live_streams.h).
+    using StatsReader = std::function<void(const TaskStats&)>;
+    std::function<void(size_t task, const StatsReader& read)> readStats;
+    // Frames waiting in task `task`'s queue of run stream `stream` now.
+    std::function<double(size_t task, size_t stream)> queueDepth;
+    // Times run stream `stream`'s source reconnected.
+    std::function<uint64_t(size_t stream)> reconnects;
+    // Identity, for /metrics' _info metrics.
+    BuildIdentity build;
+    BoardMetricsIdentity board;
+    std::vector<ModelIdentity> models;
 };
 
 // The counters /api/status shows under "video" and "http", for tests and the summary.
@@ -57,6 +76,8 @@ struct LiveCounters {
     int events = 0; // Server-Sent Events clients now
     double encoderCpuS = 0.0; // CPU time of the video: the view's hand-off and the encodings
     double encoderBusyS = 0.0; // wall time since the encoder first had a viewer, while it had one
+    uint64_t metricsScrapes = 0; // /metrics answers
+    double metricsCpuS = 0.0; // CPU time of building and writing them (the answering thread's)
 };
 
 class LiveServer {

@@ -28,7 +28,7 @@ namespace jetagent {
 
 const char* const kFrameCsvHeader =
     "frame_id,capture_ns,wait_ms,preprocess_ms,inference_ms,compute_ms,postprocess_ms,e2e_ms,batch,"
-    "top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok";
+    "top1_label,top1_score,truth_label,correct,deadline_miss,cold_start,ok,stream";
 
 const char* const kFrameCsvClipColumns =
     "has_result,clip_first_id,clip_last_id,clip_first_capture_ns,clip_last_capture_ns,clip_frames,"
@@ -74,6 +74,12 @@ void TaskLog::submit(const FrameRecord& record)
         lost_.fetch_add(1, std::memory_order_relaxed);
 }
 
+const std::string& TaskLog::streamName(size_t stream) const
+{
+    static const std::string kMain = "main";
+    return stream < streamNames_.size() ? streamNames_[stream] : kMain;
+}
+
 void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
 {
     auto label = [&](int index) -> const std::string& {
@@ -98,6 +104,8 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
             : r.times.deadlineMissed ? "1"
                                      : "0",
         r.coldStart ? 1 : 0, r.ok ? 1 : 0);
+    out += ',';
+    out += streamName(r.stream);
     if (clipColumns_) {
         if (r.hasClip())
             appendFormat(out, ",{},{},{},{},{},{},{},{:.4f},{:.4f}", r.hasResult ? 1 : 0,
@@ -132,7 +140,8 @@ void TaskLog::formatCsv(const FrameRecord& r, std::string& out) const
 
 void TaskLog::formatJson(const FrameRecord& r, std::string& out) const
 {
-    appendFormat(out, "{{\"frame\":{},\"capture_ns\":{}", r.frameId, r.capturedNs);
+    appendFormat(out, "{{\"frame\":{},\"stream\":\"{}\",\"capture_ns\":{}", r.frameId,
+        streamName(r.stream), r.capturedNs);
     appendFormat(out, ",\"wait_ms\":{:.4f},\"preprocess_ms\":{:.4f}", nsToMs(r.times.waitNs),
         nsToMs(r.times.preprocessNs));
     appendFormat(out, ",\"inference_ms\":{:.4f},\"compute_ms\":{:.4f}", nsToMs(r.times.inferenceNs),

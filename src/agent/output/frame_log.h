@@ -173,6 +173,10 @@ public:
     // frame sat in the FIFO before its worker took it (kept out of wait and end to end there).
     void enableQueueColumn() { queueColumn_ = true; }
     bool hasQueueColumn() const { return queueColumn_; }
+    // Before FrameLogWriter::open: the run's stream names, by index, for the `stream` column
+    // (names are letters, digits, '_', '-' and '.': nothing to quote). Unset: "main".
+    void setStreamNames(std::vector<std::string> names) { streamNames_ = std::move(names); }
+    const std::string& streamName(size_t stream) const;
 
     // Recorder thread: queue a record for writing. Never blocks; a full queue loses the record
     // (counted).
@@ -217,6 +221,7 @@ private:
     bool energyColumns_ = false;
     bool clipColumns_ = false;
     bool windowColumn_ = false;
+    std::vector<std::string> streamNames_;
     bool queueColumn_ = false;
 };
 

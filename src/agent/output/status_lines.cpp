@@ -35,7 +35,9 @@ std::string statusLine(
 std::string serviceStatus(const AgentConfig& config, const Recorder& recorder,
     const std::vector<std::unique_ptr<Task>>& tasks, const std::vector<double>& fps)
 {
-    std::string text = withoutPasswords(config.source.uri);
+    std::string text = config.sources.size() == 1
+        ? withoutPasswords(config.source().uri)
+        : std::to_string(config.sources.size()) + " streams";
     for (size_t i = 0; i < tasks.size(); ++i) {
         const LiveView view = recorder.live(i);
         if (view.haveLast)

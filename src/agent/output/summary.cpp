@@ -177,13 +177,16 @@ json clipsJson(const TaskStats& s)
     return a;
 }
 
-json slowestJson(const TaskStats& s, int64_t runStartNs)
+json slowestJson(const TaskStats& s, const RunOutcome& run)
 {
     json slowest = json::array();
-    for (size_t i = 0; i < s.slowCount; ++i)
+    for (size_t i = 0; i < s.slowCount; ++i) {
         slowest.push_back({{"frame", s.slowest[i].frameId},
-            {"at_s", round4(nsToS(s.slowest[i].capturedNs - runStartNs))},
+            {"at_s", round4(nsToS(s.slowest[i].capturedNs - run.startNs))},
             {"e2e_ms", round4(nsToMs(s.slowest[i].endToEndNs))}});
+        if (run.streams.size() > 1 && s.slowest[i].stream < run.streams.size())
+            slowest.back()["stream"] = run.streams[s.slowest[i].stream].name;
+    }
     return slowest;
 }
 
@@ -251,6 +254,73 @@ json energyJson(const TaskEnergy& e, const RunOutcome& run, json& notes)
     return energy;
 }
 
+// A task over several streams: each stream's figures, as the task's own are defined (steady
+// state, nearest rank), with its drops and its share of the energy.
+json streamsJson(const TaskOutcome& t, const RunOutcome& run, bool unpaced)
+{
+    const TaskStats& s = *t.stats;
+    json streams = json::array();
+    for (size_t k = 0; k < s.streamStats.size(); ++k) {
+        const StreamStats& st = s.streamStats[k];
+        const size_t id = s.streamIds[k];
+        json j;
+        j["name"] = id < run.streams.size() ? run.streams[id].name : std::to_string(id);
+        uint64_t dropped = 0;
+        for (size_t i = 0; i < t.streams.size() && i < t.streamDropped.size(); ++i)
+            if (t.streams[i] == id)
+                dropped = t.streamDropped[i];
+        j["frames"] = {{"processed", st.frames}, {"dropped", dropped}, {"failed", st.failed}};
+        j["latency_ms"] = {
+            {"end_to_end", distributionJson(st.endToEnd)}, {"wait", distributionJson(st.wait)}};
+        if (t.config->type == "action")
+            j["latency_ms"]["result"] = distributionJson(st.resultLatency);
+        const int64_t span = st.lastDoneNs - st.firstDoneNs;
+        j["throughput_fps"] = span > 0 && st.frames > 1
+            ? round4(static_cast<double>(st.frames - 1) / nsToS(span))
+            : 0.0;
+        if (s.deadlineNs() > 0 && !unpaced)
+            j["deadline"] = {{"frames_judged", st.deadlineJudged}, {"misses", st.deadlineMisses},
+                {"miss_rate",
+                    st.deadlineJudged ? round4(static_cast<double>(st.deadlineMisses) /
+                                            static_cast<double>(st.deadlineJudged))
+                                      : 0.0}};
+        else
+            j["deadline"] = nullptr;
+        j["accuracy"] = st.scored > 0
+            ? json({{"scored", st.scored}, {"correct", st.correct},
+                  {"top1",
+                      round4(static_cast<double>(st.correct) / static_cast<double>(st.scored))}})
+            : json(nullptr);
+        if (t.energy)
+            j["energy"] = {{"frames_energy_J", round4(st.energyJ)},
+                {"frame_mJ_mean",
+                    st.energyFrames > 0
+                        ? json(round4(st.energyJ * 1e3 / static_cast<double>(st.energyFrames)))
+                        : json(nullptr)}};
+        streams.push_back(j);
+    }
+    return streams;
+}
+
+// How the task's batches were gathered from its streams.
+json batchingJson(const TaskOutcome& t)
+{
+    const BatchStats& b = t.stats->batching;
+    return {{"batch_size", t.task->batchSize()}, {"timeout_ms", round4(nsToMs(t.batchTimeoutNs))},
+        {"batches", b.batches}, {"frames", b.frames},
+        {"mean_fill",
+            b.slots > 0 ? json(round4(static_cast<double>(b.frames) / static_cast<double>(b.slots)))
+                        : json(nullptr)},
+        {"mean_streams_per_batch",
+            b.batches > 0
+                ? json(round4(static_cast<double>(b.frames) / static_cast<double>(b.batches)))
+                : json(nullptr)},
+        {"multi_stream_batches", b.multiStream}, {"batches_that_waited", b.waited},
+        {"batches_timed_out", b.timedOut}, {"wait_ms", distributionJson(b.waitNs)},
+        {"capture_skew_ms", distributionJson(b.skewNs)},
+        {"energy_split", "each inference's energy is shared equally by the frames of its batch"}};
+}
+
 json taskJson(const TaskOutcome& t, const RunOutcome& run)
 {
     const TaskStats& s = *t.stats;
@@ -283,10 +353,18 @@ json taskJson(const TaskOutcome& t, const RunOutcome& run)
         j["accuracy"] = nullptr;
     }
     j["stability"] = stabilityJson(s);
-    j["slowest"] = slowestJson(s, run.startNs);
+    j["slowest"] = slowestJson(s, run);
     json notes = notesJson(t);
     if (t.energy)
         j["energy"] = energyJson(s.energy, run, notes);
+    if (t.streams.size() > 1) {
+        json names = json::array();
+        for (size_t id : t.streams)
+            names.push_back(id < run.streams.size() ? run.streams[id].name : std::to_string(id));
+        j["streams_served"] = names;
+        j["streams"] = streamsJson(t, run, unpaced);
+        j["batching"] = batchingJson(t);
+    }
     j["notes"] = notes;
     return j;
 }
@@ -487,12 +565,38 @@ json summaryJson(const RunOutcome& o)
             {"disconnects", st.disconnects}, {"reconnects", st.reconnects},
             {"delivered_fps", round4(st.deliveredFps())}};
     }
+    if (o.streams.size() > 1) {
+        j["source"]["frames_captured"] = o.streams[0].captured;
+        json streams = json::array();
+        for (const StreamOutcome& st : o.streams) {
+            json one = {{"name", st.name}, {"uri", withoutPasswords(st.source.uri)},
+                {"kind", st.source.kind}, {"width", st.source.width}, {"height", st.source.height},
+                {"fps", round4(st.source.fps)}, {"live", st.source.live},
+                {"frames_captured", st.captured}, {"capture_gaps", st.captureGaps},
+                {"longest_gap_s", round4(nsToS(st.longestGapNs))}};
+            if (!st.source.detail.empty())
+                one["detail"] = withoutPasswords(st.source.detail);
+            if (st.source.live)
+                one["stats"] = {{"delivered", st.stats.delivered},
+                    {"dropped_by_device", st.stats.droppedByDevice}, {"stalls", st.stats.stalls},
+                    {"disconnects", st.stats.disconnects}, {"reconnects", st.stats.reconnects},
+                    {"delivered_fps", round4(st.stats.deliveredFps())}};
+            streams.push_back(one);
+        }
+        j["streams"] = streams;
+        j["frames_captured"] = o.framesCaptured;
+    }
     if (o.display.enabled)
         j["display"] = {{"window", o.display.window},
             {"output", o.display.output.empty() ? json(nullptr) : json(o.display.output)},
             {"frames_shown", o.display.shown}, {"frames_recorded", o.display.recorded},
-            {"frames_skipped", o.display.skipped},
-            {"frames_with_earlier_result", o.display.earlierResult}};
+            {"frames_skipped", o.display.skipped}, {"frames_drawn", o.display.drawn},
+            {"frames_with_earlier_result", o.display.earlierResult},
+            {"mosaic",
+                o.display.mosaicColumns > 0
+                    ? json({{"columns", o.display.mosaicColumns}, {"rows", o.display.mosaicRows},
+                          {"width", o.display.mosaicWidth}, {"height", o.display.mosaicHeight}})
+                    : json(nullptr)}};
     if (o.display.enabled && o.display.streamed)
         j["display"]["stream"] = {{"address", o.display.streamAddress},
             {"encoder", o.display.encoder}, {"frames_sent", o.display.streamSent},

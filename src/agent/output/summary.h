@@ -27,6 +27,19 @@ struct TaskOutcome {
     const TaskLog* log = nullptr; // null when no frame log was written
     uint64_t unrecorded = 0; // records the recorder's queue had no room for (not in the figures)
     bool energy = false; // power rails were sampled: the statistics hold each frame's energy
+    std::vector<size_t> streams; // the run streams the task served
+    std::vector<uint64_t> streamDropped; // ... the frames each one's queue dropped
+    int64_t batchTimeoutNs = 0; // the longest wait of a gather for the other streams
+};
+
+// One stream of the run: its source and what it delivered.
+struct StreamOutcome {
+    std::string name;
+    SourceInfo source;
+    SourceStats stats;
+    uint64_t captured = 0;
+    uint64_t captureGaps = 0;
+    int64_t longestGapNs = 0;
 };
 
 // What the live view did (display.window / display.output).
@@ -34,8 +47,14 @@ struct DisplayOutcome {
     bool enabled = false;
     bool window = false;
     std::string output; // the recording or the stream's URI, "" when none
-    uint64_t shown = 0; // frames drawn in the window
-    uint64_t recorded = 0; // frames written into the recording or handed to the stream
+    uint64_t shown = 0; // frames (several streams: mosaics) drawn in the window
+    uint64_t recorded = 0; // frames (mosaics) written into the recording or handed to the stream
+    uint64_t drawn = 0; // frames the view drew (several streams: into their tiles)
+    // Several streams: the mosaic's grid (columns x rows) and size in pixels; 0 with one stream.
+    int mosaicColumns = 0;
+    int mosaicRows = 0;
+    int mosaicWidth = 0;
+    int mosaicHeight = 0;
     // A network stream (rtp://, rtsp://): its encoder and what became of the frames handed to it.
     bool streamed = false;
     std::string encoder;
@@ -52,8 +71,9 @@ struct RunOutcome {
     RunContext context;
     const AgentConfig* config = nullptr;
     std::vector<std::string> overrides; // command-line overrides, as "key=value"
-    SourceInfo source;
+    SourceInfo source; // the first stream's
     SourceStats sourceStats;
+    std::vector<StreamOutcome> streams; // every stream, in the config's order
     uint64_t framesCaptured = 0;
     // Gaps in capture longer than the threshold (Pipeline::captureGaps): count, total, longest, and
     // when the longest ended from the start.

@@ -130,6 +130,15 @@ void sourceText(const json& j, std::string& out)
 {
     const json& src = j["source"];
     const json& run = j["run"];
+    if (j.contains("streams")) { // several: streamsText lists each source
+        out += fmt::format("run       {} frames captured from {} streams in {:.2f} s, pacing {}; "
+                           "stopped: {}\n",
+            j.value("frames_captured", 0ULL), j["streams"].size(), run["wall_s"].get<double>(),
+            str(src, "pacing"), str(run, "stop_reason"));
+        if (!run["failure"].is_null())
+            out += fmt::format("FAILURE   {}\n", str(run, "failure"));
+        return;
+    }
     out += fmt::format("source    {} ({}", str(src, "uri"), str(src, "kind"));
     if (src["width"].get<int>() > 0)
         out += fmt::format(", {}x{}", src["width"].get<int>(), src["height"].get<int>());
@@ -165,6 +174,77 @@ void sourceText(const json& j, std::string& out)
         out += fmt::format("FAILURE   {}\n", str(run, "failure"));
 }
 
+// Several streams: one line each, what its source is and what it delivered.
+void streamsText(const json& j, std::string& out)
+{
+    out += "streams\n";
+    for (const json& s : j["streams"]) {
+        out += fmt::format("  {:<12} {} ({}", str(s, "name"), str(s, "uri"), str(s, "kind"));
+        if (s["width"].get<int>() > 0)
+            out += fmt::format(", {}x{}", s["width"].get<int>(), s["height"].get<int>());
+        out += fmt::format(", {:.2f} fps): {} frames", s["fps"].get<double>(),
+            s["frames_captured"].get<unsigned long long>());
+        if (s.value("capture_gaps", 0ULL) > 0)
+            out += fmt::format(", {} gap(s), the longest {:.2f} s",
+                s["capture_gaps"].get<unsigned long long>(), s.value("longest_gap_s", 0.0));
+        if (s.contains("stats"))
+            out += fmt::format(", {} stalls, {} disconnects, {} reconnects",
+                s["stats"]["stalls"].get<unsigned long long>(),
+                s["stats"]["disconnects"].get<unsigned long long>(),
+                s["stats"]["reconnects"].get<unsigned long long>());
+        out += "\n";
+    }
+}
+
+// A task over several streams: how its batches were gathered, and a row per stream.
+void taskStreamsText(const json& t, std::string& out)
+{
+    const json& b = t["batching"];
+    out += fmt::format("  batching  batch {} over {} streams, timeout {:.3f} ms: {} batches, mean "
+                       "fill {:.2f}, {} with several streams; {} waited for a stream ({} until "
+                       "the timeout)",
+        b["batch_size"].get<int>(), t["streams_served"].size(), b["timeout_ms"].get<double>(),
+        b["batches"].get<unsigned long long>(),
+        b["mean_fill"].is_number() ? b["mean_fill"].get<double>() : 0.0,
+        b["multi_stream_batches"].get<unsigned long long>(),
+        b["batches_that_waited"].get<unsigned long long>(),
+        b["batches_timed_out"].get<unsigned long long>());
+    if (b["wait_ms"]["n"].get<unsigned long long>() > 0)
+        out += fmt::format(", wait mean {:.3f} p99 {:.3f} ms", b["wait_ms"]["mean"].get<double>(),
+            b["wait_ms"]["p99"].get<double>());
+    out += "\n";
+    if (b["capture_skew_ms"]["n"].get<unsigned long long>() > 0) {
+        const json& k = b["capture_skew_ms"];
+        out += fmt::format("  skew      capture times of the streams batched together, ms: p50 "
+                           "{:.3f} p99 {:.3f} max {:.3f} (n={})\n",
+            k["p50"].get<double>(), k["p99"].get<double>(), k["max"].get<double>(),
+            k["n"].get<unsigned long long>());
+    }
+    out += "  per stream    frames  dropped  failed      fps   e2e p50   e2e p99   e2e max  "
+           "misses   top-1\n";
+    for (const json& s : t["streams"]) {
+        const json& f = s["frames"];
+        const json& e = s["latency_ms"]["end_to_end"];
+        const bool any = e["n"].get<unsigned long long>() > 0;
+        out += fmt::format("    {:<10} {:>7} {:>8} {:>7} {:>8.2f} {:>9} {:>9} {:>9} {:>7} {:>7}\n",
+            str(s, "name"), f["processed"].get<unsigned long long>(),
+            f["dropped"].get<unsigned long long>(), f["failed"].get<unsigned long long>(),
+            s["throughput_fps"].get<double>(),
+            any ? fmt::format("{:.3f}", e["p50"].get<double>()) : std::string("-"),
+            any ? fmt::format("{:.3f}", e["p99"].get<double>()) : std::string("-"),
+            any ? fmt::format("{:.3f}", e["max"].get<double>()) : std::string("-"),
+            s["deadline"].is_null()
+                ? std::string("-")
+                : std::to_string(s["deadline"]["misses"].get<unsigned long long>()),
+            s["accuracy"].is_null()
+                ? std::string("-")
+                : fmt::format("{:.2f}%", 100.0 * s["accuracy"]["top1"].get<double>()));
+    }
+    if (t.contains("energy"))
+        out += "  note      each inference's energy is shared equally by the frames of its batch, "
+               "whichever stream they came from\n";
+}
+
 // The live view: the window, the recording, and the frames each took.
 void displayText(const json& d, std::string& out)
 {
@@ -188,6 +268,13 @@ void displayText(const json& d, std::string& out)
             d["frames_shown"].get<unsigned long long>(),
             d["frames_recorded"].get<unsigned long long>(),
             d["frames_skipped"].get<unsigned long long>());
+    }
+    if (d.contains("mosaic") && d["mosaic"].is_object()) {
+        const json& m = d["mosaic"];
+        out += fmt::format("; a {}x{} mosaic of the streams ({}x{}; the counts above are "
+                           "mosaics), {} frames drawn into its tiles",
+            m["columns"].get<int>(), m["rows"].get<int>(), m["width"].get<int>(),
+            m["height"].get<int>(), d["frames_drawn"].get<unsigned long long>());
     }
     const auto earlier = d["frames_with_earlier_result"].get<unsigned long long>();
     if (earlier > 0)
@@ -302,9 +389,10 @@ void slowestText(const json& slowest, std::string& out)
     for (const json& s : slowest) {
         // Captured before the run started (a camera that delivered its first frame while
         // opening) reads as a negative offset.
-        out += fmt::format("{}frame {} at {:+.2f} s: {:.3f} ms", first ? "" : "; ",
-            s["frame"].get<unsigned long long>(), s["at_s"].get<double>(),
-            s["e2e_ms"].get<double>());
+        out += fmt::format("{}frame {}{} at {:+.2f} s: {:.3f} ms", first ? "" : "; ",
+            s["frame"].get<unsigned long long>(),
+            s.contains("stream") ? " of " + str(s, "stream") : std::string(),
+            s["at_s"].get<double>(), s["e2e_ms"].get<double>());
         first = false;
     }
     out += "\n";
@@ -349,6 +437,8 @@ void taskText(const json& t, std::string& out)
             a["correct"].get<unsigned long long>(), a["scored"].get<unsigned long long>(),
             action ? "clips" : "frames");
     }
+    if (t.contains("streams"))
+        taskStreamsText(t, out);
     if (!t["slowest"].empty())
         slowestText(t["slowest"], out);
     if (t.contains("energy"))
@@ -393,6 +483,8 @@ std::string summaryText(const json& j)
     const json& ctx = j["context"];
     out += "== jetagent run summary ==\n";
     sourceText(j, out);
+    if (j.contains("streams"))
+        streamsText(j, out);
     if (j.contains("display"))
         displayText(j["display"], out);
     if (j.contains("gpio"))

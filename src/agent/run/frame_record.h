@@ -69,6 +69,19 @@ struct FrameRecord {
     bool energyWindowShort = false; // the inference window is shorter than the sensor's update
                                     // period: its energy is interpolated, not measured
     int32_t batch = 1; // frames that shared the inference
+    // The batch the frame was gathered into (StreamBatcher): the slots the engine's batch offered
+    // (batch / capacity is its fill; the engine computes the empty slots as padding, never
+    // scored), the distinct streams in it, whether its gather waited for other streams until the
+    // timeout, that wait, and the spread of the capture times of its streams' first frames (0 with
+    // one stream). The same in every record of the batch; `batchFirst` marks the one that counts
+    // the batch in the statistics.
+    int32_t batchCapacity = 1;
+    int32_t batchStreams = 1;
+    bool batchTimedOut = false;
+    bool batchFirst = true;
+    int64_t batchWaitNs = 0;
+    int64_t batchSkewNs = 0;
+    uint16_t stream = 0; // the run's stream the frame came from: its index in the config's sources
     int32_t topK = 0; // valid entries in labels/scores
     std::array<int32_t, kMaxTopK> labels {};
     std::array<float, kMaxTopK> scores {};

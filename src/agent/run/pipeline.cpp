@@ -28,33 +28,88 @@ std::chrono::steady_clock::time_point toTimePoint(int64_t ns)
 
 } // namespace
 
-Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<Task*>& tasks,
-    Recorder& recorder, FrameView* view)
-    : source_(source),
-      run_(run),
+Pipeline::Pipeline(std::vector<PipelineStream> streams, const RunConfig& run,
+    const std::vector<Task*>& tasks, std::vector<TaskWiring> wiring, Recorder& recorder,
+    FrameView* view)
+    : run_(run),
       recorder_(recorder),
       view_(view),
       finishedFd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
 {
     const bool paced = run.pacing == Pacing::Realtime;
-    std::vector<const Task*> raw;
-    for (Task* task : tasks) {
-        raw.push_back(task);
-        workers_.push_back(
-            std::make_unique<Worker>(task, workers_.size(), queueCapacity(run, *task),
-                paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block));
+    for (PipelineStream& s : streams) {
+        auto stream = std::make_unique<Stream>();
+        stream->name = std::move(s.name);
+        stream->source = s.source;
+        streams_.push_back(std::move(stream));
     }
-    pool_ = std::make_unique<FramePool>(
-        framesInFlight(run, raw, view_ ? view_->frames().capacity() : 0, view_ != nullptr));
+    std::vector<size_t> every(streams_.size());
+    for (size_t i = 0; i < every.size(); ++i)
+        every[i] = i;
+    std::vector<size_t> framesPerStream(streams_.size(), 2); // one being filled, one spare
+    for (size_t t = 0; t < tasks.size(); ++t) {
+        Task* task = tasks[t];
+        TaskWiring w = t < wiring.size() ? wiring[t] : TaskWiring();
+        if (w.streams.empty())
+            w.streams = every;
+        const size_t capacity = queueCapacity(run, *task, w.streams.size());
+        const int64_t timeout = batchTimeoutNs(w, streams);
+        task->prepareStreams(streams_.size());
+        workers_.push_back(std::make_unique<Worker>(task, workers_.size(), w.streams, capacity,
+            paced ? FrameQueue::Policy::DropOldest : FrameQueue::Policy::Block, timeout));
+        Worker* worker = workers_.back().get();
+        for (size_t slot = 0; slot < worker->streams.size(); ++slot) {
+            const size_t s = worker->streams[slot];
+            streams_[s]->consumers.emplace_back(worker, slot);
+            // Queued (one more while a batch waits: StreamBatcher), and in the worker's hands (a
+            // whole batch may be this stream's).
+            framesPerStream[s] +=
+                capacity + 1 + static_cast<size_t>(std::max(task->batchSize(), 1));
+        }
+    }
+    // The view's queue takes every stream's frames: any one stream may fill it.
+    if (view_)
+        for (size_t& frames : framesPerStream)
+            frames += view_->frames().capacity() + 1; // queued, plus the one being drawn
+    for (size_t s = 0; s < streams_.size(); ++s)
+        streams_[s]->pool = std::make_unique<FramePool>(framesPerStream[s]);
 }
 
-size_t Pipeline::queueCapacity(const RunConfig& run, const Task& task)
+Pipeline::Pipeline(FrameSource& source, const RunConfig& run, const std::vector<Task*>& tasks,
+    Recorder& recorder, FrameView* view)
+    : Pipeline({PipelineStream {"main", &source}}, run, tasks, {}, recorder, view)
+{
+}
+
+size_t Pipeline::queueCapacity(const RunConfig& run, const Task& task, size_t streams)
 {
     const size_t batch = static_cast<size_t>(std::max(task.batchSize(), 1));
-    // Paced: keep just the newest frames the task can use (a batch; an action task's burst).
-    // Unpaced: a FIFO deep enough for full batches.
-    return run.pacing == Pacing::Realtime ? std::max(task.liveQueueCapacity(), batch)
-                                          : std::max(static_cast<size_t>(run.queueDepth), batch);
+    // Paced: keep just the newest frames the task can use (its share of a batch; an action task's
+    // burst). Unpaced: a FIFO deep enough for full batches.
+    return run.pacing == Pacing::Realtime
+        ? std::max<size_t>(task.liveQueueCapacity(std::max<size_t>(streams, 1)), 1)
+        : std::max(static_cast<size_t>(run.queueDepth), batch);
+}
+
+int64_t Pipeline::batchTimeoutNs(
+    const TaskWiring& wiring, const std::vector<PipelineStream>& streams)
+{
+    if (wiring.batchTimeoutNs >= 0)
+        return wiring.batchTimeoutNs;
+    double fastest = 0.0;
+    auto consider = [&](size_t s) {
+        if (s < streams.size() && streams[s].source)
+            fastest = std::max(fastest, streams[s].source->info().fps);
+    };
+    if (wiring.streams.empty())
+        for (size_t s = 0; s < streams.size(); ++s)
+            consider(s);
+    for (size_t s : wiring.streams)
+        consider(s);
+    // Half the fastest stream's frame period (a source of unknown rate: 30 fps's), so that a frame
+    // that waited the whole timeout for a late stream still meets the default deadline, one
+    // frame period.
+    return static_cast<int64_t>(std::llround(0.5e9 / (fastest > 0.0 ? fastest : 30.0)));
 }
 
 size_t Pipeline::framesInFlight(
@@ -69,6 +124,29 @@ size_t Pipeline::framesInFlight(
     return frames;
 }
 
+uint64_t Pipeline::dropped(size_t task, size_t stream) const
+{
+    const Worker& w = *workers_[task];
+    for (size_t slot = 0; slot < w.streams.size(); ++slot)
+        if (w.streams[slot] == stream)
+            return w.queue.dropped(slot);
+    return 0;
+}
+
+size_t Pipeline::queueDepth(size_t task, size_t stream) const
+{
+    const Worker& w = *workers_[task];
+    for (size_t slot = 0; slot < w.streams.size(); ++slot)
+        if (w.streams[slot] == stream)
+            return w.queue.queued(slot);
+    return 0;
+}
+
+uint64_t Pipeline::reconnects(size_t stream) const
+{
+    return streams_[stream]->source->stats().reconnects;
+}
+
 Pipeline::~Pipeline()
 {
     requestStop("shutdown");
@@ -81,7 +159,7 @@ void Pipeline::start()
 {
     startNs_ = monotonicNs();
     cpuAtStartNs_ = processCpuNs();
-    running_ = static_cast<int>(workers_.size()) + 1;
+    running_ = static_cast<int>(workers_.size() + streams_.size());
     // A thread that throws (memory ran out, a library's exception) ends the run as a failure, its
     // queues closed so that no other thread waits on it, and the summary is still written. So
     // does a thread the system cannot start (a tight `ulimit -v`): the run ends with what the
@@ -106,16 +184,22 @@ void Pipeline::start()
             break;
         ++started;
     }
-    if (refused)
-        refused = startThread(sourceThread_, "source", [this] {
+    size_t sourcesStarted = 0;
+    for (size_t i = 0; refused && i < streams_.size(); ++i) {
+        Stream* stream = streams_[i].get();
+        const std::string name = streams_.size() > 1 ? "source " + stream->name : "source";
+        refused = startThread(stream->thread, name, [this, stream, i] {
             guardThread(
-                "source " + source_.info().uri, [&] { sourceLoop(); },
+                "source " + stream->source->info().uri, [&] { sourceLoop(*stream, i); },
                 [&](const std::string& why) {
                     fail(Status::runtime(why), "source failed");
                     closeQueues();
                     threadDone();
                 });
         });
+        if (refused)
+            ++sourcesStarted;
+    }
     if (refused)
         return;
     // The threads that did start drain and end; those that did not are done already.
@@ -124,7 +208,8 @@ void Pipeline::start()
     for (size_t i = started; i < workers_.size(); ++i)
         if (view_)
             view_->onTaskFinished(workers_[i]->index);
-    for (size_t i = started; i < workers_.size() + 1; ++i)
+    const size_t notStarted = (workers_.size() - started) + (streams_.size() - sourcesStarted);
+    for (size_t i = 0; i < notStarted; ++i)
         threadDone();
 }
 
@@ -174,8 +259,9 @@ bool Pipeline::waitFinished(int timeoutMs)
 
 void Pipeline::join()
 {
-    if (sourceThread_.joinable())
-        sourceThread_.join();
+    for (auto& s : streams_)
+        if (s->thread.joinable())
+            s->thread.join();
     for (auto& w : workers_)
         if (w->thread.joinable())
             w->thread.join();
@@ -190,7 +276,36 @@ std::string Pipeline::stopReason() const
 Pipeline::CaptureGaps Pipeline::captureGaps() const
 {
     std::lock_guard<std::mutex> lock(mutex_);
-    return gaps_;
+    CaptureGaps total;
+    total.thresholdNs = 0;
+    for (const auto& s : streams_) {
+        const CaptureGaps& g = s->gaps;
+        total.count += g.count;
+        total.totalNs += g.totalNs;
+        if (g.longestNs > total.longestNs) {
+            total.longestNs = g.longestNs;
+            total.longestAtNs = g.longestAtNs;
+        }
+        total.thresholdNs = std::max(total.thresholdNs, g.thresholdNs);
+    }
+    return total;
+}
+
+Pipeline::CaptureGaps Pipeline::captureGaps(size_t stream) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return streams_[stream]->gaps;
+}
+
+void Pipeline::streamEnded(const std::string& reason)
+{
+    bool last = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        last = ++streamsEnded_ == streams_.size();
+    }
+    if (last)
+        requestStop(reason);
 }
 
 Status Pipeline::failure() const
@@ -199,10 +314,11 @@ Status Pipeline::failure() const
     return failure_;
 }
 
-void Pipeline::sourceLoop()
+void Pipeline::sourceLoop(Stream& stream, size_t index)
 {
     auto log = logger("pipeline");
-    const SourceInfo& info = source_.info();
+    FrameSource& source = *stream.source;
+    const SourceInfo& info = source.info();
     const bool paced = run_.pacing == Pacing::Realtime && !info.live && info.fps > 0.0;
     const int64_t period = paced ? static_cast<int64_t>(std::llround(1e9 / info.fps)) : 0;
     const int64_t durationNs = static_cast<int64_t>(run_.durationS * 1e9);
@@ -215,17 +331,20 @@ void Pipeline::sourceLoop()
     int64_t lastDeliveredNs = 0; // none yet: the wait for the first frame is start-up, not a gap
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        gaps_.thresholdNs = gapNs;
+        stream.gaps.thresholdNs = gapNs;
     }
+    // Several streams name theirs in messages.
+    const std::string who = streams_.size() > 1 ? "stream " + stream.name + ": " : std::string();
+    std::string ended; // why this stream ended by itself (a limit, its end); empty: stopped
 
     while (true) {
         if (run_.frames > 0 && produced >= run_.frames) {
-            requestStop("frame limit reached");
+            ended = "frame limit reached";
             break;
         }
         const int64_t now = monotonicNs();
         if (durationNs > 0 && (paced ? due : now) - startNs_ >= durationNs) {
-            requestStop("duration reached");
+            ended = "duration reached";
             break;
         }
         {
@@ -236,41 +355,46 @@ void Pipeline::sourceLoop()
                 break;
         }
 
-        std::shared_ptr<Frame> frame = pool_->acquire();
-        auto result = source_.read(*frame);
+        std::shared_ptr<Frame> frame = stream.pool->acquire();
+        auto result = source.read(*frame);
         if (!result) {
             // Most sources name themselves in their errors already: the URI once, not twice.
             const Status& s = result.status();
             fail(s.message().rfind(info.uri, 0) == 0
-                    ? Status::error(s.kind(), "source " + s.message())
-                    : s.withContext("source " + info.uri),
+                    ? Status::error(s.kind(), who + "source " + s.message())
+                    : s.withContext(who + "source " + info.uri),
                 "source failed");
             break;
         }
         if (result.value() == ReadResult::EndOfStream) {
-            requestStop(source_.endDetail().empty() ? std::string("end of stream")
-                                                    : "end of stream " + source_.endDetail());
+            ended = source.endDetail().empty() ? std::string("end of stream")
+                                               : "end of stream " + source.endDetail();
             break;
         }
         if (result.value() == ReadResult::NoFrame)
             continue; // a live source waiting (a stall, a reconnect): look at stop and go on
+        frame->stream = static_cast<uint16_t>(index);
         ++produced;
-        captured_.store(produced, std::memory_order_relaxed);
+        stream.captured.store(produced, std::memory_order_relaxed);
+        const uint64_t all = captured_.fetch_add(1, std::memory_order_relaxed) + 1;
         const int64_t delivered = monotonicNs();
-        if (produced == 1)
-            firstFrameNs_.store(delivered);
+        if (all == 1) {
+            int64_t none = -1;
+            firstFrameNs_.compare_exchange_strong(none, delivered);
+        }
         if (lastDeliveredNs > 0 && delivered - lastDeliveredNs > gapNs) {
             std::lock_guard<std::mutex> lock(mutex_);
-            ++gaps_.count;
-            gaps_.totalNs += delivered - lastDeliveredNs;
-            if (delivered - lastDeliveredNs > gaps_.longestNs) {
-                gaps_.longestNs = delivered - lastDeliveredNs;
-                gaps_.longestAtNs = delivered - startNs_;
+            CaptureGaps& gaps = stream.gaps;
+            ++gaps.count;
+            gaps.totalNs += delivered - lastDeliveredNs;
+            if (delivered - lastDeliveredNs > gaps.longestNs) {
+                gaps.longestNs = delivered - lastDeliveredNs;
+                gaps.longestAtNs = delivered - startNs_;
             }
         }
         lastDeliveredNs = delivered;
-        for (auto& w : workers_)
-            w->queue.push(frame);
+        for (const auto& [worker, slot] : stream.consumers)
+            worker->queue.push(slot, frame);
         if (view_)
             view_->frames().push(frame);
         frame.reset();
@@ -288,10 +412,24 @@ void Pipeline::sourceLoop()
         }
     }
     if (lateRestarts > 0)
-        log->info("source {} fell behind its {:.1f} fps schedule {} times", info.uri, info.fps,
-            lateRestarts);
-    closeQueues();
+        log->info("{}source {} fell behind its {:.1f} fps schedule {} times", who, info.uri,
+            info.fps, lateRestarts);
+    closeStream(stream);
+    if (!ended.empty()) {
+        if (streams_.size() > 1)
+            log->info("stream {} ended: {} after {} frames", stream.name, ended, produced);
+        streamEnded(ended);
+    }
     threadDone();
+}
+
+void Pipeline::closeStream(Stream& stream)
+{
+    for (const auto& [worker, slot] : stream.consumers)
+        worker->queue.close(slot);
+    // The view shows every stream: its queue closes with the last of them.
+    if (view_ && streamsClosed_.fetch_add(1) + 1 == streams_.size())
+        view_->frames().close();
 }
 
 void Pipeline::closeQueues()
@@ -344,10 +482,22 @@ void Pipeline::workerLoop(Worker& worker)
     int64_t previousDoneNs = 0;
     const bool unpaced = run_.pacing == Pacing::None; // the queue is a FIFO the source fills ahead
 
-    while (size_t n = worker.queue.pop(frames.data(), batch)) {
+    StreamBatcher::Batch gathered;
+    while (size_t n = worker.queue.gather(frames.data(), batch, gathered)) {
         const int64_t dequeuedNs = monotonicNs();
         for (size_t i = 0; i < n; ++i)
             raw[i] = frames[i].get();
+        // The spread of the capture times of the streams batched together: the first frames of
+        // the gather are one per stream (StreamBatcher takes round robin).
+        int64_t skewNs = 0;
+        if (gathered.streams > 1) {
+            int64_t earliest = raw[0]->captureNs, latest = raw[0]->captureNs;
+            for (size_t i = 1; i < gathered.streams; ++i) {
+                earliest = std::min(earliest, raw[i]->captureNs);
+                latest = std::max(latest, raw[i]->captureNs);
+            }
+            skewNs = latest - earliest;
+        }
         if (hooks_)
             hooks_->beforeInference(worker.index, frames[0]->sequence);
         // Each record starts afresh: a task that fails before it has written a frame's record
@@ -360,8 +510,17 @@ void Pipeline::workerLoop(Worker& worker)
         const int64_t intervalStartNs = previousDoneNs > 0 ? previousDoneNs : dequeuedNs;
         previousDoneNs = records[n - 1].doneNs;
         for (size_t i = 0; i < n; ++i) {
-            records[i].intervalStartNs = intervalStartNs;
-            records[i].unpaced = unpaced;
+            FrameRecord& r = records[i];
+            r.intervalStartNs = intervalStartNs;
+            r.unpaced = unpaced;
+            r.stream = raw[i]->stream;
+            r.batch = static_cast<int32_t>(n);
+            r.batchCapacity = static_cast<int32_t>(batch);
+            r.batchStreams = static_cast<int32_t>(gathered.streams);
+            r.batchTimedOut = gathered.timedOut;
+            r.batchFirst = i == 0;
+            r.batchWaitNs = gathered.waitedNs;
+            r.batchSkewNs = skewNs;
             if (hooks_)
                 hooks_->afterInference(worker.index, records[i]);
             recorder_.submit(worker.index, records[i]); // lock-free; everything else is its job

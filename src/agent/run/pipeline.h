@@ -1,12 +1,15 @@
-// The running agent: a source thread feeding one worker thread per task.
+// The running agent: one source thread per stream feeding one worker thread per task.
 //
-//   source thread --frames--> FrameQueue (per task) --> worker: Task::process --> Recorder
+//   source thread (per stream) --frames--> StreamBatcher (per task) --> worker: Task::process
+//                                                                           --> Recorder
 //
 // The workers only fill each record and hand it to the recorder (lock-free), which derives,
 // counts, attributes energy and passes it on to the logs (recorder.h).
 // Each frame is decoded once and shared read-only by every task. Paced sources hand over through
-// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped). A view
-// (FrameView: the window, the recording) gets every frame and every record beside the tasks.
+// latest-wins queues (drops counted); unpaced ones through blocking FIFOs (nothing dropped). A task
+// that serves several streams batches the newest frame of each (stream_batcher.h). A view
+// (FrameView: the window, the recording, the live page's video) gets every stream's frames and
+// every record beside the tasks.
 #pragma once
 
 #include "run/run_options.h"
@@ -22,6 +25,7 @@
 #include "jetagent/base/enum_names.h"
 #include "run/frame_queue.h"
 #include "run/recorder.h"
+#include "run/stream_batcher.h"
 #include "run/task.h"
 
 namespace jetagent {
@@ -44,9 +48,11 @@ public:
 };
 
 // A view of the run beside the tasks (the live window, the recording): it takes every captured
-// frame and every task's records, so that it can draw each frame with that frame's own results.
-// The workers call onRecord once per record, in frame order, and onTaskFinished when they end;
-// both run on the hot path: no allocation, no blocking beyond a short lock.
+// frame of every stream (Frame::stream says which) and every task's records, so that it can draw
+// each frame with that frame's own results. Each stream numbers its frames from 0: a record
+// belongs to the frame of the same stream and frame id. The workers call onRecord once per record,
+// in frame order within each stream, and onTaskFinished when they end; both run on the hot path:
+// no allocation, no blocking beyond a short lock. The frame queue closes once every stream ended.
 class FrameView {
 public:
     virtual ~FrameView() = default;
@@ -60,16 +66,42 @@ public:
     virtual void onTaskFinished(size_t task) = 0;
 };
 
+// One of the run's streams: a name (the config's) and the source it reads.
+struct PipelineStream {
+    std::string name;
+    FrameSource* source = nullptr;
+};
+
+// Which streams a task serves (indices into the run's streams; empty: all) and how long its
+// gather waits for the others once a frame is there (-1: half the fastest stream's frame period,
+// so that a frame that waited it all still meets the default deadline of one period; 0: no wait).
+struct TaskWiring {
+    std::vector<size_t> streams;
+    int64_t batchTimeoutNs = -1;
+};
+
 class Pipeline {
 public:
     // The frames the run can hold at once (queued for each task, in the workers' hands, queued
     // for the view): what the frame pool may grow to. `viewQueue`: the view's queue capacity.
+    // One stream's: every task is counted as if it served it, and the view's queue as if it held
+    // only this stream's frames.
     static size_t framesInFlight(
         const RunConfig& run, const std::vector<const Task*>& tasks, size_t viewQueue, bool view);
-    static size_t queueCapacity(const RunConfig& run, const Task& task);
+    // Frames a task keeps queued per stream when it serves `streams` of them.
+    static size_t queueCapacity(const RunConfig& run, const Task& task, size_t streams = 1);
+    // The batch timeout a task's wiring resolves to for these streams (see TaskWiring).
+    static int64_t batchTimeoutNs(
+        const TaskWiring& wiring, const std::vector<PipelineStream>& streams);
 
     // Each task's records go to `recorder` (its task index is the task's here). `view`, when
-    // given, receives every frame and every record too. Both must outlive the run.
+    // given, receives every frame and every record too. Sources, recorder
+    // and view must outlive the run. `wiring`: per task, or empty (every task serves every
+    // stream, with the default timeout).
+    Pipeline(std::vector<PipelineStream> streams, const RunConfig& run,
+        const std::vector<Task*>& tasks, std::vector<TaskWiring> wiring, Recorder& recorder,
+        FrameView* view = nullptr);
+    // A run of one stream.
     Pipeline(FrameSource& source, const RunConfig& run, const std::vector<Task*>& tasks,
         Recorder& recorder, FrameView* view = nullptr);
     ~Pipeline();
@@ -92,12 +124,26 @@ public:
     void join();
 
     uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
-    uint64_t framesCaptured() const { return captured_.load(); }
+    // ... of run stream `stream` (0 when the task does not serve it).
+    uint64_t dropped(size_t task, size_t stream) const;
+    // Frames waiting in task `task`'s queue of run stream `stream` now (0 when it does not serve
+    // it). Thread-safe.
+    size_t queueDepth(size_t task, size_t stream) const;
+    // Times run stream `stream`'s source came back after a loss (FrameSource::stats). Thread-safe.
+    uint64_t reconnects(size_t stream) const;
+    uint64_t framesCaptured() const { return captured_.load(); } // every stream's
+    uint64_t framesCaptured(size_t stream) const { return streams_[stream]->captured.load(); }
+    size_t streamCount() const { return streams_.size(); }
+    const std::string& streamName(size_t stream) const { return streams_[stream]->name; }
+    // The run streams task `task` serves, in its batcher's order.
+    const std::vector<size_t>& taskStreams(size_t task) const { return workers_[task]->streams; }
+    int64_t taskBatchTimeoutNs(size_t task) const { return workers_[task]->timeoutNs; }
     static constexpr int64_t kCaptureGapNs = 1'000'000'000;
-    // Gaps in capture: times between two frames the source delivered longer than kCaptureGapNs
+    // Gaps in capture: times between two frames a source delivered longer than kCaptureGapNs
     // and four of the source's periods. The process stopped
     // (SIGSTOP, a debugger, a suspended VM) or a source that stalled: the run's figures do not
-    // cover that time. Read once the run has finished.
+    // cover that time. Every stream's, added up (captureGaps(stream): one stream's). Read once the
+    // run has finished.
     struct CaptureGaps {
         uint64_t count = 0;
         int64_t totalNs = 0;
@@ -106,6 +152,7 @@ public:
         int64_t thresholdNs = kCaptureGapNs; // what counted as a gap in this run
     };
     CaptureGaps captureGaps() const;
+    CaptureGaps captureGaps(size_t stream) const;
     int64_t startNs() const { return startNs_; }
     // When the source handed over the run's first frame (monotonic ns); -1 before one came.
     int64_t firstFrameNs() const { return firstFrameNs_.load(); }
@@ -119,40 +166,60 @@ public:
 
 private:
     struct Worker {
-        Worker(Task* t, size_t i, size_t capacity, FrameQueue::Policy policy)
-            : task(t), index(i), queue(capacity, policy)
+        Worker(Task* t, size_t i, std::vector<size_t> s, size_t capacity, FrameQueue::Policy policy,
+            int64_t timeout)
+            : task(t),
+              index(i),
+              streams(std::move(s)),
+              timeoutNs(timeout),
+              queue(streams.size(), capacity, policy, timeout)
         {
         }
         Task* task;
         size_t index;
-        FrameQueue queue;
+        std::vector<size_t> streams; // run streams, by batcher slot
+        int64_t timeoutNs;
+        StreamBatcher queue;
         std::thread thread;
     };
+    struct Stream {
+        std::string name;
+        FrameSource* source = nullptr;
+        std::unique_ptr<FramePool> pool;
+        // The workers that serve it, with the stream's slot in each one's batcher.
+        std::vector<std::pair<Worker*, size_t>> consumers;
+        std::thread thread;
+        std::atomic<uint64_t> captured {0};
+        CaptureGaps gaps; // guarded by mutex_
+        bool ended = false; // guarded by mutex_
+    };
 
-    void sourceLoop();
-    void closeQueues(); // the source is done: workers drain what is queued, then end
+    void sourceLoop(Stream& stream, size_t index);
+    void closeQueues(); // every source is done: workers drain what is queued, then end
+    void closeStream(Stream& stream); // one source is done
+    // A stream ended for `reason`: the run stops once every stream has.
+    void streamEnded(const std::string& reason);
     void workerLoop(Worker& worker);
     void fail(const Status& status, const std::string& reason);
     void threadDone();
 
-    FrameSource& source_;
+    std::vector<std::unique_ptr<Stream>> streams_;
     RunConfig run_;
     Recorder& recorder_;
     FrameView* view_ = nullptr;
     FrameHooks* hooks_ = nullptr;
     std::vector<std::unique_ptr<Worker>> workers_;
-    std::unique_ptr<FramePool> pool_;
-    std::thread sourceThread_;
     std::atomic<int> running_ {0};
     int finishedFd_ = -1;
     std::atomic<uint64_t> captured_ {0};
+    std::atomic<size_t> streamsClosed_ {0}; // source threads that closed their stream's queues
     std::atomic<int64_t> firstFrameNs_ {-1};
     int64_t startNs_ = 0;
     int64_t cpuAtStartNs_ = 0;
     int64_t endNs_ = 0;
 
-    mutable std::mutex mutex_; // guards the fields below
-    CaptureGaps gaps_;
+    mutable std::mutex mutex_; // guards the fields below and the streams' gaps
+    size_t streamsEnded_ = 0;
     std::condition_variable changed_;
     bool stop_ = false;
     std::string stopReason_;

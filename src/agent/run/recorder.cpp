@@ -10,8 +10,11 @@
 namespace jetagent {
 
 Recorder::TaskState::TaskState(Task t, size_t exactSamples, size_t queueCapacity)
-    : config(std::move(t)), queue(queueCapacity), stats(exactSamples, config.deadlineNs)
+    : config(std::move(t)),
+      queue(queueCapacity),
+      stats(exactSamples, config.deadlineNs, config.streams)
 {
+    live.streamFrames.assign(stats.streamStats.size(), 0);
 }
 
 Recorder::Recorder(
@@ -94,6 +97,13 @@ TaskStats Recorder::stats(size_t task) const
     return t.stats;
 }
 
+void Recorder::readStats(size_t task, const std::function<void(const TaskStats&)>& read) const
+{
+    const TaskState& t = *tasks_[task];
+    std::lock_guard<std::mutex> lock(t.mutex);
+    read(t.stats);
+}
+
 TaskStats Recorder::takeStats(size_t task)
 {
     {
@@ -151,6 +161,8 @@ bool Recorder::drain(TaskState& t, bool final)
             t.live.frames = t.stats.frames;
             t.live.correct = t.stats.correct;
             t.live.scored = t.stats.scored;
+            for (size_t k = 0; k < t.stats.streamStats.size(); ++k)
+                t.live.streamFrames[k] = t.stats.streamStats[k].frames;
             // Action tasks have a result only on the frames that end a clip: the view keeps the
             // latest result.
             if (r.hasResult) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +43,8 @@ struct LiveView {
     uint64_t scored = 0;
     bool haveLast = false;
     FrameRecord last; // the latest record with a result
+    // A task over several streams: the records of each, in the order of Recorder::Task::streams.
+    std::vector<uint64_t> streamFrames;
 };
 
 class Recorder {
@@ -50,6 +53,8 @@ public:
         std::string name;
         int64_t deadlineNs = 0;
         std::vector<RecordSink*> sinks; // must outlive the recorder's thread
+        // The run streams the task serves when several: each gets its own statistics.
+        std::vector<size_t> streams = {};
     };
     // `exactSamples`: values per statistics series whose percentiles stay exact;
     // `queueCapacity`: records a worker may hand over before the recorder takes them (the
@@ -73,6 +78,11 @@ public:
 
     // A copy of the task's statistics so far; safe while the run goes on.
     TaskStats stats(size_t task) const;
+    // Calls `read` with the task's statistics under their lock, safe while the run goes on: for a
+    // reader of a few figures (the live view's, once a second) a copy of every series would cost
+    // more than the figures. `read` must be quick: the recorder's thread waits for it (the
+    // workers never do).
+    void readStats(size_t task, const std::function<void(const TaskStats&)>& read) const;
     // The task's statistics moved out, once the recorder has stopped (nothing changes them any
     // more): what the summary takes, without a copy of every series' histogram beside the
     // recorder's. A running recorder gives a copy, as stats() does.

@@ -23,10 +23,19 @@ public:
 
     virtual const std::string& name() const = 0;
     virtual int batchSize() const = 0;
-    // Frames a live (latest-wins) queue keeps for this task. A classifier wants only the newest
-    // batch; an action task absorbs the burst of a clip inference, since every frame it misses is
-    // a hole in its clips.
-    virtual size_t liveQueueCapacity() const { return static_cast<size_t>(batchSize()); }
+    // Frames a live (latest-wins) queue keeps for this task, per stream, when it serves `streams`
+    // of them. A classifier wants only the newest batch (its share of it per stream); an action
+    // task absorbs the burst of a clip inference, since every frame it misses is a hole in its
+    // clips.
+    virtual size_t liveQueueCapacity(size_t streams) const
+    {
+        const size_t batch = static_cast<size_t>(batchSize() > 0 ? batchSize() : 1);
+        return (batch + streams - 1) / (streams > 0 ? streams : 1);
+    }
+    // Before the run starts: the frames will come from the run's streams 0..count-1
+    // (Frame::stream). A task that keeps state from frame to frame (score smoothing, clips) keeps
+    // it per stream. It may allocate here, not in process().
+    virtual void prepareStreams(size_t count) { (void)count; }
     virtual const std::vector<std::string>& labels() const = 0;
     virtual std::vector<EngineDescription> engines() const = 0;
     // The task's settings as they are in effect (defaults resolved), for the run summary.

@@ -3,10 +3,52 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace jetagent {
 
-TaskStats::TaskStats(size_t exactSamples, int64_t deadlineNs)
+namespace {
+
+// A frame's durations in LatencyStage order.
+std::array<int64_t, kLatencyStages> stageDurations(const FrameTimes& t)
+{
+    return {t.endToEndNs, t.waitNs, t.preprocessNs, t.inferenceNs, t.postprocessNs};
+}
+
+} // namespace
+
+void StreamStats::add(const FrameRecord& r)
+{
+    if (frames == 0)
+        firstDoneNs = r.doneNs;
+    ++frames;
+    lastDoneNs = r.doneNs;
+    if (!r.ok) {
+        ++failed;
+        return;
+    }
+    const FrameTimes& t = r.times;
+    if (t.deadlineJudged)
+        ++deadlineJudged;
+    if (t.deadlineMissed)
+        ++deadlineMisses;
+    if (r.truth >= 0) {
+        ++scored;
+        if (r.correct())
+            ++correct;
+    }
+    if (r.hasResult)
+        ++results;
+    if (r.coldStart)
+        return;
+    endToEnd.add(t.endToEndNs);
+    wait.add(t.waitNs);
+    if (r.hasClip())
+        resultLatency.add(t.resultLatencyNs);
+    buckets.add(stageDurations(t));
+}
+
+TaskStats::TaskStats(size_t exactSamples, int64_t deadlineNs, const std::vector<size_t>& streams)
     : endToEnd(exactSamples),
       wait(exactSamples),
       preprocess(exactSamples),
@@ -18,15 +60,45 @@ TaskStats::TaskStats(size_t exactSamples, int64_t deadlineNs)
       interval(exactSamples),
       resultLatency(exactSamples),
       clipInference(exactSamples),
+      buckets(latencyBucketBounds(deadlineNs)),
       deadlineNs_(deadlineNs)
 {
+    if (streams.size() < 2)
+        return;
+    const size_t top = *std::max_element(streams.begin(), streams.end());
+    slotOf_.assign(top + 1, -1);
+    streamStats.reserve(streams.size());
+    for (size_t s : streams) {
+        slotOf_[s] = static_cast<int16_t>(streamStats.size());
+        streamStats.emplace_back(exactSamples, buckets.shareBounds());
+        streamIds.push_back(static_cast<uint16_t>(s));
+    }
 }
 
-size_t TaskStats::memoryBytesFor(size_t exactSamples)
+size_t TaskStats::memoryBytesFor(size_t exactSamples, size_t streams)
 {
-    return sizeof(TaskStats) +
-        kSeries *
-        (SampleSeries::kHistogramBytes + std::max<size_t>(exactSamples, 1) * sizeof(int64_t));
+    const size_t series =
+        SampleSeries::kHistogramBytes + std::max<size_t>(exactSamples, 1) * sizeof(int64_t);
+    const size_t perStream = streams < 2 ? 0
+                                         : sizeof(StreamStats) + StreamStats::kSeries * series +
+            SampleSeries::kHistogramBytes + // resultLatency
+            StageBuckets::kMaxHeapBytes;
+    return sizeof(TaskStats) + kSeries * series + 2 * SampleSeries::kHistogramBytes + // batching
+        StageBuckets::kMaxHeapBytes + streams * perStream;
+}
+
+const StreamStats* TaskStats::forStream(size_t stream) const
+{
+    return stream < slotOf_.size() && slotOf_[stream] >= 0
+        ? &streamStats[static_cast<size_t>(slotOf_[stream])]
+        : nullptr;
+}
+
+StreamStats* TaskStats::streamOf(size_t stream)
+{
+    // The same lookup as forStream(), on a TaskStats this function may change.
+    return const_cast<StreamStats*>( // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        std::as_const(*this).forStream(stream));
 }
 
 void TaskStats::add(const FrameRecord& r)
@@ -37,6 +109,23 @@ void TaskStats::add(const FrameRecord& r)
     }
     ++frames;
     lastDoneNs = r.doneNs;
+    if (StreamStats* s = streamOf(r.stream))
+        s->add(r);
+    if (r.batchFirst) {
+        ++batching.batches;
+        batching.frames += static_cast<uint64_t>(std::max(r.batch, 1));
+        batching.slots += static_cast<uint64_t>(std::max(r.batchCapacity, r.batch));
+        if (r.batchStreams > 1) {
+            ++batching.multiStream;
+            batching.skewNs.add(r.batchSkewNs);
+        }
+        if (r.batchWaitNs > 0) {
+            ++batching.waited;
+            batching.waitNs.add(r.batchWaitNs);
+        }
+        if (r.batchTimedOut)
+            ++batching.timedOut;
+    }
     if (!r.ok) {
         ++failed;
         if (r.failure == FrameFailure::NonFiniteOutput)
@@ -62,8 +151,9 @@ void TaskStats::add(const FrameRecord& r)
                 }
         }
     }
+    if (r.hasResult || r.hasClip())
+        ++results; // a classification's every frame, an action task's clip results
     if (r.hasClip()) {
-        ++results;
         if (r.clipGaps > 0)
             ++clipsWithGaps;
         if (r.coldStart && !haveColdResult) {
@@ -87,6 +177,7 @@ void TaskStats::add(const FrameRecord& r)
     inference.add(t.inferenceNs);
     compute.add(r.computeNs);
     postprocess.add(t.postprocessNs);
+    buckets.add(stageDurations(t));
     if (r.unpaced)
         queue.add(t.queueNs);
     service.add(t.serviceNs);
@@ -103,7 +194,7 @@ void TaskStats::add(const FrameRecord& r)
             slowest[pos] = slowest[pos - 1];
             --pos;
         }
-        slowest[pos] = {r.frameId, r.capturedNs, e2e};
+        slowest[pos] = {r.frameId, r.stream, r.capturedNs, e2e};
     }
 }
 
@@ -115,6 +206,10 @@ void TaskStats::addEnergy(const FrameRecord& r)
     }
     ++energy.frames;
     energy.totalFrameJ += r.frameEnergyMj * 1e-3;
+    if (StreamStats* s = streamOf(r.stream)) {
+        ++s->energyFrames;
+        s->energyJ += r.frameEnergyMj * 1e-3;
+    }
     if (r.coldStart) {
         // Kept apart like the cold start's latency: first-run allocations are not the steady state.
         energy.coldStartInferenceMj = r.inferenceEnergyMj;

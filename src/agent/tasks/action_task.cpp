@@ -336,11 +336,14 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
     task->truthToLabel_ = std::move(labels.value().truthToLabel);
     task->classes_ = task->labels_.size();
 
+    // Stream 0's ring, the one a run of a single stream uses; prepareStreams() adds the others'
+    // like it.
     auto ring = ClipRing::create(length, built.ringChannels,
         streaming ? embedding : task->preprocessor_.planeElements(), built.ringLayout);
     if (!ring)
         return ring.status().withContext("task " + config.name);
-    task->ring_ = std::move(ring).value();
+    task->streams_.emplace_back();
+    task->streams_[0].ring = std::move(ring).value();
 
     auto clipSession = clipEngine->createSession();
     if (!clipSession)
@@ -355,21 +358,61 @@ Expected<std::unique_ptr<ActionTask>> ActionTask::create(
         task->frameInput_.assign(task->preprocessor_.outputElements(), 0.0f);
     }
     task->probabilities_.assign(task->classes_, 0.0f);
-    task->smoothed_.assign(task->classes_, 0.0f);
+    task->streams_[0].smoothed.assign(task->classes_, 0.0f);
 
+    const ClipRing& first = *task->streams_[0].ring;
     logger("engine")->info(
-        "task {}: {} mode, clips of {} frames ({}), an inference every {} clip frames; clip "
-        "ring {} planes, {:.0f} KiB",
+        "task {}: {} mode, clips of {} frames ({}), an inference every {} clip frames; a clip "
+        "ring per stream, {} planes, {:.0f} KiB",
         config.name, streaming ? "streaming" : "clip", length,
         action.frameStep == 1 ? std::string("every frame")
                               : "every " + std::to_string(action.frameStep) + "th frame",
-        action.stride, task->ring_->planes(),
-        static_cast<double>(task->ring_->mappedBytes()) / 1024.0);
+        action.stride, first.planes(), static_cast<double>(first.mappedBytes()) / 1024.0);
     return task;
 }
 
-size_t ActionTask::liveQueueCapacity() const
+Expected<ActionTask::StreamClips> ActionTask::newStream() const
 {
+    const ClipRing& first = *streams_[0].ring;
+    auto ring =
+        ClipRing::create(first.length(), first.channels(), first.planeElements(), first.layout());
+    if (!ring)
+        return ring.status();
+    StreamClips clips;
+    clips.ring = std::move(ring).value();
+    clips.smoothed.assign(classes_, 0.0f);
+    return clips;
+}
+
+void ActionTask::prepareStreams(size_t count)
+{
+    // Stream 0 stays whatever the count: accessors and single-stream callers rely on it.
+    const size_t wanted = std::max<size_t>(count, 1);
+    streamsFailure_ = Status();
+    if (streams_.size() > wanted)
+        streams_.resize(wanted);
+    streams_.reserve(wanted);
+    while (streams_.size() < wanted) {
+        auto clips = newStream();
+        if (!clips) {
+            // The run goes on for the streams that have a ring; process() names this reason for
+            // the frames of the others.
+            streamsFailure_ = clips.status().withContext(
+                "task " + config_.name + ", stream " + std::to_string(streams_.size()));
+            logger("engine")->error("{}", streamsFailure_.message());
+            return;
+        }
+        streams_.push_back(std::move(clips).value());
+    }
+    if (wanted > 1)
+        logger("engine")->info("task {}: {} clip rings, one per stream, {:.0f} KiB in all",
+            config_.name, wanted,
+            static_cast<double>(streams_[0].ring->mappedBytes() * wanted) / 1024.0);
+}
+
+size_t ActionTask::liveQueueCapacity(size_t /*streams*/) const
+{
+    // Per stream: each stream has its own clips.
     // Room for the frames that arrive while a clip is inferred, up to one stride of them.
     const int64_t frames = static_cast<int64_t>(config_.action.stride) * config_.action.frameStep;
     return static_cast<size_t>(std::clamp<int64_t>(frames, 2, 32));
@@ -385,11 +428,14 @@ std::vector<EngineDescription> ActionTask::engines() const
 nlohmann::json ActionTask::describe() const
 {
     const ActionConfig& a = config_.action;
+    const ClipRing& ring = *streams_[0].ring;
     nlohmann::json action = {{"mode", nameOf(kActionModeNames, a.mode)},
-        {"clip_length", ring_->length()}, {"stride", a.stride}, {"frame_step", a.frameStep},
-        {"clip_span_frames", (ring_->length() - 1) * a.frameStep + 1},
+        {"clip_length", ring.length()}, {"stride", a.stride}, {"frame_step", a.frameStep},
+        {"clip_span_frames", (ring.length() - 1) * a.frameStep + 1},
         {"clip_input", clipShape_.toString()},
-        {"ring", {{"planes", ring_->planes()}, {"mapped_bytes", ring_->mappedBytes()}}},
+        // One ring per stream, each of this size.
+        {"ring", {{"planes", ring.planes()}, {"mapped_bytes", ring.mappedBytes()}}},
+        {"clip_rings", streams_.size()},
         {"scored", "clips whose frames all have the same known class"}};
     if (streaming_) {
         action["head"] = a.head;
@@ -402,14 +448,16 @@ nlohmann::json ActionTask::describe() const
         {"postprocess", describePostprocess(config_.postprocess)}};
 }
 
-Status ActionTask::addFrame(const Frame& frame, int64_t* preprocessedNs, int64_t* computeNs)
+Status ActionTask::addFrame(
+    StreamClips& clips, const Frame& frame, int64_t* preprocessedNs, int64_t* computeNs)
 {
+    ClipRing& ring = *clips.ring;
     const int truth =
         frame.truthClass >= 0 && static_cast<size_t>(frame.truthClass) < truthToLabel_.size()
         ? truthToLabel_[static_cast<size_t>(frame.truthClass)]
         : -1;
     if (!streaming_) {
-        if (Status s = preprocessor_.run(frame.image, ring_->next(), ring_->channelStride()); !s)
+        if (Status s = preprocessor_.run(frame.image, ring.next(), ring.channelStride()); !s)
             return s;
         *preprocessedNs = monotonicNs();
     } else {
@@ -429,18 +477,19 @@ Status ActionTask::addFrame(const Frame& frame, int64_t* preprocessedNs, int64_t
             static_cast<size_t>(out.shape.elementCount()) != embeddingSize_)
             return Status::runtime("backbone '" + config_.model + "' returned " +
                 out.shape.toString() + "; the head expects 1 x " + std::to_string(embeddingSize_));
-        std::copy(out.data, out.data + embeddingSize_, ring_->next());
+        std::copy(out.data, out.data + embeddingSize_, ring.next());
     }
-    ring_->push({frame.sequence, frame.captureNs, truth});
-    ++sampled_;
+    ring.push({frame.sequence, frame.captureNs, truth});
+    ++clips.sampled;
     return Status();
 }
 
-Status ActionTask::inferClip(FrameRecord& r, int64_t* computeNs)
+Status ActionTask::inferClip(StreamClips& clips, FrameRecord& r, int64_t* computeNs)
 {
-    const int length = ring_->length();
-    const ClipRing::FrameInfo& oldest = ring_->info(0);
-    const ClipRing::FrameInfo& newest = ring_->info(length - 1);
+    const ClipRing& ring = *clips.ring;
+    const int length = ring.length();
+    const ClipRing::FrameInfo& oldest = ring.info(0);
+    const ClipRing::FrameInfo& newest = ring.info(length - 1);
     r.clipFrames = length;
     r.clipFirstId = oldest.frameId;
     r.clipLastId = newest.frameId;
@@ -453,16 +502,16 @@ Status ActionTask::inferClip(FrameRecord& r, int64_t* computeNs)
         span > expected ? static_cast<int32_t>(std::min<uint64_t>(span - expected, 1u << 30)) : 0;
     int truth = oldest.truth;
     for (int t = 1; t < length && truth >= 0; ++t)
-        if (ring_->info(t).truth != truth)
+        if (ring.info(t).truth != truth)
             truth = -1;
     r.truth = truth;
 
     // The model reads the clip where the ring holds it; engines only read their inputs.
     TensorView view;
-    view.data = const_cast<float*>(ring_->clip()); // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    view.data = const_cast<float*>(ring.clip()); // NOLINT(cppcoreguidelines-pro-type-const-cast)
     view.shape = clipShape_;
-    lastClipInput_ = view.data;
-    ++clipInferences_;
+    clips.lastClipInput = view.data;
+    ++clips.clipInferences;
     RunTiming timing;
     const int64_t start = monotonicNs();
     Status status = clipSession_->run(&view, 1, &timing);
@@ -479,6 +528,21 @@ Status ActionTask::inferClip(FrameRecord& r, int64_t* computeNs)
     return Status();
 }
 
+Status ActionTask::unpreparedStream(const Frame& frame, FrameRecord& r) const
+{
+    std::string message = "task " + config_.name + ": a frame of stream " +
+        std::to_string(frame.stream) + ", but the task has clip rings for " +
+        std::to_string(streams_.size()) + " stream" + (streams_.size() == 1 ? "" : "s");
+    if (!streamsFailure_.ok())
+        message += " (" + streamsFailure_.message() + ")";
+    r.preprocessedNs = r.dequeuedNs;
+    r.inferredNs = r.doneNs = monotonicNs();
+    r.ok = false;
+    r.failure = FrameFailure::Inference;
+    r.hasResult = true; // a failure is a result the log and the view must show
+    return Status::invalid(message);
+}
+
 Status ActionTask::process(
     const Frame* const* frames, size_t count, int64_t dequeuedNs, FrameRecord* records)
 {
@@ -491,25 +555,29 @@ Status ActionTask::process(
     r.capturedNs = frame.captureNs;
     r.dequeuedNs = dequeuedNs;
     r.hasResult = false;
+    if (static_cast<size_t>(frame.stream) >= streams_.size())
+        return unpreparedStream(frame, r);
+    StreamClips& clips = streams_[frame.stream];
+    ClipRing& ring = *clips.ring;
 
-    const bool sample = received_ % static_cast<uint64_t>(config_.action.frameStep) == 0;
-    ++received_;
+    const bool sample = clips.received % static_cast<uint64_t>(config_.action.frameStep) == 0;
+    ++clips.received;
     int64_t compute = 0;
     Status status;
     r.preprocessedNs = dequeuedNs; // a frame left out of the clips costs nothing
     if (sample) {
         r.coldStart = firstFrame_;
         firstFrame_ = false;
-        status = addFrame(frame, &r.preprocessedNs, &compute);
+        status = addFrame(clips, frame, &r.preprocessedNs, &compute);
     }
-    const uint64_t length = static_cast<uint64_t>(ring_->length());
-    const bool clipDue = status && sample && ring_->full() &&
-        (sampled_ - length) % static_cast<uint64_t>(config_.action.stride) == 0;
+    const uint64_t length = static_cast<uint64_t>(ring.length());
+    const bool clipDue = status && sample && ring.full() &&
+        (clips.sampled - length) % static_cast<uint64_t>(config_.action.stride) == 0;
     if (clipDue) {
         r.hasResult = true;
         r.coldStart = r.coldStart || firstClip_;
         firstClip_ = false;
-        status = inferClip(r, &compute);
+        status = inferClip(clips, r, &compute);
     }
     r.inferredNs = monotonicNs();
     r.computeNs = compute;
@@ -519,7 +587,7 @@ Status ActionTask::process(
         r.hasResult = true; // a failure is a result the log and the view must show
     else if (clipDue &&
         !scoreRow(clipSession_->output(0).data, classes_, config_.postprocess,
-            probabilities_.data(), smoothed_.data(), firstScores_, r))
+            probabilities_.data(), clips.smoothed.data(), clips.firstScores, r))
         status = nonFiniteOutput(streaming_ ? config_.action.head : config_.model, r.frameId);
     r.doneNs = monotonicNs();
     return status;

@@ -98,7 +98,13 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
 
     std::unique_ptr<ClassificationTask> task(new ClassificationTask(config, pre));
     task->engine_ = std::move(engine).value();
-    task->modelBatch_ = modelBatch;
+    // Every backend runs the model as prepared for engine.batch (model_prepare's set-batch pass;
+    // XNNPACK and TensorRT plans are compiled for that shape), so a partial batch, which live
+    // runs gather whenever fewer streams than the batch have a frame, and an offline run's last
+    // batch, run padded to it. Only a TensorRT dynamic profile takes fewer rows, down to its
+    // minimum.
+    task->minRows_ = static_cast<size_t>(
+        options.dynamicBatch() ? std::max(options.profileMin(), 1) : config.engine.batch);
 
     const auto& outputs = task->engine_->outputs();
     auto labels = setupLabels(agent, index, key, outputs.empty() ? nullptr : &outputs[0], source);
@@ -113,12 +119,19 @@ Expected<std::unique_ptr<ClassificationTask>> ClassificationTask::create(
         return session.status().withContext(agent.where(key + ".model"));
     task->session_ = std::move(session).value();
 
-    const size_t rows = static_cast<size_t>(modelBatch > 0 ? modelBatch : config.engine.batch);
+    const auto rows = static_cast<size_t>(config.engine.batch); // a fixed batch dimension is it
     task->input_.assign(rows * task->preprocessor_.outputElements(), 0.0f);
     task->preprocessOk_.assign(rows, 0);
     task->probabilities_.assign(task->classes_, 0.0f);
     task->smoothed_.assign(task->classes_, 0.0f);
     return task;
+}
+
+void ClassificationTask::prepareStreams(size_t count)
+{
+    count = std::max<size_t>(count, 1);
+    smoothed_.assign(count * classes_, 0.0f);
+    firstScores_.assign(count, 1);
 }
 
 nlohmann::json ClassificationTask::describe() const
@@ -160,8 +173,9 @@ Status ClassificationTask::process(
         if (preprocessFailure)
             preprocessFailure = s.withContext("frame " + std::to_string(frames[i]->sequence));
     }
-    // A model with a fixed batch runs full batches; the rows no frame filled are left as they were.
-    const size_t rows = modelBatch_ > 0 ? static_cast<size_t>(modelBatch_) : count;
+    // A partial batch runs padded to the rows the engine takes (minRows_); the rows no frame
+    // filled are left as they were, and never scored.
+    const size_t rows = std::max(count, minRows_);
     const int64_t preprocessedNs = monotonicNs();
 
     RunTiming timing;
@@ -203,8 +217,14 @@ Status ClassificationTask::process(
         r.topK = 0;
         if (!r.ok)
             continue;
-        if (!scoreRow(output.data + i * classes_, classes_, config_.postprocess,
-                probabilities_.data(), smoothed_.data(), firstScores_, r))
+        // Smoothing follows each stream on its own; a stream the task was not prepared for
+        // (a caller that never called prepareStreams) shares the first one's history.
+        const size_t stream = frames[i]->stream < firstScores_.size() ? frames[i]->stream : 0;
+        bool first = firstScores_[stream] != 0;
+        const bool scored = scoreRow(output.data + i * classes_, classes_, config_.postprocess,
+            probabilities_.data(), smoothed_.data() + stream * classes_, first, r);
+        firstScores_[stream] = first ? 1 : 0;
+        if (!scored)
             nonFinite = &r;
     }
     if (status && nonFinite)

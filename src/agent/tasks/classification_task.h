@@ -26,6 +26,8 @@ public:
     const std::vector<std::string>& labels() const override { return labels_; }
     std::vector<EngineDescription> engines() const override { return {engine_->description()}; }
     nlohmann::json describe() const override;
+    // Score smoothing keeps a history per stream.
+    void prepareStreams(size_t count) override;
     Status process(const Frame* const* frames, size_t count, int64_t dequeuedNs,
         FrameRecord* records) override;
 
@@ -48,14 +50,16 @@ private:
     Preprocessor preprocessor_;
     std::vector<std::string> labels_;
     std::vector<int> truthToLabel_; // source class index -> label index, -1 when the labels lack it
-    int modelBatch_ = -1; // fixed batch dimension of the model input, -1 when dynamic
-    std::vector<float> input_; // modelBatch (or batch) x 3 x H x W
+    // The fewest rows an inference may run: the engine's batch, or a TensorRT dynamic profile's
+    // minimum (a partial batch is padded up to it).
+    size_t minRows_ = 1;
+    std::vector<float> input_; // batch x 3 x H x W
     std::vector<uint8_t> preprocessOk_; // per frame of the batch being processed
     std::vector<float> probabilities_;
-    std::vector<float> smoothed_;
+    std::vector<float> smoothed_; // per stream: classes_ values each (prepareStreams)
     size_t classes_ = 0; // from the model file, or the labels when the model leaves it open
     bool firstRun_ = true; // the next inference is the engine's first (cold start)
-    bool firstScores_ = true; // smoothing has no history yet
+    std::vector<char> firstScores_ = {1}; // per stream: smoothing has no history yet
 };
 
 } // namespace jetagent

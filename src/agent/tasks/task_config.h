@@ -4,6 +4,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "jetagent/base/enum_names.h"
 #include "jetagent/engines/engine.h"
@@ -93,6 +94,12 @@ struct TaskConfig {
     std::string labels; // one label per line, in output order; resolved relative to the config file
     double deadlineMs =
         0.0; // a frame later than this end to end is a deadline miss; 0 = the source's frame period
+    // The names of the sources the task serves (`sources:`); empty = every one. One engine serves
+    // them all, batching the newest frame of each.
+    std::vector<std::string> streams;
+    // Once a frame is there, the longest wait for the other streams' frames before a partial
+    // batch runs (nvstreammux's batched-push-timeout); 0 = half the fastest stream's frame period.
+    double batchTimeoutMs = 0.0;
     EngineOptions engine;
     CalibrationConfig calibration; // engine.calibration in the file
     PreprocessConfig preprocess;

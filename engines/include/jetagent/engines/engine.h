@@ -181,6 +181,9 @@ struct EngineStep {
     std::string node; // "Conv '/layer1/Conv' + Relu '/layer1/Relu'" (fused nodes joined)
     std::string op; // the ONNX operator
     std::string library; // "xnnpack", "reference" (the backend's own kernels), ...
+    // What it computes in: "fp32", "int8", "fp16", or a conversion "fp32>int8"; empty where the
+    // backend does not say.
+    std::string precision;
 };
 
 class Engine {

@@ -43,6 +43,11 @@ Expected<std::shared_ptr<const ModelFile>> loadModelFile(const std::string& path
 Expected<std::shared_ptr<const ModelFile>> parseModelBytes(
     const std::vector<char>& bytes, const std::string& path);
 
+// Whether the model brings its own int8 quantization: QuantizeLinear or DequantizeLinear nodes (a
+// QDQ model, as PyTorch's and ONNX Runtime's quantization tools export). Backends then take the
+// scales from it (explicit quantization) instead of calibrating.
+bool isQdqModel(const ModelFile& model);
+
 // Checks an in-memory model as loadModelFile does (without the ONNX checker when `runChecker` is
 // false) and sorts its nodes topologically if the file had them out of order. `path` names it.
 Status checkModel(onnx::ModelProto& model, const std::string& path, bool runChecker);

@@ -41,6 +41,9 @@ struct TensorInfo {
 };
 
 // Contiguous float32 data in row-major order. The owner of the memory decides its lifetime.
+// A model input or output whose TensorInfo says uint8 or int8 (a quantized model's, which the
+// xnnpack backend takes where DequantizeLinear reads it or QuantizeLinear writes it) is carried
+// as floats holding its integers exactly (200 as 200.0f).
 struct TensorView {
     float* data = nullptr;
     TensorShape shape;

@@ -74,8 +74,10 @@ bool computeHasFastInt8(int major, int minor);
 
 // Checks `options` for the tensorrt backend on `platform`. Errors (Unsupported for what this
 // board cannot do, InvalidInput for contradictory settings) name the setting as written in
-// config, so that the task's context makes a complete message.
-Status checkTensorRTOptions(const EngineOptions& options, const GpuPlatform& platform);
+// config, so that the task's context makes a complete message. `qdqModel`: the model brings its
+// own int8 scales (isQdqModel), so int8 needs no calibration data.
+Status checkTensorRTOptions(
+    const EngineOptions& options, const GpuPlatform& platform, bool qdqModel = false);
 
 // Where a session keeps its buffers: Auto takes mapped memory on integrated GPUs, where it avoids
 // every copy, and device memory on discrete ones.

@@ -19,6 +19,7 @@ struct Frame {
         0; // 0-based, consecutive for each source; a gap means the source dropped frames
     int64_t captureNs = 0; // CLOCK_MONOTONIC time the frame was captured (see FrameSource::read)
     int truthClass = -1; // index into SourceInfo::classNames when the source knows it, else -1
+    uint16_t stream = 0; // which of a run's streams it came from (set by the run, not the source)
 };
 
 // What a source is, fixed once it is open.
