@@ -265,7 +265,7 @@ TEST(Pipeline, AStalledStreamCostsTheOthersOneTimeoutNotOnePerBatch)
     constexpr int64_t kPeriod = 20'000'000; // 50 fps
     constexpr int64_t kTimeout = 60'000'000;
     StallingSource healthy0(kPeriod, UINT64_MAX), healthy1(kPeriod, UINT64_MAX);
-    StallingSource stalls(kPeriod, 10); // ten frames, then nothing
+    StallingSource stalls(kPeriod, 5); // five frames, then nothing
     test::FakeTask task("t", {"x"});
     task.batch = 3;
     RunConfig run;
@@ -280,21 +280,27 @@ TEST(Pipeline, AStalledStreamCostsTheOthersOneTimeoutNotOnePerBatch)
     pipeline.join();
     recorder.stop();
     const TaskStats stats = recorder.stats(0);
-    // The stall is waited for once, until the timeout or until a healthy stream's next frame
-    // ends the wait (the batcher's spare slot: which comes first is the scheduler's); then the
-    // stream is absent until it delivers again (never). On a loaded machine (or under a
-    // sanitizer) a healthy stream may itself miss a timeout now and then: some, never one per
-    // batch, which is what waiting for the stalled stream each time would give.
+    // The stalled stream is waited for once: until the timeout, or until a healthy stream's next
+    // frame ends the wait (the batcher's spare slot: which comes first is the scheduler's). Then
+    // it is absent until it delivers again (never). Before it stalls it may be waited for too, on
+    // a loaded machine, but never twice between two of its frames. Waiting for it in every batch
+    // would give a timeout every 60 ms of the 1.3 s after the stall. Which batches time out on
+    // the healthy streams is the machine's load, not the batcher's rule, so the test counts only
+    // those that waited for the stalled stream.
     EXPECT_GE(stats.batching.batches, 20u);
-    EXPECT_LE(stats.batching.timedOut * 4, stats.batching.batches)
+    const uint64_t stalledDelivered = stats.forStream(2)->frames + pipeline.dropped(0, 2);
+    EXPECT_EQ(stalledDelivered, 5u);
+    EXPECT_LE(pipeline.batchTimeoutsWaitingFor(0, 2), stalledDelivered + 1)
         << stats.batching.timedOut << " of " << stats.batching.batches << " batches timed out";
+    EXPECT_GE(pipeline.batchTimeoutsWaitingFor(0, 2), 1u); // it was waited for, after the stall
     for (size_t s = 0; s < 2; ++s) {
         const StreamStats* st = stats.forStream(s);
         ASSERT_NE(st, nullptr);
-        // The healthy streams kept their pace: most of their frames were inferred.
-        EXPECT_GE(st->frames, pipeline.framesCaptured(s) * 8 / 10) << s;
+        // The healthy streams kept their pace: most of their frames were inferred (waiting 60 ms
+        // for the stalled stream in every batch would infer one in three; a loaded machine drops
+        // some when the worker is off the CPU for two frame periods).
+        EXPECT_GE(st->frames, pipeline.framesCaptured(s) * 6 / 10) << s;
     }
-    EXPECT_EQ(stats.forStream(2)->frames, 10u);
     // No healthy frame waited much beyond one timeout (the margin covers a loaded machine).
     std::lock_guard<std::mutex> lock(sink.mutex);
     EXPECT_LT(sink.worst[0], kTimeout + 200'000'000);

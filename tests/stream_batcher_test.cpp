@@ -36,6 +36,12 @@ TEST(StreamBatcher, OneStreamTakesWhatIsThereAtOnce)
     EXPECT_EQ(batch.streams, 1u);
     EXPECT_FALSE(batch.timedOut);
     EXPECT_EQ(batch.waitedNs, 0);
+    // Only 0 there: the batch waits for 1 (present), not for 2 (absent), and the wait is 1's.
+    b.push(0, frameOf(0, 2));
+    ASSERT_EQ(b.gather(out, 3, batch), 1u);
+    EXPECT_TRUE(batch.timedOut);
+    EXPECT_EQ(b.timeoutsWaitingFor(1), 1u);
+    EXPECT_EQ(b.timeoutsWaitingFor(2), 1u);
 }
 
 TEST(StreamBatcher, WaitsForEveryStreamThenTheTimeoutAndAStalledStreamOnlyOnce)
@@ -61,6 +67,9 @@ TEST(StreamBatcher, WaitsForEveryStreamThenTheTimeoutAndAStalledStreamOnlyOnce)
     EXPECT_GE(batch.waitedNs, kTimeout - 5 * kMs);
     EXPECT_EQ(out[0]->stream, 0u); // ... one frame per stream, in stream order
     EXPECT_EQ(out[1]->stream, 1u);
+    EXPECT_EQ(b.timeoutsWaitingFor(0), 0u);
+    EXPECT_EQ(b.timeoutsWaitingFor(1), 0u); // it came within the timeout
+    EXPECT_EQ(b.timeoutsWaitingFor(2), 1u);
 
     // Stream 2 is absent now: with 0 and 1 there, the next batch goes at once.
     b.push(0, frameOf(0, 1));
@@ -68,11 +77,17 @@ TEST(StreamBatcher, WaitsForEveryStreamThenTheTimeoutAndAStalledStreamOnlyOnce)
     ASSERT_EQ(b.gather(out, 3, batch), 2u);
     EXPECT_FALSE(batch.timedOut);
     EXPECT_EQ(batch.waitedNs, 0);
-
-    // Once it delivers again it is waited for again: a batch of all three at once.
-    b.push(2, frameOf(2, 0));
+    // Only 0 there: the batch waits for 1 (present), not for 2 (absent), and the wait is 1's.
     b.push(0, frameOf(0, 2));
-    b.push(1, frameOf(1, 2));
+    ASSERT_EQ(b.gather(out, 3, batch), 1u);
+    EXPECT_TRUE(batch.timedOut);
+    EXPECT_EQ(b.timeoutsWaitingFor(1), 1u);
+    EXPECT_EQ(b.timeoutsWaitingFor(2), 1u);
+
+    // Once they deliver again they are waited for again: a batch of all three at once.
+    b.push(2, frameOf(2, 0));
+    b.push(0, frameOf(0, 3));
+    b.push(1, frameOf(1, 3));
     ASSERT_EQ(b.gather(out, 3, batch), 3u);
     EXPECT_EQ(batch.streams, 3u);
     EXPECT_FALSE(batch.timedOut);

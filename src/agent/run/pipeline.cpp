@@ -124,22 +124,36 @@ size_t Pipeline::framesInFlight(
     return frames;
 }
 
+namespace {
+
+// Where run stream `stream` is among a task's streams (its batcher's queue): streams.size() when
+// the task does not serve it.
+size_t slotOf(const std::vector<size_t>& streams, size_t stream)
+{
+    return static_cast<size_t>(std::find(streams.begin(), streams.end(), stream) - streams.begin());
+}
+
+} // namespace
+
 uint64_t Pipeline::dropped(size_t task, size_t stream) const
 {
     const Worker& w = *workers_[task];
-    for (size_t slot = 0; slot < w.streams.size(); ++slot)
-        if (w.streams[slot] == stream)
-            return w.queue.dropped(slot);
-    return 0;
+    const size_t slot = slotOf(w.streams, stream);
+    return slot < w.streams.size() ? w.queue.dropped(slot) : 0;
+}
+
+uint64_t Pipeline::batchTimeoutsWaitingFor(size_t task, size_t stream) const
+{
+    const Worker& w = *workers_[task];
+    const size_t slot = slotOf(w.streams, stream);
+    return slot < w.streams.size() ? w.queue.timeoutsWaitingFor(slot) : 0;
 }
 
 size_t Pipeline::queueDepth(size_t task, size_t stream) const
 {
     const Worker& w = *workers_[task];
-    for (size_t slot = 0; slot < w.streams.size(); ++slot)
-        if (w.streams[slot] == stream)
-            return w.queue.queued(slot);
-    return 0;
+    const size_t slot = slotOf(w.streams, stream);
+    return slot < w.streams.size() ? w.queue.queued(slot) : 0;
 }
 
 uint64_t Pipeline::reconnects(size_t stream) const

@@ -126,6 +126,9 @@ public:
     uint64_t dropped(size_t task) const { return workers_[task]->queue.dropped(); }
     // ... of run stream `stream` (0 when the task does not serve it).
     uint64_t dropped(size_t task, size_t stream) const;
+    // Batches of task `task` that timed out waiting for run stream `stream` (0 when the task does
+    // not serve it): StreamBatcher::timeoutsWaitingFor. Thread-safe.
+    uint64_t batchTimeoutsWaitingFor(size_t task, size_t stream) const;
     // Frames waiting in task `task`'s queue of run stream `stream` now (0 when it does not serve
     // it). Thread-safe.
     size_t queueDepth(size_t task, size_t stream) const;

@@ -129,8 +129,10 @@ size_t StreamBatcher::gather(FramePtr* out, size_t max, Batch& batch)
             if (!filled || readyLocked(max) == Readiness::Overflowing) {
                 batch.timedOut = true;
                 for (Queue& q : queues_)
-                    if (q.size == 0 && !q.closed)
+                    if (q.size == 0 && !q.closed && !q.absent) {
                         q.absent = true;
+                        ++q.waitedFor;
+                    }
             }
         }
     }
@@ -176,6 +178,12 @@ size_t StreamBatcher::queued(size_t stream) const
 {
     std::lock_guard<std::mutex> lock(mutex_);
     return queues_[stream].size;
+}
+
+uint64_t StreamBatcher::timeoutsWaitingFor(size_t stream) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return queues_[stream].waitedFor;
 }
 
 uint64_t StreamBatcher::dropped() const

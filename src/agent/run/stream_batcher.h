@@ -53,6 +53,9 @@ public:
 
     uint64_t dropped(size_t stream) const;
     uint64_t dropped() const; // all streams
+    // Batches that timed out while `stream` (open, present) had no frame: the waits it cost the
+    // others. At most one between two of its frames, however late it is.
+    uint64_t timeoutsWaitingFor(size_t stream) const;
     size_t queued(size_t stream) const; // frames waiting in `stream`'s queue now
     size_t streams() const { return queues_.size(); }
     size_t capacity() const { return capacity_; } // per stream
@@ -65,6 +68,7 @@ private:
         bool closed = false;
         bool absent = false; // timed out in the previous batch; present again with its next frame
         uint64_t dropped = 0;
+        uint64_t waitedFor = 0; // batches that timed out waiting for it
     };
     enum class Readiness {
         NotReady,
