@@ -156,6 +156,37 @@ TEST(StreamBatcher, AFasterStreamsNextFrameEndsTheWaitInsteadOfReplacingTheWaiti
     batcher.close();
 }
 
+// The same when the spare frame fills the batch (a batch of three from three streams, two of them
+// there): the batch waited a whole frame period for the third, which is then absent. Counting only
+// the waits that ended short of a full batch, a stalled stream beside two paced ones was waited
+// for in every batch, never marked absent.
+TEST(StreamBatcher, ASpareFrameThatFillsTheBatchStillEndsAWaitForTheStreamWithout)
+{
+    constexpr int64_t kTimeoutNs = 10'000'000'000; // far longer than the test
+    StreamBatcher batcher(3, 1, FrameQueue::Policy::DropOldest, kTimeoutNs);
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 0)));
+    ASSERT_TRUE(batcher.push(1, frameOf(1, 0)));
+    FramePtr out[3];
+    StreamBatcher::Batch batch;
+    auto gathered = std::async(std::launch::async, [&] { return batcher.gather(out, 3, batch); });
+    EXPECT_EQ(gathered.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 1))); // the spare slot: three frames, a full batch
+    ASSERT_EQ(gathered.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    ASSERT_EQ(gathered.get(), 3u);
+    EXPECT_TRUE(batch.timedOut);
+    EXPECT_EQ(batch.streams, 2u);
+    EXPECT_EQ(batcher.timeoutsWaitingFor(2), 1u);
+    EXPECT_EQ(batcher.timeoutsWaitingFor(0) + batcher.timeoutsWaitingFor(1), 0u);
+    // Stream 2 is absent: the next batch of 0 and 1 goes without waiting.
+    ASSERT_TRUE(batcher.push(0, frameOf(0, 2)));
+    ASSERT_TRUE(batcher.push(1, frameOf(1, 1)));
+    ASSERT_EQ(batcher.gather(out, 3, batch), 2u);
+    EXPECT_FALSE(batch.timedOut);
+    EXPECT_EQ(batch.waitedNs, 0);
+    EXPECT_EQ(batcher.timeoutsWaitingFor(2), 1u);
+    batcher.close();
+}
+
 // With no batch waiting, a live queue keeps only its newest frames (the worker is behind: the
 // frames it has not taken yet are replaced, and counted).
 TEST(StreamBatcher, WithoutAWaitingBatchTheNewestFrameWins)
@@ -195,6 +226,8 @@ TEST(StreamBatcher, AStalledStreamCostsOneTimeout)
         EXPECT_EQ(batch.waitedNs, 0);
     }
     EXPECT_EQ(batcher.dropped(), 0u);
+    EXPECT_EQ(batcher.timeoutsWaitingFor(0), 0u);
+    EXPECT_EQ(batcher.timeoutsWaitingFor(1), 1u); // the stalled stream: one wait in four batches
     batcher.close();
     EXPECT_EQ(batcher.gather(out, 2, batch), 0u);
 }

@@ -169,11 +169,13 @@ AgentRun summariseRun(RunOutcome& outcome, const AgentConfig& config, Components
     for (size_t i = 0; i < tasks.size(); ++i) {
         outcome.tasks.push_back(
             {tasks[i].get(), &config.tasks[i], &stats[i], pipeline.dropped(i), logs[i].get(),
-                recorder.lost(i), c.monitor && c.monitor->sampler().haveRails(), {}, {}, 0});
+                recorder.lost(i), c.monitor && c.monitor->sampler().haveRails(), {}, {}, {}, 0});
         TaskOutcome& t = outcome.tasks.back();
         t.streams = pipeline.taskStreams(i);
-        for (size_t s : t.streams)
+        for (size_t s : t.streams) {
             t.streamDropped.push_back(pipeline.dropped(i, s));
+            t.streamTimeouts.push_back(pipeline.batchTimeoutsWaitingFor(i, s));
+        }
         t.batchTimeoutNs = pipeline.taskBatchTimeoutNs(i);
     }
     if (c.gpio)

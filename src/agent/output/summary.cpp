@@ -265,11 +265,16 @@ json streamsJson(const TaskOutcome& t, const RunOutcome& run, bool unpaced)
         const size_t id = s.streamIds[k];
         json j;
         j["name"] = id < run.streams.size() ? run.streams[id].name : std::to_string(id);
-        uint64_t dropped = 0;
-        for (size_t i = 0; i < t.streams.size() && i < t.streamDropped.size(); ++i)
-            if (t.streams[i] == id)
-                dropped = t.streamDropped[i];
+        uint64_t dropped = 0, timeouts = 0;
+        for (size_t i = 0; i < t.streams.size(); ++i)
+            if (t.streams[i] == id) {
+                dropped = i < t.streamDropped.size() ? t.streamDropped[i] : 0;
+                timeouts = i < t.streamTimeouts.size() ? t.streamTimeouts[i] : 0;
+            }
         j["frames"] = {{"processed", st.frames}, {"dropped", dropped}, {"failed", st.failed}};
+        // The batches that waited for this stream until the timeout (or a spare frame) and went
+        // without it: which camera holds the others back.
+        j["batch_timeouts"] = timeouts;
         j["latency_ms"] = {
             {"end_to_end", distributionJson(st.endToEnd)}, {"wait", distributionJson(st.wait)}};
         if (t.config->type == "action")

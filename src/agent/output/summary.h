@@ -29,6 +29,7 @@ struct TaskOutcome {
     bool energy = false; // power rails were sampled: the statistics hold each frame's energy
     std::vector<size_t> streams; // the run streams the task served
     std::vector<uint64_t> streamDropped; // ... the frames each one's queue dropped
+    std::vector<uint64_t> streamTimeouts; // ... the batches that timed out waiting for each one
     int64_t batchTimeoutNs = 0; // the longest wait of a gather for the other streams
 };
 

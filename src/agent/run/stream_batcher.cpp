@@ -94,6 +94,14 @@ StreamBatcher::Readiness StreamBatcher::readyLocked(size_t max) const
     return overflowing ? Readiness::Overflowing : Readiness::NotReady;
 }
 
+bool StreamBatcher::spareInUseLocked() const
+{
+    for (const Queue& q : queues_)
+        if (q.size > capacity_)
+            return true;
+    return false;
+}
+
 size_t StreamBatcher::gather(FramePtr* out, size_t max, Batch& batch)
 {
     batch = Batch();
@@ -126,12 +134,14 @@ size_t StreamBatcher::gather(FramePtr* out, size_t max, Batch& batch)
             waiting_ = true;
             const bool filled = notEmpty_.wait_until(lock, deadline, ready);
             waiting_ = false;
-            if (!filled || readyLocked(max) == Readiness::Overflowing) {
-                batch.timedOut = true;
+            // A spare slot in use means the wait outlasted a stream's frame period: it was a
+            // wait for the streams that have no frame, even when the spare frames fill the batch.
+            if (!filled || spareInUseLocked()) {
                 for (Queue& q : queues_)
                     if (q.size == 0 && !q.closed && !q.absent) {
                         q.absent = true;
                         ++q.waitedFor;
+                        batch.timedOut = true;
                     }
             }
         }

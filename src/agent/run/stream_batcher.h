@@ -76,6 +76,7 @@ private:
         Overflowing, // not Ready, but a stream holds more than `capacity_` (its spare slot)
     };
     Readiness readyLocked(size_t max) const;
+    bool spareInUseLocked() const; // some stream holds more than `capacity_` frames
 
     const FrameQueue::Policy policy_;
     const size_t capacity_;
