@@ -34,6 +34,8 @@
 #    whose deep stacks of products TensorRT runs in TF32 on Ampere GPUs unless told otherwise — a
 #    bound not yet checked on a board; <= 1e-3 for any other), fp16 (top-1 agreement >= 99%), int8
 #    calibrated (agreement reported, not judged).
+#    The board's CPU in int8: the first model on xnnpack:cpu:int8 (calibrated) against
+#    xnnpack:cpu:fp32, a timing line (both medians, their ratio, top-1 agreement; not judged).
 #    Then the first model's fp16 again: its plan must come from the cache (the JSON's
 #    candidate.plan_from_cache). On boards with DLA cores (Xavier, Orin AGX/NX), the first
 #    model in fp16 on dla0 with GPU fallback (top-1 >= 99%).
@@ -50,7 +52,7 @@
 # Prints a PASS/FAIL/SKIP table and exits 1 if any check failed (2 on a usage error).
 set -uo pipefail
 
-usage() { sed -n '2,50p' "$0"; }
+usage() { sed -n '2,/^set -uo pipefail/{/^set -uo/!p}' "$0"; }
 build="build-tensorrt"
 models=""
 set_name=""
@@ -304,6 +306,28 @@ if [ -z "$onnx_dir" ]; then
     else
         record FAIL "resnet18.qdq" "tools/make_qdq_model.py failed (see $out/export.txt)"
     fi
+fi
+
+# The board's CPU in int8: the first model calibrated on xnnpack:cpu:int8 (XNNPACK's qs8/qc8
+# kernels: the dot-product instructions on Orin's Cortex-A78AE, plain NEON on the Nano's A57, whose
+# CPU has no fp16 arithmetic, so int8 is its only faster precision) against xnnpack:cpu:fp32, the
+# two taking turns on the same frames with the same threads. A timing line: each median, their
+# ratio and the top-1 agreement, reported, not judged.
+if [ -n "$first" ] && echo "$backends" | grep -Eq '^xnnpack +available'; then
+    echo "-- $first.cpu.int8: xnnpack:cpu:int8 against xnnpack:cpu:fp32"
+    "$jetagent" compare "${model_file[$first]}" --candidate xnnpack:cpu:int8 \
+        --reference xnnpack:cpu:fp32 --calibration "$calibration" --inputs "$inputs" \
+        --frames "$frames" --cache-dir "$cache" --json "$out/$first.cpu.int8.json" \
+        > "$out/$first.cpu.int8.txt" 2>&1
+    status=$?
+    if [ "$status" -eq 0 ]; then
+        record PASS "$first.cpu.int8" "reported, not judged: $(json_value "$out/$first.cpu.int8.json" \
+            '"int8 %.2f ms, fp32 %.2f ms median (%.2fx), top-1 %.2f%%" % (j["candidate"]["latency_ms"]["median"], j["reference"]["latency_ms"]["median"], j["reference"]["latency_ms"]["median"] / j["candidate"]["latency_ms"]["median"], 100 * (j["outputs"][0]["top1_agreement"] or 0))')"
+    else
+        record FAIL "$first.cpu.int8" "exit $status: $(tail -n 1 "$out/$first.cpu.int8.txt")"
+    fi
+elif [ -n "$first" ]; then
+    record SKIP "$first.cpu.int8" "jetagent backends lists no available xnnpack (libxnnpack-dev was missing at build time)"
 fi
 
 if [ -n "$first" ]; then
