@@ -69,16 +69,22 @@ void StreamBatcher::close()
     notFull_.notify_all();
 }
 
+bool StreamBatcher::spareInUseLocked() const
+{
+    for (const Queue& q : queues_)
+        if (q.size > capacity_)
+            return true;
+    return false;
+}
+
 StreamBatcher::Readiness StreamBatcher::readyLocked(size_t max) const
 {
     bool allClosed = true;
     bool everyStreamHasOne = true;
-    bool overflowing = false;
     for (const Queue& q : queues_) {
         allClosed = allClosed && q.closed;
         if (q.size == 0 && !q.closed && !q.absent)
             everyStreamHasOne = false;
-        overflowing = overflowing || q.size > capacity_;
     }
     if (allClosed)
         return Readiness::Ready;
@@ -89,17 +95,9 @@ StreamBatcher::Readiness StreamBatcher::readyLocked(size_t max) const
     if (queued_ > 0 && everyStreamHasOne)
         return Readiness::Ready;
     // A stream's next frame came while the batch waited (in the spare slot): waiting longer for
-    // the others would only lose its frames. At the default timeout, the fastest stream's frame
-    // period, the wait for a slower stream ends just when that stream's next frame comes.
-    return overflowing ? Readiness::Overflowing : Readiness::NotReady;
-}
-
-bool StreamBatcher::spareInUseLocked() const
-{
-    for (const Queue& q : queues_)
-        if (q.size > capacity_)
-            return true;
-    return false;
+    // the others would only lose its frames. At a timeout of the fastest stream's frame period or
+    // more, the wait for a slower stream ends when the fastest stream's next frame comes.
+    return spareInUseLocked() ? Readiness::Overflowing : Readiness::NotReady;
 }
 
 size_t StreamBatcher::gather(FramePtr* out, size_t max, Batch& batch)
