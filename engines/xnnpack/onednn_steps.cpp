@@ -44,6 +44,19 @@ struct Part {
     const void* residual = nullptr;
     void* residualTo = nullptr;
     size_t residualBytes = 0;
+    // A slice of the output channels (channelSlices): the part computes them densely into
+    // `slice`, [pixels][sliceChannels], and copies them to their place in the output, whose rows
+    // have `channels` values, from channel `firstChannel` on; a residual is copied in first.
+    std::vector<float> slice;
+    float* sliceOut = nullptr;
+    size_t pixels = 0, firstChannel = 0, sliceChannels = 0, channels = 0;
+    bool sliceResidual = false;
+};
+
+// Weights re-laid for a primitive, with the plain weights they came from.
+struct PackedWeights {
+    const void* source;
+    memory packed;
 };
 
 // A slice of a convolution that one part computes: whole images of a batch, or a band of one
@@ -107,6 +120,26 @@ std::vector<ConvBand> convBands(const ConvGeometry& g, size_t outPixels, pthread
     return bands;
 }
 
+// How many slices of output channels one image's convolution runs as, one part a slice, where its
+// output rows would split unevenly over the pool's threads (a 7x7 output on two threads: bands of
+// 4 and 3 rows, and a thread of 4 rows ran resnet18's last 3x3 convolutions at 1.26x one
+// thread's speed); 1: split by rows (convBands). Each slice has at least 32 channels, a multiple
+// of 16 (the AVX-512 kernels' block).
+size_t channelSlices(const ConvGeometry& g, size_t outPixels, pthreadpool_t pool)
+{
+    const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
+    const size_t oc = g.groups * g.groupOutputChannels;
+    const size_t outW =
+        (g.inputW + g.padLeft + g.padRight - (g.dilationW * (g.kernelW - 1) + 1)) / g.strideW + 1;
+    const size_t outH = outPixels / outW;
+    if (threads < 2 || g.batch != 1 || g.groups != 1 || oc % 16 != 0 || oc < 32 * threads)
+        return 1;
+    const size_t parts = std::min(threads, outH);
+    const size_t tallest = (outH + parts - 1) / parts;
+    // The row split's slowest thread against an even share, within 10%: keep it.
+    return tallest * parts * 10 > outH * 11 ? threads : 1;
+}
+
 class OneDnnExec final : public StepExec {
 public:
     explicit OneDnnExec(dnnl::engine engine) : engine_(std::move(engine)) { }
@@ -123,9 +156,17 @@ public:
         // oneDNN sizes a primitive's work split by the creating thread's OpenMP thread count: one.
         omp_set_num_threads(1);
         try {
+            const size_t slices = channelSlices(step, outPixels, pool);
+            if (slices > 1) {
+                const ConvBand whole = convBands(step, outPixels, nullptr).at(0);
+                const size_t blocks = oc / 16;
+                for (size_t p = 0; p < slices; ++p)
+                    addConvPart(step, in, out, whole, 16 * (blocks * p / slices),
+                        16 * (blocks * (p + 1) / slices));
+                return Status();
+            }
             for (const ConvBand& b : convBands(step, outPixels, pool))
-                addConvPart(step, in + b.inOffset, out + b.outOffset, b.images, b.inRows, b.padTop,
-                    b.padBottom, b.outRows, b.outW);
+                addConvPart(step, in + b.inOffset, out + b.outOffset, b, 0, oc);
         } catch (const dnnl::error& e) {
             return Status::unsupported(
                 step.node + ": oneDNN cannot run this convolution (" + e.what() + ")");
@@ -216,19 +257,33 @@ private:
         Part& part = parts_[p];
         if (part.residualBytes)
             std::memcpy(part.residualTo, part.residual, part.residualBytes);
+        const size_t sliceBytes = part.sliceChannels * sizeof(float);
+        if (part.sliceResidual)
+            for (size_t i = 0; i < part.pixels; ++i)
+                std::memcpy(part.slice.data() + i * part.sliceChannels,
+                    part.sliceOut + i * part.channels + part.firstChannel, sliceBytes);
         status_[p] = dnnl_primitive_execute(part.primitive.get(), part.stream.get(),
             static_cast<int>(part.args.size()), part.args.data());
+        for (size_t i = 0; i < part.pixels; ++i)
+            std::memcpy(part.sliceOut + i * part.channels + part.firstChannel,
+                part.slice.data() + i * part.sliceChannels, sliceBytes);
     }
 
-    void addConvPart(const ConvStep& step, float* in, float* out, size_t images, size_t inRows,
-        uint32_t padTop, uint32_t padBottom, size_t outRows, size_t outW)
+    // A band of the convolution (images or rows) and of its output channels, [firstChannel,
+    // endChannel): all of them, or a slice of one group's (channelSlices).
+    void addConvPart(const ConvStep& step, float* in, float* out, const ConvBand& band,
+        size_t firstChannel, size_t endChannel)
     {
         const auto f32 = memory::data_type::f32;
         const auto groups = static_cast<memory::dim>(step.groups);
         const auto gic = static_cast<memory::dim>(step.groupInputChannels);
-        const auto goc = static_cast<memory::dim>(step.groupOutputChannels);
+        const bool sliced = endChannel - firstChannel != step.groups * step.groupOutputChannels;
+        const auto goc =
+            static_cast<memory::dim>(sliced ? endChannel - firstChannel : step.groupOutputChannels);
         const auto ic = groups * gic, oc = groups * goc;
-        const auto n = static_cast<memory::dim>(images);
+        const auto n = static_cast<memory::dim>(band.images);
+        const size_t inRows = band.inRows, outRows = band.outRows, outW = band.outW;
+        const uint32_t padTop = band.padTop, padBottom = band.padBottom;
         const auto kh = static_cast<memory::dim>(step.kernelH);
         const auto kw = static_cast<memory::dim>(step.kernelW);
         const memory::desc srcDesc(
@@ -262,10 +317,21 @@ private:
         part.stream = dnnl::stream(engine_);
         part.primitive = dnnl::convolution_forward(pd);
         part.src = memory(srcDesc, engine_, in);
-        part.dst = memory(dstDesc, engine_, out);
-        part.weights = weightsFor(
-            step.packedMutex, step.packed, plainWeights, step.kernel.data(), pd.weights_desc());
-        addPart(std::move(part), pd.scratchpad_desc(), step.bias, biasDesc);
+        if (sliced) {
+            part.pixels = static_cast<size_t>(n) * outRows * outW;
+            part.slice.resize(part.pixels * static_cast<size_t>(oc));
+            part.sliceOut = out;
+            part.firstChannel = firstChannel;
+            part.sliceChannels = static_cast<size_t>(oc);
+            part.channels = step.groupOutputChannels;
+            part.sliceResidual = step.residual;
+        }
+        part.dst = memory(dstDesc, engine_, sliced ? part.slice.data() : out);
+        const size_t weightsPerChannel = static_cast<size_t>(ic * kh * kw);
+        part.weights = weightsFor(step.packedMutex, step.packed, plainWeights,
+            step.kernel.data() + firstChannel * weightsPerChannel, pd.weights_desc());
+        addPart(std::move(part), pd.scratchpad_desc(),
+            step.bias.empty() ? nullptr : step.bias.data() + firstChannel, biasDesc);
     }
 
     // One band of an int8 convolution: s8 pixels with the input's zero point, s8 weights of one
@@ -382,18 +448,19 @@ private:
         // The step's kernel is [out][in]: oneDNN's oihw with unit height and width.
         part.weights = weightsFor(step.packedMutex, step.packed,
             {{oc, ic, 1, 1}, f32, memory::format_tag::oihw}, step.kernel.data(), pd.weights_desc());
-        addPart(std::move(part), pd.scratchpad_desc(), step.bias, biasDesc);
+        addPart(std::move(part), pd.scratchpad_desc(),
+            step.bias.empty() ? nullptr : step.bias.data(), biasDesc);
     }
 
-    // Scratchpad and argument list of a part, then the part itself.
-    void addPart(Part part, const memory::desc& scratchpad, const std::vector<float>& bias,
-        const memory::desc& biasDesc)
+    // Scratchpad and argument list of a part (bias: none when null), then the part itself.
+    void addPart(
+        Part part, const memory::desc& scratchpad, const float* bias, const memory::desc& biasDesc)
     {
         part.scratchpad = memory(scratchpad, engine_);
         part.args = {{DNNL_ARG_SRC, part.src.get()}, {DNNL_ARG_WEIGHTS, part.weights.get()},
             {DNNL_ARG_DST, part.dst.get()}, {DNNL_ARG_SCRATCHPAD, part.scratchpad.get()}};
-        if (!bias.empty()) {
-            part.bias = memory(biasDesc, engine_, const_cast<float*>(bias.data()));
+        if (bias) {
+            part.bias = memory(biasDesc, engine_, const_cast<float*>(bias));
             part.args.push_back({DNNL_ARG_BIAS, part.bias.get()});
         }
         parts_.push_back(std::move(part));
@@ -401,7 +468,7 @@ private:
     }
 
     // A user scratchpad (allocated here, not per call), the residual sum, the activation (GELU,
-    // SiLU, HardSwish) and the output clamp.
+    // SiLU, HardSwish, Sigmoid) and the output clamp.
     static dnnl::primitive_attr attributes(const OutputRange& range, bool residual, GeluForm gelu)
     {
         dnnl::primitive_attr attr;
@@ -418,6 +485,8 @@ private:
             ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
         else if (gelu == GeluForm::HardSwish)
             ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.0f, 0.0f);
+        else if (gelu == GeluForm::Sigmoid)
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
         if (range.min > -std::numeric_limits<float>::infinity() ||
             range.max < std::numeric_limits<float>::infinity()) {
             if (range.min == 0.0f && range.max == std::numeric_limits<float>::infinity())
@@ -437,9 +506,9 @@ private:
     {
         std::lock_guard<std::mutex> lock(mutex);
         for (const auto& k : kept) {
-            const memory& w = *static_cast<const memory*>(k.get());
-            if (w.get_desc() == wanted)
-                return w;
+            const auto& w = *static_cast<const PackedWeights*>(k.get());
+            if (w.source == data && w.packed.get_desc() == wanted)
+                return w.packed;
         }
         memory plain(plainDesc, engine_, const_cast<void*>(data));
         memory packed(wanted, engine_);
@@ -447,7 +516,7 @@ private:
         dnnl::stream stream(engine_);
         dnnl::reorder(plain, packed).execute(stream, plain, packed);
         stream.wait();
-        kept.push_back(std::make_shared<memory>(packed));
+        kept.push_back(std::make_shared<PackedWeights>(PackedWeights {data, packed}));
         return packed;
     }
 
@@ -482,6 +551,13 @@ bool oneDnnHasVnni()
     const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
     return (isa & (dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core)) != 0 ||
         (isa & (dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2)) != 0;
+}
+
+bool oneDnnHasAvx512()
+{
+    // avx512_core's bits are in every later level (VNNI, BF16, AMX).
+    const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
 }
 
 namespace {

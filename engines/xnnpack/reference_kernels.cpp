@@ -348,6 +348,38 @@ Expected<std::unique_ptr<StepExec>> GeluStep::instantiate(
     });
 }
 
+namespace {
+
+JETAGENT_VECTOR_CLONES void scaleChannels(const float* x, const float* __restrict scale, float* out,
+    size_t pixels, size_t channels, float lo, float hi)
+{
+    for (size_t p = 0; p < pixels; ++p) {
+        const float* xp = x + p * channels;
+        float* op = out + p * channels;
+        for (size_t c = 0; c < channels; ++c) {
+            float v = xp[c] * scale[c];
+            v = v < lo ? lo : v;
+            op[c] = v > hi ? hi : v;
+        }
+    }
+}
+
+} // namespace
+
+std::unique_ptr<StepExec> channelScaleExec(const float* x, const float* scale, float* out,
+    size_t images, size_t pixels, size_t channels, OutputRange range, bool last)
+{
+    const size_t block = std::max<size_t>(1, kElementChunk / std::max<size_t>(1, channels));
+    const size_t blocks = (pixels + block - 1) / block;
+    return loop(images * blocks, last, [=](size_t task) {
+        const size_t n = task / blocks;
+        const size_t p0 = task % blocks * block;
+        const size_t offset = (n * pixels + p0) * channels;
+        scaleChannels(x + offset, scale + n * channels, out + offset, std::min(block, pixels - p0),
+            channels, range.min, range.max);
+    });
+}
+
 Expected<std::unique_ptr<StepExec>> StridedSliceStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
 {

@@ -28,7 +28,7 @@ public:
 
 // The activation a step applies to its result: none, GELU's exact (erf) form or its tanh
 // approximation; on oneDNN steps also SiLU (x sigmoid(x), oneDNN's swish) and HardSwish.
-enum class GeluForm { None, Erf, Tanh, Swish, HardSwish };
+enum class GeluForm { None, Erf, Tanh, Swish, HardSwish, Sigmoid };
 
 // A clamp fused into the step's output (Relu, Clip); the full float range when none.
 struct OutputRange {
@@ -109,6 +109,9 @@ bool oneDnnAvailable();
 // XNNPACK's int8 still, but no longer the exact 8-bit products a model's own scales were chosen
 // for.
 bool oneDnnHasVnni();
+// oneDNN's fp32 kernels on this CPU are its AVX-512 ones, which beat XNNPACK's on every kind of
+// convolution (chooseConvLibrary); on AVX2 they beat it only on dense ones of many input channels.
+bool oneDnnHasAvx512();
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
     const ConvStep& step, float* arena, const Plan& plan, pthreadpool_t pool);
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnFullyConnected(
@@ -148,6 +151,9 @@ public:
     std::vector<size_t> shapeA, shapeB; // physical
     std::vector<float> constantA, constantB; // non-empty: that operand is this constant
     OutputRange range;
+    // A multiplication by one value per channel of each image: our kernel (channelScaleExec).
+    bool scalesChannels() const;
+    const char* library() const override { return scalesChannels() ? "reference" : "xnnpack"; }
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
     LowRole lowRole(DType type, bool anyLow, bool allLow) const override;
@@ -442,6 +448,13 @@ public:
     Expected<std::unique_ptr<StepExec>> instantiate(
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
+
+// x times one value per channel of its image: out[n][p][c] = x[n][p][c] scale[n][c], clamped to
+// `range` (the scale of a squeeze-and-excitation block). One pass split over the pool by blocks of
+// pixels (reference_kernels.cpp); XNNPACK's broadcasting multiply ran it as one call per pixel,
+// twice the time.
+std::unique_ptr<StepExec> channelScaleExec(const float* x, const float* scale, float* out,
+    size_t images, size_t pixels, size_t channels, OutputRange range, bool last);
 
 // GELU, y = x (1 + erf(x / sqrt 2)) / 2 with a rational erf (reference_kernels.cpp), or its tanh
 // approximation x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2.

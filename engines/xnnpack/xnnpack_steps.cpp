@@ -180,6 +180,11 @@ bool oneDnnHasVnni()
     return false;
 }
 
+bool oneDnnHasAvx512()
+{
+    return false;
+}
+
 Expected<std::unique_ptr<StepExec>> instantiateOneDnnConv(
     const ConvStep& step, float*, const Plan&, pthreadpool_t)
 {
@@ -341,9 +346,45 @@ Expected<std::unique_ptr<StepExec>> GlobalAveragePoolStep::instantiate(
     });
 }
 
+namespace {
+
+// Whether `scale` is one value per channel of each image of `full`, channels last: [N, 1.., C]
+// against [N, P.., C] with more than one pixel.
+bool perImageChannels(const std::vector<size_t>& full, const std::vector<size_t>& scale)
+{
+    if (full.size() < 3 || scale.size() != full.size() || scale[0] != full[0] ||
+        scale.back() != full.back())
+        return false;
+    size_t pixels = 1;
+    for (size_t d = 1; d + 1 < full.size(); ++d) {
+        if (scale[d] != 1)
+            return false;
+        pixels *= full[d];
+    }
+    return pixels > 1;
+}
+
+} // namespace
+
+bool BinaryStep::scalesChannels() const
+{
+    return !half && kind == BinaryKind::Multiply && inputs.size() == 2 &&
+        (perImageChannels(shapeA, shapeB) || perImageChannels(shapeB, shapeA));
+}
+
 Expected<std::unique_ptr<StepExec>> BinaryStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
+    if (scalesChannels()) {
+        const bool aFull = perImageChannels(shapeA, shapeB);
+        const std::vector<size_t>& full = aFull ? shapeA : shapeB;
+        size_t pixels = 1;
+        for (size_t d = 1; d + 1 < full.size(); ++d)
+            pixels *= full[d];
+        return channelScaleExec(plan.address(arena, inputs[aFull ? 0 : 1]),
+            plan.address(arena, inputs[aFull ? 1 : 0]), plan.address(arena, output), full[0],
+            pixels, full.back(), range, last);
+    }
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
         xnn_status created = xnn_status_invalid_parameter;

@@ -70,19 +70,28 @@ int fuseResidual(CompileContext& cx, const onnx::NodeProto& conv, ConvStep& step
     return id;
 }
 
-// Which library runs a convolution: oneDNN for dense ones (one group) of at least 16 input
-// channels where this build has it (x86-64); XNNPACK otherwise. Measured per step with `inspect
-// --profile` on the zoo and the demo models (docs/cpu-engine.md, on oneDNN's convolutions):
-// oneDNN was faster on all but a few within the noise, from 0.6 to 600 M multiply-adds, except for
-// convolutions of few input channels (resnet50's first, 3 channels: 3.4 ms against 1.4 ms).
+// Which library runs a convolution where this build has oneDNN (x86-64); XNNPACK otherwise.
+// Measured per step with `inspect --profile` on the zoo and the modern set (docs/cpu-engine.md):
+// - with oneDNN's AVX-512 kernels, oneDNN for every convolution: dense ones 30-40% faster than
+//   XNNPACK's even with 3 input channels (the first convolutions: resnet18's 0.65 against 1.0 ms),
+//   grouped ones (resnext50 28.2 against 31.4 ms, regnet_y_800mf 7.2 against 8.2 ms), and
+//   depthwise ones about alike, but with their SiLU or HardSwish fused as a post-op where XNNPACK
+//   runs it as two more steps (efficientnet_b0 6.5 against 7.4 ms);
+// - with its AVX2 kernels (DNNL_MAX_CPU_ISA=AVX2 on the same machine), oneDNN only for dense ones
+//   of at least 16 input channels: on the rest it was slower (alexnet's first, 3 channels: 1.48
+//   against 0.62 ms; resnext50 58 against 52 ms), except for depthwise ones with more taps than
+//   XNNPACK's largest depthwise kernel (5x5), which it runs as a grouped GEMM, 10x slower than
+//   oneDNN's (ConvNeXt's 7x7).
 void chooseConvLibrary(ConvStep& step, bool oneDnn)
 {
-    // Depthwise with more taps than XNNPACK's largest depthwise kernel (5x5): it runs them as a
-    // grouped GEMM, 10x slower than oneDNN's depthwise kernel (ConvNeXt's 7x7).
+    if (!oneDnn || !oneDnnAvailable()) {
+        step.onednn = false;
+        return;
+    }
     const bool wideDepthwise = step.groups > 1 && step.groupInputChannels == 1 &&
         step.groupOutputChannels == 1 && step.kernelH * step.kernelW > 25;
-    step.onednn = oneDnn &&
-        ((step.groups == 1 && step.groupInputChannels >= 16) || wideDepthwise) && oneDnnAvailable();
+    step.onednn =
+        (step.groups == 1 && step.groupInputChannels >= 16) || wideDepthwise || oneDnnHasAvx512();
 }
 
 // A 3-D convolution as a 2-D one: its depth taps gathered beside the channels (unless the kernel

@@ -148,15 +148,25 @@ std::optional<GeluMatch> matchGelu(const CompileContext& cx, const onnx::NodePro
 
 } // namespace
 
-// A GELU, SiLU or HardSwish right after `producer` joins the step as one of oneDNN's post-ops:
-// when every reader of the producer's output is a node of the pattern, those nodes are consumed,
-// *gelu set to its form and the pattern's last node returned (else `producer`).
+// A GELU, SiLU, HardSwish or Sigmoid right after `producer` joins the step as one of oneDNN's
+// post-ops: when every reader of the producer's output is a node of the pattern, those nodes are
+// consumed, *gelu set to its form and the pattern's last node returned (else `producer`).
 const onnx::NodeProto& fuseGeluAfter(
     CompileContext& cx, const onnx::NodeProto& producer, GeluForm* gelu, std::string* text)
 {
     const std::string& out = producer.output(0);
     const auto& readers = cx.index().consumers(out);
-    if (readers.size() < 2 || cx.index().isGraphOutput(out))
+    if (readers.empty() || cx.index().isGraphOutput(out) || !cx.options().fuseActivations)
+        return producer;
+    // A lone Sigmoid: the gate of a squeeze-and-excitation block, after its second convolution.
+    if (readers.size() == 1 && cx.graph().node(readers[0]).op_type() == "Sigmoid" &&
+        cx.graph().node(readers[0]).input(0) == out) {
+        *gelu = GeluForm::Sigmoid;
+        cx.consume(readers[0]);
+        *text += " + " + onnxutil::nodeLabel(cx.graph().node(readers[0]), readers[0]);
+        return cx.graph().node(readers[0]);
+    }
+    if (readers.size() < 2)
         return producer;
     for (int r : readers) {
         auto m = matchGelu(cx, cx.graph().node(r));
@@ -173,7 +183,7 @@ const onnx::NodeProto& fuseGeluAfter(
         cx.consume(r);
         cx.consume(m->rest.begin(), m->rest.end());
         static const char* const kText[] = {
-            "", " + GELU", " + GELU (tanh)", " + SiLU", " + HardSwish"};
+            "", " + GELU", " + GELU (tanh)", " + SiLU", " + HardSwish", ""};
         *text += kText[static_cast<int>(m->form)];
         return cx.graph().node(m->last);
     }

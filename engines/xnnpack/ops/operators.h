@@ -21,10 +21,10 @@ OperatorFn gemm, einsum;
 
 // Element-wise operators and activations (elementwise.cpp).
 OperatorFn binary, unary;
-// A GELU, SiLU (x * Sigmoid(x)) or HardSwish (x * HardSigmoid(x)) right after `producer` joins its
-// step as one of oneDNN's post-ops: when every reader of the producer's output is a node of the
-// pattern, those nodes are consumed, *gelu set to its form and the pattern's last node returned
-// (else `producer`).
+// A GELU, SiLU (x * Sigmoid(x)), HardSwish (x * HardSigmoid(x)) or Sigmoid right after `producer`
+// joins its step as one of oneDNN's post-ops: when every reader of the producer's output is a node
+// of the pattern, those nodes are consumed, *gelu set to its form and the pattern's last node
+// returned (else `producer`).
 const onnx::NodeProto& fuseGeluAfter(
     CompileContext& cx, const onnx::NodeProto& producer, GeluForm* gelu, std::string* text);
 
