@@ -885,5 +885,153 @@ TEST(TransformerOps, PermutesThatKeepTheMemoryOrderAreNotCopies)
         [](const EngineStep& s) { return s.node.find("moves") != std::string::npos; }));
 }
 
+// A convolution in double precision over NCHW `x` ([n][c][h][w]) with [m][c][k][k] weights, stride
+// 1 and `pad` on every side: the tests' formula for the layers below.
+std::vector<double> convolve(const std::vector<double>& x, size_t n, size_t c, size_t h, size_t w,
+    const std::vector<float>& weights, size_t m, size_t k, size_t pad)
+{
+    std::vector<double> y(n * m * h * w, 0.0);
+    for (size_t b = 0; b < n; ++b)
+        for (size_t o = 0; o < m; ++o)
+            for (size_t r = 0; r < h; ++r)
+                for (size_t q = 0; q < w; ++q) {
+                    double sum = 0.0;
+                    for (size_t i = 0; i < c; ++i)
+                        for (size_t u = 0; u < k; ++u)
+                            for (size_t v = 0; v < k; ++v) {
+                                const long rr = long(r + u) - long(pad),
+                                           qq = long(q + v) - long(pad);
+                                if (rr < 0 || qq < 0 || rr >= long(h) || qq >= long(w))
+                                    continue;
+                                sum += x[((b * c + i) * h + size_t(rr)) * w + size_t(qq)] *
+                                    weights[((o * c + i) * k + u) * k + v];
+                            }
+                    y[((b * m + o) * h + r) * w + q] = sum;
+                }
+    return y;
+}
+
+// Runs `g` on two threads (the process's pool is sized by its first engine: one run per test) and
+// expects `want`; the plan's steps.
+void expectOnTwoThreads(const GraphBuilder& g, const std::vector<float>& x,
+    const std::vector<int64_t>& dims, const std::vector<double>& want,
+    std::vector<EngineStep>* steps)
+{
+    EngineOptions options;
+    options.threads = 2;
+    std::vector<std::vector<float>> out;
+    ASSERT_TRUE(runXnnpackWith(options, g, x, dims, &out, steps));
+    expectNear(out[0], want, "two threads");
+}
+
+// A squeeze-and-excitation block as torchvision's EfficientNet and RegNetY export it: a
+// convolution, then its output times Sigmoid(Conv(Relu(Conv(GlobalAveragePool(.))))), one value
+// per channel of each image. The product runs as one step of the backend's own kernel (not
+// XNNPACK's broadcast), and where oneDNN runs the gate's convolution the Sigmoid joins it.
+TEST(TransformerOps, ASqueezeAndExcitationScalesEachImagesChannels)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr size_t kN = 2, kC = 24, kH = 5, kW = 7, kHidden = 16;
+    const std::vector<float> w0 = noise(kC * kC, 3), w1 = noise(kHidden * kC, 5),
+                             w2 = noise(kC * kHidden, 7);
+    GraphBuilder g;
+    const std::vector<int64_t> dims = {kN, kC, kH, kW};
+    g.input("x", dims).output("y", dims);
+    g.floats("w0", {kC, kC, 1, 1}, w0).floats("w1", {kHidden, kC, 1, 1}, w1);
+    g.floats("w2", {kC, kHidden, 1, 1}, w2);
+    g.node("Conv", {"x", "w0"}, {"c"});
+    g.node("GlobalAveragePool", {"c"}, {"pooled"});
+    g.node("Conv", {"pooled", "w1"}, {"squeezed"});
+    g.node("Relu", {"squeezed"}, {"hidden"});
+    g.node("Conv", {"hidden", "w2"}, {"excited"});
+    g.node("Sigmoid", {"excited"}, {"gate"});
+    g.node("Mul", {"c", "gate"}, {"y"});
+    const std::vector<float> x = noise(kN * kC * kH * kW, 11);
+
+    const std::vector<double> c =
+        convolve(std::vector<double>(x.begin(), x.end()), kN, kC, kH, kW, w0, kC, 1, 0);
+    std::vector<double> want(c.size());
+    for (size_t b = 0; b < kN; ++b) {
+        std::vector<double> pooled(kC, 0.0), hidden(kHidden, 0.0), gate(kC, 0.0);
+        for (size_t i = 0; i < kC; ++i)
+            for (size_t p = 0; p < kH * kW; ++p)
+                pooled[i] += c[(b * kC + i) * kH * kW + p] / double(kH * kW);
+        for (size_t j = 0; j < kHidden; ++j) {
+            for (size_t i = 0; i < kC; ++i)
+                hidden[j] += w1[j * kC + i] * pooled[i];
+            hidden[j] = std::max(0.0, hidden[j]);
+        }
+        for (size_t i = 0; i < kC; ++i) {
+            for (size_t j = 0; j < kHidden; ++j)
+                gate[i] += w2[i * kHidden + j] * hidden[j];
+            gate[i] = 1.0 / (1.0 + std::exp(-gate[i]));
+        }
+        for (size_t i = 0; i < kC; ++i)
+            for (size_t p = 0; p < kH * kW; ++p)
+                want[(b * kC + i) * kH * kW + p] = c[(b * kC + i) * kH * kW + p] * gate[i];
+    }
+
+    std::vector<EngineStep> steps;
+    expectOnTwoThreads(g, x, dims, want, &steps);
+    const auto mul =
+        std::find_if(steps.begin(), steps.end(), [](const EngineStep& s) { return s.op == "Mul"; });
+    ASSERT_NE(mul, steps.end());
+    EXPECT_EQ(mul->library, "reference") << mul->node;
+    const auto gate = std::find_if(steps.begin(), steps.end(),
+        [](const EngineStep& s) { return s.node.find("Sigmoid") != std::string::npos; });
+    ASSERT_NE(gate, steps.end());
+    EXPECT_EQ(gate->op, gate->library == "onednn" ? "Conv" : "Sigmoid") << gate->node;
+}
+
+// ResNet's last stage in small (after a 1x1 convolution, as a block's input is computed): a 7x7
+// output, whose rows split unevenly over two threads, so that oneDNN runs it as slices of output
+// channels, the residual's sum and the Relu included.
+TEST(TransformerOps, ASevenBySevenResidualBlockOnTwoThreads)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr size_t kC = 64, kS = 7;
+    const std::vector<float> w0 = noise(kC * kC, 11), wa = noise(kC * kC * 9, 13),
+                             wb = noise(kC * kC * 9, 17);
+    std::vector<float> wa10(wa), wb10(wb);
+    for (float& v : wa10)
+        v *= 0.1f;
+    for (float& v : wb10)
+        v *= 0.1f;
+    GraphBuilder g;
+    const std::vector<int64_t> dims = {1, kC, kS, kS};
+    g.input("x", dims).output("y", dims);
+    g.floats("w0", {kC, kC, 1, 1}, w0);
+    g.floats("wa", {kC, kC, 3, 3}, wa10).floats("wb", {kC, kC, 3, 3}, wb10);
+    g.node("Conv", {"x", "w0"}, {"c"});
+    g.node("Relu", {"c"}, {"r"});
+    test::setInts(g.node("Conv", {"r", "wa"}, {"a"}), "pads", {1, 1, 1, 1});
+    g.node("Relu", {"a"}, {"h"});
+    test::setInts(g.node("Conv", {"h", "wb"}, {"b"}), "pads", {1, 1, 1, 1});
+    g.node("Add", {"b", "r"}, {"s"});
+    g.node("Relu", {"s"}, {"y"});
+    const std::vector<float> x = noise(kC * kS * kS, 19);
+
+    std::vector<double> r = convolve({x.begin(), x.end()}, 1, kC, kS, kS, w0, kC, 1, 0);
+    for (double& v : r)
+        v = std::max(0.0, v);
+    std::vector<double> h = convolve(r, 1, kC, kS, kS, wa10, kC, 3, 1);
+    for (double& v : h)
+        v = std::max(0.0, v);
+    std::vector<double> want = convolve(h, 1, kC, kS, kS, wb10, kC, 3, 1);
+    for (size_t i = 0; i < want.size(); ++i)
+        want[i] = std::max(0.0, want[i] + r[i]);
+
+    std::vector<EngineStep> steps;
+    expectOnTwoThreads(g, x, dims, want, &steps);
+    // Where oneDNN runs it, the residual's Add is inside the second convolution's step.
+    const bool oneDnn = std::any_of(
+        steps.begin(), steps.end(), [](const EngineStep& s) { return s.library == "onednn"; });
+    const auto adds = std::count_if(
+        steps.begin(), steps.end(), [](const EngineStep& s) { return s.op == "Add"; });
+    EXPECT_EQ(adds, oneDnn ? 0 : 1);
+}
+
 } // namespace
 } // namespace jetagent

@@ -163,6 +163,21 @@ float clampTo(float v, const OutputRange& r)
 
 } // namespace
 
+namespace {
+
+// out[a][c] = in[c][a] for a in [first, end), c < C: a few planes interleaved (an NCHW image of
+// 3 channels to NHWC, the input's layout conversion): each plane read in order.
+template <size_t C>
+JETAGENT_VECTOR_CLONES void interleavePlanes(
+    const float* in, size_t planeStride, float* out, size_t first, size_t end)
+{
+    for (size_t a = first; a < end; ++a)
+        for (size_t c = 0; c < C; ++c)
+            out[a * C + c] = in[c * planeStride + a];
+}
+
+} // namespace
+
 Expected<std::unique_ptr<StepExec>> PermuteStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
@@ -194,6 +209,24 @@ Expected<std::unique_ptr<StepExec>> PermuteStep::instantiate(
     const size_t rank = outDims.size();
     if (rank > 8)
         return Status::unsupported(node + ": a permutation of more than 8 moving axes");
+    // Three or four planes interleaved (an RGB image to channels-last): in blocks of pixels, a
+    // task each, without the general loop's index arithmetic per three values (0.09-0.15 ms of
+    // a 224x224 image on two threads, against 0.03 ms).
+    if (rank == 2 && strideOf[0] == 1 && (outDims[1] == 3 || outDims[1] == 4) &&
+        strideOf[1] >= outDims[0]) {
+        const auto pixels = static_cast<size_t>(outDims[0]);
+        const auto planes = static_cast<size_t>(outDims[1]);
+        const auto planeStride = static_cast<size_t>(strideOf[1]);
+        constexpr size_t kPixelsPerTask = 8192;
+        return loop((pixels + kPixelsPerTask - 1) / kPixelsPerTask, last, [=](size_t task) {
+            const size_t first = task * kPixelsPerTask;
+            const size_t end = std::min(pixels, first + kPixelsPerTask);
+            if (planes == 3)
+                interleavePlanes<3>(in, planeStride, out, first, end);
+            else
+                interleavePlanes<4>(in, planeStride, out, first, end);
+        });
+    }
     // Rows of the output's last axis, in about four parts per thread (the first output axis alone
     // may be shorter than the thread count: Swin's q, k, v split is 3).
     const int64_t innerLen = outDims[rank - 1];
