@@ -1033,5 +1033,61 @@ TEST(TransformerOps, ASevenBySevenResidualBlockOnTwoThreads)
     EXPECT_EQ(adds, oneDnn ? 0 : 1);
 }
 
+// DenseNet's layer input: two convolutions' outputs concatenated along channels, normalised by a
+// BatchNormalization and a Relu that alone read the concatenation, as one step; where something
+// else reads the concatenation too, the steps stay apart. Both against the formula.
+TEST(TransformerOps, AConcatenationThatOnlyANormalisationReadsJoinsIt)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr size_t kN = 2, kC = 16, kA = 24, kB = 8, kH = 5, kW = 6;
+    const std::vector<float> wa = noise(kA * kC, 23), wb = noise(kB * kC, 29);
+    std::vector<float> gamma = noise(kA + kB, 31), beta = noise(kA + kB, 37),
+                       mean = noise(kA + kB, 41), var = noise(kA + kB, 43);
+    for (float& v : var)
+        v += 1.0f; // 0.5 to 1.5
+    const std::vector<float> x = noise(kN * kC * kH * kW, 47);
+    const std::vector<double> xd(x.begin(), x.end());
+    const std::vector<double> a = convolve(xd, kN, kC, kH, kW, wa, kA, 1, 0);
+    const std::vector<double> b = convolve(xd, kN, kC, kH, kW, wb, kB, 1, 0);
+    constexpr size_t kPixels = kH * kW, kOut = kA + kB;
+    std::vector<double> cat(kN * kOut * kPixels), want(cat.size());
+    for (size_t n = 0; n < kN; ++n)
+        for (size_t c = 0; c < kOut; ++c)
+            for (size_t p = 0; p < kPixels; ++p) {
+                const double v =
+                    c < kA ? a[(n * kA + c) * kPixels + p] : b[(n * kB + c - kA) * kPixels + p];
+                const size_t i = (n * kOut + c) * kPixels + p;
+                cat[i] = v;
+                const double normed =
+                    (v - mean[c]) / std::sqrt(double(var[c]) + 1e-5) * gamma[c] + beta[c];
+                want[i] = std::max(0.0, normed);
+            }
+
+    for (bool alsoRead : {false, true}) {
+        GraphBuilder g;
+        const std::vector<int64_t> dims = {kN, kOut, kH, kW};
+        g.input("x", {kN, kC, kH, kW}).output("y", dims);
+        if (alsoRead)
+            g.output("cat", dims);
+        g.floats("wa", {kA, kC, 1, 1}, wa).floats("wb", {kB, kC, 1, 1}, wb);
+        g.floats("gamma", {kOut}, gamma).floats("beta", {kOut}, beta);
+        g.floats("mean", {kOut}, mean).floats("var", {kOut}, var);
+        g.node("Conv", {"x", "wa"}, {"a"});
+        g.node("Conv", {"x", "wb"}, {"b"});
+        test::setInt(g.node("Concat", {"a", "b"}, {"cat"}), "axis", 1);
+        g.node("BatchNormalization", {"cat", "gamma", "beta", "mean", "var"}, {"normed"});
+        g.node("Relu", {"normed"}, {"y"});
+        std::vector<std::vector<float>> out;
+        std::vector<std::string> ops;
+        ASSERT_TRUE(runXnnpack(g, x, {kN, kC, kH, kW}, &out, &ops));
+        expectNear(out[0], want, alsoRead ? "normalised, also read" : "normalised");
+        EXPECT_EQ(std::count(ops.begin(), ops.end(), "BatchNormalization"), alsoRead ? 1 : 0);
+        EXPECT_EQ(std::count(ops.begin(), ops.end(), "Relu"), 0); // in the normalisation's step
+        if (alsoRead)
+            expectNear(out[1], cat, "concatenation");
+    }
+}
+
 } // namespace
 } // namespace jetagent

@@ -22,8 +22,10 @@ struct CompileOptions {
         true; // convolutions and linear layers on oneDNN where the build has it (choose*Library)
     // Concatenations along channels of XNNPACK convolutions' results are written in place (each
     // convolution writes its channels of the concatenation's output directly), and splits and
-    // slices along channels that only XNNPACK convolutions read are read in place. The int8 and
-    // fp16 passes turn it off (a value written by several steps must be lowered as one).
+    // slices along channels that only XNNPACK convolutions read are read in place, and a
+    // concatenation along channels that a BatchNormalization alone reads joins it (one pass). The
+    // int8 and fp16 passes turn it off (a value written by several steps must be lowered as one;
+    // a fused step of fp32 arithmetic would keep its inputs in fp32).
     bool zeroCopy = true;
 };
 

@@ -265,6 +265,53 @@ Expected<std::unique_ptr<StepExec>> PermuteStep::instantiate(
     });
 }
 
+namespace {
+
+// `rows` rows of n values from `in` (rows `inStride` apart) to `out` (`outStride` apart), each
+// value times scale plus shift of its column, clamped to [lo, hi].
+JETAGENT_VECTOR_CLONES void affineRows(const float* in, size_t inStride, float* out,
+    size_t outStride, size_t rows, size_t n, const float* __restrict scale,
+    const float* __restrict shift, float lo, float hi)
+{
+    for (size_t r = 0; r < rows; ++r) {
+        const float* x = in + r * inStride;
+        float* y = out + r * outStride;
+        for (size_t c = 0; c < n; ++c) {
+            float v = x[c] * scale[c] + shift[c];
+            v = v < lo ? lo : v;
+            y[c] = v > hi ? hi : v;
+        }
+    }
+}
+
+} // namespace
+
+Expected<std::unique_ptr<StepExec>> ConcatAffineStep::instantiate(
+    float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
+{
+    std::vector<const float*> ins;
+    for (int id : inputs)
+        ins.push_back(plan.address(arena, id));
+    float* out = plan.address(arena, output);
+    const size_t total = scale.size();
+    const size_t block = std::max<size_t>(1, kElementChunk / std::max<size_t>(1, total));
+    const size_t blocks = (pixels + block - 1) / block;
+    const size_t count = pixels;
+    return loop(blocks, last,
+        [ins, out, total, block, count, channels = channels, scale = scale, shift = shift,
+            r = range](size_t task) {
+            const size_t p0 = task * block;
+            const size_t rows = std::min(block, count - p0);
+            size_t offset = 0;
+            for (size_t i = 0; i < ins.size(); ++i) {
+                const size_t n = channels[i];
+                affineRows(ins[i] + p0 * n, n, out + p0 * total + offset, total, rows, n,
+                    scale.data() + offset, shift.data() + offset, r.min, r.max);
+                offset += n;
+            }
+        });
+}
+
 Expected<std::unique_ptr<StepExec>> ChannelAffineStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t /*pool*/, bool last) const
 {

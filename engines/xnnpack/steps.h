@@ -387,6 +387,20 @@ public:
         float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
 };
 
+// A concatenation of channels-last inputs along their channels with the BatchNormalization that
+// alone reads it (and its Relu): out[p][offset + c] = clamp(in[p][c] scale[offset + c] +
+// shift[offset + c]) for each input, in one pass instead of a copy and an affine step (DenseNet's
+// layers each concatenate every earlier layer's output, then normalise it).
+class ConcatAffineStep final : public ReferenceStep {
+public:
+    size_t pixels = 0;
+    std::vector<size_t> channels; // per input; their sum is scale.size()
+    std::vector<float> scale, shift;
+    OutputRange range;
+    Expected<std::unique_ptr<StepExec>> instantiate(
+        float* arena, const Plan& plan, pthreadpool_t pool, bool last) const override;
+};
+
 // y = x * scale[c] + shift[c] with c the axis of length scale.size() and `inner` elements after it
 // (an unfolded BatchNormalization, or a per-channel affine the compiler made), then the range.
 class ChannelAffineStep final : public ReferenceStep {

@@ -219,6 +219,37 @@ void writeInPlace(
     copy.inputs = std::move(keptInputs);
 }
 
+// A concatenation of computed channels-last inputs along their channels whose output only a
+// BatchNormalization reads, with that BatchNormalization (and a Relu or Clip after it) as one
+// ConcatAffineStep; false where the pattern does not hold (nothing consumed).
+Expected<bool> fuseConcatNorm(CompileContext& cx, const onnx::NodeProto& node,
+    const CopyRowsStep& copy, const std::vector<int64_t>& y, size_t channels)
+{
+    const int bn = cx.onlyReader(node.output(0), "BatchNormalization");
+    if (bn < 0 || !cx.options().zeroCopy || !cx.options().fuseActivations ||
+        !copy.constants.empty() || copy.pieces.size() != copy.inputs.size())
+        return false;
+    const onnx::NodeProto& norm = cx.graph().node(bn);
+    if (norm.input(0) != node.output(0))
+        return false;
+    auto step = std::make_unique<ConcatAffineStep>();
+    if (Status s = batchNormAffine(cx, norm, channels, &step->scale, &step->shift); !s.ok())
+        return s;
+    cx.consume(bn);
+    std::string fused;
+    const std::string outName = cx.fuseActivation(norm, &step->range, &fused);
+    step->node = cx.label(node) + " + " + onnxutil::nodeLabel(norm, bn) + fused;
+    step->op = "Concat";
+    for (const CopyRowsStep::Piece& piece : copy.pieces) {
+        step->inputs.push_back(piece.input);
+        step->channels.push_back(piece.length);
+    }
+    step->pixels = copy.pieces.empty() ? 0 : copy.pieces[0].rows;
+    step->output = cx.addValue(outName, y, Layout::ChannelsLast);
+    cx.addStep(node, std::move(step));
+    return true;
+}
+
 } // namespace
 
 Status concat(CompileContext& cx, const onnx::NodeProto& node)
@@ -278,8 +309,16 @@ Status concat(CompileContext& cx, const onnx::NodeProto& node)
     }
     if (offset != static_cast<size_t>(phys[static_cast<size_t>(p)]) * inner)
         return Status::invalid(cx.label(node) + ": the inputs do not add up to " + dimsText(*y));
+    const size_t channels = static_cast<size_t>(phys[static_cast<size_t>(p)]);
+    if (layout == Layout::ChannelsLast && inner == 1 && p + 1 == static_cast<int>(rank)) {
+        auto fused = fuseConcatNorm(cx, node, *step, *y, channels);
+        if (!fused)
+            return fused.status();
+        if (*fused)
+            return Status();
+    }
     if (cx.options().zeroCopy && inner == 1 && p + 1 == static_cast<int>(rank))
-        writeInPlace(cx, node, *step, static_cast<size_t>(phys[static_cast<size_t>(p)]));
+        writeInPlace(cx, node, *step, channels);
     if (!step->pieces.empty())
         cx.addStep(node, std::move(step));
     return Status();

@@ -9,7 +9,8 @@ namespace jetagent {
 namespace xnnplan {
 namespace ops {
 
-Status batchNorm(CompileContext& cx, const onnx::NodeProto& node)
+Status batchNormAffine(CompileContext& cx, const onnx::NodeProto& node, size_t c,
+    std::vector<float>* scale, std::vector<float>* shift)
 {
     const std::string where = cx.label(node);
     if (node.input_size() != 5 || (node.output_size() > 1 && !node.output(1).empty()))
@@ -18,12 +19,6 @@ Status batchNorm(CompileContext& cx, const onnx::NodeProto& node)
         return cx.fail(node,
             "training_mode=1 (statistics of the batch instead of the given mean and variance) "
             "is not supported");
-    auto x = cx.shapeOf(node.input(0), node);
-    if (!x)
-        return x.status();
-    if (x->size() < 2)
-        return Status::invalid(where + ": input " + dimsText(*x) + " has no channel axis");
-    const size_t c = static_cast<size_t>((*x)[1]);
     std::vector<float> p[4];
     for (int i = 0; i < 4; ++i) {
         auto v = cx.constantFloats(node.input(i + 1), node);
@@ -35,17 +30,31 @@ Status batchNorm(CompileContext& cx, const onnx::NodeProto& node)
         p[i] = std::move(v.value());
     }
     const float epsilon = floatAttribute(node, "epsilon", 1e-5f);
-    auto step = std::make_unique<ChannelAffineStep>();
-    step->scale.resize(c);
-    step->shift.resize(c);
+    scale->resize(c);
+    shift->resize(c);
     for (size_t i = 0; i < c; ++i) {
         const double s = p[0][i] / std::sqrt(static_cast<double>(p[3][i]) + epsilon);
-        step->scale[i] = static_cast<float>(s);
-        step->shift[i] = static_cast<float>(p[1][i] - p[2][i] * s);
-        if (!std::isfinite(step->scale[i]) || !std::isfinite(step->shift[i]))
+        (*scale)[i] = static_cast<float>(s);
+        (*shift)[i] = static_cast<float>(p[1][i] - p[2][i] * s);
+        if (!std::isfinite((*scale)[i]) || !std::isfinite((*shift)[i]))
             return Status::invalid(where + ": channel " + std::to_string(i) +
                 " has a non-finite scale or shift (variance + epsilon <= 0?)");
     }
+    return Status();
+}
+
+Status batchNorm(CompileContext& cx, const onnx::NodeProto& node)
+{
+    const std::string where = cx.label(node);
+    auto x = cx.shapeOf(node.input(0), node);
+    if (!x)
+        return x.status();
+    if (x->size() < 2)
+        return Status::invalid(where + ": input " + dimsText(*x) + " has no channel axis");
+    const size_t c = static_cast<size_t>((*x)[1]);
+    auto step = std::make_unique<ChannelAffineStep>();
+    if (Status s = batchNormAffine(cx, node, c, &step->scale, &step->shift); !s.ok())
+        return s;
     auto input = cx.computedInputCopy(node);
     if (!input)
         return input.status();

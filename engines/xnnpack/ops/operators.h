@@ -35,6 +35,9 @@ void readInPlace(CompileContext& cx);
 
 // Normalisation and reductions (normalize.cpp).
 OperatorFn batchNorm, softmax, layerNormalization, reduce;
+// An inference-mode BatchNormalization over `c` channels as y = x scale + shift, checked.
+Status batchNormAffine(CompileContext& cx, const onnx::NodeProto& node, size_t c,
+    std::vector<float>* scale, std::vector<float>* shift);
 
 // QuantizeLinear and DequantizeLinear in fp32 (qdq.cpp).
 OperatorFn quantizeLinear, cast;
