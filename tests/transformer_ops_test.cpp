@@ -984,14 +984,12 @@ TEST(TransformerOps, ASqueezeAndExcitationScalesEachImagesChannels)
     EXPECT_EQ(gate->op, gate->library == "onednn" ? "Conv" : "Sigmoid") << gate->node;
 }
 
-// ResNet's last stage in small (after a 1x1 convolution, as a block's input is computed): a 7x7
-// output, whose rows split unevenly over two threads, so that oneDNN runs it as slices of output
-// channels, the residual's sum and the Relu included.
-TEST(TransformerOps, ASevenBySevenResidualBlockOnTwoThreads)
+// A residual block of ResNet's basic form, after a 1x1 convolution (as a block's input is
+// computed): relu(conv(relu(conv(r))) + r) with r = relu(conv1x1(x)), kC channels of kS x kS, on
+// two threads against the formula; the residual's Add is inside the second convolution's step
+// where oneDNN runs it.
+void expectResidualBlock(size_t kC, size_t kS)
 {
-    if (!xnnpackBuilt())
-        GTEST_SKIP() << "this build has no xnnpack backend";
-    constexpr size_t kC = 64, kS = 7;
     const std::vector<float> w0 = noise(kC * kC, 11), wa = noise(kC * kC * 9, 13),
                              wb = noise(kC * kC * 9, 17);
     std::vector<float> wa10(wa), wb10(wb);
@@ -1000,10 +998,10 @@ TEST(TransformerOps, ASevenBySevenResidualBlockOnTwoThreads)
     for (float& v : wb10)
         v *= 0.1f;
     GraphBuilder g;
-    const std::vector<int64_t> dims = {1, kC, kS, kS};
+    const std::vector<int64_t> dims = {1, int64_t(kC), int64_t(kS), int64_t(kS)};
     g.input("x", dims).output("y", dims);
-    g.floats("w0", {kC, kC, 1, 1}, w0);
-    g.floats("wa", {kC, kC, 3, 3}, wa10).floats("wb", {kC, kC, 3, 3}, wb10);
+    g.floats("w0", {dims[1], dims[1], 1, 1}, w0);
+    g.floats("wa", {dims[1], dims[1], 3, 3}, wa10).floats("wb", {dims[1], dims[1], 3, 3}, wb10);
     g.node("Conv", {"x", "w0"}, {"c"});
     g.node("Relu", {"c"}, {"r"});
     test::setInts(g.node("Conv", {"r", "wa"}, {"a"}), "pads", {1, 1, 1, 1});
@@ -1025,12 +1023,29 @@ TEST(TransformerOps, ASevenBySevenResidualBlockOnTwoThreads)
 
     std::vector<EngineStep> steps;
     expectOnTwoThreads(g, x, dims, want, &steps);
-    // Where oneDNN runs it, the residual's Add is inside the second convolution's step.
     const bool oneDnn = std::any_of(
         steps.begin(), steps.end(), [](const EngineStep& s) { return s.library == "onednn"; });
     const auto adds = std::count_if(
         steps.begin(), steps.end(), [](const EngineStep& s) { return s.op == "Add"; });
     EXPECT_EQ(adds, oneDnn ? 0 : 1);
+}
+
+// ResNet's last stage in small: a 7x7 output, whose rows split unevenly over two threads, so that
+// oneDNN runs it as slices of output channels.
+TEST(TransformerOps, ASevenBySevenResidualBlockOnTwoThreads)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    expectResidualBlock(64, 7);
+}
+
+// Its first stage in small: bands of 20x40 output pixels, which oneDNN's AVX-512 kernels run as
+// Winograd convolutions (in nChw16c, the band, the residual and the output re-laid around them).
+TEST(TransformerOps, AResidualBlockOfWideBandsOnTwoThreads)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    expectResidualBlock(16, 40);
 }
 
 // DenseNet's layer input: two convolutions' outputs concatenated along channels, normalised by a
