@@ -1039,6 +1039,15 @@ TEST(TransformerOps, ASevenBySevenResidualBlockOnTwoThreads)
     expectResidualBlock(64, 7);
 }
 
+// Its third stage in small: 14x14, whose bands of rows are too small for Winograd, so that each
+// thread runs the whole image's Winograd convolution for half of the output channels.
+TEST(TransformerOps, AFourteenByFourteenResidualBlockOnTwoThreads)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    expectResidualBlock(64, 14);
+}
+
 // Its first stage in small: bands of 20x40 output pixels, which oneDNN's AVX-512 kernels run as
 // Winograd convolutions (in nChw16c, the band, the residual and the output re-laid around them).
 TEST(TransformerOps, AResidualBlockOfWideBandsOnTwoThreads)

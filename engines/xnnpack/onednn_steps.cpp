@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,7 +59,34 @@ struct Part {
         memory from, to;
     };
     std::vector<Reorder> before, after;
+    // Bytes of the scratchpad, and of the blocked input and output (Winograd's; 0: none), which
+    // live in buffers of the thread that runs the part (threadBuffer), not in the part.
+    size_t scratchpadBytes = 0, blockedSrcBytes = 0, blockedDstBytes = 0;
 };
+
+// A 64-byte aligned buffer of at least `bytes` of the calling thread, one per `slot`, kept for
+// its next parts. A part's scratchpad and Winograd's re-laid input and output live there: a
+// thread runs one part at a time, so a session's memory does not grow with its steps' parts (a
+// second resnet50 session added 24.4 MiB with one of each per part, over the 24.3 MiB that
+// ModelZooSessions.ShareOneDnnWeights allows).
+void* threadBuffer(size_t slot, size_t bytes)
+{
+    struct Buffer {
+        void* data = nullptr;
+        size_t size = 0;
+        ~Buffer() { ::operator delete(data, std::align_val_t(64)); }
+    };
+    thread_local Buffer buffers[3];
+    Buffer& b = buffers[slot];
+    if (b.size < bytes) {
+        ::operator delete(b.data, std::align_val_t(64));
+        b.data = nullptr;
+        b.size = 0;
+        b.data = ::operator new(bytes, std::align_val_t(64));
+        b.size = bytes;
+    }
+    return b.data;
+}
 
 // Weights re-laid for a primitive, with the plain weights they came from.
 struct PackedWeights {
@@ -127,28 +155,37 @@ std::vector<ConvBand> convBands(const ConvGeometry& g, size_t outPixels, pthread
     return bands;
 }
 
-// Whether a band of `pixels` output pixels of a convolution runs as oneDNN's Winograd convolution
-// (F(2x2, 3x3) or F(4x4, 3x3)): 3x3 of unit stride and dilation, one group, channels in 16s,
-// where oneDNN has its AVX-512 kernels (it has no other). Its input and output are blocked by 16
-// channels (nChw16c), so each part re-lays its band before and after it. With that, measured on
-// one core against the direct convolution in NHWC, whole images: 1.55x (64 channels, 56x56),
-// 1.77x (128, 28x28), 1.79x (256, 14x14), 1.17x (512, 7x7), 1.42x (48, 56x56); but in resnet18 on
-// two threads, bands of 14x7 pixels ran 1.5x and of 7x4 2.3x slower than the direct convolution
-// (too few tiles a band), bands of 28x14 alike, of 56x28 1.6-1.8x faster: at least 784 pixels.
-bool winogradFits(const ConvStep& step, size_t pixels)
+// Whether a convolution has the shape of oneDNN's Winograd convolution (F(2x2, 3x3) or F(4x4,
+// 3x3)): 3x3 of unit stride and dilation, one group, channels in 16s, where oneDNN has its
+// AVX-512 kernels (it has no other). Its input and output are blocked by 16 channels (nChw16c),
+// so each part re-lays its band before and after it. With that, measured on one core against the
+// direct convolution in NHWC, whole images: 1.55x (64 channels, 56x56), 1.77x (128, 28x28), 1.79x
+// (256, 14x14), 1.17x (512, 7x7), 1.42x (48, 56x56); but in resnet18 on two threads, bands of 14x7
+// pixels ran 1.5x and of 7x4 2.3x slower than the direct convolution (too few tiles a band),
+// bands of 28x14 alike, of 56x28 1.6-1.8x faster.
+bool winogradShape(const ConvGeometry& g)
 {
-    constexpr size_t kMinPixels = 784;
-    return step.kernelH == 3 && step.kernelW == 3 && step.strideH == 1 && step.strideW == 1 &&
-        step.dilationH == 1 && step.dilationW == 1 && step.groups == 1 &&
-        step.groupInputChannels % 16 == 0 && step.groupOutputChannels % 16 == 0 &&
-        pixels >= kMinPixels && oneDnnHasAvx512();
+    return g.kernelH == 3 && g.kernelW == 3 && g.strideH == 1 && g.strideW == 1 &&
+        g.dilationH == 1 && g.dilationW == 1 && g.groups == 1 && g.groupInputChannels % 16 == 0 &&
+        g.groupOutputChannels % 16 == 0 && oneDnnHasAvx512();
 }
 
-// How many slices of output channels one image's convolution runs as, one part a slice, where its
-// output rows would split unevenly over the pool's threads (a 7x7 output on two threads: bands of
-// 4 and 3 rows, and a thread of 4 rows ran resnet18's last 3x3 convolutions at 1.26x one
-// thread's speed); 1: split by rows (convBands). Each slice has at least 32 channels, a multiple
-// of 16 (the AVX-512 kernels' block).
+// Output pixels a part needs for Winograd: a band of rows at least 28x28; a slice of output
+// channels (channelSlices), which takes the whole image, at least 14x14.
+constexpr size_t kWinogradBandPixels = 784, kWinogradSlicePixels = 196;
+
+// Whether a part of `pixels` output pixels (a band, or a channel slice) runs as Winograd.
+bool winogradFits(const ConvGeometry& g, size_t pixels, bool sliced)
+{
+    return winogradShape(g) && pixels >= (sliced ? kWinogradSlicePixels : kWinogradBandPixels);
+}
+
+// How many slices of output channels one image's convolution runs as, one part a slice: where
+// its bands of rows would be too small for Winograd and the whole image is not (each slice at
+// least 16 channels), or where its output rows would split unevenly over the pool's threads (a
+// 7x7 output on two threads: bands of 4 and 3 rows, and a thread of 4 rows ran resnet18's last 3x3
+// convolutions at 1.26x one thread's speed; each slice at least 32 channels); 1: split by rows
+// (convBands). Slices are multiples of 16 channels (the AVX-512 kernels' block).
 size_t channelSlices(const ConvGeometry& g, size_t outPixels, pthreadpool_t pool)
 {
     const size_t threads = pool ? std::max<size_t>(1, pthreadpool_get_threads_count(pool)) : 1;
@@ -156,10 +193,16 @@ size_t channelSlices(const ConvGeometry& g, size_t outPixels, pthreadpool_t pool
     const size_t outW =
         (g.inputW + g.padLeft + g.padRight - (g.dilationW * (g.kernelW - 1) + 1)) / g.strideW + 1;
     const size_t outH = outPixels / outW;
-    if (threads < 2 || g.batch != 1 || g.groups != 1 || oc % 16 != 0 || oc < 32 * threads)
+    if (threads < 2 || g.batch != 1 || g.groups != 1 || oc % 16 != 0 || oc < 16 * threads)
         return 1;
     const size_t parts = std::min(threads, outH);
     const size_t tallest = (outH + parts - 1) / parts;
+    // Bands too small for Winograd, the whole image large enough: slices that each run the
+    // whole image as Winograd (resnet's 14x14 stages).
+    if (tallest * outW < kWinogradBandPixels && winogradFits(g, outPixels, true))
+        return threads;
+    if (oc < 32 * threads)
+        return 1;
     // The row split's slowest thread against an even share, within 10%: keep it.
     return tallest * parts * 10 > outH * 11 ? threads : 1;
 }
@@ -279,6 +322,12 @@ private:
     {
         omp_set_num_threads(1); // this thread's OpenMP regions: none (see the file's comment)
         Part& part = parts_[p];
+        if (part.scratchpadBytes)
+            part.scratchpad.set_data_handle(threadBuffer(0, part.scratchpadBytes));
+        if (part.blockedSrcBytes)
+            part.src.set_data_handle(threadBuffer(1, part.blockedSrcBytes));
+        if (part.blockedDstBytes)
+            part.dst.set_data_handle(threadBuffer(2, part.blockedDstBytes));
         if (part.residualBytes)
             std::memcpy(part.residualTo, part.residual, part.residualBytes);
         const size_t sliceBytes = part.sliceChannels * sizeof(float);
@@ -312,9 +361,10 @@ private:
     // residual too where there is one (the sum post-op adds what the output holds), the
     // convolution, its output re-laid to NHWC. False where oneDNN has no Winograd kernel for it
     // (nothing added).
-    bool addWinogradPart(const ConvStep& step, const memory::desc& srcDesc,
+    bool addWinogradPart(const ConvStep& step, Part& part, const memory::desc& srcDesc,
         const memory::desc& dstDesc, float* in, float* out, const memory::desc& plainWeights,
-        const memory::desc& biasDesc, const memory::dims& padL, const memory::dims& padR)
+        const memory::desc& biasDesc, const memory::dims& padL, const memory::dims& padR,
+        size_t firstChannel)
     {
         const auto blocked = memory::format_tag::nChw16c;
         const memory::desc srcBlocked(srcDesc.dims(), memory::data_type::f32, blocked);
@@ -336,30 +386,39 @@ private:
         } catch (const dnnl::error&) {
             return false;
         }
-        Part part;
-        part.stream = dnnl::stream(engine_);
-        part.primitive = dnnl::convolution_forward(*pd);
-        const memory srcPlain(srcDesc, engine_, in), dstPlain(dstDesc, engine_, out);
-        part.src = memory(srcBlocked, engine_);
-        part.dst = memory(dstBlocked, engine_);
-        part.before.push_back({dnnl::reorder(srcPlain, part.src), srcPlain, part.src});
-        if (step.residual)
-            part.before.push_back({dnnl::reorder(dstPlain, part.dst), dstPlain, part.dst});
-        part.after.push_back({dnnl::reorder(part.dst, dstPlain), part.dst, dstPlain});
-        // oneDNN re-lays weights into its Winograd format only from oihw.
-        const memory::dims& d = plainWeights.dims();
-        const auto oc = static_cast<size_t>(d[0]), ic = static_cast<size_t>(d[1]);
-        const size_t taps = static_cast<size_t>(d[2] * d[3]);
-        std::vector<float> oihw(step.kernel.size());
-        for (size_t o = 0; o < oc; ++o)
-            for (size_t t = 0; t < taps; ++t)
-                for (size_t i = 0; i < ic; ++i)
-                    oihw[(o * ic + i) * taps + t] = step.kernel[(o * taps + t) * ic + i];
-        part.weights = weightsFor(step.packedMutex, step.packed,
-            {d, memory::data_type::f32, memory::format_tag::oihw}, oihw.data(), pd->weights_desc(),
-            step.kernel.data());
+        try {
+            part.primitive = dnnl::convolution_forward(*pd);
+            const memory srcPlain(srcDesc, engine_, in), dstPlain(dstDesc, engine_, out);
+            part.src = memory(srcBlocked, engine_, DNNL_MEMORY_NONE);
+            part.dst = memory(dstBlocked, engine_, DNNL_MEMORY_NONE);
+            part.blockedSrcBytes = srcBlocked.get_size();
+            part.blockedDstBytes = dstBlocked.get_size();
+            part.before.push_back({dnnl::reorder(srcPlain, part.src), srcPlain, part.src});
+            if (step.residual)
+                part.before.push_back({dnnl::reorder(dstPlain, part.dst), dstPlain, part.dst});
+            part.after.push_back({dnnl::reorder(part.dst, dstPlain), part.dst, dstPlain});
+            // oneDNN re-lays weights into its Winograd format only from oihw.
+            const memory::dims& d = plainWeights.dims();
+            const auto oc = static_cast<size_t>(d[0]), ic = static_cast<size_t>(d[1]);
+            const size_t taps = static_cast<size_t>(d[2] * d[3]);
+            const float* kernel = step.kernel.data() + firstChannel * taps * ic;
+            std::vector<float> oihw(oc * taps * ic);
+            for (size_t o = 0; o < oc; ++o)
+                for (size_t t = 0; t < taps; ++t)
+                    for (size_t i = 0; i < ic; ++i)
+                        oihw[(o * ic + i) * taps + t] = kernel[(o * taps + t) * ic + i];
+            part.weights = weightsFor(step.packedMutex, step.packed,
+                {d, memory::data_type::f32, memory::format_tag::oihw}, oihw.data(),
+                pd->weights_desc(), kernel);
+        } catch (const dnnl::error&) {
+            // A re-layout oneDNN cannot make: the direct convolution instead (it re-sets the
+            // rest of the part).
+            part.before.clear();
+            part.after.clear();
+            return false;
+        }
         addPart(std::move(part), pd->scratchpad_desc(),
-            step.bias.empty() ? nullptr : step.bias.data(), biasDesc);
+            step.bias.empty() ? nullptr : step.bias.data() + firstChannel, biasDesc);
         return true;
     }
 
@@ -397,8 +456,21 @@ private:
         const memory::dims strides {step.strideH, step.strideW};
         const memory::dims dilation {step.dilationH - 1, step.dilationW - 1};
         const memory::dims padL {padTop, step.padLeft}, padR {padBottom, step.padRight};
-        if (!sliced && winogradFits(step, band.images * outRows * outW) &&
-            addWinogradPart(step, srcDesc, dstDesc, in, out, plainWeights, biasDesc, padL, padR))
+        Part part;
+        part.stream = dnnl::stream(engine_);
+        if (sliced) {
+            part.pixels = static_cast<size_t>(n) * outRows * outW;
+            part.slice.resize(part.pixels * static_cast<size_t>(oc));
+            part.sliceOut = out;
+            part.firstChannel = firstChannel;
+            part.sliceChannels = static_cast<size_t>(oc);
+            part.channels = step.groupOutputChannels;
+            part.sliceResidual = step.residual;
+        }
+        float* dst = sliced ? part.slice.data() : out;
+        if (winogradFits(step, band.images * outRows * outW, sliced) &&
+            addWinogradPart(step, part, srcDesc, dstDesc, in, dst, plainWeights, biasDesc, padL,
+                padR, firstChannel))
             return;
         const auto desc = step.bias.empty()
             ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
@@ -409,21 +481,9 @@ private:
                   strides, dilation, padL, padR);
         const dnnl::convolution_forward::primitive_desc pd(
             desc, attributes(step.range, step.residual, step.gelu), engine_);
-
-        Part part;
-        part.stream = dnnl::stream(engine_);
         part.primitive = dnnl::convolution_forward(pd);
         part.src = memory(srcDesc, engine_, in);
-        if (sliced) {
-            part.pixels = static_cast<size_t>(n) * outRows * outW;
-            part.slice.resize(part.pixels * static_cast<size_t>(oc));
-            part.sliceOut = out;
-            part.firstChannel = firstChannel;
-            part.sliceChannels = static_cast<size_t>(oc);
-            part.channels = step.groupOutputChannels;
-            part.sliceResidual = step.residual;
-        }
-        part.dst = memory(dstDesc, engine_, sliced ? part.slice.data() : out);
+        part.dst = memory(dstDesc, engine_, dst);
         const size_t weightsPerChannel = static_cast<size_t>(ic * kh * kw);
         part.weights = weightsFor(step.packedMutex, step.packed, plainWeights,
             step.kernel.data() + firstChannel * weightsPerChannel, pd.weights_desc());
@@ -504,7 +564,8 @@ private:
             part.residualBytes =
                 static_cast<size_t>(n) * band.outRows * band.outW * static_cast<size_t>(oc);
         }
-        part.scratchpad = memory(pd.scratchpad_desc(), engine_);
+        part.scratchpad = memory(pd.scratchpad_desc(), engine_, DNNL_MEMORY_NONE);
+        part.scratchpadBytes = pd.scratchpad_desc().get_size();
         part.bias = memory(biasDesc, engine_, const_cast<int32_t*>(step.bias.data()));
         part.args = {{DNNL_ARG_SRC, part.src.get()}, {DNNL_ARG_WEIGHTS, part.weights.get()},
             {DNNL_ARG_DST, part.dst.get()}, {DNNL_ARG_SCRATCHPAD, part.scratchpad.get()},
@@ -553,7 +614,8 @@ private:
     void addPart(
         Part part, const memory::desc& scratchpad, const float* bias, const memory::desc& biasDesc)
     {
-        part.scratchpad = memory(scratchpad, engine_);
+        part.scratchpad = memory(scratchpad, engine_, DNNL_MEMORY_NONE);
+        part.scratchpadBytes = scratchpad.get_size();
         part.args = {{DNNL_ARG_SRC, part.src.get()}, {DNNL_ARG_WEIGHTS, part.weights.get()},
             {DNNL_ARG_DST, part.dst.get()}, {DNNL_ARG_SCRATCHPAD, part.scratchpad.get()}};
         if (bias) {
