@@ -165,15 +165,30 @@ float clampTo(float v, const OutputRange& r)
 
 namespace {
 
-// out[a][c] = in[c][a] for a in [first, end), c < C: a few planes interleaved (an NCHW image of
-// 3 channels to NHWC, the input's layout conversion): each plane read in order.
-template <size_t C>
+// out[a][c] = in[c][a] for a in [first, end), c < planes (3 or 4): a few planes interleaved (an
+// NCHW image of 3 channels to NHWC, the input's layout conversion), each plane read in order. (Not
+// a template: clang's target_clones takes none.)
 JETAGENT_VECTOR_CLONES void interleavePlanes(
-    const float* in, size_t planeStride, float* out, size_t first, size_t end)
+    const float* in, size_t planeStride, size_t planes, float* out, size_t first, size_t end)
 {
-    for (size_t a = first; a < end; ++a)
-        for (size_t c = 0; c < C; ++c)
-            out[a * C + c] = in[c * planeStride + a];
+    const float* p0 = in;
+    const float* p1 = in + planeStride;
+    const float* p2 = in + 2 * planeStride;
+    if (planes == 3) {
+        for (size_t a = first; a < end; ++a) {
+            out[a * 3] = p0[a];
+            out[a * 3 + 1] = p1[a];
+            out[a * 3 + 2] = p2[a];
+        }
+        return;
+    }
+    const float* p3 = in + 3 * planeStride;
+    for (size_t a = first; a < end; ++a) {
+        out[a * 4] = p0[a];
+        out[a * 4 + 1] = p1[a];
+        out[a * 4 + 2] = p2[a];
+        out[a * 4 + 3] = p3[a];
+    }
 }
 
 } // namespace
@@ -221,10 +236,7 @@ Expected<std::unique_ptr<StepExec>> PermuteStep::instantiate(
         return loop((pixels + kPixelsPerTask - 1) / kPixelsPerTask, last, [=](size_t task) {
             const size_t first = task * kPixelsPerTask;
             const size_t end = std::min(pixels, first + kPixelsPerTask);
-            if (planes == 3)
-                interleavePlanes<3>(in, planeStride, out, first, end);
-            else
-                interleavePlanes<4>(in, planeStride, out, first, end);
+            interleavePlanes(in, planeStride, planes, out, first, end);
         });
     }
     // Rows of the output's last axis, in about four parts per thread (the first output axis alone
