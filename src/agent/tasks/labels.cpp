@@ -19,12 +19,13 @@ Expected<std::vector<std::string>> loadLabels(const std::string& path)
     if (Status s = readRegularFile(path, "labels file '" + path + "'", kMaxLabelsBytes, text); !s)
         return s;
     // Editors on Windows start a UTF-8 file with a byte-order mark; it is no part of the first
-    // class's name. A UTF-16 file would give every name with NULs between its letters.
-    if (text.rfind("\xEF\xBB\xBF", 0) == 0)
-        text.erase(0, 3);
-    else if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0)
+    // class's name (nor a second one, which a tool adding a mark to a marked file leaves). A
+    // UTF-16 file would give every name with NULs between its letters.
+    if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0)
         return Status::invalid("labels file '" + path +
             "' is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8");
+    while (text.rfind("\xEF\xBB\xBF", 0) == 0)
+        text.erase(0, 3);
     std::vector<std::string> labels = splitLines(text);
     for (std::string& label : labels)
         if (!label.empty() && label.back() == '\r')
