@@ -20,8 +20,11 @@ if(NOT CMAKE_CROSSCOMPILING AND NOT JETAGENT_SANITIZE
             COMMAND ${JETAGENT_VM_BASH} ${CMAKE_CURRENT_LIST_DIR}/vivid-test.sh
                 --checker $<TARGET_FILE:jetagent_vivid_check>
                 $<TARGET_FILE:jetagent> ${CMAKE_CURRENT_BINARY_DIR}/vm-cache)
+        # Beside other tests, not alone: the guest's two CPUs are 7-14% busy in its scenarios
+        # (capture at 15 fps in real time), and the scenarios' limits come from the guest's
+        # measured speed. Alone, its 77 s left the second core to clang-tidy.
         set_tests_properties(VividVMCapture PROPERTIES
-            LABELS "slow;vm" TIMEOUT 1200 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+            LABELS "slow;vm" TIMEOUT 1200 SKIP_RETURN_CODE 77)
     else()
         message(WARNING "bash is missing: the vivid VM test is left out")
     endif()
