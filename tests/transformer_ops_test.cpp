@@ -2,6 +2,7 @@
 // patterns built on it), each on a small graph against a double-precision formula here.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -982,6 +983,135 @@ TEST(TransformerOps, ASqueezeAndExcitationScalesEachImagesChannels)
         [](const EngineStep& s) { return s.node.find("Sigmoid") != std::string::npos; });
     ASSERT_NE(gate, steps.end());
     EXPECT_EQ(gate->op, gate->library == "onednn" ? "Conv" : "Sigmoid") << gate->node;
+}
+
+// Global average pooling of images large enough that the backend's kernel splits each one into
+// channel slices across the threads (150 channels: slices of 64, 64 and 22), batch 2, with the
+// Relu after it; every channel's mean against the formula.
+TEST(TransformerOps, AGlobalAveragePoolSplitsEachImageByChannels)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr size_t kN = 2, kC = 150, kH = 33, kW = 32;
+    GraphBuilder g;
+    const std::vector<int64_t> dims = {kN, kC, kH, kW};
+    g.input("x", dims).output("y", {kN, kC, 1, 1});
+    g.node("GlobalAveragePool", {"x"}, {"pooled"});
+    g.node("Relu", {"pooled"}, {"y"});
+    std::vector<float> x = noise(kN * kC * kH * kW, 19);
+    // Each channel gets its own offset, so that the means are well apart from each other and
+    // from zero, about half of them negative (the Relu's clamp).
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] += 0.01f * static_cast<float>(i / (kH * kW) % kC) - 0.7f;
+    std::vector<double> want(kN * kC, 0.0);
+    for (size_t i = 0; i < x.size(); ++i)
+        want[i / (kH * kW)] += x[i] / double(kH * kW);
+    for (double& v : want)
+        v = std::max(0.0, v);
+
+    std::vector<EngineStep> steps;
+    expectOnTwoThreads(g, x, dims, want, &steps);
+    const auto pool = std::find_if(steps.begin(), steps.end(),
+        [](const EngineStep& s) { return s.op == "GlobalAveragePool"; });
+    ASSERT_NE(pool, steps.end());
+    EXPECT_EQ(pool->library, "reference") << pool->node;
+}
+
+// SqueezeNet's fire module followed by the next one's squeeze: a 1x1 and a 3x3 expansion of the
+// same input (24 and 16 channels), each with its Relu, concatenated along channels, optionally
+// max-pooled (3x3, stride 2, as SqueezeNet pools), and a 1x1 convolution with a bias and a Relu
+// reading the result; batch 2 on two threads against the formula. Where every convolution runs on
+// oneDNN's AVX-512 kernels, the pooling runs on each part and the last convolution as its two parts
+// summed (splitConcatBeforeConv), so no concatenation is made; elsewhere there is a Concat step.
+void expectFireModule(bool pooled)
+{
+    constexpr size_t kN = 2, kC = 16, kE1 = 24, kE3 = 16, kE = kE1 + kE3, kM = 20, kH = 9, kW = 11;
+    const size_t ph = pooled ? (kH - 3) / 2 + 1 : kH, pw = pooled ? (kW - 3) / 2 + 1 : kW;
+    const std::vector<float> w1 = noise(kE1 * kC, 23), w3 = noise(kE3 * kC * 9, 29),
+                             wq = noise(kM * kE, 31), bias = noise(kM, 37);
+    GraphBuilder g;
+    const std::vector<int64_t> dims = {kN, kC, kH, kW};
+    g.input("x", dims).output("y", {kN, kM, int64_t(ph), int64_t(pw)});
+    g.floats("w1", {kE1, kC, 1, 1}, w1).floats("w3", {kE3, kC, 3, 3}, w3);
+    g.floats("wq", {kM, kE, 1, 1}, wq).floats("bq", {kM}, bias);
+    g.node("Conv", {"x", "w1"}, {"e1"});
+    g.node("Relu", {"e1"}, {"r1"});
+    test::setInts(g.node("Conv", {"x", "w3"}, {"e3"}), "pads", {1, 1, 1, 1});
+    g.node("Relu", {"e3"}, {"r3"});
+    test::setInt(g.node("Concat", {"r1", "r3"}, {"cat"}), "axis", 1);
+    if (pooled) {
+        auto& pool = g.node("MaxPool", {"cat"}, {"pool"});
+        test::setInts(pool, "kernel_shape", {3, 3});
+        test::setInts(pool, "strides", {2, 2});
+    }
+    g.node("Conv", {pooled ? "pool" : "cat", "wq", "bq"}, {"q"});
+    g.node("Relu", {"q"}, {"y"});
+    const std::vector<float> x = noise(kN * kC * kH * kW, 41);
+
+    const std::vector<double> xd(x.begin(), x.end());
+    std::vector<double> e1 = convolve(xd, kN, kC, kH, kW, w1, kE1, 1, 0);
+    std::vector<double> e3 = convolve(xd, kN, kC, kH, kW, w3, kE3, 3, 1);
+    std::vector<double> cat(kN * kE * ph * pw, -INFINITY);
+    for (size_t b = 0; b < kN; ++b)
+        for (size_t c = 0; c < kE; ++c)
+            for (size_t r = 0; r < kH; ++r)
+                for (size_t col = 0; col < kW; ++col) {
+                    const double e = c < kE1 ? e1[((b * kE1 + c) * kH + r) * kW + col]
+                                             : e3[((b * kE3 + c - kE1) * kH + r) * kW + col];
+                    const double v = std::max(0.0, e);
+                    // Every pooling window that holds (r, col); without pooling, itself.
+                    for (size_t orow = 0; orow < ph; ++orow)
+                        for (size_t ocol = 0; ocol < pw; ++ocol) {
+                            const bool in = pooled ? r >= 2 * orow && r < 2 * orow + 3 &&
+                                    col >= 2 * ocol && col < 2 * ocol + 3
+                                                   : r == orow && col == ocol;
+                            double& out = cat[((b * kE + c) * ph + orow) * pw + ocol];
+                            if (in)
+                                out = std::max(out, v);
+                        }
+                }
+    std::vector<double> want = convolve(cat, kN, kE, ph, pw, wq, kM, 1, 0);
+    for (size_t i = 0; i < want.size(); ++i)
+        want[i] = std::max(0.0, want[i] + bias[i / (ph * pw) % kM]);
+
+    std::vector<EngineStep> steps;
+    expectOnTwoThreads(g, x, dims, want, &steps);
+    const bool concat = std::any_of(
+        steps.begin(), steps.end(), [](const EngineStep& s) { return s.op == "Concat"; });
+    const bool onOneDnn = std::all_of(steps.begin(), steps.end(),
+        [](const EngineStep& s) { return s.op != "Conv" || s.library == "onednn"; });
+#if defined(__x86_64__)
+    const bool avx512 = __builtin_cpu_supports("avx512f") && !std::getenv("DNNL_MAX_CPU_ISA");
+#else
+    const bool avx512 = false;
+#endif
+    if (onOneDnn && avx512) {
+        EXPECT_FALSE(concat);
+        EXPECT_EQ(std::count_if(steps.begin(), steps.end(),
+                      [](const EngineStep& s) { return s.op == "MaxPool"; }),
+            pooled ? 2 : 0);
+        const auto sum = std::find_if(steps.begin(), steps.end(),
+            [](const EngineStep& s) { return s.node.find("Add") != std::string::npos; });
+        ASSERT_NE(sum, steps.end());
+        EXPECT_EQ(sum->op, "Conv") << sum->node;
+        EXPECT_NE(sum->node.find("Relu"), std::string::npos) << sum->node;
+    } else {
+        EXPECT_TRUE(concat);
+    }
+}
+
+TEST(TransformerOps, AConcatenationThatOnlyAPointwiseConvolutionReadsIsSplit)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    expectFireModule(false);
+}
+
+TEST(TransformerOps, AConcatenationThatOnlyAMaxPoolReadsIsPooledInParts)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    expectFireModule(true);
 }
 
 // A residual block of ResNet's basic form, after a 1x1 convolution (as a block's input is

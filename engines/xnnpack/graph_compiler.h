@@ -29,6 +29,19 @@ struct CompileOptions {
     bool zeroCopy = true;
 };
 
+// Rewrites, in place, each channel concatenation of two values that a 1x1 convolution (one group,
+// unit strides, no padding, constant weights) alone reads into that convolution's two parts, one
+// per value with its input channels' columns of the weights (the bias in the first), and their
+// Add: conv(concat(a, b)) = conv_a(a) + conv_b(b). The compiler then folds the Add (and an
+// activation after it) into the second part's oneDNN step as a sum, so the concatenation is never
+// written: SqueezeNet's fire modules, whose concatenations were copies (oneDNN cannot write a
+// convolution's output into a wider row at speed). Before that, a concatenation that a MaxPool
+// alone reads becomes each value's pooling and their concatenation, which a 1x1 convolution after
+// the pooling then splits the same way. Needs the value_info of the concatenations' inputs and of
+// the convolutions' and poolings' outputs (the prepared model has them). Returns how many
+// convolutions were split.
+int splitConcatBeforeConv(onnx::ModelProto* model);
+
 // Every node becomes a checked step or the compilation fails: an operator, attribute or shape the
 // backend cannot run is an error (Unsupported or InvalidInput) naming the node, its operator and
 // what is wrong. The model's inputs and outputs stay plain row-major float32, as the Session

@@ -456,7 +456,49 @@ JETAGENT_VECTOR_CLONES void scaleChannels(const float* x, const float* __restric
     }
 }
 
+// The mean over `pixels` of channels [0, channels) of one image (row stride `stride`), clamped:
+// sums in float, pixel by pixel, as XNNPACK's kernel does, so that a channel block's sums stay in
+// registers while the rows stream past.
+JETAGENT_VECTOR_CLONES void meanOfPixels(const float* x, size_t stride, float* __restrict out,
+    size_t pixels, size_t channels, float lo, float hi)
+{
+    constexpr size_t kBlock = 64;
+    float sum[kBlock];
+    const float scale = 1.0f / static_cast<float>(pixels);
+    for (size_t c0 = 0; c0 < channels; c0 += kBlock) {
+        const size_t n = std::min(kBlock, channels - c0);
+        for (size_t c = 0; c < n; ++c)
+            sum[c] = 0.0f;
+        for (size_t p = 0; p < pixels; ++p) {
+            const float* xp = x + p * stride + c0;
+            for (size_t c = 0; c < n; ++c)
+                sum[c] += xp[c];
+        }
+        for (size_t c = 0; c < n; ++c) {
+            float v = sum[c] * scale;
+            v = v < lo ? lo : v;
+            out[c0 + c] = v > hi ? hi : v;
+        }
+    }
+}
+
 } // namespace
+
+std::unique_ptr<StepExec> globalMeanExec(const float* x, float* out, size_t images, size_t pixels,
+    size_t channels, OutputRange range, bool last)
+{
+    // Tasks of whole images split into channel slices of at least 64 channels and about
+    // kElementChunk * 16 elements, so that two threads share one image's work.
+    const size_t perTask =
+        std::max<size_t>(64, (kElementChunk * 16 / std::max<size_t>(1, pixels) + 63) / 64 * 64);
+    const size_t slices = (channels + perTask - 1) / perTask;
+    return loop(images * slices, last, [=](size_t task) {
+        const size_t n = task / slices;
+        const size_t c0 = task % slices * perTask;
+        meanOfPixels(x + n * pixels * channels + c0, channels, out + n * channels + c0, pixels,
+            std::min(perTask, channels - c0), range.min, range.max);
+    });
+}
 
 std::unique_ptr<StepExec> channelScaleExec(const float* x, const float* scale, float* out,
     size_t images, size_t pixels, size_t channels, OutputRange range, bool last)

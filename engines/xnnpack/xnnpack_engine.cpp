@@ -561,6 +561,10 @@ Expected<std::shared_ptr<const Engine>> buildXnnpackEngine(std::shared_ptr<const
     const bool half = options.precision == Precision::Fp16;
     compile.oneDnn = options.onednn && !int8 && !half;
     compile.zeroCopy = !int8 && !half;
+    // Where every convolution runs on oneDNN (its AVX-512 kernels: chooseConvLibrary), a
+    // concatenation that one 1x1 convolution reads becomes that convolution's parts summed.
+    if (compile.oneDnn && compile.zeroCopy && compile.fuseActivations && xnnplan::oneDnnHasAvx512())
+        xnnplan::splitConcatBeforeConv(&proto);
     auto plan = xnnplan::compileModel(proto, compile);
     if (!plan)
         return plan.status().withContext("xnnpack cannot run model '" + model->path + "'");

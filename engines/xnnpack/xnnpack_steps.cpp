@@ -322,6 +322,9 @@ Expected<std::unique_ptr<StepExec>> PoolStep::instantiate(
 Expected<std::unique_ptr<StepExec>> GlobalAveragePoolStep::instantiate(
     float* arena, const Plan& plan, pthreadpool_t pool, bool last) const
 {
+    if (!half)
+        return globalMeanExec(plan.address(arena, inputs[0]), plan.address(arena, output), batch,
+            width, channels, range, last);
     return makeExec([&](XnnExec& exec) {
         xnn_operator_t xop = nullptr;
         if (half) {
