@@ -13,7 +13,7 @@ engines fold BatchNorm themselves anyway, --batchnorm kept takes <model>.onnx). 
 --set, every model of the three groups, whose geometric means are printed apart:
   zoo     the ten zoo models of the model-zoo tests (r3d_18, a video model, among them)
   modern  efficientnet_b0 efficientnet_v2_s regnet_y_800mf mobilenet_v3_large
-  video   torchvision's video models export_torchvision.py knows (r3d_18)
+  video   torchvision's video CNNs export_torchvision.py knows: r3d_18 mc3_18 r2plus1d_18 s3d
 and over the zoo and the modern set together (the issue's fp32 goal). Each round times, per model,
 the engines one after another, the first one taking turns from round to round:
   jetagent      fp32: `jetagent inspect MODEL --profile RUNS --threads N` (Session::run, median
@@ -57,7 +57,7 @@ import export_torchvision as exporter
 from peer_timing import (REFERENCE, Torch, context, find_ort, geometric_mean, inspect_profile,
                          jetagent_binary, ort_run)
 
-VIDEO = [name for name, spec in exporter.MODELS.items() if spec.shape == exporter.VIDEO_SHAPE]
+VIDEO = exporter.SETS["video"]
 GROUPS = {"zoo": exporter.SETS["zoo"], "modern": exporter.SETS["modern"], "video": VIDEO}
 GOAL = ("zoo", "modern")  # the fp32 goal's population: at least 1.15x ONNX Runtime in geometric mean
 SKIP = 77

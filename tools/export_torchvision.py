@@ -19,10 +19,12 @@ neither, the set zoo. The sets (--list prints them with each model's input shape
   transformers  vision transformers and ConvNeXt: vit_b_16 (also DeiT-B/16's network) swin_t
           convnext_tiny maxvit_t. PyTorch's reference outputs take minutes here (Debian's torch
           runs nn.Linear on the reference BLAS); vit_b_16.onnx is 330 MB
+  video   torchvision's video CNNs: r3d_18 mc3_18 r2plus1d_18 s3d (MViT, its video transformer,
+          exports its class-token split as ONNX sequence operators, which jetagent does not run)
   all     every model here: the sets and the other models the papers measured,
           wide_resnet50_2 googlenet mnasnet1_0
 Image models take N x 3 x 224 x 224, efficientnet_v2_s N x 3 x 384 x 384 (the size its published
-figures are for), r3d_18 N x 3 x 16 x 112 x 112. googlenet is built without its auxiliary
+figures are for), r3d_18, mc3_18 and r2plus1d_18 N x 3 x 16 x 112 x 112, s3d N x 3 x 16 x 224 x 224. googlenet is built without its auxiliary
 classifiers (aux_logits=False), as torchvision's published weights are. swin_t and maxvit_t are
 exported without the exporter's constant folding (see MODELS).
 
@@ -95,6 +97,12 @@ MODELS = {
     "shufflenet_v2_x1_0": Model("models", IMAGE_SHAPE, {}),
     "resnext50_32x4d": Model("models", IMAGE_SHAPE, {}),
     "r3d_18": Model("models.video", VIDEO_SHAPE, {}),
+    # The other video CNNs, for the CPU engine's benchmark against its peers: mixed 3D/2D
+    # convolutions, (2+1)D factorised ones, and S3D's separable ones at the 224 x 224 crop its
+    # weights are evaluated at (16 frames here; its published figures use clips of 128).
+    "mc3_18": Model("models.video", VIDEO_SHAPE, {}),
+    "r2plus1d_18": Model("models.video", VIDEO_SHAPE, {}),
+    "s3d": Model("models.video", (3, 16, 224, 224), {}),
     "vgg19": Model("models", IMAGE_SHAPE, {}),
     "resnet101": Model("models", IMAGE_SHAPE, {}),
     "resnet152": Model("models", IMAGE_SHAPE, {}),
@@ -127,6 +135,7 @@ SETS = {
                "densenet121"],
     "modern": ["efficientnet_b0", "efficientnet_v2_s", "regnet_y_800mf", "mobilenet_v3_large"],
     "transformers": ["vit_b_16", "swin_t", "convnext_tiny", "maxvit_t"],
+    "video": ["r3d_18", "mc3_18", "r2plus1d_18", "s3d"],
     "all": list(MODELS),
 }
 DEFAULT_SET = "zoo"
