@@ -93,6 +93,21 @@ public:
         }
     }
     bool ok() const { return pipeline_ != nullptr && problem_.empty(); }
+    // Whether the pipeline has posted an error since it started (an RTSP server that refused the
+    // connection, say); once true, stays true.
+    bool failed()
+    {
+        if (pipeline_ == nullptr || failed_)
+            return true;
+        GstBus* bus = gst_element_get_bus(pipeline_);
+        GstMessage* error = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+        gst_object_unref(bus);
+        if (error != nullptr) {
+            failed_ = true;
+            gst_message_unref(error);
+        }
+        return failed_;
+    }
     const std::string& problem() const { return problem_; }
     int frames() const { return frames_.load(); }
     std::vector<cv::Mat> all()
@@ -115,6 +130,7 @@ private:
     std::mutex mutex_;
     cv::Mat last_;
     bool keepAll_ = false;
+    bool failed_ = false;
     std::vector<cv::Mat> all_;
 };
 

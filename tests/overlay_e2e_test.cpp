@@ -386,11 +386,19 @@ TEST(OverlayStream, RtspEveryFrameCarriesItsOwnLabel)
     ASSERT_GT(pid, 0);
     std::vector<cv::Mat> frames;
     {
+        // A client is replaced as soon as its pipeline fails (the server is not listening yet),
+        // else after two seconds without a frame: under load an RTSP session's set-up and first
+        // decoded frame can take longer than the 0.4 s the first version gave every attempt, and
+        // an attempt torn down before its first frame never gets one.
         std::unique_ptr<test::Receiver> client;
-        for (int attempt = 0; attempt < 50 && (!client || client->frames() == 0); ++attempt) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while ((!client || client->frames() == 0) && std::chrono::steady_clock::now() < deadline) {
             client = std::make_unique<test::Receiver>(
                 "rtspsrc location=" + url + " latency=0 protocols=tcp ! " + test::kDecode, true);
-            std::this_thread::sleep_for(std::chrono::milliseconds(400));
+            const auto patience = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+            while (client->frames() == 0 && !client->failed() &&
+                std::chrono::steady_clock::now() < patience)
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         ASSERT_TRUE(client && client->frames() > 0) << "no frame from " << url;
         std::this_thread::sleep_for(std::chrono::seconds(3));
