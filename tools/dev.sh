@@ -20,8 +20,8 @@ usage: tools/dev.sh COMMAND
           (label fuzz); cross-build for aarch64 and run the tests labelled unit under qemu-user
           (but the suites of architecture-independent code, Cli and ServiceProtocol); then
           lint (clang-format, clang-tidy's result). The slow suites, the model zoo and the VM
-          run natively only. Each stage's time is printed at the end: about an hour on two
-          cores from a fresh clone
+          run natively only. Each stage's time is printed at the end: about 50 minutes on
+          two cores from a fresh clone
   fuzz SECONDS
           install missing packages, build the fuzz targets (tests/fuzz) with clang, ASan and UBSan
           into BUILD_DIR-sanitize, and run each for SECONDS (default 60), JETAGENT_JOBS at a time;
