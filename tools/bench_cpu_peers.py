@@ -305,7 +305,7 @@ def main():
     print(f"jetagent: {version.splitlines()[0] if version else '?'}; "
           f"{next((l.strip() for l in backend.splitlines() if l.startswith('xnnpack')), 'xnnpack: ?')}")
     print(f"batch 1; exports {'<model>.folded.onnx' if args.batchnorm == 'folded' else '<model>.onnx'} in "
-          f"{REFERENCE}; {args.rounds} rounds of {args.runs} timed runs per engine after {args.warmup} "
+          f"{REFERENCE}; {args.rounds} round{'s' if args.rounds != 1 else ''} of {args.runs} timed runs per engine after {args.warmup} "
           f"warm-up; figures are the median over rounds of each round's median, ± the rounds' spread", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_cpu_peers.") as temporary:
         work = pathlib.Path(temporary)
