@@ -175,8 +175,10 @@ int poolBeforeConcat(onnx::GraphProto* graph)
             continue;
         std::vector<int64_t> a, b;
         const onnx::NodeProto* concat = rewrite.soleChannelConcat(pool, &a, &b);
+        if (!concat)
+            continue;
         const onnx::ValueInfoProto* y = valueInfo(*graph, pool.output(0));
-        if (!concat || !y || y->type().tensor_type().shape().dim_size() != 4)
+        if (!y || y->type().tensor_type().shape().dim_size() != 4)
             continue;
         const std::string base = pool.output(0) + "#pooled-part";
         std::vector<onnx::NodeProto> nodes;
@@ -225,9 +227,11 @@ int splitConcatBeforeConv(onnx::ModelProto* model)
             continue;
         std::vector<int64_t> a, b;
         const onnx::NodeProto* concat = rewrite.soleChannelConcat(conv, &a, &b);
+        if (!concat)
+            continue; // the value_info lookups below scan the graph's list: only for candidates
         const onnx::ValueInfoProto* y = valueInfo(*graph, conv.output(0));
         const auto w = initializers.find(conv.input(1));
-        if (!concat || !y || w == initializers.end())
+        if (!y || w == initializers.end())
             continue;
         std::vector<float> kernel;
         if (w->second->dims_size() != 4 || !onnxutil::readFloat(*w->second, &kernel))
