@@ -1020,20 +1020,21 @@ TEST(TransformerOps, AGlobalAveragePoolSplitsEachImageByChannels)
 // SqueezeNet's fire module followed by the next one's squeeze: a 1x1 and a 3x3 expansion of the
 // same input (24 and 16 channels), each with its Relu, concatenated along channels, optionally
 // max-pooled (3x3, stride 2, as SqueezeNet pools), and a 1x1 convolution with a bias and a Relu
-// reading the result; batch 2 on two threads against the formula. Where every convolution runs on
-// oneDNN's AVX-512 kernels, the pooling runs on each part and the last convolution as its two parts
-// summed (splitConcatBeforeConv), so no concatenation is made; elsewhere it is not split.
-void expectFireModule(bool pooled)
+// reading the result into kM channels; batch 2 on two threads against the formula. Where every
+// convolution runs on oneDNN's AVX-512 kernels and kM is at most the concatenation's 40 channels,
+// the pooling runs on each part and the last convolution as its two parts summed
+// (splitConcatBeforeConv), so no concatenation is made; elsewhere it is not split.
+void expectFireModule(bool pooled, size_t kM = 20)
 {
-    constexpr size_t kN = 2, kC = 16, kE1 = 24, kE3 = 16, kE = kE1 + kE3, kM = 20, kH = 9, kW = 11;
+    constexpr size_t kN = 2, kC = 16, kE1 = 24, kE3 = 16, kE = kE1 + kE3, kH = 9, kW = 11;
     const size_t ph = pooled ? (kH - 3) / 2 + 1 : kH, pw = pooled ? (kW - 3) / 2 + 1 : kW;
     const std::vector<float> w1 = noise(kE1 * kC, 23), w3 = noise(kE3 * kC * 9, 29),
                              wq = noise(kM * kE, 31), bias = noise(kM, 37);
     GraphBuilder g;
     const std::vector<int64_t> dims = {kN, kC, kH, kW};
-    g.input("x", dims).output("y", {kN, kM, int64_t(ph), int64_t(pw)});
+    g.input("x", dims).output("y", {kN, int64_t(kM), int64_t(ph), int64_t(pw)});
     g.floats("w1", {kE1, kC, 1, 1}, w1).floats("w3", {kE3, kC, 3, 3}, w3);
-    g.floats("wq", {kM, kE, 1, 1}, wq).floats("bq", {kM}, bias);
+    g.floats("wq", {int64_t(kM), kE, 1, 1}, wq).floats("bq", {int64_t(kM)}, bias);
     g.node("Conv", {"x", "w1"}, {"e1"});
     g.node("Relu", {"e1"}, {"r1"});
     test::setInts(g.node("Conv", {"x", "w3"}, {"e3"}), "pads", {1, 1, 1, 1});
@@ -1085,7 +1086,7 @@ void expectFireModule(bool pooled)
 #else
     const bool avx512 = false;
 #endif
-    if (onOneDnn && avx512) {
+    if (onOneDnn && avx512 && kM <= kE) {
         EXPECT_FALSE(concat);
         EXPECT_EQ(std::count_if(steps.begin(), steps.end(),
                       [](const EngineStep& s) { return s.op == "MaxPool"; }),
@@ -1115,6 +1116,13 @@ TEST(TransformerOps, AConcatenationThatOnlyAMaxPoolReadsIsPooledInParts)
     if (!xnnpackBuilt())
         GTEST_SKIP() << "this build has no xnnpack backend";
     expectFireModule(true);
+}
+
+TEST(TransformerOps, AConcatenationThatAWiderPointwiseConvolutionReadsIsKept)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    expectFireModule(false, 48); // split, it would write and read back 48 channels, not copy 40
 }
 
 // A residual block of ResNet's basic form, after a 1x1 convolution (as a block's input is
@@ -1188,6 +1196,49 @@ TEST(TransformerOps, AResidualBlockOfWideBandsOnTwoThreads)
     if (!xnnpackBuilt())
         GTEST_SKIP() << "this build has no xnnpack backend";
     expectResidualBlock(16, 40);
+}
+
+// EfficientNetV2's fused block in small: SiLU(conv3x3(x) + b) of 16 channels to 32 at 40x40, then
+// a 1x1 convolution back to 16 with x added; two threads against the formula. On AVX-512 the 3x3
+// runs as Winograd on bands of 20x40 pixels, whose kernel takes no SiLU post-op: the SiLU runs
+// on its blocked output before the re-layout, still inside the one step.
+TEST(TransformerOps, AFusedBlockWithSiluOnTwoThreads)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr size_t kC = 16, kE = 32, kS = 40;
+    const std::vector<float> wa = noise(kE * kC * 9, 53), ba = noise(kE, 59),
+                             wb = noise(kC * kE, 61);
+    GraphBuilder g;
+    const std::vector<int64_t> dims = {1, int64_t(kC), int64_t(kS), int64_t(kS)};
+    g.input("x", dims).output("y", dims);
+    g.floats("wa", {int64_t(kE), int64_t(kC), 3, 3}, wa).floats("ba", {int64_t(kE)}, ba);
+    g.floats("wb", {int64_t(kC), int64_t(kE), 1, 1}, wb);
+    test::setInts(g.node("Conv", {"x", "wa", "ba"}, {"a"}), "pads", {1, 1, 1, 1});
+    g.node("Sigmoid", {"a"}, {"gate"});
+    g.node("Mul", {"a", "gate"}, {"h"});
+    g.node("Conv", {"h", "wb"}, {"b"});
+    g.node("Add", {"b", "x"}, {"y"});
+    const std::vector<float> x = noise(kC * kS * kS, 67);
+
+    const std::vector<double> xd(x.begin(), x.end());
+    std::vector<double> h = convolve(xd, 1, kC, kS, kS, wa, kE, 3, 1);
+    for (size_t i = 0; i < h.size(); ++i) {
+        const double v = h[i] + ba[i / (kS * kS)];
+        h[i] = v / (1.0 + std::exp(-v));
+    }
+    std::vector<double> want = convolve(h, 1, kE, kS, kS, wb, kC, 1, 0);
+    for (size_t i = 0; i < want.size(); ++i)
+        want[i] += xd[i];
+
+    std::vector<EngineStep> steps;
+    expectOnTwoThreads(g, x, dims, want, &steps);
+    const auto conv = std::find_if(
+        steps.begin(), steps.end(), [](const EngineStep& s) { return s.op == "Conv"; });
+    ASSERT_NE(conv, steps.end());
+    if (conv->library == "onednn") {
+        EXPECT_NE(conv->node.find("+ SiLU"), std::string::npos) << conv->node;
+    }
 }
 
 // DenseNet's layer input: two convolutions' outputs concatenated along channels, normalised by a
