@@ -13,17 +13,12 @@
 #include "jetagent/engines/engine.h"
 #include "jetagent/engines/model_file.h"
 #include "onnx_builder.h"
+#include "xnnpack_runs.h"
 
 namespace jetagent {
 namespace {
 
-bool xnnpackBuilt()
-{
-    for (const BackendInfo& b : listBackends())
-        if (b.name == "xnnpack")
-            return b.available;
-    return false;
-}
+using test::xnnpackBuilt;
 
 // An 8-bit initializer (int8 or uint8 per `type`).
 void bytes(test::GraphBuilder& g, const std::string& name, const std::vector<int64_t>& dims,
