@@ -374,35 +374,35 @@ private:
         const memory::desc anyWeights(
             plainWeights.dims(), memory::data_type::f32, memory::format_tag::any);
         const memory::dims ones {1, 1}, zeros {0, 0};
-        const auto desc = step.bias.empty()
-            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                  dnnl::algorithm::convolution_winograd, srcBlocked, anyWeights, dstBlocked, ones,
-                  zeros, padL, padR)
-            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                  dnnl::algorithm::convolution_winograd, srcBlocked, anyWeights, biasDesc,
-                  dstBlocked, ones, zeros, padL, padR);
-        const std::vector<Eltwise> acts = activations(step.range, step.gelu);
-        std::unique_ptr<dnnl::convolution_forward::primitive_desc> pd;
         // The activation as a post-op; else (oneDNN 2.6's Winograd kernel takes Relu and clamps
         // only, not efficientnet_v2_s's SiLU) as eltwise primitives on the blocked output after
         // it. In efficientnet_v2_s on two threads, its 3x3 convolutions of 48 channels to 192 at
         // 56x56 took 3.1-3.6 ms against 3.9-4.0 direct, of 64 to 256 at 28x28 1.2-1.4 against
         // 1.7-1.9, and the model 53.6-56.0 ms against 60.1-62.3 (alternated 3 times).
+        const std::vector<Eltwise> acts = activations(step.range, step.gelu);
+        std::unique_ptr<dnnl::convolution_forward::primitive_desc> pd;
         bool apart = false;
         try {
-            pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
-                desc, attributes(step.residual, acts), engine_);
-        } catch (const dnnl::error&) {
-            apart = true;
-        }
-        try {
-            if (apart && !acts.empty())
+            const auto desc = step.bias.empty()
+                ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                      dnnl::algorithm::convolution_winograd, srcBlocked, anyWeights, dstBlocked,
+                      ones, zeros, padL, padR)
+                : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                      dnnl::algorithm::convolution_winograd, srcBlocked, anyWeights, biasDesc,
+                      dstBlocked, ones, zeros, padL, padR);
+            try {
+                pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
+                    desc, attributes(step.residual, acts), engine_);
+            } catch (const dnnl::error&) {
+                if (acts.empty())
+                    return false; // no Winograd kernel for it at all
                 pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
                     desc, attributes(step.residual, {}), engine_);
+                apart = true;
+            }
         } catch (const dnnl::error&) {
-        }
-        if (!pd || (apart && acts.empty()))
             return false;
+        }
         try {
             part.primitive = dnnl::convolution_forward(*pd);
             const memory srcPlain(srcDesc, engine_, in), dstPlain(dstDesc, engine_, out);
