@@ -1021,10 +1021,14 @@ TEST(XnnpackEngine, Int8ConvolutionsRunOnOneDnnNearFp32)
         int8.threads = threads;
         auto engine = buildEngine(parsed.value(), int8);
         ASSERT_TRUE(engine.ok()) << engine.status().message();
-        size_t onOneDnn = 0, quantize = 0, dequantize = 0;
+        size_t onOneDnn = 0, quantize = 0, dequantize = 0, int8Steps = 0, floatSteps = 0,
+               conversions = 0;
         bool folded = false, fullyConnected = false;
         std::string addStep; // an Add left as a step of its own
         for (const EngineStep& step : engine.value()->steps()) {
+            int8Steps += step.precision == "int8";
+            floatSteps += step.precision == "fp32";
+            conversions += step.precision.find('>') != std::string::npos;
             const bool oneDnnInt8 = step.library == "onednn" && step.precision == "int8";
             onOneDnn += oneDnnInt8;
             folded |= oneDnnInt8 && step.node.find("+ Add 's' + Relu 'o'") != std::string::npos;
@@ -1043,8 +1047,15 @@ TEST(XnnpackEngine, Int8ConvolutionsRunOnOneDnnNearFp32)
         EXPECT_TRUE(fullyConnected) << note;
         EXPECT_EQ(quantize, 1u) << note; // the input
         EXPECT_EQ(dequantize, 1u) << note; // before the last layer, which stays fp32
-        EXPECT_NE(note.find("5 convolutions on oneDNN int8 (1 residual additions folded in)"),
+        EXPECT_NE(note.find("5 convolutions on oneDNN int8 (1 residual addition folded in)"),
             std::string::npos)
+            << note;
+        // The summary counts the steps that run, the folded addition no more among them.
+        EXPECT_EQ(
+            note.rfind(std::to_string(int8Steps) + " steps int8, " + std::to_string(floatSteps) +
+                    " float, " + std::to_string(conversions) + " conversions",
+                0),
+            0u)
             << note;
         std::vector<float> got;
         runAll(*engine.value(), &got);

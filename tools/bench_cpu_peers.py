@@ -41,8 +41,12 @@ trace, per operator type and the slowest nodes, over the timed runs), for findin
 goes. --quick: one round of 3 runs after 1 warm-up, int8 on 16 frames (a smoke test).
 --missing-skips: a missing export exits 77 (skipped, for CTest) instead of 2.
 Exit status: 0 done; 1 an engine failed or gave a wrong answer; 2 usage; 77 see --missing-skips.
-Install ONNX Runtime as tools/bench_transformers.py says; without it its column is left out, and
-the output says so. Environment: JETAGENT (default build/src/jetagent).
+Install ONNX Runtime (npm; Debian packages none; never a dependency of jetagent itself):
+    npm install --prefix ~/.cache/jetagent-ort --ignore-scripts --no-audit --no-fund \\
+        onnxruntime-node@1.30.0
+    /usr/bin/python3 tools/bench_cpu_peers.py --ort ~/.cache/jetagent-ort ...
+Without it its column is left out, and the output says so. Environment: JETAGENT (default
+build/src/jetagent).
 """
 import argparse
 import json
@@ -92,7 +96,7 @@ def parse_arguments():
             parser.error(f"{name} {value}: at least {least}")
     unknown = [m for m in args.models if m not in exporter.MODELS]
     if unknown:
-        parser.error(f"unknown model {' '.join(unknown)}; known: {' '.join(exporter.MODELS)}")
+        input_error(f"unknown model {' '.join(unknown)}; known: {' '.join(exporter.MODELS)}")
     names = [m for group in (args.set or ([] if args.models else list(GROUPS))) for m in GROUPS[group]]
     args.names = list(dict.fromkeys(names + args.models))
     suffix = ".folded" if args.batchnorm == "folded" else ""
@@ -105,8 +109,15 @@ def parse_arguments():
         if args.missing_skips:
             print(f"bench_cpu_peers: skipped: {message}")
             sys.exit(SKIP)
-        parser.error(message)
+        input_error(message)
     return parser, args
+
+
+def input_error(message):
+    """A wrong model name or a missing export: the message alone (argparse's error would bury it
+    under the whole usage), exit status 2."""
+    print(f"bench_cpu_peers.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def is_video(name):
@@ -304,9 +315,12 @@ def main():
     backend = subprocess.run([jetagent, "backends"], capture_output=True, text=True).stdout
     print(f"jetagent: {version.splitlines()[0] if version else '?'}; "
           f"{next((l.strip() for l in backend.splitlines() if l.startswith('xnnpack')), 'xnnpack: ?')}")
+    timing = (f"--profile: one profiled run of {args.runs} timed runs per engine after {args.warmup} warm-up"
+              if args.profile else
+              f"{args.rounds} round{'s' if args.rounds != 1 else ''} of {args.runs} timed runs per engine after "
+              f"{args.warmup} warm-up; figures are the median over rounds of each round's median, ± the rounds' spread")
     print(f"batch 1; exports {'<model>.folded.onnx' if args.batchnorm == 'folded' else '<model>.onnx'} in "
-          f"{REFERENCE}; {args.rounds} round{'s' if args.rounds != 1 else ''} of {args.runs} timed runs per engine after {args.warmup} "
-          f"warm-up; figures are the median over rounds of each round's median, ± the rounds' spread", flush=True)
+          f"{REFERENCE}; {timing}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_cpu_peers.") as temporary:
         work = pathlib.Path(temporary)
         try:

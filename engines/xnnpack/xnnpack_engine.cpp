@@ -238,16 +238,19 @@ const char* typeName(xnnplan::DType type)
 // compute those (VNNI); calibrated scales go anyway (2x XNNPACK's int8 on AVX2, measured in
 // docs/cpu-engine.md, for a 7-bit weight's rounding).
 std::string int8OnOneDnn([[maybe_unused]] Plan* plan, [[maybe_unused]] const EngineOptions& options,
-    [[maybe_unused]] bool modelScales)
+    [[maybe_unused]] bool modelScales, size_t* folded)
 {
+    *folded = 0;
 #ifdef JETAGENT_HAVE_ONEDNN
     if (modelScales && !xnnplan::oneDnnHasVnni())
         return "; not on oneDNN int8 (this CPU has no VNNI: its 7-bit weights would round the "
                "model's own weights)";
     if (options.onednn && xnnplan::oneDnnAvailable()) {
         const auto moved = xnnplan::moveInt8ToOneDnn(plan);
+        *folded = moved.residuals;
         return ", " + std::to_string(moved.convolutions) + " convolutions on oneDNN int8 (" +
-            std::to_string(moved.residuals) + " residual additions folded in)";
+            std::to_string(moved.residuals) +
+            (moved.residuals == 1 ? " residual addition" : " residual additions") + " folded in)";
     }
 #endif
     return "";
@@ -502,10 +505,11 @@ Expected<std::string> lowerPrecision(const std::shared_ptr<Plan>& plan,
         if (!summary)
             return summary.status().withContext("int8 for model '" + model->path + "'");
         const size_t dropped = xnnplan::dropIdentityRequantizations(plan.get());
-        lowered = std::to_string(summary.value().int8Steps - dropped) + " steps int8, " +
+        size_t folded = 0; // additions that became oneDNN steps' sums: steps no more
+        const std::string onOneDnn = int8OnOneDnn(plan.get(), options, true, &folded);
+        lowered = std::to_string(summary.value().int8Steps - dropped - folded) + " steps int8, " +
             std::to_string(summary.value().floatSteps) + " float, " +
-            std::to_string(summary.value().converts) + " conversions" +
-            int8OnOneDnn(plan.get(), options, true) +
+            std::to_string(summary.value().converts) + " conversions" + onOneDnn +
             "; the model's own quantization (QDQ: " + std::to_string(params.size()) +
             " values' scales and zero points)" +
             (options.calibration ? "; engine.calibration is not used" : "");
@@ -531,10 +535,11 @@ Expected<std::string> lowerPrecision(const std::shared_ptr<Plan>& plan,
         }
         if (!summary)
             return summary.status().withContext("int8 for model '" + model->path + "'");
-        lowered = std::to_string(summary.value().int8Steps) + " steps int8, " +
+        size_t folded = 0;
+        const std::string onOneDnn = int8OnOneDnn(plan.get(), options, false, &folded);
+        lowered = std::to_string(summary.value().int8Steps - folded) + " steps int8, " +
             std::to_string(summary.value().floatSteps) + " float, " +
-            std::to_string(summary.value().converts) + " conversions";
-        lowered += int8OnOneDnn(plan.get(), options, false) + "; " + how;
+            std::to_string(summary.value().converts) + " conversions" + onOneDnn + "; " + how;
     }
     return lowered;
 }
