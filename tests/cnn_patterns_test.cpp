@@ -341,6 +341,42 @@ TEST(CnnPatterns, AFusedBlockWithSiluOnTwoThreads)
     }
 }
 
+// SiLU after a 1x1 convolution over the whole range of its argument: the convolution copies 8 of
+// its 16 input channels (identity weights), whose values run from -100 to 100 and include 0, the
+// smallest and largest normal floats, +-87 and +-88 (around where the AVX-512 pass clamps its
+// exponent), on two threads (bands of 3 and 2 rows of 7 pixels: 168 and 112 values, neither a
+// multiple of 16). Against x / (1 + exp(-x)) in double precision.
+TEST(CnnPatterns, ASiluAfterAConvolutionOverTheWholeRange)
+{
+    if (!xnnpackBuilt())
+        GTEST_SKIP() << "this build has no xnnpack backend";
+    constexpr size_t kIn = 16, kOut = 8, kH = 5, kW = 7;
+    std::vector<float> w(kOut * kIn, 0.0f);
+    for (size_t o = 0; o < kOut; ++o)
+        w[o * kIn + o] = 1.0f;
+    std::vector<float> x(kIn * kH * kW);
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = -100.0f + 200.0f * float(i) / float(x.size() - 1);
+    const float special[] = {0.0f, 1e-38f, -1e-38f, 3e38f, -3e38f, 87.0f, -87.0f, 88.0f, -88.0f,
+        87.5f, -87.5f, 1e-3f, -1e-3f};
+    for (size_t k = 0; k < std::size(special); ++k)
+        x[k * 3] = special[k]; // channel 0 of pixel k (NCHW: the first plane)
+    GraphBuilder g;
+    const std::vector<int64_t> dims = {1, int64_t(kIn), int64_t(kH), int64_t(kW)};
+    g.input("x", dims).output("y", {1, int64_t(kOut), int64_t(kH), int64_t(kW)});
+    g.floats("w", {int64_t(kOut), int64_t(kIn), 1, 1}, w);
+    g.node("Conv", {"x", "w"}, {"c"});
+    g.node("Sigmoid", {"c"}, {"gate"});
+    g.node("Mul", {"c", "gate"}, {"y"});
+    std::vector<double> want(kOut * kH * kW);
+    for (size_t i = 0; i < want.size(); ++i) {
+        const double v = x[i]; // output channel o is input channel o: the same NCHW offsets
+        want[i] = v / (1.0 + std::exp(-v));
+    }
+    std::vector<EngineStep> steps;
+    expectOnTwoThreads(g, x, dims, want, &steps);
+}
+
 // DenseNet's layer input: two convolutions' outputs concatenated along channels, normalised by a
 // BatchNormalization and a Relu that alone read the concatenation, as one step; where something
 // else reads the concatenation too, the steps stay apart. Both against the formula.
